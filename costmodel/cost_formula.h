@@ -1,0 +1,61 @@
+#pragma once
+// The per-stage cost formula of Anderson et al. 2021, appendix B, split into
+// the part the network does not learn (the terms) and the part it does (the
+// coefficients). Every expression of appendix B is linear in the
+// coefficients c_i, so a stage's cost is exactly
+//
+//     stage_cost = sum_i c_i * terms[i]        (i < kNumCoefficients)
+//
+// where terms[i] is everything appendix B multiplies c_i by (including the
+// select()s on inlined_calls, the idle-core and idle-lane factors and the
+// 1/efficiency factors). compute_cost_terms() evaluates those terms from one
+// ScheduleFeatures row. docs/costmodel.md maps every term onto the features.
+//
+// Three coefficients that appendix B does not use (c23, c27, c28) are given
+// terms so that 30 of the network's 32 outputs are used (the reference
+// network's shape): c27 and c28 weight the global and shared load-transaction
+// costs, which appendix B adds without a coefficient (their unit would
+// otherwise be fixed at "one transaction = one unit of cost"), and c23 weights
+// a register-pressure term (threads x per-thread working set), the "register
+// pressure" part of the working-set cost that sec. 5.2 describes but the
+// listed formula leaves out. c30 and c31 are unused: their terms are 0.
+//
+// Each term is multiplied by a fixed unit (kTermUnitMs) so that a coefficient
+// of 1 means "about what this costs on a current datacenter GPU": the network
+// then learns O(1) coefficients instead of values spread over twelve orders
+// of magnitude, which plain Adam steps cannot reach.
+//
+// Invariants: for features obeying ScheduleFeatures' invariant (finite,
+// >= 0), every term is finite and >= 0, so positive coefficients give a
+// positive cost.
+
+#include <array>
+
+#include "costmodel/schedule_features.h"
+
+namespace gpusched {
+
+struct GpuProfile;
+
+inline constexpr int kNumCoefficients = 32;     // the network's output width (reference network)
+inline constexpr int kNumUsedCoefficients = 30; // c0..c29; c30, c31 have zero terms
+
+// What the formula needs from the GPU: appendix B's idle_core_wastage divides
+// the tasks by "num_cores"; on a GPU the unit that runs tasks (blocks)
+// concurrently is a wave: sm_count x resident blocks per SM.
+struct FormulaContext {
+    double sm_count = 80;           // V100, the paper's GPU, until a profile says otherwise
+    double max_blocks_per_sm = 32;  // CUDA programming guide, CC 7.0-9.0
+};
+
+FormulaContext formula_context_for(const GpuProfile &profile);
+
+using CostTerms = std::array<double, kNumCoefficients>;
+
+// The fixed unit of each term, in milliseconds per unit of the raw term.
+extern const std::array<double, kNumCoefficients> kTermUnitMs;
+
+// terms[i] = kTermUnitMs[i] * (appendix-B factor multiplying c_i).
+void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, CostTerms &terms);
+
+} // namespace gpusched

@@ -1,0 +1,44 @@
+#include "costmodel/network_cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace gpusched {
+
+NetworkCostModel::NetworkCostModel(const WeightsFile &weights, const GpuProfile &profile)
+    : evaluator_(weights.weights, formula_context_for(profile)), provenance_(weights.provenance) {}
+
+void NetworkCostModel::set_pipeline(std::vector<PipelineFeatures> stage_features) {
+    evaluator_.set_pipeline(stage_features);
+}
+
+void NetworkCostModel::evaluate(const std::vector<const StateFeatures *> &states, std::vector<double> &costs,
+                                std::vector<std::vector<double>> *per_stage) {
+    ids_.clear();
+    rows_.clear();
+    for (const StateFeatures *s : states) {
+        if (s->stage_ids.size() != s->schedule.size())
+            throw std::invalid_argument("network cost model: state has " + std::to_string(s->stage_ids.size()) +
+                                        " stage ids but " + std::to_string(s->schedule.size()) + " feature rows");
+        ids_.insert(ids_.end(), s->stage_ids.begin(), s->stage_ids.end());
+        for (const auto &row : s->schedule) rows_.push_back(&row);
+    }
+    stage_costs_.resize(rows_.size());
+    evaluator_.evaluate_rows(ids_.data(), rows_.data(), rows_.size(), stage_costs_.data());
+
+    costs.assign(states.size(), 0.0);
+    if (per_stage) per_stage->assign(states.size(), {});
+    std::size_t pos = 0;
+    for (std::size_t s = 0; s < states.size(); ++s) {
+        const std::size_t n = states[s]->schedule.size();
+        double total = 0;
+        for (std::size_t i = 0; i < n; ++i) total += stage_costs_[pos + i];
+        if (per_stage) (*per_stage)[s].assign(stage_costs_.begin() + static_cast<std::ptrdiff_t>(pos),
+                                              stage_costs_.begin() + static_cast<std::ptrdiff_t>(pos + n));
+        pos += n;
+        costs[s] = (std::isfinite(total) && total > kMinPredictedCostMs) ? total : kMinPredictedCostMs;
+    }
+}
+
+} // namespace gpusched

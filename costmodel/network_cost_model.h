@@ -1,0 +1,48 @@
+#pragma once
+// The learned cost model of Anderson et al. 2021 sec. 5.2 behind the
+// CostModel seam: the network (network_weights.h) predicts 32 coefficients
+// per stage, the appendix B formula (cost_formula.h) turns them into a stage
+// cost, and a state's cost is the sum over its stages.
+//
+// evaluate() gathers the rows of all states in the batch and runs them
+// through one NetworkEvaluator pass.
+//
+// Invariants: returned costs are finite and > 0: a sum that comes out <= 0
+// (possible only while some coefficient is negative, i.e. an under-trained
+// network) is floored at kMinPredictedCostMs so the search can still order
+// states; per-stage costs are reported unfloored.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/gpu_profile.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/network_evaluator.h"
+#include "costmodel/weights_file.h"
+
+namespace gpusched {
+
+inline constexpr double kMinPredictedCostMs = 1e-9;
+
+class NetworkCostModel : public CostModel {
+public:
+    NetworkCostModel(const WeightsFile &weights, const GpuProfile &profile);
+
+    void set_pipeline(std::vector<PipelineFeatures> stage_features) override;
+    void evaluate(const std::vector<const StateFeatures *> &states, std::vector<double> &costs,
+                  std::vector<std::vector<double>> *per_stage = nullptr) override;
+
+    const std::string &provenance() const { return provenance_; }
+    const NetworkEvaluator &evaluator() const { return evaluator_; }
+
+private:
+    NetworkEvaluator evaluator_;
+    std::string provenance_;
+    // Scratch reused across calls so a batch allocates nothing once warm.
+    std::vector<int> ids_;
+    std::vector<const ScheduleFeatures *> rows_;
+    std::vector<double> stage_costs_;
+};
+
+} // namespace gpusched

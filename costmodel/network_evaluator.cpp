@@ -1,0 +1,85 @@
+#include "costmodel/network_evaluator.h"
+
+#include <stdexcept>
+#include <string>
+
+#include "costmodel/fast_log1p.h"
+
+namespace gpusched {
+
+NetworkEvaluator::NetworkEvaluator(const NetworkWeights &weights, const FormulaContext &ctx)
+    : ctx_(ctx), weights_(weights) {
+    if (!weights_.valid_shape()) throw std::invalid_argument("NetworkEvaluator: network weights have the wrong shape");
+    schedule_wt_.resize(std::size_t(kNumScheduleFeatures) * kScheduleEmbedding);
+    for (int k = 0; k < kScheduleEmbedding; ++k)
+        for (int j = 0; j < kNumScheduleFeatures; ++j)
+            schedule_wt_[std::size_t(j) * kScheduleEmbedding + k] = weights_.schedule_w[std::size_t(k) * kNumScheduleFeatures + j];
+    coef_wt_.resize(std::size_t(kScheduleEmbedding) * kNumCoefficients);
+    for (int m = 0; m < kNumCoefficients; ++m)
+        for (int k = 0; k < kScheduleEmbedding; ++k)
+            coef_wt_[std::size_t(k) * kNumCoefficients + m] =
+                weights_.coef_w[std::size_t(m) * kHiddenWidth + kPipelineEmbedding + k];
+}
+
+void NetworkEvaluator::set_pipeline(const std::vector<PipelineFeatures> &stages) {
+    stage_bias_.assign(stages.size() * kNumCoefficients, 0.0f);
+    for (std::size_t s = 0; s < stages.size(); ++s) {
+        float h1[kPipelineEmbedding];
+        for (int k = 0; k < kPipelineEmbedding; ++k) {
+            float acc = weights_.pipeline_b[k];
+            const float *w = &weights_.pipeline_w[std::size_t(k) * kNumPipelineFeatures];
+            for (int j = 0; j < kNumPipelineFeatures; ++j) acc += w[j] * stages[s].values[j];
+            h1[k] = acc;
+        }
+        float *bias = &stage_bias_[s * kNumCoefficients];
+        for (int m = 0; m < kNumCoefficients; ++m) {
+            float acc = weights_.coef_b[m];
+            const float *w = &weights_.coef_w[std::size_t(m) * kHiddenWidth];
+            for (int k = 0; k < kPipelineEmbedding; ++k) acc += w[k] * h1[k];
+            bias[m] = acc;
+        }
+    }
+}
+
+void NetworkEvaluator::evaluate_rows(const int *stage_ids, const ScheduleFeatures *const *rows, std::size_t n,
+                                     double *stage_costs, float *coefficients) const {
+    const std::size_t stages = num_stages();
+    alignas(32) float x[kNumScheduleFeatures];
+    alignas(32) float h2[kScheduleEmbedding];
+    alignas(32) float z[kNumCoefficients];
+    CostTerms terms;
+    for (std::size_t r = 0; r < n; ++r) {
+        const int sid = stage_ids[r];
+        if (sid < 0 || static_cast<std::size_t>(sid) >= stages)
+            throw std::out_of_range("NetworkEvaluator: stage id " + std::to_string(sid) + " outside the pipeline's " +
+                                    std::to_string(stages) + " stages (was set_pipeline called?)");
+        const ScheduleFeatures &f = *rows[r];
+        for (int j = 0; j < kNumScheduleFeatures; ++j) x[j] = fast_log1p(static_cast<float>(f.values[j]));
+
+        for (int k = 0; k < kScheduleEmbedding; ++k) h2[k] = weights_.schedule_b[k];
+        for (int j = 0; j < kNumScheduleFeatures; ++j) {
+            const float xj = x[j];
+            const float *w = &schedule_wt_[std::size_t(j) * kScheduleEmbedding];
+            for (int k = 0; k < kScheduleEmbedding; ++k) h2[k] += xj * w[k];
+        }
+
+        const float *bias = &stage_bias_[std::size_t(sid) * kNumCoefficients];
+        for (int m = 0; m < kNumCoefficients; ++m) z[m] = bias[m];
+        for (int k = 0; k < kScheduleEmbedding; ++k) {
+            const float h = h2[k] > 0.0f ? h2[k] : 0.0f;
+            const float *w = &coef_wt_[std::size_t(k) * kNumCoefficients];
+            for (int m = 0; m < kNumCoefficients; ++m) z[m] += h * w[m];
+        }
+        for (int m = 0; m < kNumCoefficients; ++m) z[m] = z[m] > 0.0f ? z[m] : kLeakyReluSlope * z[m];
+        if (coefficients) {
+            for (int m = 0; m < kNumCoefficients; ++m) coefficients[r * kNumCoefficients + m] = z[m];
+        }
+
+        compute_cost_terms(f, ctx_, terms);
+        double cost = 0.0;
+        for (int m = 0; m < kNumUsedCoefficients; ++m) cost += static_cast<double>(z[m]) * terms[m];
+        stage_costs[r] = cost;
+    }
+}
+
+} // namespace gpusched
