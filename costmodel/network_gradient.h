@@ -1,0 +1,62 @@
+#pragma once
+// The training loss of the cost-model network and its hand-written gradient
+// (double precision), separate from the float inference path of
+// network_evaluator.h so each can be simple: inference is tuned for speed,
+// this for being checkably right (test/costmodel compares it with finite
+// differences and with the inference path).
+//
+// Loss of one batch of samples of the same pipeline, with reference sample
+// ref = the fastest measured sample in the batch (sec. 5.2 / DESIGN.md):
+//
+//   L = 1/n sum_s (t_ref/p_s - t_ref/t_s)^2                  (relative throughput)
+//     + penalty * 1/rows sum_rows sum_m min(z_m, 0)^2         (negative pre-activations)
+//
+// where p_s is the predicted cost (sum of stage costs), t_s the measured one,
+// z the coefficient layer's pre-activations. p_s below kMinPredictedCostMs is
+// clamped there (as at inference) and contributes no gradient through p.
+//
+// Invariant: a PreparedPipeline is immutable once built; it holds everything
+// the loss needs that does not depend on the parameters (log-compressed
+// schedule features, formula terms, pipeline features), so an epoch does no
+// feature work.
+
+#include <vector>
+
+#include "costmodel/cost_formula.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/network_weights.h"
+
+namespace gpusched {
+
+struct PreparedRow {
+    int stage_id = 0;
+    std::array<double, kNumScheduleFeatures> x{}; // fast_log1p(features), as inference sees them
+    CostTerms terms{};
+};
+
+struct PreparedSample {
+    std::vector<PreparedRow> rows;
+    double runtime_ms = 0;
+};
+
+struct PreparedPipeline {
+    std::vector<std::array<double, kNumPipelineFeatures>> stages;
+    std::vector<PreparedSample> samples;
+};
+
+// Throws std::invalid_argument if a state's stage id is out of range or a
+// runtime is not finite and > 0.
+PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages, const std::vector<StateFeatures> &states,
+                                  const std::vector<double> &runtimes_ms, const FormulaContext &ctx);
+
+// Predicted cost (ms, unclamped) of each listed sample with flat parameters
+// (NetworkWeights::flatten order).
+std::vector<double> predict_samples(const std::vector<double> &params, const PreparedPipeline &pipe,
+                                    const std::vector<int> &samples);
+
+// The batch loss above; if grad is non-null, adds dL/dparams to it
+// (grad->size() must be NetworkWeights::num_parameters()).
+double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe, const std::vector<int> &samples,
+                  double negative_penalty, std::vector<double> *grad);
+
+} // namespace gpusched
