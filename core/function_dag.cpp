@@ -1,0 +1,390 @@
+#include "core/function_dag.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "core/algorithm_features.h"
+
+namespace gpusched {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+void merge_region(Region &a, const Region &b) {
+    if (a.empty()) {
+        a = b;
+        return;
+    }
+    for (size_t i = 0; i < a.size() && i < b.size(); i++) {
+        a[i].min = std::min(a[i].min, b[i].min);
+        a[i].max = std::max(a[i].max, b[i].max);
+    }
+}
+
+int64_t region_points(const Region &r) {
+    int64_t p = 1;
+    for (const Span &s : r) p *= std::max<int64_t>(1, s.extent());
+    return p;
+}
+
+int Stage::num_pure_loops() const {
+    int n = 0;
+    for (const LoopDim &l : loops) n += l.is_rvar ? 0 : 1;
+    return n;
+}
+
+namespace {
+
+// Finds every parameter the pipeline refers to and records its estimate:
+// scalar params by value, buffer params by their shape variables
+// ("in.min.0", "in.extent.0"), so clamps in boundary conditions evaluate.
+class ParamCollector : public IRVisitor {
+public:
+    explicit ParamCollector(VarValues &values) : values_(values) {}
+
+    void add_buffer(const Parameter &p) {
+        if (!p.defined() || !p.is_buffer()) return;
+        for (int d = 0; d < p.dimensions(); d++) {
+            Expr mn = p.min_constraint_estimate(d), ex = p.extent_constraint_estimate(d);
+            std::optional<int64_t> m = evaluate(mn, values_);
+            std::optional<int64_t> e = evaluate(ex, values_);
+            std::string base = p.name();
+            if (m) values_[base + ".min." + std::to_string(d)] = *m;
+            if (m && e) {
+                values_[base + ".extent." + std::to_string(d)] = *e;
+                values_[base + ".max." + std::to_string(d)] = *m + *e - 1;
+            }
+        }
+    }
+
+private:
+    using IRVisitor::visit;
+    void visit(const Variable *op) override {
+        if (!op->param.defined()) return;
+        if (op->param.is_buffer()) {
+            add_buffer(op->param);
+        } else if (!values_.count(op->name)) {
+            Expr est = op->param.estimate();
+            if (est.defined()) {
+                if (auto v = evaluate(est, values_)) values_[op->name] = *v;
+            }
+        }
+    }
+    void visit(const Call *op) override {
+        IRVisitor::visit(op);
+        if (op->call_type == Call::Image) add_buffer(op->param);
+    }
+    VarValues &values_;
+};
+
+std::vector<Expr> stage_exprs(const Definition &def, bool is_update) {
+    std::vector<Expr> exprs = def.values();
+    if (is_update) exprs.insert(exprs.end(), def.args().begin(), def.args().end());
+    return exprs;
+}
+
+std::string dim_name(const Function &f, int d) {
+    return d < static_cast<int>(f.args().size()) ? f.args()[d] : std::to_string(d);
+}
+
+Region output_estimates(const Function &f, const VarValues &params) {
+    Region r(f.args().size());
+    std::vector<bool> found(r.size(), false);
+    for (const Bound &b : f.schedule().estimates()) {
+        for (size_t d = 0; d < r.size(); d++) {
+            if (f.args()[d] != b.var) continue;
+            auto mn = evaluate(b.min, params), ex = evaluate(b.extent, params);
+            if (mn && ex) {
+                r[d] = Span{*mn, *mn + *ex - 1};
+                found[d] = true;
+            }
+        }
+    }
+    // Generators also record the estimates on the output buffer.
+    for (size_t d = 0; d < r.size(); d++) {
+        if (found[d] || f.output_buffers().empty()) continue;
+        const Parameter &p = f.output_buffers()[0];
+        Expr mn = p.min_constraint_estimate(static_cast<int>(d)), ex = p.extent_constraint_estimate(static_cast<int>(d));
+        std::optional<int64_t> m = evaluate(mn, params);
+        std::optional<int64_t> e = evaluate(ex, params);
+        if (m && e) {
+            r[d] = Span{*m, *m + *e - 1};
+            found[d] = true;
+        }
+    }
+    for (size_t d = 0; d < r.size(); d++) {
+        if (!found[d] || r[d].extent() <= 0) {
+            std::ostringstream msg;
+            msg << "gpusched: output Func '" << f.name() << "' has no usable estimate for dimension " << d << " ('"
+                << dim_name(f, static_cast<int>(d))
+                << "'); give every output dimension an estimate with set_estimate()/set_estimates()";
+            throw UserError(msg.str());
+        }
+    }
+    return r;
+}
+
+} // namespace
+
+FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
+    std::map<std::string, Function> env = build_environment(outputs);
+    std::vector<std::string> order = realization_order(outputs, env).first;
+    FuncValueBounds value_bounds = compute_function_value_bounds(order, env);
+
+    // Parameters first: bounds and RDoms refer to them.
+    ParamCollector pc(param_values);
+    for (const auto &kv : env) {
+        const Function &f = kv.second;
+        if (f.has_extern_definition()) {
+            throw UserError("gpusched: Func '" + f.name() +
+                            "' has an extern definition, which this autoscheduler does not schedule");
+        }
+        for (const Expr &e : f.values()) e.accept(&pc);
+        for (const Definition &u : f.updates()) {
+            for (const Expr &e : stage_exprs(u, true)) e.accept(&pc);
+            for (const ReductionVariable &rv : u.schedule().rvars()) {
+                rv.min.accept(&pc);
+                rv.extent.accept(&pc);
+            }
+        }
+        for (const Parameter &p : f.output_buffers()) pc.add_buffer(p);
+    }
+
+    std::map<std::string, int> index_of;
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        index_of[*it] = static_cast<int>(nodes.size());
+        Node n;
+        n.name = *it;
+        n.func = env.at(*it);
+        n.args = n.func.args();
+        for (const Type &t : n.func.output_types()) {
+            n.bytes_per_point += t.bytes();
+            n.max_element_bytes = std::max(n.max_element_bytes, t.bytes());
+        }
+        for (const Function &o : outputs) n.is_output = n.is_output || o.name() == n.name;
+        nodes.push_back(std::move(n));
+    }
+
+    std::map<std::string, int> image_index;
+    auto resolve = [&](const Call *c) -> ProducerRef {
+        if (c->call_type == Call::Halide) return ProducerRef{index_of.at(c->name), false};
+        auto it = image_index.find(c->name);
+        if (it != image_index.end()) return ProducerRef{it->second, true};
+        ImageInput img;
+        img.name = c->name;
+        img.dims = static_cast<int>(c->args.size());
+        img.bytes = c->type.bytes();
+        images.push_back(img);
+        image_index[c->name] = static_cast<int>(images.size()) - 1;
+        return ProducerRef{static_cast<int>(images.size()) - 1, true};
+    };
+
+    for (size_t ni = 0; ni < nodes.size(); ni++) {
+        Node &n = nodes[ni];
+        const Function &f = n.func;
+        int num_stages = 1 + static_cast<int>(f.updates().size());
+        for (int si = 0; si < num_stages; si++) {
+            const Definition &def = si == 0 ? f.definition() : f.updates()[si - 1];
+            Stage s;
+            s.node = static_cast<int>(ni);
+            s.index = si;
+            s.name = si == 0 ? n.name : n.name + ".update(" + std::to_string(si - 1) + ")";
+            std::map<std::string, const ReductionVariable *> rvars;
+            for (const ReductionVariable &rv : def.schedule().rvars()) rvars[rv.var] = &rv;
+            for (const Dim &d : def.schedule().dims()) {
+                if (d.var == Var::outermost().name()) continue;
+                LoopDim l;
+                l.var = d.var;
+                l.is_rvar = d.is_rvar();
+                if (l.is_rvar) {
+                    const ReductionVariable *rv = rvars.at(d.var);
+                    auto mn = evaluate(rv->min, param_values), ex = evaluate(rv->extent, param_values);
+                    if (!mn || !ex) {
+                        throw UserError("gpusched: cannot evaluate the domain of RVar '" + d.var + "' in " + s.name +
+                                        "; give the parameters it depends on estimates");
+                    }
+                    l.rvar_min = *mn;
+                    l.rvar_extent = std::max<int64_t>(1, *ex);
+                } else {
+                    for (size_t a = 0; a < def.args().size(); a++) {
+                        const auto *v = def.args()[a].as<Variable>();
+                        if (v && v->name == d.var) l.func_arg = static_cast<int>(a);
+                    }
+                    if (l.func_arg < 0) {
+                        throw UserError("gpusched: pure variable '" + d.var + "' of " + s.name +
+                                        " is not one of the Func's arguments");
+                    }
+                }
+                s.loops.push_back(l);
+            }
+
+            std::vector<Expr> exprs = stage_exprs(def, si > 0);
+            StageAnalysisInput in;
+            in.stage = &s;
+            in.values = def.values();
+            if (si > 0) in.store_args = def.args();
+            else
+                for (const std::string &a : n.args) in.store_args.push_back(Variable::make(Int(32), a));
+            in.self_name = n.name;
+            in.params = &param_values;
+            in.resolve = resolve;
+            StageAnalysis an = analyze_stage(in);
+            s.accesses = std::move(an.accesses);
+            s.store_jacobian = std::move(an.store_jacobian);
+            s.features = an.features;
+            s.strahler = an.strahler;
+
+            // Symbolic footprints of every producer.
+            Scope<Interval> scope;
+            for (const LoopDim &l : s.loops) {
+                scope.push(l.var, Interval(Variable::make(Int(32), loop_min_name(l.var)),
+                                           Variable::make(Int(32), loop_max_name(l.var))));
+            }
+            std::map<std::string, Box> boxes;
+            for (const Expr &e : exprs) {
+                for (auto &kv : boxes_required(e, scope, value_bounds)) {
+                    auto it = boxes.find(kv.first);
+                    if (it == boxes.end()) boxes.emplace(kv.first, kv.second);
+                    else merge_boxes(it->second, kv.second);
+                }
+            }
+            for (auto &kv : boxes) {
+                if (kv.first == n.name) continue;  // self reads of updates stay in the Func
+                Edge e;
+                auto fi = index_of.find(kv.first);
+                if (fi != index_of.end()) {
+                    e.producer = ProducerRef{fi->second, false};
+                } else {
+                    auto ii = image_index.find(kv.first);
+                    if (ii == image_index.end()) continue;  // e.g. a scalar param buffer; not a producer
+                    e.producer = ProducerRef{ii->second, true};
+                }
+                for (const Interval &iv : kv.second.bounds) {
+                    Expr mn = iv.has_lower_bound() ? simplify(iv.min) : Expr();
+                    Expr mx = iv.has_upper_bound() ? simplify(iv.max) : Expr();
+                    e.affine = e.affine && is_affine_bound(mn) && is_affine_bound(mx);
+                    e.box.emplace_back(mn, mx);
+                }
+                for (const Access &a : s.accesses) e.num_calls += a.producer == e.producer ? 1 : 0;
+                s.edges.push_back(std::move(e));
+            }
+            std::sort(s.edges.begin(), s.edges.end(),
+                      [](const Edge &a, const Edge &b) { return a.producer < b.producer; });
+            n.stages.push_back(std::move(s));
+        }
+    }
+
+    // Consumers.
+    for (size_t ni = 0; ni < nodes.size(); ni++) {
+        for (const Stage &s : nodes[ni].stages) {
+            for (const Edge &e : s.edges) {
+                if (e.producer.is_image) continue;
+                auto &c = nodes[e.producer.index].consumers;
+                if (std::find(c.begin(), c.end(), static_cast<int>(ni)) == c.end()) c.push_back(static_cast<int>(ni));
+            }
+        }
+    }
+    for (Node &n : nodes) std::sort(n.consumers.begin(), n.consumers.end());
+
+    // Regions, consumers first.
+    for (size_t ni = 0; ni < nodes.size(); ni++) {
+        Node &n = nodes[ni];
+        if (n.is_output) {
+            n.region = output_estimates(n.func, param_values);
+        } else if (n.consumers.empty()) {
+            throw UserError("gpusched: Func '" + n.name + "' is not used by any output");
+        }
+        for (const Stage &s : n.stages) {
+            std::vector<Span> loops = loop_bounds(s, n.region);
+            for (const Edge &e : s.edges) {
+                auto r = required(s, e, loops);
+                if (!r) {
+                    throw UserError("gpusched: cannot bound the region of '" + producer_name(e.producer) +
+                                    "' read by " + s.name +
+                                    " (data-dependent or unbounded index?); clamp the index or give the "
+                                    "parameters it uses estimates");
+                }
+                Region &target = e.producer.is_image ? images[e.producer.index].region : nodes[e.producer.index].region;
+                merge_region(target, *r);
+            }
+        }
+    }
+    for (Node &n : nodes) {
+        const Function &f = n.func;
+        n.can_inline = !n.is_output && f.updates().empty() && !f.has_extern_definition();
+        bool pointwise = n.can_inline;
+        for (int c : n.consumers) {
+            for (const Stage &s : nodes[c].stages) {
+                for (const Access &a : s.accesses) {
+                    if (!a.producer.is_image && a.producer.index == static_cast<int>(&n - nodes.data()))
+                        pointwise = pointwise && is_pointwise_access(a, s);
+                }
+            }
+        }
+        // A Func that only forwards another Func or an input (the wrapper an
+        // ImageParam makes, f(x, y) = in(x, y)) computes nothing: inlining it
+        // is free wherever it is called.
+        bool forwards = n.can_inline && f.values().size() == 1;
+        if (forwards) {
+            const auto *c = f.values()[0].as<Call>();
+            forwards = c && (c->call_type == Call::Image || c->call_type == Call::Halide) &&
+                       c->args.size() == n.args.size();
+            for (size_t i = 0; forwards && i < n.args.size(); i++) {
+                const auto *v = c->args[i].as<Variable>();
+                forwards = v && v->name == n.args[i];
+            }
+        }
+        n.always_inline = pointwise || forwards;
+    }
+    int offset = 0;
+    for (const Node &n : nodes) {
+        stage_offsets_.push_back(offset);
+        offset += static_cast<int>(n.stages.size());
+    }
+    stage_offsets_.push_back(offset);
+}
+
+int FunctionDAG::node_index(const std::string &name) const {
+    for (size_t i = 0; i < nodes.size(); i++)
+        if (nodes[i].name == name) return static_cast<int>(i);
+    return -1;
+}
+
+int FunctionDAG::num_stages() const { return stage_offsets_.back(); }
+
+int FunctionDAG::stage_id(int node, int stage) const { return stage_offsets_[node] + stage; }
+
+std::vector<Span> FunctionDAG::loop_bounds(const Stage &s, const Region &func_region) const {
+    std::vector<Span> b(s.loops.size());
+    for (size_t i = 0; i < s.loops.size(); i++) {
+        const LoopDim &l = s.loops[i];
+        if (l.is_rvar) b[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
+        else b[i] = func_region[l.func_arg];
+    }
+    return b;
+}
+
+std::optional<Region> FunctionDAG::required(const Stage &s, const Edge &e, const std::vector<Span> &loops) const {
+    VarValues v = param_values;
+    for (size_t i = 0; i < s.loops.size(); i++) {
+        v[loop_min_name(s.loops[i].var)] = loops[i].min;
+        v[loop_max_name(s.loops[i].var)] = loops[i].max;
+    }
+    Region r(e.box.size());
+    for (size_t d = 0; d < e.box.size(); d++) {
+        auto mn = evaluate(e.box[d].first, v), mx = evaluate(e.box[d].second, v);
+        if (!mn || !mx) return std::nullopt;
+        r[d] = Span{*mn, std::max(*mn, *mx)};
+    }
+    return r;
+}
+
+Region FunctionDAG::required_or_all(const Stage &s, const Edge &e, const std::vector<Span> &loops) const {
+    auto r = required(s, e, loops);
+    if (r) return *r;
+    return producer_region(e.producer);
+}
+
+} // namespace gpusched

@@ -1,0 +1,163 @@
+#pragma once
+// The function DAG: the algorithm being scheduled, as the search sees it.
+// Nodes are the Funcs reachable from the pipeline's outputs, ordered
+// consumers-first (node 0 is an output; every node's consumers have smaller
+// indices), which is the order in which the search makes decisions. Each
+// node holds its stages (pure definition, then updates), each stage its loop
+// dimensions (innermost first, as Halide orders them), its call sites, and
+// one Edge per producer with the symbolic box of the producer required per
+// box of the stage's loop variables (from Halide's bounds machinery).
+//
+// Invariants: nodes[i].region is the region Halide would compute if the Func
+// were compute_root (outputs: their estimates); every Edge's box has one
+// (min, max) per producer dimension expressed in the variables
+// loop_min_name()/loop_max_name() of the stage's loops and in parameters
+// whose estimates are in param_values; all regions are non-empty.
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <Halide.h>
+
+#include "core/expr_eval.h"
+#include "costmodel/pipeline_features.h"
+
+namespace gpusched {
+
+// A problem in the user's pipeline or configuration (missing estimate, bad
+// config key): the message names the Func / dimension / key.
+class UserError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct Span {
+    int64_t min = 0, max = -1;
+    int64_t extent() const { return max - min + 1; }
+};
+using Region = std::vector<Span>;
+
+// One loop of a stage.
+struct LoopDim {
+    std::string var;   // Halide's name of the Var / RVar
+    bool is_rvar = false;
+    int func_arg = -1;  // pure loops: which argument of the Func it iterates
+    int64_t rvar_min = 0, rvar_extent = 1;  // RVars: the estimated domain
+};
+
+// A producer reference: a Func of the DAG or an input image.
+struct ProducerRef {
+    int index = -1;
+    bool is_image = false;
+    bool operator==(const ProducerRef &o) const { return index == o.index && is_image == o.is_image; }
+    bool operator<(const ProducerRef &o) const {
+        return is_image != o.is_image ? !is_image : index < o.index;
+    }
+};
+
+// One call site (a load) in a stage's definition.
+struct Access {
+    ProducerRef producer;
+    bool is_self = false;  // an update stage reading its own Func
+    int bytes = 4;         // bytes of the loaded element
+    // jacobian[arg][loop]: change of the call's argument per unit step of the
+    // stage's loop (nullopt: data dependent or otherwise not evaluable).
+    std::vector<std::vector<std::optional<int64_t>>> jacobian;
+    // offset[arg]: the argument minus its own loop variable at an interior
+    // point (0 for f(x, y) read as g(x, y)); nullopt if not evaluable.
+    std::vector<std::optional<int64_t>> offset;
+};
+
+// The stage -> producer relation: the box of the producer required.
+struct Edge {
+    ProducerRef producer;
+    std::vector<std::pair<Halide::Expr, Halide::Expr>> box;  // per producer dimension
+    bool affine = true;  // every bound is affine in the loop bounds (see is_affine_bound)
+    int num_calls = 0;
+};
+
+struct Stage {
+    int node = -1;
+    int index = 0;      // 0 = pure definition, k = update k-1
+    std::string name;   // "f" or "f.update(k-1)"
+    std::vector<LoopDim> loops;  // innermost first
+    std::vector<Edge> edges;     // one per distinct producer (self excluded)
+    std::vector<Access> accesses;
+    // Store jacobian: change of the stored coordinate per loop step (the
+    // identity for pure definitions).
+    std::vector<std::vector<std::optional<int64_t>>> store_jacobian;
+    PipelineFeatures features;
+    int strahler = 1;  // registers needed to evaluate the values (Strahler number)
+    int num_pure_loops() const;
+};
+
+struct Node {
+    std::string name;
+    Halide::Internal::Function func;
+    std::vector<std::string> args;
+    int bytes_per_point = 0;  // sum over tuple elements
+    int max_element_bytes = 0;
+    bool is_output = false;
+    std::vector<Stage> stages;
+    std::vector<int> consumers;  // node indices, ascending, unique
+    Region region;               // as if compute_root (outputs: estimates)
+    bool can_inline = false;     // single pure stage, not an output
+    bool always_inline = false;  // can_inline and every call site is pointwise
+};
+
+struct ImageInput {
+    std::string name;
+    int dims = 0;
+    int bytes = 0;
+    Region region;  // union of what the pipeline reads
+};
+
+class FunctionDAG {
+public:
+    // Throws UserError naming the Func and dimension when an output lacks an
+    // estimate or a region cannot be bounded.
+    explicit FunctionDAG(const std::vector<Halide::Internal::Function> &outputs);
+
+    std::vector<Node> nodes;
+    std::vector<ImageInput> images;
+    VarValues param_values;  // estimates of scalar params and buffer shapes
+
+    int node_index(const std::string &name) const;  // -1 if none
+    int num_stages() const;                          // over all nodes
+    int stage_id(int node, int stage) const;         // dense id, nodes order
+    const Stage &stage(int node, int stage_index) const { return nodes[node].stages[stage_index]; }
+
+    // Loop bounds of a stage when its Func's region is func_region.
+    std::vector<Span> loop_bounds(const Stage &s, const Region &func_region) const;
+    // Box of edge e's producer required when the stage runs over loops.
+    // nullopt if some bound cannot be evaluated.
+    std::optional<Region> required(const Stage &s, const Edge &e, const std::vector<Span> &loops) const;
+    // As required(), falling back to the producer's whole region (documented
+    // over-approximation for data-dependent accesses).
+    Region required_or_all(const Stage &s, const Edge &e, const std::vector<Span> &loops) const;
+
+    const Region &producer_region(const ProducerRef &p) const {
+        return p.is_image ? images[p.index].region : nodes[p.index].region;
+    }
+    int producer_bytes(const ProducerRef &p) const {
+        return p.is_image ? images[p.index].bytes : nodes[p.index].bytes_per_point;
+    }
+    std::string producer_name(const ProducerRef &p) const {
+        return p.is_image ? images[p.index].name : nodes[p.index].name;
+    }
+
+    static std::string loop_min_name(const std::string &var) { return var + ".gs_lo"; }
+    static std::string loop_max_name(const std::string &var) { return var + ".gs_hi"; }
+
+private:
+    std::vector<int> stage_offsets_;
+};
+
+// Accumulates b into a (union of boxes).
+void merge_region(Region &a, const Region &b);
+int64_t region_points(const Region &r);
+
+} // namespace gpusched

@@ -1,0 +1,79 @@
+#pragma once
+// Small Halide pipelines the search tests are run on. Each builds its Funcs
+// in the constructor, with estimates on inputs and outputs, and exposes the
+// output Functions the way the plugin receives them.
+
+#include <vector>
+
+#include <Halide.h>
+
+namespace test_pipelines {
+
+using Halide::Func;
+using Halide::ImageParam;
+using Halide::RDom;
+using Halide::Var;
+
+inline std::vector<Halide::Internal::Function> functions(const std::vector<Func> &fs) {
+    std::vector<Halide::Internal::Function> r;
+    for (const Func &f : fs) r.push_back(f.function());
+    return r;
+}
+
+// out = 3-tap vertical blur of a 3-tap horizontal blur of a float image.
+struct Blur {
+    Var x{"x"}, y{"y"};
+    ImageParam in{Halide::Float(32), 2, "blur_in"};
+    Func blur_x{"blur_x"}, out{"blur_out"};
+    explicit Blur(int w = 256, int h = 128) {
+        blur_x(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+        out(x, y) = blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1);
+        in.dim(0).set_estimate(-1, w + 2);
+        in.dim(1).set_estimate(-1, h + 2);
+        out.set_estimate(x, 0, w).set_estimate(y, 0, h);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
+};
+
+// A histogram (RDom with a data-dependent store), a row sum (RDom with a pure
+// var), a tuple-valued Func, a pointwise Func and two outputs.
+struct Reductions {
+    Var x{"x"}, y{"y"};
+    ImageParam in{Halide::UInt(8), 2, "red_in"};
+    RDom r{0, 64, 0, 64, "r"};
+    RDom r2{0, 64, "r2"};
+    Func hist{"hist"}, row_sum{"row_sum"}, tuple_f{"tuple_f"}, scaled{"scaled"};
+    Func out1{"red_out1"}, out2{"red_out2"};
+    Reductions() {
+        hist(x) = 0;
+        hist(Halide::cast<int>(in(r.x, r.y))) += 1;
+        row_sum(y) = 0.0f;
+        row_sum(y) += Halide::cast<float>(in(r2, y));
+        tuple_f(x, y) = Halide::Tuple(Halide::cast<float>(in(x, y)), Halide::cast<int>(in(x, y)) + 1);
+        scaled(x, y) = tuple_f(x, y)[0] * 2.0f;
+        out1(x, y) = scaled(x, y) + row_sum(y);
+        out2(x, y) = tuple_f(x, y)[1] + hist(x * 4);
+        in.dim(0).set_estimate(0, 64);
+        in.dim(1).set_estimate(0, 64);
+        out1.set_estimate(x, 0, 64).set_estimate(y, 0, 64);
+        out2.set_estimate(x, 0, 64).set_estimate(y, 0, 64);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return functions({out1, out2}); }
+};
+
+// A stencil through repeat_edge of an input with estimates.
+struct Bounded {
+    Var x{"x"}, y{"y"};
+    ImageParam in{Halide::Float(32), 2, "bnd_in"};
+    Func clamped, out{"bnd_out"};
+    Bounded() {
+        clamped = Halide::BoundaryConditions::repeat_edge(in);
+        out(x, y) = clamped(x - 1, y) + clamped(x + 1, y + 1);
+        in.dim(0).set_estimate(0, 100);
+        in.dim(1).set_estimate(0, 50);
+        out.set_estimate(x, 0, 100).set_estimate(y, 0, 50);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
+};
+
+} // namespace test_pipelines
