@@ -1,0 +1,138 @@
+// `gpusched db`: the questions a person asks after a night of tuning - what
+// ran, what is best per pipeline and GPU, what a run's samples look like -
+// and CSV/JSON export.
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "db/export.h"
+#include "db/sample_store.h"
+
+namespace gpusched::cli {
+namespace {
+
+struct DbArgs {
+    std::string db_path;
+    int limit = 50;
+    int64_t run_id = 0;
+    std::string format = "csv";
+    std::string output;
+    std::optional<int64_t> export_run;
+};
+
+std::string opt_num(const std::optional<double> &v, const char *fmtstr = "{:.4g}") {
+    return v ? fmt::format(fmt::runtime(fmtstr), *v) : "-";
+}
+
+template <typename T>
+nlohmann::json opt_json(const std::optional<T> &v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+} // namespace
+
+Action add_db_command(CLI::App &app, const GlobalOptions &global) {
+    auto args = std::make_shared<DbArgs>();
+    CLI::App *cmd = app.add_subcommand("db", "Query the sample database");
+    cmd->require_subcommand(1);
+    cmd->add_option("--db", args->db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
+    CLI::App *runs = cmd->add_subcommand("runs", "Runs, newest first");
+    runs->add_option("--limit", args->limit, "How many")->capture_default_str();
+    CLI::App *best = cmd->add_subcommand("best", "Best sample per pipeline and GPU");
+    CLI::App *samples = cmd->add_subcommand("samples", "The samples of one run");
+    samples->add_option("run", args->run_id, "Run id")->required();
+    CLI::App *exp = cmd->add_subcommand("export", "Export samples as CSV or JSON");
+    exp->add_option("--format", args->format, "csv or json")->check(CLI::IsMember({"csv", "json"}))->capture_default_str();
+    exp->add_option("--run", args->export_run, "Only this run");
+    exp->add_option("-o,--output", args->output, "Write to this file instead of stdout");
+
+    return [args, &global, runs, best, samples, exp]() {
+        const std::string path = args->db_path.empty() ? db::default_database_path() : args->db_path;
+        db::Database database = db::Database::open_existing_read_only(path);
+        db::SampleStore store(database);
+        if (runs->parsed()) {
+            auto rows = store.list_runs(args->limit);
+            if (global.json) {
+                nlohmann::json j = nlohmann::json::array();
+                for (const auto &r : rows) {
+                    j.push_back({{"id", r.id}, {"generator", r.generator_name}, {"params", r.params},
+                                 {"target", r.target}, {"gpu", r.gpu}, {"mode", r.mode},
+                                 {"autoscheduler", r.autoscheduler}, {"status", r.status},
+                                 {"started_at", r.started_at}, {"samples", r.samples},
+                                 {"failed_samples", r.failed_samples}, {"best_sample_id", opt_json(r.best_sample_id)},
+                                 {"best_predicted_cost", opt_json(r.best_predicted_cost)},
+                                 {"best_runtime_ms", opt_json(r.best_runtime_ms)}});
+                }
+                std::cout << j.dump(2) << "\n";
+                return kExitOk;
+            }
+            std::cout << fmt::format("{:>5}  {:<20}  {:<6}  {:<9}  {:<8}  {:<9}  {:>7}  {:>6}  {:>10}  {:>10}  {}\n",
+                                     "run", "generator", "gpu", "mode", "source", "status", "samples", "failed",
+                                     "predicted", "runtime ms", "started");
+            for (const auto &r : rows) {
+                std::cout << fmt::format("{:>5}  {:<20}  {:<6}  {:<9}  {:<8}  {:<9}  {:>7}  {:>6}  {:>10}  {:>10}  {}\n",
+                                         r.id, r.generator_name, r.gpu, r.mode, r.autoscheduler, r.status, r.samples,
+                                         r.failed_samples, opt_num(r.best_predicted_cost), opt_num(r.best_runtime_ms),
+                                         r.started_at);
+            }
+            return kExitOk;
+        }
+        if (best->parsed()) {
+            auto rows = store.best_per_pipeline();
+            if (global.json) {
+                nlohmann::json j = nlohmann::json::array();
+                for (const auto &b : rows) {
+                    j.push_back({{"generator", b.generator_name}, {"params", b.params}, {"target", b.target},
+                                 {"gpu", b.gpu}, {"sample_id", b.sample_id}, {"run_id", b.run_id}, {"mode", b.mode},
+                                 {"autoscheduler", b.autoscheduler}, {"runtime_ms", opt_json(b.runtime_ms)},
+                                 {"predicted_cost", opt_json(b.predicted_cost)}});
+                }
+                std::cout << j.dump(2) << "\n";
+                return kExitOk;
+            }
+            std::cout << fmt::format("{:<20}  {:<6}  {:<24}  {:>6}  {:>6}  {:<9}  {:<8}  {:>10}  {:>10}\n", "generator",
+                                     "gpu", "params", "run", "sample", "mode", "source", "runtime ms", "predicted");
+            for (const auto &b : rows) {
+                std::cout << fmt::format("{:<20}  {:<6}  {:<24}  {:>6}  {:>6}  {:<9}  {:<8}  {:>10}  {:>10}\n",
+                                         b.generator_name, b.gpu, b.params, b.run_id, b.sample_id, b.mode,
+                                         b.autoscheduler, opt_num(b.runtime_ms), opt_num(b.predicted_cost));
+            }
+            return kExitOk;
+        }
+        if (samples->parsed()) {
+            auto rows = store.samples_of_run(args->run_id);
+            if (rows.empty()) {
+                std::cerr << "error: run " << args->run_id << " has no samples in " << path << "\n";
+                return kExitError;
+            }
+            std::cout << db::export_samples(database, global.json ? db::ExportFormat::Json : db::ExportFormat::Csv,
+                                            args->run_id);
+            return kExitOk;
+        }
+        if (exp->parsed()) {
+            const std::string text =
+                db::export_samples(database, args->format == "json" ? db::ExportFormat::Json : db::ExportFormat::Csv,
+                                   args->export_run);
+            if (args->output.empty()) {
+                std::cout << text;
+            } else {
+                std::ofstream f(args->output);
+                f << text;
+                if (!f) {
+                    std::cerr << "error: cannot write '" << args->output << "'\n";
+                    return kExitError;
+                }
+            }
+            return kExitOk;
+        }
+        return kExitError;
+    };
+}
+
+} // namespace gpusched::cli

@@ -1,0 +1,204 @@
+// `gpusched oneshot`: One Shot mode (tuner/oneshot.h) and its report.
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "cli/gpu_choice.h"
+#include "db/database.h"
+#include "tuner/oneshot.h"
+
+namespace gpusched::cli {
+namespace {
+
+struct OneShotArgs {
+    std::string generator_path;
+    std::string generator_name;
+    std::vector<std::string> params;
+    std::string gpu = "h100";
+    std::string target;
+    std::string autoscheduler = "gpusched";
+    std::string output_dir = "gpusched-out";
+    std::string db_path;
+    int samples = 80;
+    int jobs = 2;
+    int beam_size = 32;
+    int passes = 5;
+    uint64_t seed = 0;
+    int timeout_s = 600;
+    std::string search_config_file;
+};
+
+std::map<std::string, std::string> parse_params(const std::vector<std::string> &items) {
+    std::map<std::string, std::string> out;
+    for (const auto &item : items) {
+        auto eq = item.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw UserError("generator param '" + item + "' must be written key=value");
+        out[item.substr(0, eq)] = item.substr(eq + 1);
+    }
+    return out;
+}
+
+std::string sample_kind(const OneShotSample &s) {
+    if (!s.seed) return "single";
+    return s.beam ? "beam" : "greedy";
+}
+
+std::string sample_status(const OneShotSample &s) {
+    if (!s.generator.ok()) return s.generator.failure == GeneratorFailure::TimedOut ? "timeout" : "failed";
+    if (s.ptxas.status == PtxasStatus::Failed) return "ptxas failed";
+    if (s.ptxas.any_spills()) return "spills";
+    return "ok";
+}
+
+int max_registers(const OneShotSample &s) {
+    int m = 0;
+    for (const auto &k : s.ptxas.kernels) m = std::max(m, k.registers);
+    return m;
+}
+
+nlohmann::json sample_json(const OneShotSample &s) {
+    nlohmann::json j = {
+        {"index", s.index}, {"kind", sample_kind(s)}, {"status", sample_status(s)},
+        {"ptxas", {{"status", to_string(s.ptxas.status)}, {"detail", s.ptxas.detail}, {"arch", s.ptxas.arch}}},
+    };
+    if (s.seed) j["seed"] = *s.seed;
+    if (s.predicted_cost) j["predicted_cost"] = *s.predicted_cost;
+    if (!s.generator.ok()) j["error"] = s.generator.message;
+    nlohmann::json kernels = nlohmann::json::array();
+    for (const auto &k : s.ptxas.kernels) {
+        kernels.push_back({{"name", k.name}, {"registers", k.registers}, {"spill_store_bytes", k.spill_store_bytes},
+                           {"spill_load_bytes", k.spill_load_bytes}, {"stack_frame_bytes", k.stack_frame_bytes},
+                           {"static_shared_bytes", k.static_shared_bytes}, {"barriers", k.barriers}});
+    }
+    j["ptxas"]["kernels"] = kernels;
+    if (s.generator.process.started) j["generator_seconds"] = s.generator.process.wall_seconds;
+    return j;
+}
+
+void print_report(const OneShotOptions &opt, const OneShotResult &r) {
+    const OneShotSample &best = r.samples[*r.best];
+    std::cout << fmt::format("\nRanking ({} of {} samples usable, best predicted first):\n", r.ranking.size(),
+                             r.samples.size());
+    std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>7}  {:>8}  {:>11}  {}\n", "rank", "sample", "kind",
+                             "predicted", "kernels", "max regs", "spill bytes", "status");
+    int rank = 0;
+    for (std::size_t i : r.ranking) {
+        const auto &s = r.samples[i];
+        std::string predicted = s.predicted_cost ? fmt::format("{:.4g}", *s.predicted_cost) : "-";
+        std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>7}  {:>8}  {:>11}  {}{}\n", ++rank, s.index,
+                                 sample_kind(s), predicted, s.ptxas.kernels.size(), max_registers(s),
+                                 s.ptxas.total_spill_bytes(), sample_status(s), i == *r.best ? "  <- chosen" : "");
+    }
+    for (const auto &s : r.samples) {
+        if (!s.generator.ok()) std::cout << fmt::format("  sample {} failed: {}\n", s.index, s.generator.message);
+    }
+    std::cout << fmt::format("\nptxas -arch={} on the chosen sample: {}{}\n", best.ptxas.arch,
+                             to_string(best.ptxas.status), best.ptxas.detail.empty() ? "" : " (" + best.ptxas.detail + ")");
+    if (!best.ptxas.kernels.empty()) {
+        std::size_t w = 6;
+        for (const auto &k : best.ptxas.kernels) w = std::max(w, k.name.size());
+        std::cout << fmt::format("  {:<{}}  {:>9}  {:>11}  {:>11}  {:>11}  {:>10}  {:>8}\n", "kernel", w, "registers",
+                                 "spill store", "spill load", "stack frame", "static smem", "barriers");
+        for (const auto &k : best.ptxas.kernels) {
+            std::cout << fmt::format("  {:<{}}  {:>9}  {:>11}  {:>11}  {:>11}  {:>10}  {:>8}\n", k.name, w, k.registers,
+                                     k.spill_store_bytes, k.spill_load_bytes, k.stack_frame_bytes,
+                                     k.static_shared_bytes, k.barriers);
+        }
+    }
+    std::cout << "\nSchedule and library of the chosen sample:\n";
+    for (const auto &f : r.best_files) std::cout << "  " << f << "\n";
+    std::cout << fmt::format("\nStored as run {} in {} ({:.1f} s)\n", r.run_id, r.db_path, r.wall_seconds);
+    (void)opt;
+}
+
+} // namespace
+
+Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
+    auto args = std::make_shared<OneShotArgs>();
+    CLI::App *cmd = app.add_subcommand(
+        "oneshot", "One Shot: search N schedules, rank them with the cost model, drop register spillers, keep the "
+                   "best (no GPU needed)");
+    cmd->add_option("generator", args->generator_path, "Halide generator executable (built with GenGen)")->required();
+    cmd->add_option("params", args->params, "Generator params, key=value");
+    cmd->add_option("-g,--generator-name", args->generator_name, "Name of the generator inside the executable")
+        ->required();
+    cmd->add_option("--gpu", args->gpu, "GPU profile (h100, h200, a100, v100) or auto")->capture_default_str();
+    cmd->add_option("--target", args->target, "Halide target (default: host-cuda-<profile's capability>)");
+    cmd->add_option("--autoscheduler", args->autoscheduler, "Schedule source: gpusched, li2018, naive, manual")
+        ->capture_default_str();
+    cmd->add_option("-o,--output", args->output_dir, "Output directory")->capture_default_str();
+    cmd->add_option("--db", args->db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
+    cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy (gpusched only)")
+        ->capture_default_str();
+    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->capture_default_str();
+    cmd->add_option("--beam-size", args->beam_size, "Beam size of the beam-search sample")->capture_default_str();
+    cmd->add_option("--passes", args->passes, "Passes of the beam-search sample")->capture_default_str();
+    cmd->add_option("--seed", args->seed, "Base seed; greedy sample i uses seed+i")->capture_default_str();
+    cmd->add_option("--timeout", args->timeout_s, "Seconds allowed per generator run")->capture_default_str();
+    cmd->add_option("--search-config", args->search_config_file,
+                    "JSON file of extra plugin config keys (see docs/search.md)");
+
+    return [args, &global]() {
+        OneShotOptions opt;
+        opt.generator_path = args->generator_path;
+        opt.generator_name = args->generator_name;
+        opt.generator_params = parse_params(args->params);
+        opt.gpu = resolve_gpu(args->gpu);
+        opt.target = args->target;
+        opt.schedule_source = args->autoscheduler;
+        opt.output_dir = args->output_dir;
+        opt.db_path = args->db_path.empty() ? db::default_database_path() : args->db_path;
+        opt.samples = args->samples;
+        opt.jobs = args->jobs;
+        opt.beam_size = args->beam_size;
+        opt.passes = args->passes;
+        opt.seed = args->seed;
+        opt.timeout = std::chrono::seconds(args->timeout_s);
+        opt.gpusched_version = version_string();
+        if (!args->search_config_file.empty()) {
+            std::ifstream f(args->search_config_file);
+            if (!f) throw UserError("cannot read search config '" + args->search_config_file + "'");
+            opt.search_config = nlohmann::json::parse(f, nullptr, false);
+            if (opt.search_config.is_discarded() || !opt.search_config.is_object())
+                throw UserError("search config '" + args->search_config_file + "' is not a JSON object");
+        }
+        if (args->timeout_s < 1) throw UserError("--timeout must be at least 1 second");
+
+        if (!global.json) {
+            std::cout << fmt::format("gpusched oneshot: {} ({}) for {} [{}], ptxas -arch={}\n", opt.generator_name,
+                                     opt.generator_path, opt.gpu.name, opt.gpu.description, opt.gpu.ptxas_arch());
+        }
+        auto progress = [&](const OneShotSample &s, int done, int total) {
+            spdlog::info("sample {}/{} ({}): {}", done, total, sample_kind(s),
+                         s.generator.ok() ? (s.predicted_cost ? fmt::format("predicted {:.4g}", *s.predicted_cost)
+                                                              : std::string("compiled"))
+                                          : s.generator.message);
+        };
+        OneShotResult r = run_oneshot(opt, progress);
+        if (global.json) {
+            nlohmann::json j = {{"generator", opt.generator_path}, {"generator_name", opt.generator_name},
+                                {"gpu", opt.gpu.name}, {"target", r.target}, {"autoscheduler", opt.schedule_source},
+                                {"run_id", r.run_id}, {"db", r.db_path}, {"best_sample", *r.best},
+                                {"files", r.best_files}, {"seconds", r.wall_seconds}};
+            j["samples"] = nlohmann::json::array();
+            for (const auto &s : r.samples) j["samples"].push_back(sample_json(s));
+            j["ranking"] = r.ranking;
+            std::cout << j.dump(2) << "\n";
+        } else {
+            std::cout << "target " << r.target << ", schedule source " << opt.schedule_source << "\n";
+            print_report(opt, r);
+        }
+        return kExitOk;
+    };
+}
+
+} // namespace gpusched::cli

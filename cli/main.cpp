@@ -1,0 +1,57 @@
+// gpusched: finds fast CUDA schedules for Halide pipelines. This file only
+// parses the command line and dispatches to a subcommand (cli/commands.h).
+
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "cli/logging.h"
+
+int main(int argc, char **argv) {
+    using namespace gpusched::cli;
+    CLI::App app{"gpusched: finds fast CUDA schedules for Halide pipelines (Anderson et al. 2021 on Halide 14)"};
+    app.require_subcommand(1);
+    app.fallthrough();  // global flags (--json, -v) may follow the subcommand
+    GlobalOptions global;
+    app.set_version_flag("--version", version_text());
+    app.add_flag("-v,--verbose", global.verbosity, "More diagnostics on stderr (repeat for more)");
+    app.add_flag("-q,--quiet", global.quiet, "Only errors on stderr");
+    app.add_option("--log-file", global.log_file, "Also write a debug log to this file");
+    app.add_flag("--json", global.json, "Machine-readable JSON on stdout");
+
+    std::vector<std::pair<CLI::App *, Action>> actions;
+    Action oneshot = add_oneshot_command(app, global);
+    Action tune = add_tune_command(app, global);
+    Action db = add_db_command(app, global);
+    Action retrain = add_retrain_command(app, global);
+    Action gpus = add_gpus_command(app, global);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e);
+    }
+    try {
+        setup_logging(global.verbosity, global.quiet, global.log_file);
+    } catch (const std::exception &e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return kExitError;
+    }
+    for (const char *name : {"oneshot", "tune", "db", "retrain", "gpus"}) {
+        if (!app.got_subcommand(name)) continue;
+        const std::string n = name;
+        try {
+            if (n == "oneshot") return oneshot();
+            if (n == "tune") return tune();
+            if (n == "db") return db();
+            if (n == "retrain") return retrain();
+            if (n == "gpus") return gpus();
+        } catch (const std::exception &e) {
+            spdlog::error("{}", e.what());
+            return kExitError;
+        }
+    }
+    return kExitError;
+}

@@ -1,0 +1,231 @@
+#include "db/database.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <sqlite3.h>
+
+#include "db/migrations.h"
+
+namespace gpusched::db {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kBusyTimeoutMs = 30000;  // a nightly job may hold the write lock for a while
+
+[[noreturn]] void fail(sqlite3 *db, const std::string &what) {
+    throw DbError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+// A non-empty file that does not start with SQLite's header is refused before
+// SQLite ever writes to it.
+void check_is_sqlite_file(const std::string &path) {
+    std::error_code ec;
+    if (!fs::exists(path, ec) || fs::file_size(path, ec) == 0) return;
+    std::ifstream f(path, std::ios::binary);
+    char header[16] = {};
+    f.read(header, sizeof header);
+    if (f.gcount() < 16 || std::string(header, 15) != "SQLite format 3") {
+        throw DbError("'" + path + "' is not a SQLite database (wrong file header); "
+                      "choose another --db path or move the file away");
+    }
+}
+
+int query_int(sqlite3 *db, const char *sql, const std::string &path) {
+    sqlite3_stmt *st = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK)
+        fail(db, "cannot read database '" + path + "'");
+    int v = 0;
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) v = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) fail(db, "cannot read database '" + path + "'");
+    return v;
+}
+
+} // namespace
+
+// --- Statement ---------------------------------------------------------------
+
+Statement::Statement(sqlite3 *db, const std::string &sql) : db_(db), sql_(sql) {
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK)
+        fail(db_, "SQL error in '" + sql.substr(0, 60) + "'");
+}
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement &Statement::bind(int i, int64_t v) {
+    if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
+    return *this;
+}
+Statement &Statement::bind(int i, double v) {
+    if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
+    return *this;
+}
+Statement &Statement::bind(int i, const std::string &v) {
+    if (sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT) != SQLITE_OK)
+        fail(db_, "bind");
+    return *this;
+}
+Statement &Statement::bind_blob(int i, const std::vector<uint8_t> &v) {
+    if (sqlite3_bind_blob(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT) != SQLITE_OK)
+        fail(db_, "bind");
+    return *this;
+}
+Statement &Statement::bind_null(int i) {
+    if (sqlite3_bind_null(stmt_, i) != SQLITE_OK) fail(db_, "bind");
+    return *this;
+}
+
+bool Statement::step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    fail(db_, "SQL error in '" + sql_.substr(0, 60) + "'");
+}
+void Statement::run() {
+    while (step()) {
+    }
+}
+
+bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+int64_t Statement::column_int(int col) const { return sqlite3_column_int64(stmt_, col); }
+double Statement::column_double(int col) const { return sqlite3_column_double(stmt_, col); }
+std::string Statement::column_text(int col) const {
+    const unsigned char *t = sqlite3_column_text(stmt_, col);
+    return t ? std::string(reinterpret_cast<const char *>(t), sqlite3_column_bytes(stmt_, col)) : std::string();
+}
+std::vector<uint8_t> Statement::column_blob(int col) const {
+    const auto *p = static_cast<const uint8_t *>(sqlite3_column_blob(stmt_, col));
+    return p ? std::vector<uint8_t>(p, p + sqlite3_column_bytes(stmt_, col)) : std::vector<uint8_t>();
+}
+std::optional<double> Statement::column_optional_double(int col) const {
+    if (is_null(col)) return std::nullopt;
+    return column_double(col);
+}
+std::optional<int64_t> Statement::column_optional_int(int col) const {
+    if (is_null(col)) return std::nullopt;
+    return column_int(col);
+}
+int Statement::column_count() const { return sqlite3_column_count(stmt_); }
+std::string Statement::column_name(int col) const { return sqlite3_column_name(stmt_, col); }
+
+// --- Database ----------------------------------------------------------------
+
+Database::Database(sqlite3 *db, std::string path) : db_(db), path_(std::move(path)) {}
+Database::Database(Database &&o) noexcept : db_(o.db_), path_(std::move(o.path_)) { o.db_ = nullptr; }
+Database &Database::operator=(Database &&o) noexcept {
+    if (this != &o) {
+        sqlite3_close_v2(db_);
+        db_ = o.db_;
+        path_ = std::move(o.path_);
+        o.db_ = nullptr;
+    }
+    return *this;
+}
+Database::~Database() { sqlite3_close_v2(db_); }
+
+Database Database::open(const std::string &path) {
+    fs::path p(path);
+    std::error_code ec;
+    if (p.has_parent_path()) {
+        fs::create_directories(p.parent_path(), ec);
+        if (ec) throw DbError("cannot create directory for database '" + path + "': " + ec.message());
+    }
+    check_is_sqlite_file(path);
+    sqlite3 *raw = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+        std::string msg = raw ? sqlite3_errmsg(raw) : "out of memory";
+        sqlite3_close_v2(raw);
+        throw DbError("cannot open database '" + path + "': " + msg);
+    }
+    Database db(raw, path);
+    sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+
+    const int app_id = query_int(raw, "PRAGMA application_id", path);
+    const int version = query_int(raw, "PRAGMA user_version", path);
+    const int tables = query_int(raw, "SELECT count(*) FROM sqlite_master", path);
+    if (app_id != kApplicationId && (app_id != 0 || tables > 0)) {
+        throw DbError("'" + path + "' is a SQLite database of another application, not a gpusched database");
+    }
+    if (version > current_schema_version()) {
+        throw DbError("database '" + path + "' has schema version " + std::to_string(version) +
+                      ", newer than this gpusched supports (" + std::to_string(current_schema_version()) +
+                      "); use a newer gpusched");
+    }
+    db.exec("PRAGMA journal_mode = WAL");
+    db.exec("PRAGMA foreign_keys = ON");
+    for (const auto &m : migrations()) {
+        if (m.version <= version) continue;
+        db.transaction([&] {
+            db.exec(m.sql);
+            db.exec("PRAGMA user_version = " + std::to_string(m.version));
+            db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+        });
+    }
+    return db;
+}
+
+Database Database::open_existing_read_only(const std::string &path) {
+    if (!fs::exists(path)) throw DbError("database '" + path + "' does not exist");
+    check_is_sqlite_file(path);
+    sqlite3 *raw = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+        std::string msg = raw ? sqlite3_errmsg(raw) : "out of memory";
+        sqlite3_close_v2(raw);
+        throw DbError("cannot open database '" + path + "': " + msg);
+    }
+    Database db(raw, path);
+    sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+    const int app_id = query_int(raw, "PRAGMA application_id", path);
+    const int version = query_int(raw, "PRAGMA user_version", path);
+    if (app_id != kApplicationId)
+        throw DbError("'" + path + "' is not a gpusched database");
+    if (version > current_schema_version())
+        throw DbError("database '" + path + "' has schema version " + std::to_string(version) +
+                      ", newer than this gpusched supports (" + std::to_string(current_schema_version()) + ")");
+    if (version < current_schema_version())
+        throw DbError("database '" + path + "' has schema version " + std::to_string(version) +
+                      "; open it once read-write (any gpusched command with --db) to migrate it");
+    return db;
+}
+
+int Database::schema_version() const { return query_int(db_, "PRAGMA user_version", path_); }
+
+void Database::exec(const std::string &sql) {
+    char *err = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+        std::string msg = err ? err : sqlite3_errmsg(db_);
+        sqlite3_free(err);
+        throw DbError("database '" + path_ + "': " + msg);
+    }
+}
+
+int64_t Database::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
+
+void Database::transaction(const std::function<void()> &fn) {
+    // Nested calls join the outer transaction: a run is written atomically
+    // together with its samples, each of which is atomic on its own.
+    if (!sqlite3_get_autocommit(db_)) {
+        fn();
+        return;
+    }
+    exec("BEGIN IMMEDIATE");
+    try {
+        fn();
+        exec("COMMIT");
+    } catch (...) {
+        sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+}
+
+std::string default_database_path() {
+    if (const char *xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/gpusched/samples.sqlite";
+    if (const char *home = std::getenv("HOME"); home && *home)
+        return std::string(home) + "/.local/share/gpusched/samples.sqlite";
+    return "gpusched-samples.sqlite";
+}
+
+} // namespace gpusched::db

@@ -1,0 +1,105 @@
+#pragma once
+// A SQLite connection opened the way gpusched needs it: WAL journal, a busy
+// timeout (nightly jobs and people querying share one file), foreign keys on,
+// and the schema brought up to date by the numbered migrations in
+// migrations.cpp. Knows nothing of Halide.
+//
+// Invariants: an open Database is at kCurrentSchemaVersion; a file written by
+// a newer gpusched, a file that is not SQLite, or a SQLite file that belongs
+// to another application is refused with DbError, never modified.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace gpusched::db {
+
+class DbError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// 'GPUS' in PRAGMA application_id marks a gpusched database.
+inline constexpr int32_t kApplicationId = 0x47505553;
+
+// A prepared statement; bind with 1-based indices like SQLite.
+class Statement {
+public:
+    Statement(sqlite3 *db, const std::string &sql);
+    ~Statement();
+    Statement(const Statement &) = delete;
+    Statement &operator=(const Statement &) = delete;
+
+    Statement &bind(int i, int64_t v);
+    Statement &bind(int i, int v) { return bind(i, static_cast<int64_t>(v)); }
+    Statement &bind(int i, double v);
+    Statement &bind(int i, const std::string &v);
+    Statement &bind(int i, const char *v) { return bind(i, std::string(v)); }
+    Statement &bind_blob(int i, const std::vector<uint8_t> &v);
+    Statement &bind_null(int i);
+    template <typename T>
+    Statement &bind(int i, const std::optional<T> &v) {
+        return v ? bind(i, *v) : bind_null(i);
+    }
+
+    // Advances; true while a row is available.
+    bool step();
+    // Runs a statement that returns no rows.
+    void run();
+
+    bool is_null(int col) const;
+    int64_t column_int(int col) const;
+    double column_double(int col) const;
+    std::string column_text(int col) const;
+    std::vector<uint8_t> column_blob(int col) const;
+    std::optional<double> column_optional_double(int col) const;
+    std::optional<int64_t> column_optional_int(int col) const;
+    int column_count() const;
+    std::string column_name(int col) const;
+
+private:
+    sqlite3 *db_;
+    sqlite3_stmt *stmt_ = nullptr;
+    std::string sql_;
+};
+
+class Database {
+public:
+    // Opens (creating if needed, with its parent directory) and migrates.
+    // Throws DbError naming the path and the problem.
+    static Database open(const std::string &path);
+    // Opens an existing database without migrating or creating (for reads).
+    static Database open_existing_read_only(const std::string &path);
+
+    Database(Database &&) noexcept;
+    Database &operator=(Database &&) noexcept;
+    ~Database();
+
+    const std::string &path() const { return path_; }
+    int schema_version() const;
+
+    void exec(const std::string &sql);
+    Statement prepare(const std::string &sql) { return Statement(db_, sql); }
+    int64_t last_insert_id() const;
+
+    // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back if it throws.
+    void transaction(const std::function<void()> &fn);
+
+private:
+    Database(sqlite3 *db, std::string path);
+    sqlite3 *db_ = nullptr;
+    std::string path_;
+};
+
+// The default database location: $XDG_DATA_HOME/gpusched/samples.sqlite, or
+// ~/.local/share/gpusched/samples.sqlite.
+std::string default_database_path();
+
+} // namespace gpusched::db

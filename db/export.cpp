@@ -1,0 +1,73 @@
+#include "db/export.h"
+
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace gpusched::db {
+namespace {
+
+std::string csv_escape(const std::string &v) {
+    if (v.find_first_of(",\"\n\r") == std::string::npos) return v;
+    std::string out = "\"";
+    for (char c : v) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+
+} // namespace
+
+std::string export_samples(Database &db, ExportFormat format, std::optional<int64_t> run_id) {
+    std::string sql = R"sql(
+        SELECT s.id AS sample_id, s.run_id, p.generator_name, p.params, p.target, p.gpu, r.mode, r.autoscheduler,
+               s.batch, s.idx, s.seed, s.predicted_cost, s.autoschedule_s, s.compile_s, s.ptxas_status,
+               (SELECT coalesce(max(registers), 0) FROM kernels k WHERE k.sample_id = s.id) AS max_registers,
+               (SELECT coalesce(sum(spill_store_bytes + spill_load_bytes), 0) FROM kernels k
+                 WHERE k.sample_id = s.id) AS spill_bytes,
+               (SELECT count(*) FROM kernels k WHERE k.sample_id = s.id) AS kernels,
+               s.runtime_min_ms, s.runtime_median_ms, s.validation, s.status, s.error,
+               length(s.featurization) AS featurization_bytes, s.created_at
+        FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id)sql";
+    if (run_id) sql += " WHERE s.run_id = ?1";
+    sql += " ORDER BY s.id";
+    auto q = db.prepare(sql);
+    if (run_id) q.bind(1, *run_id);
+
+    std::ostringstream out;
+    nlohmann::json rows = nlohmann::json::array();
+    bool header_done = false;
+    while (q.step()) {
+        const int n = q.column_count();
+        if (format == ExportFormat::Csv) {
+            if (!header_done) {
+                for (int c = 0; c < n; ++c) out << (c ? "," : "") << q.column_name(c);
+                out << "\n";
+                header_done = true;
+            }
+            for (int c = 0; c < n; ++c) out << (c ? "," : "") << (q.is_null(c) ? "" : csv_escape(q.column_text(c)));
+            out << "\n";
+        } else {
+            nlohmann::json row;
+            for (int c = 0; c < n; ++c) {
+                const std::string name = q.column_name(c);
+                if (q.is_null(c)) row[name] = nullptr;
+                else if (name == "params") row[name] = nlohmann::json::parse(q.column_text(c), nullptr, false);
+                else row[name] = q.column_text(c);
+            }
+            for (const char *numeric : {"sample_id", "run_id", "batch", "idx", "seed", "max_registers", "spill_bytes",
+                                        "kernels", "featurization_bytes"}) {
+                if (row.contains(numeric) && row[numeric].is_string()) row[numeric] = std::stoll(row[numeric].get<std::string>());
+            }
+            for (const char *real : {"predicted_cost", "autoschedule_s", "compile_s", "runtime_min_ms", "runtime_median_ms"}) {
+                if (row.contains(real) && row[real].is_string()) row[real] = std::stod(row[real].get<std::string>());
+            }
+            rows.push_back(std::move(row));
+        }
+    }
+    if (format == ExportFormat::Json) out << rows.dump(2) << "\n";
+    return out.str();
+}
+
+} // namespace gpusched::db

@@ -1,0 +1,83 @@
+#include "db/migrations.h"
+
+namespace gpusched::db {
+
+const std::vector<Migration> &migrations() {
+    static const std::vector<Migration> all = {
+        {1, "pipelines, runs, samples, kernels, weights", R"sql(
+CREATE TABLE pipelines (
+    id              INTEGER PRIMARY KEY,
+    generator_path  TEXT NOT NULL,
+    generator_hash  TEXT NOT NULL,
+    generator_name  TEXT NOT NULL,
+    params          TEXT NOT NULL,
+    target          TEXT NOT NULL,
+    gpu             TEXT NOT NULL,
+    created_at      TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (generator_hash, generator_name, params, target, gpu)
+);
+CREATE TABLE runs (
+    id                INTEGER PRIMARY KEY,
+    pipeline_id       INTEGER NOT NULL REFERENCES pipelines(id),
+    mode              TEXT NOT NULL CHECK (mode IN ('oneshot', 'top5', 'autotune')),
+    autoscheduler     TEXT NOT NULL,
+    config            TEXT NOT NULL,
+    status            TEXT NOT NULL CHECK (status IN ('running', 'finished', 'failed', 'interrupted')),
+    gpusched_version  TEXT NOT NULL,
+    best_sample_id    INTEGER,
+    error             TEXT,
+    started_at        TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    finished_at       TEXT
+);
+CREATE INDEX runs_by_pipeline ON runs(pipeline_id);
+CREATE TABLE samples (
+    id                 INTEGER PRIMARY KEY,
+    run_id             INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    batch              INTEGER NOT NULL,
+    idx                INTEGER NOT NULL,
+    seed               INTEGER,
+    search_config      TEXT,
+    decisions          TEXT,
+    schedule_source    TEXT,
+    featurization      BLOB,
+    predicted_cost     REAL,
+    autoschedule_s     REAL,
+    compile_s          REAL,
+    ptxas_status       TEXT NOT NULL CHECK (ptxas_status IN ('checked', 'not checked', 'failed')),
+    ptxas_detail       TEXT,
+    runtime_min_ms     REAL,
+    runtime_median_ms  REAL,
+    runtime_reps       INTEGER,
+    validation         TEXT NOT NULL DEFAULT 'not run' CHECK (validation IN ('not run', 'passed', 'failed')),
+    status             TEXT NOT NULL CHECK (status IN ('ok', 'failed', 'timeout')),
+    error              TEXT,
+    created_at         TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    UNIQUE (run_id, batch, idx)
+);
+CREATE TABLE kernels (
+    sample_id            INTEGER NOT NULL REFERENCES samples(id) ON DELETE CASCADE,
+    name                 TEXT NOT NULL,
+    registers            INTEGER NOT NULL,
+    spill_store_bytes    INTEGER NOT NULL,
+    spill_load_bytes     INTEGER NOT NULL,
+    stack_frame_bytes    INTEGER NOT NULL,
+    static_shared_bytes  INTEGER NOT NULL,
+    barriers             INTEGER NOT NULL,
+    PRIMARY KEY (sample_id, name)
+);
+CREATE TABLE weights (
+    id          INTEGER PRIMARY KEY,
+    path        TEXT NOT NULL,
+    checksum    TEXT NOT NULL,
+    provenance  TEXT NOT NULL,
+    trained_on  TEXT NOT NULL,
+    created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+)sql"},
+    };
+    return all;
+}
+
+int current_schema_version() { return migrations().back().version; }
+
+} // namespace gpusched::db

@@ -1,0 +1,192 @@
+#include "db/sample_store.h"
+
+namespace gpusched::db {
+
+int64_t SampleStore::upsert_pipeline(const PipelineIdentity &p) {
+    auto find = db_.prepare("SELECT id FROM pipelines WHERE generator_hash = ?1 AND generator_name = ?2 AND "
+                            "params = ?3 AND target = ?4 AND gpu = ?5");
+    find.bind(1, p.generator_hash).bind(2, p.generator_name).bind(3, p.params).bind(4, p.target).bind(5, p.gpu);
+    if (find.step()) return find.column_int(0);
+    auto ins = db_.prepare("INSERT INTO pipelines (generator_path, generator_hash, generator_name, params, target, "
+                           "gpu) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    ins.bind(1, p.generator_path).bind(2, p.generator_hash).bind(3, p.generator_name).bind(4, p.params);
+    ins.bind(5, p.target).bind(6, p.gpu).run();
+    return db_.last_insert_id();
+}
+
+int64_t SampleStore::start_run(const RunInfo &r) {
+    auto ins = db_.prepare("INSERT INTO runs (pipeline_id, mode, autoscheduler, config, status, gpusched_version) "
+                           "VALUES (?1, ?2, ?3, ?4, 'running', ?5)");
+    ins.bind(1, r.pipeline_id).bind(2, r.mode).bind(3, r.autoscheduler).bind(4, r.config).bind(5, r.gpusched_version);
+    ins.run();
+    return db_.last_insert_id();
+}
+
+int64_t SampleStore::add_sample(int64_t run_id, const SampleRow &s) {
+    int64_t id = 0;
+    db_.transaction([&] {
+        auto ins = db_.prepare(
+            "INSERT INTO samples (run_id, batch, idx, seed, search_config, decisions, schedule_source, "
+            "featurization, predicted_cost, autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, "
+            "runtime_median_ms, runtime_reps, validation, status, error) VALUES "
+            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+        ins.bind(1, run_id).bind(2, s.batch).bind(3, s.idx).bind(4, s.seed).bind(5, s.search_config);
+        ins.bind(6, s.decisions).bind(7, s.schedule_source).bind_blob(8, s.featurization);
+        ins.bind(9, s.predicted_cost).bind(10, s.autoschedule_s).bind(11, s.compile_s);
+        ins.bind(12, s.ptxas_status).bind(13, s.ptxas_detail).bind(14, s.runtime_min_ms);
+        ins.bind(15, s.runtime_median_ms).bind(16, s.runtime_reps).bind(17, s.validation).bind(18, s.status);
+        ins.bind(19, s.error).run();
+        id = db_.last_insert_id();
+        for (const auto &k : s.kernels) {
+            auto kin = db_.prepare("INSERT INTO kernels (sample_id, name, registers, spill_store_bytes, "
+                                   "spill_load_bytes, stack_frame_bytes, static_shared_bytes, barriers) VALUES "
+                                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+            kin.bind(1, id).bind(2, k.name).bind(3, k.registers).bind(4, k.spill_store_bytes);
+            kin.bind(5, k.spill_load_bytes).bind(6, k.stack_frame_bytes).bind(7, k.static_shared_bytes);
+            kin.bind(8, k.barriers).run();
+        }
+    });
+    return id;
+}
+
+void SampleStore::finish_run(int64_t run_id, const std::string &status, std::optional<int64_t> best,
+                             const std::string &error) {
+    auto up = db_.prepare("UPDATE runs SET status = ?2, best_sample_id = ?3, error = ?4, "
+                          "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1");
+    up.bind(1, run_id).bind(2, status).bind(3, best);
+    if (error.empty()) up.bind_null(4);
+    else up.bind(4, error);
+    up.run();
+}
+
+std::vector<RunSummary> SampleStore::list_runs(int limit) {
+    auto q = db_.prepare(R"sql(
+        SELECT r.id, p.generator_name, p.params, p.target, p.gpu, r.mode, r.autoscheduler, r.status,
+               r.started_at, r.finished_at,
+               (SELECT count(*) FROM samples s WHERE s.run_id = r.id),
+               (SELECT count(*) FROM samples s WHERE s.run_id = r.id AND s.status != 'ok'),
+               r.best_sample_id,
+               (SELECT predicted_cost FROM samples s WHERE s.id = r.best_sample_id),
+               (SELECT runtime_median_ms FROM samples s WHERE s.id = r.best_sample_id)
+        FROM runs r JOIN pipelines p ON p.id = r.pipeline_id
+        ORDER BY r.id DESC LIMIT ?1)sql");
+    q.bind(1, limit);
+    std::vector<RunSummary> out;
+    while (q.step()) {
+        RunSummary r;
+        r.id = q.column_int(0);
+        r.generator_name = q.column_text(1);
+        r.params = q.column_text(2);
+        r.target = q.column_text(3);
+        r.gpu = q.column_text(4);
+        r.mode = q.column_text(5);
+        r.autoscheduler = q.column_text(6);
+        r.status = q.column_text(7);
+        r.started_at = q.column_text(8);
+        if (!q.is_null(9)) r.finished_at = q.column_text(9);
+        r.samples = q.column_int(10);
+        r.failed_samples = q.column_int(11);
+        r.best_sample_id = q.column_optional_int(12);
+        r.best_predicted_cost = q.column_optional_double(13);
+        r.best_runtime_ms = q.column_optional_double(14);
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+std::vector<BestResult> SampleStore::best_per_pipeline() {
+    // Measured samples win; among unmeasured, the newest finished run's choice.
+    auto q = db_.prepare(R"sql(
+        WITH measured AS (
+            SELECT s.id AS sample_id, s.run_id, r.pipeline_id, s.runtime_median_ms AS runtime, s.predicted_cost,
+                   ROW_NUMBER() OVER (PARTITION BY r.pipeline_id ORDER BY s.runtime_median_ms ASC) AS rank
+            FROM samples s JOIN runs r ON r.id = s.run_id
+            WHERE s.status = 'ok' AND s.runtime_median_ms IS NOT NULL AND s.validation != 'failed'),
+        chosen AS (
+            SELECT r.best_sample_id AS sample_id, r.id AS run_id, r.pipeline_id, NULL AS runtime,
+                   (SELECT predicted_cost FROM samples s WHERE s.id = r.best_sample_id) AS predicted_cost,
+                   ROW_NUMBER() OVER (PARTITION BY r.pipeline_id ORDER BY r.id DESC) AS rank
+            FROM runs r WHERE r.status = 'finished' AND r.best_sample_id IS NOT NULL),
+        best AS (
+            SELECT * FROM measured WHERE rank = 1
+            UNION ALL
+            SELECT * FROM chosen c WHERE c.rank = 1
+                AND NOT EXISTS (SELECT 1 FROM measured m WHERE m.pipeline_id = c.pipeline_id))
+        SELECT p.generator_name, p.params, p.target, p.gpu, b.sample_id, b.run_id, r.mode, r.autoscheduler,
+               b.runtime, b.predicted_cost
+        FROM best b JOIN pipelines p ON p.id = b.pipeline_id JOIN runs r ON r.id = b.run_id
+        ORDER BY p.generator_name, p.gpu, p.params)sql");
+    std::vector<BestResult> out;
+    while (q.step()) {
+        BestResult b;
+        b.generator_name = q.column_text(0);
+        b.params = q.column_text(1);
+        b.target = q.column_text(2);
+        b.gpu = q.column_text(3);
+        b.sample_id = q.column_int(4);
+        b.run_id = q.column_int(5);
+        b.mode = q.column_text(6);
+        b.autoscheduler = q.column_text(7);
+        b.runtime_ms = q.column_optional_double(8);
+        b.predicted_cost = q.column_optional_double(9);
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+std::vector<SampleRow> SampleStore::samples_of_run(int64_t run_id) {
+    auto q = db_.prepare(
+        "SELECT id, batch, idx, seed, search_config, decisions, schedule_source, featurization, predicted_cost, "
+        "autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, runtime_median_ms, runtime_reps, "
+        "validation, status, error FROM samples WHERE run_id = ?1 ORDER BY batch, idx");
+    q.bind(1, run_id);
+    std::vector<SampleRow> out;
+    while (q.step()) {
+        SampleRow s;
+        const int64_t id = q.column_int(0);
+        s.batch = static_cast<int>(q.column_int(1));
+        s.idx = static_cast<int>(q.column_int(2));
+        s.seed = q.column_optional_int(3);
+        s.search_config = q.column_text(4);
+        s.decisions = q.column_text(5);
+        s.schedule_source = q.column_text(6);
+        s.featurization = q.column_blob(7);
+        s.predicted_cost = q.column_optional_double(8);
+        s.autoschedule_s = q.column_optional_double(9);
+        s.compile_s = q.column_optional_double(10);
+        s.ptxas_status = q.column_text(11);
+        s.ptxas_detail = q.column_text(12);
+        s.runtime_min_ms = q.column_optional_double(13);
+        s.runtime_median_ms = q.column_optional_double(14);
+        s.runtime_reps = q.column_optional_int(15);
+        s.validation = q.column_text(16);
+        s.status = q.column_text(17);
+        s.error = q.column_text(18);
+        auto k = db_.prepare("SELECT name, registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, "
+                             "static_shared_bytes, barriers FROM kernels WHERE sample_id = ?1 ORDER BY name");
+        k.bind(1, id);
+        while (k.step()) {
+            KernelRow kr;
+            kr.name = k.column_text(0);
+            kr.registers = static_cast<int>(k.column_int(1));
+            kr.spill_store_bytes = k.column_int(2);
+            kr.spill_load_bytes = k.column_int(3);
+            kr.stack_frame_bytes = k.column_int(4);
+            kr.static_shared_bytes = k.column_int(5);
+            kr.barriers = static_cast<int>(k.column_int(6));
+            s.kernels.push_back(kr);
+        }
+        out.push_back(std::move(s));
+    }
+    return out;
+}
+
+std::vector<std::pair<int, int>> SampleStore::stored_sample_keys(int64_t run_id) {
+    auto q = db_.prepare("SELECT batch, idx FROM samples WHERE run_id = ?1 ORDER BY batch, idx");
+    q.bind(1, run_id);
+    std::vector<std::pair<int, int>> out;
+    while (q.step()) out.emplace_back(static_cast<int>(q.column_int(0)), static_cast<int>(q.column_int(1)));
+    return out;
+}
+
+} // namespace gpusched::db

@@ -1,0 +1,64 @@
+#include "tuner/autoschedulers.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <unistd.h>
+
+namespace gpusched {
+namespace fs = std::filesystem;
+
+namespace {
+std::string self_dir() {
+    std::error_code ec;
+    auto p = fs::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : p.parent_path().string();
+}
+} // namespace
+
+std::string locate_gpusched_plugin() {
+    if (const char *env = std::getenv("GPUSCHED_PLUGIN"); env && *env) return env;
+    const std::string dir = self_dir();
+    const std::vector<std::string> candidates = {
+        dir + "/../core/libgpusched_autoscheduler.so",         // build tree: build/cli/gpusched
+        dir + "/../lib/gpusched/libgpusched_autoscheduler.so",  // install tree
+        dir + "/libgpusched_autoscheduler.so",
+#ifdef GPUSCHED_BUILD_PLUGIN_PATH
+        GPUSCHED_BUILD_PLUGIN_PATH,
+#endif
+    };
+    for (const auto &c : candidates) {
+        std::error_code ec;
+        if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
+    }
+    return {};
+}
+
+std::optional<ScheduleSource> find_schedule_source(const std::string &name) {
+    ScheduleSource s;
+    s.name = name;
+    if (name == "gpusched") {
+        s.plugin_path = locate_gpusched_plugin();
+        s.halide_name = "gpusched";
+        s.searches = true;
+        s.description = "gpusched's search (Anderson et al. 2021)";
+        return s;
+    }
+    if (name == "li2018") {
+        s.plugin_path = std::string(GPUSCHED_HALIDE_PLUGIN_DIR) + "/libautoschedule_li2018.so";
+        s.halide_name = "Li2018";
+        s.description = "Halide 14's Li2018 GPU autoscheduler (baseline)";
+        return s;
+    }
+    if (name == "naive" || name == "manual") {
+        s.schedule_param = name;
+        s.description = name == "naive" ? "every Func compute_root with a 16x16 gpu_tile (the floor)"
+                                        : "the generator's expert hand-written GPU schedule";
+        return s;
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> schedule_source_names() { return {"gpusched", "li2018", "naive", "manual"}; }
+
+} // namespace gpusched

@@ -1,0 +1,141 @@
+#include "tuner/generator_run.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace gpusched {
+namespace fs = std::filesystem;
+
+std::vector<std::string> list_generators(const std::string &generator_path, std::chrono::milliseconds timeout) {
+    // GenGen, given no -g, prints "... available Generators are:" followed by
+    // one indented name per line, and exits.
+    ProcessSpec spec;
+    spec.argv = {generator_path};
+    spec.timeout = timeout;
+    ProcessResult r = run_process(spec);
+    std::vector<std::string> names;
+    std::istringstream in(r.err + "\n" + r.out);
+    std::string line;
+    bool listing = false;
+    while (std::getline(in, line)) {
+        if (line.find("available Generators are:") != std::string::npos) {
+            listing = true;
+            continue;
+        }
+        if (!listing) continue;
+        if (line.rfind("    ", 0) != 0) break;
+        auto b = line.find_first_not_of(' ');
+        if (b != std::string::npos) names.push_back(line.substr(b));
+    }
+    return names;
+}
+
+GeneratorOutcome preflight_generator(const std::string &path, const std::string &name,
+                                     std::chrono::milliseconds timeout) {
+    GeneratorOutcome o;
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) {
+        o.failure = GeneratorFailure::NotFound;
+        o.message = "generator '" + path + "' does not exist";
+        return o;
+    }
+    if (!S_ISREG(st.st_mode) || access(path.c_str(), X_OK) != 0) {
+        o.failure = GeneratorFailure::NotExecutable;
+        o.message = "generator '" + path + "' is not an executable file";
+        return o;
+    }
+    auto names = list_generators(path, timeout);
+    if (names.empty()) {
+        o.failure = GeneratorFailure::Error;
+        o.message = "'" + path + "' does not look like a Halide generator (it lists no generators)";
+        return o;
+    }
+    for (const auto &n : names)
+        if (n == name) return o;
+    o.failure = GeneratorFailure::UnknownGenerator;
+    std::string have;
+    for (const auto &n : names) have += (have.empty() ? "" : ", ") + n;
+    o.message = "'" + path + "' has no generator named '" + name + "' (it has: " + have + ")";
+    return o;
+}
+
+std::vector<std::string> generator_argv(const GeneratorInvocation &inv) {
+    std::vector<std::string> argv = {inv.generator_path, "-g", inv.generator_name, "-o", inv.output_dir};
+    if (!inv.emit.empty()) {
+        std::string e;
+        for (const auto &x : inv.emit) e += (e.empty() ? "" : ",") + x;
+        argv.push_back("-e");
+        argv.push_back(e);
+    }
+    if (inv.plugin_path) {
+        argv.push_back("-p");
+        argv.push_back(*inv.plugin_path);
+    }
+    if (inv.autoscheduler) {
+        argv.push_back("-s");
+        argv.push_back(*inv.autoscheduler);
+    }
+    argv.push_back("target=" + inv.target);
+    if (inv.autoscheduler) argv.push_back("auto_schedule=true");
+    for (const auto &[k, v] : inv.params) argv.push_back(k + "=" + v);
+    return argv;
+}
+
+std::string summarize_generator_error(const std::string &err) {
+    // Halide reports user errors as "Error: <message>" (possibly after
+    // "Unhandled exception: "), with the message on the same or next line.
+    std::istringstream in(err);
+    std::vector<std::string> lines;
+    std::string line;
+    while (std::getline(in, line)) lines.push_back(line);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        auto pos = lines[i].find("Error:");
+        if (pos == std::string::npos) continue;
+        std::string msg = lines[i].substr(pos + 6);
+        auto b = msg.find_first_not_of(' ');
+        msg = b == std::string::npos ? "" : msg.substr(b);
+        // The message continues until a blank line.
+        for (std::size_t j = i + 1; j < lines.size() && !lines[j].empty(); ++j) {
+            msg += (msg.empty() ? "" : " ") + lines[j];
+        }
+        if (!msg.empty()) return msg;
+    }
+    return last_lines(err, 2);
+}
+
+GeneratorOutcome run_generator(const GeneratorInvocation &inv) {
+    GeneratorOutcome o;
+    std::error_code ec;
+    fs::create_directories(inv.output_dir, ec);
+    ProcessSpec spec;
+    spec.argv = generator_argv(inv);
+    spec.env = inv.env;
+    spec.timeout = inv.timeout;
+    o.process = run_process(spec);
+    const ProcessResult &r = o.process;
+    const std::string who = "generator '" + inv.generator_name + "'";
+    if (!r.started) {
+        o.failure = GeneratorFailure::NotExecutable;
+        o.message = who + " " + r.describe_failure();
+    } else if (r.timed_out) {
+        o.failure = GeneratorFailure::TimedOut;
+        o.message = who + " timed out after " + std::to_string(inv.timeout.count() / 1000) + " s";
+    } else if (r.term_signal != 0) {
+        o.failure = GeneratorFailure::Crashed;
+        o.message = who + " crashed (" + r.describe_failure() + "): " + last_lines(r.err, 1);
+    } else if (r.exit_code != 0) {
+        if (r.err.find("Generator not found") != std::string::npos) {
+            o.failure = GeneratorFailure::UnknownGenerator;
+            o.message = "no generator named '" + inv.generator_name + "' in '" + inv.generator_path + "'";
+        } else {
+            o.failure = GeneratorFailure::Error;
+            o.message = who + " failed: " + summarize_generator_error(r.err);
+        }
+    }
+    return o;
+}
+
+} // namespace gpusched

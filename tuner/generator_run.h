@@ -1,0 +1,59 @@
+#pragma once
+// Runs a Halide generator executable (built with GenGen) as a subprocess and
+// turns what went wrong into one line a user can act on: the generator is
+// missing or not executable, the generator name is unknown (with the names it
+// does have), a GeneratorParam is bad, Halide reported a user error, it
+// crashed, or it timed out.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tuner/subprocess.h"
+
+namespace gpusched {
+
+enum class GeneratorFailure { None, NotFound, NotExecutable, UnknownGenerator, Error, Crashed, TimedOut };
+
+struct GeneratorInvocation {
+    std::string generator_path;
+    std::string generator_name;
+    std::string output_dir;
+    std::vector<std::string> emit;             // -e list: static_library, h, registration, schedule, ...
+    std::string target;                        // Halide target string
+    std::map<std::string, std::string> params; // GeneratorParams, key=value
+    std::optional<std::string> plugin_path;    // -p
+    std::optional<std::string> autoscheduler;  // -s; also sets auto_schedule=true
+    std::map<std::string, std::string> env;
+    std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+};
+
+struct GeneratorOutcome {
+    GeneratorFailure failure = GeneratorFailure::None;
+    std::string message;  // one line, empty on success
+    ProcessResult process;
+
+    bool ok() const { return failure == GeneratorFailure::None; }
+};
+
+// Checks the executable exists and is executable, and that it offers the
+// named generator. Returns a failed outcome with a clear message, or None.
+GeneratorOutcome preflight_generator(const std::string &generator_path, const std::string &generator_name,
+                                     std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+// The generator names an executable offers (GenGen lists them when run
+// without -g). Empty if it could not be asked.
+std::vector<std::string> list_generators(const std::string &generator_path,
+                                         std::chrono::milliseconds timeout = std::chrono::seconds(60));
+
+GeneratorOutcome run_generator(const GeneratorInvocation &inv);
+
+// The argv run_generator uses (exposed for logs and tests).
+std::vector<std::string> generator_argv(const GeneratorInvocation &inv);
+
+// The most useful line of a Halide generator's stderr ("Error: ..." text).
+std::string summarize_generator_error(const std::string &stderr_text);
+
+} // namespace gpusched

@@ -1,0 +1,235 @@
+#include "tuner/subprocess.h"
+
+#include <cerrno>
+#include <cstring>
+#include <sstream>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+namespace gpusched {
+namespace {
+
+void set_cloexec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+// The child's environment: ours plus the spec's overrides.
+std::vector<std::string> build_environment(const std::map<std::string, std::string> &extra) {
+    std::vector<std::string> env;
+    for (char **e = environ; e && *e; ++e) {
+        std::string entry(*e);
+        auto eq = entry.find('=');
+        std::string key = entry.substr(0, eq);
+        if (extra.count(key)) continue;
+        env.push_back(std::move(entry));
+    }
+    for (const auto &[k, v] : extra) env.push_back(k + "=" + v);
+    return env;
+}
+
+void append_capped(std::string &dst, const char *buf, std::size_t n, std::size_t cap, bool &truncated) {
+    if (dst.size() >= cap) {
+        truncated = true;
+        return;
+    }
+    std::size_t room = cap - dst.size();
+    dst.append(buf, n < room ? n : room);
+    if (n > room) truncated = true;
+}
+
+} // namespace
+
+std::string ProcessResult::describe_failure() const {
+    std::ostringstream s;
+    if (!started) {
+        s << "could not start: " << start_error;
+    } else if (timed_out) {
+        s << "timed out after " << static_cast<long>(wall_seconds + 0.5) << " s";
+    } else if (term_signal != 0) {
+        s << "killed by signal " << term_signal << " (" << strsignal(term_signal) << ")";
+    } else if (exit_code != 0) {
+        s << "exit status " << exit_code;
+    } else {
+        s << "succeeded";
+    }
+    return s.str();
+}
+
+std::optional<std::string> find_executable(const std::string &name, const std::vector<std::string> &extra_dirs) {
+    auto executable = [](const std::string &p) {
+        struct stat st;
+        return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
+    };
+    if (name.find('/') != std::string::npos) {
+        if (executable(name)) return name;
+        return std::nullopt;
+    }
+    std::vector<std::string> dirs;
+    if (const char *path = getenv("PATH")) {
+        std::stringstream ss(path);
+        std::string d;
+        while (std::getline(ss, d, ':'))
+            if (!d.empty()) dirs.push_back(d);
+    }
+    dirs.insert(dirs.end(), extra_dirs.begin(), extra_dirs.end());
+    for (const auto &d : dirs) {
+        std::string p = d + "/" + name;
+        if (executable(p)) return p;
+    }
+    return std::nullopt;
+}
+
+std::string last_lines(const std::string &text, int max_lines) {
+    std::vector<std::string> lines;
+    std::stringstream ss(text);
+    std::string line;
+    while (std::getline(ss, line)) {
+        if (line.find_first_not_of(" \t\r") != std::string::npos) lines.push_back(line);
+    }
+    std::string out;
+    int start = static_cast<int>(lines.size()) - max_lines;
+    for (int i = start < 0 ? 0 : start; i < static_cast<int>(lines.size()); ++i) {
+        if (!out.empty()) out += "\n";
+        out += lines[i];
+    }
+    return out;
+}
+
+ProcessResult run_process(const ProcessSpec &spec) {
+    ProcessResult r;
+    if (spec.argv.empty()) {
+        r.start_error = "empty command line";
+        return r;
+    }
+    auto program = find_executable(spec.argv[0]);
+    if (!program) {
+        r.start_error = "'" + spec.argv[0] + "' not found or not executable";
+        return r;
+    }
+
+    int out_pipe[2], err_pipe[2], exec_pipe[2];
+    if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0 || pipe(exec_pipe) != 0) {
+        r.start_error = std::string("pipe: ") + strerror(errno);
+        return r;
+    }
+    set_cloexec(exec_pipe[1]);
+
+    std::vector<std::string> env = build_environment(spec.env);
+    std::vector<char *> envp, argvp;
+    for (auto &e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    std::vector<std::string> argv = spec.argv;
+    for (auto &a : argv) argvp.push_back(a.data());
+    argvp.push_back(nullptr);
+
+    auto t0 = std::chrono::steady_clock::now();
+    pid_t pid = fork();
+    if (pid < 0) {
+        r.start_error = std::string("fork: ") + strerror(errno);
+        return r;
+    }
+    if (pid == 0) {
+        // Child: own process group, so a timeout can kill the whole tree.
+        setpgid(0, 0);
+        dup2(out_pipe[1], STDOUT_FILENO);
+        dup2(err_pipe[1], STDERR_FILENO);
+        int devnull = open("/dev/null", O_RDONLY);
+        if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        close(exec_pipe[0]);
+        if (spec.working_dir && chdir(spec.working_dir->c_str()) != 0) {
+            int e = errno;
+            (void)!write(exec_pipe[1], &e, sizeof e);
+            _exit(127);
+        }
+        execve(program->c_str(), argvp.data(), envp.data());
+        int e = errno;
+        (void)!write(exec_pipe[1], &e, sizeof e);
+        _exit(127);
+    }
+    setpgid(pid, pid);  // also from the parent, to win the race with kill()
+    close(out_pipe[1]);
+    close(err_pipe[1]);
+    close(exec_pipe[1]);
+
+    int exec_errno = 0;
+    if (read(exec_pipe[0], &exec_errno, sizeof exec_errno) == sizeof exec_errno) {
+        close(exec_pipe[0]);
+        close(out_pipe[0]);
+        close(err_pipe[0]);
+        waitpid(pid, nullptr, 0);
+        r.start_error = "'" + *program + "': " + strerror(exec_errno);
+        return r;
+    }
+    close(exec_pipe[0]);
+    r.started = true;
+
+    bool out_trunc = false, err_trunc = false;
+    pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+    int open_fds = 2;
+    const auto deadline = t0 + spec.timeout;
+    char buf[65536];
+    while (open_fds > 0) {
+        auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) {
+            r.timed_out = true;
+            break;
+        }
+        int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
+        int n = poll(fds, 2, wait_ms > 1000 ? 1000 : wait_ms);
+        if (n < 0 && errno != EINTR) break;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            ssize_t got = read(fds[i].fd, buf, sizeof buf);
+            if (got <= 0) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_fds;
+            } else if (i == 0) {
+                append_capped(r.out, buf, static_cast<std::size_t>(got), spec.max_captured_bytes, out_trunc);
+            } else {
+                append_capped(r.err, buf, static_cast<std::size_t>(got), spec.max_captured_bytes, err_trunc);
+            }
+        }
+    }
+
+    int status = 0;
+    if (r.timed_out) {
+        kill(-pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    } else {
+        // Output closed; the child may still be running until the deadline.
+        while (true) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid) break;
+            if (std::chrono::steady_clock::now() >= deadline) {
+                r.timed_out = true;
+                kill(-pid, SIGKILL);
+                waitpid(pid, &status, 0);
+                break;
+            }
+            usleep(2000);
+        }
+    }
+    for (auto &f : fds)
+        if (f.fd >= 0) close(f.fd);
+    // Anything the child left behind in its group goes with it.
+    kill(-pid, SIGKILL);
+
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (!r.timed_out) {
+        if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);
+    }
+    if (out_trunc) r.out += "\n[gpusched: output truncated]\n";
+    if (err_trunc) r.err += "\n[gpusched: output truncated]\n";
+    return r;
+}
+
+} // namespace gpusched

@@ -1,0 +1,52 @@
+#pragma once
+// The one way gpusched runs another program: an argv vector (never a shell
+// string), extra environment variables, a wall-clock timeout, and both
+// output streams captured. The child runs in its own process group so a
+// timeout kills everything it started (a generator's compilers, a benchmark's
+// helpers), not just the first process.
+//
+// Invariant: run_process never throws for anything the child does; failure
+// to start, a non-zero exit, a signal and a timeout are all reported in the
+// result so the caller can explain them.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusched {
+
+struct ProcessSpec {
+    std::vector<std::string> argv;               // argv[0] is the program (a path, or a name searched in PATH)
+    std::map<std::string, std::string> env;      // set on top of the parent's environment
+    std::optional<std::string> working_dir;
+    std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+    std::size_t max_captured_bytes = 16u << 20;  // per stream; the rest is dropped (and noted)
+};
+
+struct ProcessResult {
+    bool started = false;       // false: could not exec (see start_error)
+    std::string start_error;    // why it did not start
+    bool timed_out = false;     // killed by us after the timeout
+    int exit_code = -1;         // valid when exited normally
+    int term_signal = 0;        // non-zero when killed by a signal
+    std::string out;            // captured stdout
+    std::string err;            // captured stderr
+    double wall_seconds = 0;
+
+    bool ok() const { return started && !timed_out && term_signal == 0 && exit_code == 0; }
+    // "exit status 3", "killed by signal 11 (Segmentation fault)", "timed out after 30 s", ...
+    std::string describe_failure() const;
+};
+
+ProcessResult run_process(const ProcessSpec &spec);
+
+// Searches PATH (and then the extra directories) for an executable name.
+std::optional<std::string> find_executable(const std::string &name,
+                                           const std::vector<std::string> &extra_dirs = {});
+
+// The last non-empty lines of a process's output, for one-line error messages.
+std::string last_lines(const std::string &text, int max_lines);
+
+} // namespace gpusched
