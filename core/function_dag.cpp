@@ -367,7 +367,14 @@ std::vector<Span> FunctionDAG::loop_bounds(const Stage &s, const Region &func_re
 }
 
 std::optional<Region> FunctionDAG::required(const Stage &s, const Edge &e, const std::vector<Span> &loops) const {
-    VarValues v = param_values;
+    // A scratch copy of the parameter values per thread: loop variables of
+    // different stages have distinct names, so stale entries never matter.
+    thread_local const FunctionDAG *scratch_owner = nullptr;
+    thread_local VarValues v;
+    if (scratch_owner != this || v.size() < param_values.size()) {
+        v = param_values;
+        scratch_owner = this;
+    }
     for (size_t i = 0; i < s.loops.size(); i++) {
         v[loop_min_name(s.loops[i].var)] = loops[i].min;
         v[loop_max_name(s.loops[i].var)] = loops[i].max;

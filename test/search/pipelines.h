@@ -77,3 +77,36 @@ struct Bounded {
 };
 
 } // namespace test_pipelines
+
+namespace test_pipelines {
+
+// out(x, y) = in(x, y) or in(y, x): one load per point, coalesced or not.
+struct Copy {
+    Var x{"x"}, y{"y"};
+    ImageParam in{Halide::Float(32), 2, "copy_in"};
+    Func out{"copy_out"};
+    explicit Copy(bool transpose, int w = 256, int h = 256) {
+        out(x, y) = transpose ? in(y, x) : in(x, y);
+        in.dim(0).set_estimate(0, w);
+        in.dim(1).set_estimate(0, h);
+        out.set_estimate(x, 0, w).set_estimate(y, 0, h);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
+};
+
+// out(x, y) = p(x, y) or p(y, x), p a stage worth staging in shared memory.
+struct Staged {
+    Var x{"x"}, y{"y"};
+    ImageParam in{Halide::Float(32), 2, "staged_in"};
+    Func p{"staged_p"}, out{"staged_out"};
+    explicit Staged(bool transpose) {
+        p(x, y) = in(x, y) * 2.0f + 1.0f;
+        out(x, y) = transpose ? p(y, x) : p(x, y);
+        in.dim(0).set_estimate(0, 256);
+        in.dim(1).set_estimate(0, 256);
+        out.set_estimate(x, 0, 256).set_estimate(y, 0, 256);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
+};
+
+} // namespace test_pipelines

@@ -1,0 +1,461 @@
+#include "core/featurize_schedule.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+namespace gpusched {
+
+namespace detail {
+
+int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes) {
+    // Global loads and stores are served in 32-byte sectors.
+    std::set<int64_t> sectors;
+    for (int64_t a : addresses) {
+        int64_t first = (a * bytes) >> 5, last = (a * bytes + bytes - 1) >> 5;
+        for (int64_t s = first; s <= last; s++) sectors.insert(s);
+    }
+    return static_cast<int64_t>(sectors.size());
+}
+
+int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, int banks) {
+    // Shared memory has `banks` 4-byte banks; lanes reading the same word are
+    // served together (broadcast), distinct words in one bank serialize.
+    if (addresses.empty()) return 0;
+    std::unordered_map<int64_t, std::set<int64_t>> words_per_bank;
+    for (int64_t a : addresses) {
+        int64_t first = (a * bytes) >> 2, last = (a * bytes + bytes - 1) >> 2;
+        for (int64_t w = first; w <= last; w++) words_per_bank[((w % banks) + banks) % banks].insert(w);
+    }
+    int64_t worst = 1;
+    for (const auto &kv : words_per_bank) worst = std::max<int64_t>(worst, static_cast<int64_t>(kv.second.size()));
+    return worst;
+}
+
+} // namespace detail
+
+namespace {
+
+using Jacobian = std::vector<std::vector<std::optional<int64_t>>>;
+
+struct EffectiveAccess {
+    ProducerRef producer;
+    int bytes = 4;
+    Jacobian jacobian;  // [producer arg][stage loop]
+    bool through_inline = false;
+};
+
+// Follows calls to inlined Funcs, composing index jacobians, so a stage's
+// accesses are the loads it really issues after inlining.
+void collect_accesses(const LoopNest &nest, const Stage &s, const Jacobian *outer, bool inl,
+                      std::vector<EffectiveAccess> &out, int depth) {
+    const FunctionDAG &dag = nest.dag;
+    for (const Access &a : s.accesses) {
+        Jacobian j = a.jacobian;
+        if (outer) {
+            // j is relative to s's loops; s's loop l is its Func's argument
+            // func_arg(l), which the outer stage indexes with outer[arg].
+            size_t n_outer_loops = outer->empty() ? 0 : (*outer)[0].size();
+            Jacobian c(j.size(), std::vector<std::optional<int64_t>>(n_outer_loops, int64_t(0)));
+            for (size_t k = 0; k < j.size(); k++) {
+                for (size_t l = 0; l < s.loops.size(); l++) {
+                    int arg = s.loops[l].func_arg;
+                    for (size_t q = 0; q < n_outer_loops; q++) {
+                        if (!c[k][q]) continue;
+                        if (!j[k][l] || arg < 0 || !(*outer)[arg][q]) c[k][q] = std::nullopt;
+                        else *c[k][q] += *j[k][l] * *(*outer)[arg][q];
+                    }
+                }
+            }
+            j = std::move(c);
+        }
+        if (!a.producer.is_image && nest.location(a.producer.index) == ComputeLocation::Inline && depth < 16) {
+            collect_accesses(nest, dag.nodes[a.producer.index].stages[0], &j, true, out, depth + 1);
+            continue;
+        }
+        out.push_back(EffectiveAccess{a.producer, a.bytes, std::move(j), inl});
+    }
+}
+
+struct Lanes {
+    // Per lane of the block: active for this stage, and its coordinate step
+    // per stage loop.
+    std::vector<std::vector<int64_t>> coords;  // [lane][loop] offset of the lane's first point
+    std::vector<bool> active;
+    int64_t warps = 0, active_warps = 0, active_threads = 0;
+    int regular_warp = -1, tail_warp = -1;
+};
+
+Lanes make_lanes(const LoopNest &nest, const ScheduledStage &ss, const Stage &st, int warp_size) {
+    const Kernel &k = nest.kernels[ss.kernel];
+    Lanes L;
+    int64_t T = std::max<int64_t>(1, k.threads_per_block);
+    L.warps = (T + warp_size - 1) / warp_size;
+    L.coords.assign(T, std::vector<int64_t>(st.loops.size(), 0));
+    L.active.assign(T, false);
+    // For a Thread-level stage every thread of its host runs it; the lane's
+    // point moves with the host's tiling along the same Func argument
+    // (approximation: assumes producer and consumer dimensions line up).
+    const ScheduledStage *host = nullptr;
+    if (ss.location == ComputeLocation::Thread) {
+        int hidx = nest.stage_at[nest.decisions.funcs[ss.node].host][0];
+        host = &nest.stages[hidx];
+    }
+    const ScheduledStage &shape_src = host ? *host : ss;
+    const Stage &shape_stage = host ? nest.dag.nodes[host->node].stages[host->stage] : st;
+    for (int64_t lane = 0; lane < T; lane++) {
+        int64_t c[3] = {lane % k.block_shape[0], (lane / k.block_shape[0]) % k.block_shape[1],
+                        lane / (k.block_shape[0] * k.block_shape[1])};
+        bool act = true;
+        for (int q = 0; q < 3; q++) act = act && c[q] < shape_src.thread_shape[q];
+        L.active[lane] = act;
+        if (!act) continue;
+        for (size_t j = 0; j < st.loops.size(); j++) {
+            if (!host) {
+                int slot = ss.thread_slot[j];
+                if (slot >= 0) L.coords[lane][j] = c[slot] * ss.serial[j];
+            } else if (!st.loops[j].is_rvar) {
+                for (size_t h = 0; h < shape_stage.loops.size(); h++) {
+                    int slot = host->thread_slot[h];
+                    if (slot >= 0 && shape_stage.loops[h].func_arg == st.loops[j].func_arg)
+                        L.coords[lane][j] = c[slot] * host->serial[h];
+                }
+            }
+        }
+    }
+    std::vector<int64_t> per_warp(L.warps, 0);
+    for (int64_t lane = 0; lane < T; lane++) per_warp[lane / warp_size] += L.active[lane] ? 1 : 0;
+    for (int64_t w = 0; w < L.warps; w++) {
+        if (!per_warp[w]) continue;
+        L.active_warps++;
+        L.active_threads += per_warp[w];
+        if (L.regular_warp < 0) L.regular_warp = static_cast<int>(w);
+        L.tail_warp = static_cast<int>(w);
+    }
+    // The tail warp is only different if it has a different number of
+    // active lanes than the representative regular warp.
+    if (L.tail_warp == L.regular_warp || per_warp[L.tail_warp] == per_warp[L.regular_warp]) L.tail_warp = -1;
+    return L;
+}
+
+struct MemStats {
+    double transactions = 0;
+    double bytes_used = 0;
+};
+
+// Transactions per block of one access (or store) pattern.
+MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Stage &st, const Jacobian &jac,
+                             const Region &alloc, int bytes, MemoryLevel level, int warp_size, int banks) {
+    MemStats m;
+    if (level == MemoryLevel::Register || L.regular_warp < 0) return m;
+    std::vector<int64_t> strides(jac.size(), 1);
+    for (size_t i = 1; i < jac.size(); i++)
+        strides[i] = strides[i - 1] * std::max<int64_t>(1, i - 1 < alloc.size() ? alloc[i - 1].extent() : 1);
+    // Serial loops the address depends on; loads independent of a serial
+    // loop are hoisted out of its unrolled body and issued once.
+    std::vector<int> dep;
+    double rvar_repeat = 1;
+    bool unknown = false;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        bool depends = false;
+        for (const auto &row : jac) {
+            if (!row[l]) unknown = true;
+            depends = depends || !row[l] || *row[l] != 0;
+        }
+        if (!depends || ss.serial[l] <= 1) continue;
+        // RVars run long serial loops that are not unrolled; every iteration
+        // looks like the first (translation invariance).
+        if (st.loops[l].is_rvar) rvar_repeat *= static_cast<double>(ss.serial[l]);
+        else dep.push_back(static_cast<int>(l));
+    }
+    (void)unknown;
+    int64_t combos = 1;
+    for (int l : dep) combos *= ss.serial[l];
+    // Enumerate at most kMaxCombos serial points and scale the rest (only
+    // Thread-level stages with large regions get there).
+    constexpr int64_t kMaxCombos = 64;
+    int64_t enumerated = std::min(combos, kMaxCombos);
+    double scale = static_cast<double>(combos) / static_cast<double>(enumerated) * rvar_repeat;
+
+    auto warp_tx = [&](int warp, double &used) {
+        double tx = 0;
+        std::vector<int64_t> point(st.loops.size(), 0);
+        std::vector<int64_t> addrs;
+        for (int64_t c = 0; c < enumerated; c++) {
+            int64_t rem = c;
+            for (int l : dep) {
+                point[l] = rem % ss.serial[l];
+                rem /= ss.serial[l];
+            }
+            addrs.clear();
+            for (int64_t lane = static_cast<int64_t>(warp) * warp_size;
+                 lane < std::min<int64_t>((warp + 1) * static_cast<int64_t>(warp_size), static_cast<int64_t>(L.active.size()));
+                 lane++) {
+                if (!L.active[lane]) continue;
+                int64_t addr = 0;
+                bool known = true;
+                for (size_t i = 0; i < jac.size(); i++) {
+                    int64_t coord = 0;
+                    for (size_t l = 0; l < st.loops.size(); l++) {
+                        if (!jac[i][l]) {
+                            known = false;
+                            break;
+                        }
+                        coord += *jac[i][l] * (L.coords[lane][l] + point[l]);
+                    }
+                    addr += coord * strides[i];
+                }
+                // Data-dependent index: assume the worst, every lane apart
+                // (its own sector; the same shared bank).
+                if (!known) addr = lane * 1024 * warp_size;
+                addrs.push_back(addr);
+            }
+            used += static_cast<double>(addrs.size()) * bytes;
+            tx += static_cast<double>(level == MemoryLevel::Global
+                                          ? detail::global_transactions(addrs, bytes)
+                                          : detail::shared_transactions(addrs, bytes, banks));
+        }
+        return tx;
+    };
+    double used_regular = 0, used_tail = 0;
+    double regular = warp_tx(L.regular_warp, used_regular);
+    double n_regular = static_cast<double>(L.active_warps - (L.tail_warp >= 0 ? 1 : 0));
+    m.transactions = regular * n_regular;
+    m.bytes_used = used_regular * n_regular;
+    if (L.tail_warp >= 0) {
+        m.transactions += warp_tx(L.tail_warp, used_tail);
+        m.bytes_used += used_tail;
+    }
+    m.transactions *= scale;
+    m.bytes_used *= scale;
+    return m;
+}
+
+double bytes_of(const Region &r, int bytes) { return static_cast<double>(region_points(r)) * bytes; }
+double lines_of(const Region &r) {
+    double l = 1;
+    for (size_t i = 1; i < r.size(); i++) l *= static_cast<double>(std::max<int64_t>(1, r[i].extent()));
+    return l;
+}
+double points_of(const std::vector<Span> &loops) {
+    double p = 1;
+    for (const Span &s : loops) p *= static_cast<double>(std::max<int64_t>(1, s.extent()));
+    return p;
+}
+
+} // namespace
+
+ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfile &gpu) {
+    using SF = ScheduleFeature;
+    const FunctionDAG &dag = nest.dag;
+    const ScheduledStage &ss = nest.stages[index];
+    const Node &node = dag.nodes[ss.node];
+    const Stage &st = node.stages[ss.stage];
+    const Kernel &k = nest.kernels[ss.kernel];
+    const int bpp = node.bytes_per_point;
+    ScheduleFeatures f;
+
+    const double points_real = points_of(ss.loops_realization);
+    const double realizations = static_cast<double>(ss.num_realizations);
+    f[SF::num_realizations] = realizations;
+    f[SF::num_productions] = realizations;  // store_at == compute_at here
+    f[SF::points_computed_per_realization] = points_real;
+    f[SF::points_computed_per_production] = points_real;
+    f[SF::points_computed_total] = points_real * realizations;
+    f[SF::points_computed_minimum] = points_of(dag.loop_bounds(st, node.region));
+    f[SF::num_scalars] = f[SF::points_computed_total];
+    int first_pure = -1;
+    for (size_t l = 0; l < st.loops.size(); l++)
+        if (!st.loops[l].is_rvar && first_pure < 0) first_pure = static_cast<int>(l);
+    f[SF::innermost_loop_extent] = st.loops.empty() ? 1.0 : static_cast<double>(ss.serial[0]);
+    f[SF::innermost_pure_loop_extent] = first_pure < 0 ? 1.0 : static_cast<double>(ss.serial[first_pure]);
+    double serial_pure = 1;
+    for (size_t l = 0; l < st.loops.size(); l++)
+        if (!st.loops[l].is_rvar) serial_pure *= static_cast<double>(ss.serial[l]);
+    // Lowering unrolls serial loops of total extent < 16 (sec. 4.7).
+    f[SF::unrolled_loop_extent] = serial_pure < 16 && ss.location != ComputeLocation::Thread ? serial_pure : 1;
+    f[SF::inner_parallelism] = static_cast<double>(ss.threads);
+    f[SF::outer_parallelism] = static_cast<double>(k.num_blocks);
+    f[SF::num_tasks] = static_cast<double>(k.num_blocks);
+    f[SF::num_blocks] = static_cast<double>(k.num_blocks);
+
+    const Region &own_alloc = nest.realization_region[ss.node];
+    f[SF::bytes_at_realization] = bytes_of(own_alloc, bpp);
+    f[SF::bytes_at_production] = f[SF::bytes_at_realization];
+    f[SF::bytes_at_root] = bytes_of(node.region, bpp);
+    f[SF::innermost_bytes_at_realization] = own_alloc.empty() ? bpp : static_cast<double>(own_alloc[0].extent()) * bpp;
+    f[SF::innermost_bytes_at_production] = f[SF::innermost_bytes_at_realization];
+    f[SF::innermost_bytes_at_root] = node.region.empty() ? bpp : static_cast<double>(node.region[0].extent()) * bpp;
+
+    // Loads: after following inlined Funcs.
+    std::vector<EffectiveAccess> accesses;
+    collect_accesses(nest, st, nullptr, false, accesses, 0);
+    double inlined = 0;
+    for (const EffectiveAccess &a : accesses) inlined += a.through_inline ? 1 : 0;
+    f[SF::inlined_calls] = inlined * f[SF::points_computed_total];
+
+    auto dm_real = nest.demand(st, ss.loops_realization);
+    auto dm_thread = nest.demand(st, ss.loops_thread);
+    auto dm_block = nest.demand(st, ss.loops_block);
+    double ub = 0, ul = 0, alloc_bytes = 0;
+    double lvl_bytes[3] = {0, 0, 0}, lvl_lines[3] = {0, 0, 0}, lvl_alloc[3] = {0, 0, 0};
+    double thr_bytes[3] = {0, 0, 0}, thr_lines[3] = {0, 0, 0};
+    double task_bytes = 0, task_lines = 0;
+    for (const auto &kv : dm_real) {
+        int pb = dag.producer_bytes(kv.first);
+        int lvl = static_cast<int>(nest.memory_level(kv.first));
+        double b = bytes_of(kv.second, pb), l = lines_of(kv.second);
+        double a = bytes_of(nest.allocation(kv.first), pb);
+        ub += b;
+        ul += l;
+        alloc_bytes += a;
+        lvl_bytes[lvl] += b;
+        lvl_lines[lvl] += l;
+        lvl_alloc[lvl] += a;
+    }
+    for (const auto &kv : dm_thread) {
+        int lvl = static_cast<int>(nest.memory_level(kv.first));
+        thr_bytes[lvl] += bytes_of(kv.second, dag.producer_bytes(kv.first));
+        thr_lines[lvl] += lines_of(kv.second);
+    }
+    for (const auto &kv : dm_block) {
+        task_bytes += bytes_of(kv.second, dag.producer_bytes(kv.first));
+        task_lines += lines_of(kv.second);
+    }
+    f[SF::unique_bytes_read_per_realization] = ub;
+    f[SF::unique_lines_read_per_realization] = ul;
+    f[SF::allocation_bytes_read_per_realization] = alloc_bytes;
+    f[SF::unique_bytes_read_per_point] = ub / points_real;
+    f[SF::unique_lines_read_per_point] = ul / points_real;
+    // A "task" is one block of the kernel; for a Thread-level stage that is
+    // all of its host's threads in the block.
+    f[SF::unique_bytes_read_per_task] = task_bytes;
+    f[SF::unique_lines_read_per_task] = task_lines;
+    const SF ub_f[3] = {SF::unique_global_bytes_read_per_realization, SF::unique_shared_bytes_read_per_realization,
+                        SF::unique_register_bytes_read_per_realization};
+    const SF ul_f[3] = {SF::unique_global_lines_read_per_realization, SF::unique_shared_lines_read_per_realization,
+                        SF::unique_register_lines_read_per_realization};
+    const SF tb_f[3] = {SF::unique_global_bytes_read_per_thread, SF::unique_shared_bytes_read_per_thread,
+                        SF::unique_register_bytes_read_per_thread};
+    const SF tl_f[3] = {SF::unique_global_lines_read_per_thread, SF::unique_shared_lines_read_per_thread,
+                        SF::unique_register_lines_read_per_thread};
+    const SF al_f[3] = {SF::global_allocation_bytes_read_per_realization,
+                        SF::shared_allocation_bytes_read_per_realization,
+                        SF::register_allocation_bytes_read_per_realization};
+    for (int q = 0; q < 3; q++) {
+        f[ub_f[q]] = lvl_bytes[q];
+        f[ul_f[q]] = lvl_lines[q];
+        f[tb_f[q]] = thr_bytes[q];
+        f[tl_f[q]] = thr_lines[q];
+        f[al_f[q]] = lvl_alloc[q];
+    }
+
+    // Working sets: the allocations live at each level of this stage's nest.
+    double ws_block = static_cast<double>(k.shared_bytes), ws_thread = 0, ws_root = 0;
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        ComputeLocation loc = nest.location(static_cast<int>(n));
+        if (loc == ComputeLocation::Root) ws_root += bytes_of(dag.nodes[n].region, dag.nodes[n].bytes_per_point);
+        if (loc == ComputeLocation::Thread && nest.decisions.funcs[n].host == ss.node)
+            ws_thread += bytes_of(nest.realization_region[n], dag.nodes[n].bytes_per_point);
+    }
+    f[SF::working_set] = f[SF::bytes_at_realization] + ws_thread * static_cast<double>(ss.threads);
+    f[SF::working_set_at_task] = ws_block;
+    f[SF::working_set_at_production] = f[SF::bytes_at_production];
+    f[SF::working_set_at_realization] = f[SF::bytes_at_realization];
+    f[SF::working_set_at_root] = ws_root;
+    f[SF::working_set_at_thread] = ws_thread;
+
+    // GPU parallelism.
+    f[SF::points_computed_per_thread] = points_of(ss.loops_thread);
+    const int ws = std::max(1, gpu.warp_size);
+    Lanes L = make_lanes(nest, ss, st, ws);
+    f[SF::num_warps_per_block] = static_cast<double>(L.warps);
+    f[SF::num_active_warps_per_block] = static_cast<double>(L.active_warps);
+    f[SF::num_threads_per_block] = static_cast<double>(ss.threads);
+    f[SF::expr_branching] = st.strahler;
+    const double max_tpb = std::max(1, gpu.max_threads_per_block);
+    f[SF::block_occupancy] = static_cast<double>(ss.threads) / max_tpb;
+    double lanes_available = static_cast<double>(L.active_warps) * ws;
+    f[SF::warp_lane_utilization] = lanes_available > 0 ? static_cast<double>(L.active_threads) / lanes_available : 0;
+    f[SF::idle_lane_wastage] = (lanes_available - static_cast<double>(L.active_threads)) / max_tpb;
+
+    // Memory transactions per block.
+    MemStats gl, sl, gs, sst;
+    for (const EffectiveAccess &a : accesses) {
+        MemoryLevel lvl = nest.memory_level(a.producer);
+        MemStats m = access_transactions(L, ss, st, a.jacobian, nest.allocation(a.producer), a.bytes, lvl, ws,
+                                         gpu.shared_mem_banks);
+        MemStats &acc = lvl == MemoryLevel::Global ? gl : sl;
+        acc.transactions += m.transactions;
+        acc.bytes_used += m.bytes_used;
+    }
+    MemoryLevel own = ss.location == ComputeLocation::Root    ? MemoryLevel::Global
+                      : ss.location == ComputeLocation::Block ? MemoryLevel::Shared
+                                                              : MemoryLevel::Register;
+    for (int v = 0; v < static_cast<int>(node.func.values().size()); v++) {
+        int eb = node.func.output_types()[v].bytes();
+        MemStats m = access_transactions(L, ss, st, st.store_jacobian, own_alloc, eb, own, ws, gpu.shared_mem_banks);
+        MemStats &acc = own == MemoryLevel::Global ? gs : sst;
+        acc.transactions += m.transactions;
+        acc.bytes_used += m.bytes_used;
+    }
+    // Thread-level stages run once per host thread; the transactions above
+    // cover one pass of the block's warps, which is one realization each.
+    f[SF::num_global_mem_loads_per_block] = gl.transactions;
+    f[SF::num_shared_mem_loads_per_block] = sl.transactions;
+    f[SF::num_global_mem_stores_per_block] = gs.transactions;
+    f[SF::num_shared_mem_stores_per_block] = sst.transactions;
+    auto eff = [](const MemStats &m, double tx_bytes) {
+        return m.transactions > 0 ? std::min(1.0, m.bytes_used / (m.transactions * tx_bytes)) : 1.0;
+    };
+    const double shared_tx_bytes = 4.0 * gpu.shared_mem_banks;
+    f[SF::global_mem_load_efficiency] = eff(gl, 32);
+    f[SF::shared_mem_load_efficiency] = eff(sl, shared_tx_bytes);
+    f[SF::global_mem_store_efficiency] = eff(gs, 32);
+    f[SF::shared_mem_store_efficiency] = eff(sst, shared_tx_bytes);
+
+    // Bytes this stage writes per block, by level.
+    Region w = nest.written(st, ss.loops_block);
+    double wb = bytes_of(w, bpp), wi = w.empty() ? bpp : static_cast<double>(w[0].extent()) * bpp;
+    if (own == MemoryLevel::Register) {
+        wb = bytes_of(own_alloc, bpp) * static_cast<double>(ss.threads);
+        wi = (own_alloc.empty() ? 1.0 : static_cast<double>(own_alloc[0].extent())) * bpp;
+    }
+    const SF at_task[3] = {SF::global_bytes_at_task, SF::shared_bytes_at_task, SF::register_bytes_at_task};
+    const SF inner_task[3] = {SF::global_innermost_bytes_at_task, SF::shared_innermost_bytes_at_task,
+                              SF::register_innermost_bytes_at_task};
+    f[at_task[static_cast<int>(own)]] = wb;
+    f[inner_task[static_cast<int>(own)]] = wi;
+
+    // Occupancy: blocks resident per SM, limited by threads, warps, blocks and
+    // shared memory (registers are unknown before ptxas: not modelled).
+    int64_t warps_per_block = (std::max<int64_t>(1, k.threads_per_block) + ws - 1) / ws;
+    int64_t by_blocks = std::max(1, gpu.max_blocks_per_sm);
+    int64_t by_threads = std::max<int64_t>(1, gpu.max_threads_per_sm / (warps_per_block * ws));
+    int64_t by_warps = std::max<int64_t>(1, gpu.max_warps_per_sm / warps_per_block);
+    int64_t by_shared = k.shared_bytes > 0 ? std::max<int64_t>(0, gpu.shared_mem_per_sm_bytes / k.shared_bytes) : by_blocks;
+    int64_t active_blocks = std::min({by_blocks, by_threads, by_warps, by_shared});
+    f[SF::max_warp_occupancy] = static_cast<double>(active_blocks * warps_per_block) / std::max(1, gpu.max_warps_per_sm);
+    f[SF::max_block_occupancy] = static_cast<double>(active_blocks) / std::max(1, gpu.max_blocks_per_sm);
+    f[SF::shared_mem_occupancy] =
+        static_cast<double>(k.shared_bytes) / static_cast<double>(std::max<long>(1, gpu.shared_mem_per_sm_bytes));
+    f[SF::shared_mem_block_limit_factor] =
+        static_cast<double>(std::min(by_shared, by_blocks)) / static_cast<double>(by_blocks);
+
+    for (double &v : f.values) {
+        if (!std::isfinite(v) || v < 0) v = 0;
+    }
+    return f;
+}
+
+StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu) {
+    StateFeatures s;
+    for (size_t i = 0; i < nest.stages.size(); i++) {
+        s.stage_ids.push_back(nest.dag.stage_id(nest.stages[i].node, nest.stages[i].stage));
+        s.schedule.push_back(featurize_stage(nest, static_cast<int>(i), gpu));
+    }
+    return s;
+}
+
+} // namespace gpusched

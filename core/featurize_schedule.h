@@ -1,0 +1,36 @@
+#pragma once
+// Schedule featurization: turns each scheduled stage of a LoopNest into the
+// ScheduleFeatures row the cost model reads (costmodel/schedule_features.h):
+// the per-stage basics of Adams et al. 2019 and the GPU features of Anderson
+// et al. 2021 appendix A (memory transactions with coalescing and bank
+// conflicts for a regular and a tail warp, efficiencies, footprints per
+// memory level, blocks/warps/threads, occupancy, register working set).
+//
+// Invariant: every value written is finite and >= 0. Where a feature cannot
+// be computed exactly from the concrete estimates, the approximation used is
+// stated next to its computation in the .cpp.
+
+#include <cstdint>
+#include <vector>
+
+#include "core/gpu_profile.h"
+#include "core/loop_nest.h"
+#include "costmodel/cost_model.h"
+#include "costmodel/schedule_features.h"
+
+namespace gpusched {
+
+// Features of stages[index] of the nest.
+ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfile &gpu);
+
+// One row per scheduled stage, with dense stage ids (FunctionDAG::stage_id).
+StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu);
+
+namespace detail {
+// Memory transactions one warp issues for the given element addresses of its
+// active lanes (in elements of `bytes` bytes).
+int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes);  // 32-byte sectors
+int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, int banks);  // conflict degree
+} // namespace detail
+
+} // namespace gpusched

@@ -1,0 +1,318 @@
+#include "core/loop_nest.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace gpusched {
+
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// The tile of `tile` points with index `index` in span s, shifted inwards at
+// the end the way Halide's ShiftInwards tail strategy does.
+Span tile_at(const Span &s, int64_t tile, int64_t index) {
+    Span t{s.min + index * tile, s.min + index * tile + tile - 1};
+    if (t.max > s.max) {
+        t.max = s.max;
+        t.min = std::max(s.min, s.max - tile + 1);
+    }
+    return t;
+}
+
+} // namespace
+
+ComputeLocation LoopNest::location(int node) const { return decisions.funcs[node].location; }
+
+MemoryLevel LoopNest::memory_level(const ProducerRef &p) const {
+    if (p.is_image) return MemoryLevel::Global;
+    switch (location(p.index)) {
+    case ComputeLocation::Block: return MemoryLevel::Shared;
+    case ComputeLocation::Thread: return MemoryLevel::Register;
+    default: return MemoryLevel::Global;
+    }
+}
+
+const Region &LoopNest::allocation(const ProducerRef &p) const {
+    if (p.is_image) return dag.images[p.index].region;
+    const Region &r = realization_region[p.index];
+    return r.empty() ? dag.nodes[p.index].region : r;
+}
+
+std::map<ProducerRef, Region> LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
+    std::map<ProducerRef, Region> out;
+    // Explicit stack instead of recursion: inlined chains can be long.
+    std::vector<std::pair<const Stage *, std::vector<Span>>> work{{&s, loop_bounds}};
+    while (!work.empty()) {
+        auto [st, lb] = std::move(work.back());
+        work.pop_back();
+        for (const Edge &e : st->edges) {
+            Region r = dag.required_or_all(*st, e, lb);
+            if (!e.producer.is_image && location(e.producer.index) == ComputeLocation::Inline) {
+                const Stage &ps = dag.nodes[e.producer.index].stages[0];
+                work.emplace_back(&ps, dag.loop_bounds(ps, r));
+            } else {
+                merge_region(out[e.producer], r);
+            }
+        }
+    }
+    return out;
+}
+
+Region LoopNest::written(const Stage &s, const std::vector<Span> &loop_bounds) const {
+    const Node &n = dag.nodes[s.node];
+    Region r = n.region;
+    for (size_t i = 0; i < s.loops.size(); i++) {
+        if (!s.loops[i].is_rvar) r[s.loops[i].func_arg] = loop_bounds[i];
+    }
+    return r;
+}
+
+LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), decisions(d) {
+    const size_t n_nodes = dag.nodes.size();
+    assert(d.funcs.size() == n_nodes && "decisions must have one entry per Func");
+    stage_at.assign(n_nodes, {});
+    realization_region.assign(n_nodes, {});
+    block_region.assign(n_nodes, {});
+    realizations.assign(n_nodes, 0);
+    std::vector<int> kernel_of_node(n_nodes, -1);  // kernel of stage 0 of a root Func
+
+    auto middle_thread_tile = [](ScheduledStage &ss) {
+        ss.loops_thread = ss.loops_block;
+        for (size_t i = 0; i < ss.serial.size(); i++) {
+            ss.loops_thread[i] = tile_at(ss.loops_block[i], ss.serial[i], ss.thread[i] / 2);
+        }
+    };
+    auto assign_slots = [](ScheduledStage &ss, const Stage &st) {
+        ss.thread_slot.assign(st.loops.size(), -1);
+        int slot = 0;
+        for (size_t i = 0; i < st.loops.size() && slot < 3; i++) {
+            if (!st.loops[i].is_rvar && ss.thread[i] > 1) {
+                ss.thread_slot[i] = slot;
+                ss.thread_shape[slot++] = ss.thread[i];
+            }
+        }
+        ss.threads = ss.thread_shape[0] * ss.thread_shape[1] * ss.thread_shape[2];
+    };
+    auto consumers_in_kernel = [&](int n, int kernel, bool per_thread) {
+        // The producer's region: union of what the consumers in this kernel
+        // need per block (or per thread of the host, for Thread level).
+        Region r;
+        for (int c = 0; c < static_cast<int>(n); c++) {
+            for (int idx : stage_at[c]) {
+                if (idx < 0 || stages[idx].kernel != kernel) continue;
+                const ScheduledStage &ss = stages[idx];
+                const Stage &st = dag.nodes[c].stages[ss.stage];
+                bool host_thread = per_thread && (c == d.funcs[n].host || (location(c) == ComputeLocation::Thread &&
+                                                                          d.funcs[c].host == d.funcs[n].host));
+                if (per_thread && !host_thread) continue;
+                auto dm = demand(st, per_thread ? ss.loops_thread : ss.loops_block);
+                auto it = dm.find(ProducerRef{n, false});
+                if (it != dm.end()) merge_region(r, it->second);
+            }
+        }
+        return r;
+    };
+
+    for (size_t ni = 0; ni < n_nodes; ni++) {
+        const Node &node = dag.nodes[ni];
+        const FuncDecision &fd = d.funcs[ni];
+        stage_at[ni].assign(node.stages.size(), -1);
+        if (fd.location == ComputeLocation::Unscheduled || fd.location == ComputeLocation::Inline) continue;
+        const int n = static_cast<int>(ni);
+
+        if (fd.location == ComputeLocation::Root) {
+            realization_region[ni] = node.region;
+            realizations[ni] = 1;
+            for (size_t si = 0; si < node.stages.size(); si++) {
+                const Stage &st = node.stages[si];
+                ScheduledStage ss;
+                ss.node = n;
+                ss.stage = static_cast<int>(si);
+                ss.location = fd.location;
+                ss.loops_realization = dag.loop_bounds(st, node.region);
+                size_t nl = st.loops.size();
+                ss.serial.assign(nl, 1);
+                ss.thread.assign(nl, 1);
+                ss.block.assign(nl, 1);
+                const StageTiling *t = fd.tiled && si < fd.stages.size() ? &fd.stages[si] : nullptr;
+                ss.loops_block = ss.loops_realization;
+                Kernel k;
+                k.node = n;
+                k.stage = static_cast<int>(si);
+                for (size_t i = 0; i < nl; i++) {
+                    int64_t ext = ss.loops_realization[i].extent();
+                    if (st.loops[i].is_rvar) {
+                        ss.serial[i] = ext;
+                        continue;
+                    }
+                    if (t) {
+                        ss.serial[i] = std::min(ext, t->serial[i]);
+                        ss.thread[i] = std::min(ceil_div(ext, ss.serial[i]), t->thread[i]);
+                    }
+                    int64_t tile = ss.serial[i] * ss.thread[i];
+                    ss.block[i] = ceil_div(ext, tile);
+                    k.num_blocks *= ss.block[i];
+                    ss.loops_block[i] = tile_at(ss.loops_realization[i], tile, ss.block[i] / 2);
+                }
+                assign_slots(ss, st);
+                middle_thread_tile(ss);
+                ss.num_realizations = 1;
+                ss.kernel = static_cast<int>(kernels.size());
+                k.block_shape = ss.thread_shape;
+                if (si == 0) {
+                    kernel_of_node[ni] = ss.kernel;
+                    block_region[ni] = written(st, ss.loops_block);
+                }
+                k.stages.push_back(static_cast<int>(stages.size()));
+                kernels.push_back(k);
+                stage_at[ni][si] = static_cast<int>(stages.size());
+                stages.push_back(std::move(ss));
+            }
+            continue;
+        }
+
+        if (fd.location == ComputeLocation::Block) {
+            int kernel = kernel_of_node[fd.host];
+            assert(kernel >= 0 && "a Block-level Func's host must be a root Func scheduled before it");
+            Region r = consumers_in_kernel(n, kernel, false);
+            if (r.empty()) r = node.region;  // no consumer found: be conservative
+            realization_region[ni] = r;
+            block_region[ni] = r;
+            realizations[ni] = kernels[kernel].num_blocks;
+            for (size_t si = 0; si < node.stages.size(); si++) {
+                const Stage &st = node.stages[si];
+                ScheduledStage ss;
+                ss.node = n;
+                ss.stage = static_cast<int>(si);
+                ss.location = fd.location;
+                ss.kernel = kernel;
+                ss.loops_realization = dag.loop_bounds(st, r);
+                ss.loops_block = ss.loops_realization;
+                size_t nl = st.loops.size();
+                ss.serial.assign(nl, 1);
+                ss.thread.assign(nl, 1);
+                ss.block.assign(nl, 1);
+                int pure_seen = 0;
+                for (size_t i = 0; i < nl; i++) {
+                    int64_t ext = ss.loops_realization[i].extent();
+                    if (st.loops[i].is_rvar) {
+                        ss.serial[i] = ext;
+                        continue;
+                    }
+                    // Only three loops can be gpu_threads; the rest run serially.
+                    if (pure_seen++ >= 3) {
+                        ss.serial[i] = ext;
+                        continue;
+                    }
+                    int64_t s = si < fd.stages.size() && i < fd.stages[si].serial.size() ? fd.stages[si].serial[i] : 1;
+                    ss.serial[i] = std::max<int64_t>(1, std::min(ext, s));
+                    ss.thread[i] = ceil_div(ext, ss.serial[i]);
+                }
+                assign_slots(ss, st);
+                middle_thread_tile(ss);
+                ss.num_realizations = realizations[ni];
+                Kernel &k = kernels[kernel];
+                for (int q = 0; q < 3; q++) k.block_shape[q] = std::max(k.block_shape[q], ss.thread_shape[q]);
+                k.shared_bytes += region_points(r) * node.bytes_per_point * (si == 0 ? 1 : 0);
+                k.stages.push_back(static_cast<int>(stages.size()));
+                stage_at[ni][si] = static_cast<int>(stages.size());
+                stages.push_back(std::move(ss));
+            }
+            continue;
+        }
+
+        // Thread level: computed serially by each thread of the host stage.
+        int host_idx = stage_at[fd.host].empty() ? -1 : stage_at[fd.host][0];
+        assert(host_idx >= 0 && "a Thread-level Func's host must be scheduled before it");
+        const ScheduledStage host = stages[host_idx];
+        int kernel = host.kernel;
+        Region r = consumers_in_kernel(n, kernel, true);
+        if (r.empty()) r = node.region;
+        Region rb = consumers_in_kernel(n, kernel, false);
+        if (rb.empty()) rb = r;
+        realization_region[ni] = r;
+        block_region[ni] = rb;
+        realizations[ni] = kernels[kernel].num_blocks * host.threads;
+        for (size_t si = 0; si < node.stages.size(); si++) {
+            const Stage &st = node.stages[si];
+            ScheduledStage ss;
+            ss.node = n;
+            ss.stage = static_cast<int>(si);
+            ss.location = fd.location;
+            ss.kernel = kernel;
+            ss.loops_realization = dag.loop_bounds(st, r);
+            ss.loops_block = dag.loop_bounds(st, rb);
+            ss.loops_thread = ss.loops_realization;
+            size_t nl = st.loops.size();
+            ss.thread.assign(nl, 1);
+            ss.block.assign(nl, 1);
+            ss.serial.resize(nl);
+            for (size_t i = 0; i < nl; i++) ss.serial[i] = ss.loops_realization[i].extent();
+            ss.thread_slot.assign(nl, -1);
+            ss.thread_shape = host.thread_shape;
+            ss.threads = host.threads;
+            ss.num_realizations = realizations[ni];
+            kernels[kernel].stages.push_back(static_cast<int>(stages.size()));
+            stage_at[ni][si] = static_cast<int>(stages.size());
+            stages.push_back(std::move(ss));
+        }
+    }
+    for (Kernel &k : kernels) k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
+
+    // The tree. Children in realization order: larger node index = producer.
+    loops.push_back(LoopNode{});
+    std::vector<int> thread_node_of_stage(stages.size(), -1);
+    std::vector<int> order(stages.size());
+    for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int>(i);
+    auto add = [&](int parent, LoopKind kind, const ScheduledStage &ss, const std::vector<int64_t> &ext) {
+        LoopNode ln;
+        ln.kind = kind;
+        ln.node = ss.node;
+        ln.stage = ss.stage;
+        ln.extent = ext;
+        ln.parent = parent;
+        loops.push_back(ln);
+        int id = static_cast<int>(loops.size()) - 1;
+        loops[parent].children.push_back(id);
+        return id;
+    };
+    std::vector<int> kernel_block_node(kernels.size(), -1);
+    // Stages were created consumers first; walk them producers first.
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const ScheduledStage &ss = stages[*it];
+        if (ss.location != ComputeLocation::Root) continue;
+        int b = add(0, LoopKind::Block, ss, ss.block);
+        kernel_block_node[ss.kernel] = b;
+        int t = add(b, LoopKind::Thread, ss, ss.thread);
+        thread_node_of_stage[*it] = t;
+        add(t, LoopKind::Serial, ss, ss.serial);
+        if (ss.stage == 0) loops[0].stored.push_back(ss.node);
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const ScheduledStage &ss = stages[*it];
+        if (ss.location != ComputeLocation::Block) continue;
+        int b = kernel_block_node[ss.kernel];
+        int t = add(b, LoopKind::Thread, ss, ss.thread);
+        thread_node_of_stage[*it] = t;
+        add(t, LoopKind::Serial, ss, ss.serial);
+        if (ss.stage == 0) loops[b].stored.push_back(ss.node);
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        const ScheduledStage &ss = stages[*it];
+        if (ss.location != ComputeLocation::Thread) continue;
+        int host_stage = stage_at[d.funcs[ss.node].host][0];
+        int t = thread_node_of_stage[host_stage];
+        if (t < 0) continue;
+        add(t, LoopKind::Serial, ss, ss.serial);
+        if (ss.stage == 0) loops[t].stored.push_back(ss.node);
+    }
+    for (LoopNode &ln : loops) {
+        std::stable_sort(ln.children.begin(), ln.children.end(), [&](int a, int b) {
+            if (loops[a].node != loops[b].node) return loops[a].node > loops[b].node;
+            return loops[a].stage < loops[b].stage;
+        });
+    }
+}
+
+} // namespace gpusched

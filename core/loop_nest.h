@@ -1,0 +1,94 @@
+#pragma once
+// The loop nest of a (partially) scheduled pipeline, derived from the search's
+// Decisions: a tree root -> block loops -> thread loops -> serial loops, each
+// level a tiling of one stage. Root Funcs are kernels (block node under the
+// root); Funcs fused at a kernel's block level are thread+serial nodes under
+// that block node and are stored in shared memory; Funcs fused at a
+// consumer's thread level are serial nodes under that consumer's thread node
+// and are stored in registers. Inlined Funcs have no node; unscheduled Funcs
+// are treated as stored at root (global memory) by their consumers.
+//
+// Bounds are concrete (from the estimates) and taken at a representative
+// block and thread: the middle block of each kernel and the middle thread of
+// a block, where the tile lies away from image borders.
+//
+// Invariants: every LoopNode's children are in realization order (producers
+// before consumers); stage_at[node][stage] indexes `stages` for every
+// scheduled, non-inlined stage and is -1 otherwise; extents are >= 1.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "core/function_dag.h"
+#include "core/schedule_decisions.h"
+
+namespace gpusched {
+
+enum class LoopKind { Root, Block, Thread, Serial };
+enum class MemoryLevel { Global, Shared, Register };
+
+struct LoopNode {
+    LoopKind kind = LoopKind::Root;
+    int node = -1, stage = -1;      // the stage this level tiles (-1 for root)
+    std::vector<int64_t> extent;    // per loop of that stage
+    int parent = -1;
+    std::vector<int> children;
+    std::vector<int> stored;        // Funcs allocated at this level
+};
+
+// One scheduled stage and its bounds.
+struct ScheduledStage {
+    int node = -1, stage = -1;
+    ComputeLocation location = ComputeLocation::Root;
+    int kernel = -1;  // index into LoopNest::kernels
+    // Per loop of the stage:
+    std::vector<int64_t> serial, thread, block;
+    std::vector<Span> loops_realization;  // one realization (root: all of it)
+    std::vector<Span> loops_block;        // what one block of the kernel runs
+    std::vector<Span> loops_thread;       // what one thread runs
+    int64_t num_realizations = 1;
+    int64_t threads = 1;                  // threads per block running this stage
+    std::array<int64_t, 3> thread_shape{1, 1, 1};  // per gpu thread slot
+    std::vector<int> thread_slot;         // per loop: 0..2, or -1 (not a thread loop)
+};
+
+struct Kernel {
+    int node = -1;  // the root Func (its stage `stage`)
+    int stage = 0;
+    int64_t num_blocks = 1;
+    std::array<int64_t, 3> block_shape{1, 1, 1};  // max over the stages in the block
+    int64_t threads_per_block = 1;
+    int64_t shared_bytes = 0;
+    std::vector<int> stages;  // indices into LoopNest::stages
+};
+
+class LoopNest {
+public:
+    LoopNest(const FunctionDAG &dag, const Decisions &d);
+
+    const FunctionDAG &dag;
+    const Decisions &decisions;
+    std::vector<LoopNode> loops;  // loops[0] is the root
+    std::vector<ScheduledStage> stages;
+    std::vector<Kernel> kernels;
+    std::vector<std::vector<int>> stage_at;  // [node][stage] -> index into stages or -1
+    std::vector<Region> realization_region;  // per node: one realization (allocation)
+    std::vector<Region> block_region;        // per node: what one block of its kernel touches
+    std::vector<int64_t> realizations;       // per node
+
+    ComputeLocation location(int node) const;
+    // Where a producer's data lives (images, root and unscheduled: global).
+    MemoryLevel memory_level(const ProducerRef &p) const;
+    // Allocation shape of a producer (for strides and allocation bytes).
+    const Region &allocation(const ProducerRef &p) const;
+
+    // Regions of non-inlined producers a stage needs over the given loop
+    // bounds, following inlined Funcs through to what they read.
+    std::map<ProducerRef, Region> demand(const Stage &s, const std::vector<Span> &loops) const;
+    // Region of the stage's own Func written over the given loop bounds.
+    Region written(const Stage &s, const std::vector<Span> &loops) const;
+};
+
+} // namespace gpusched

@@ -1,0 +1,46 @@
+#pragma once
+// The decisions the search makes, one per Func of the FunctionDAG: where the
+// Func is computed and stored, and how each of its stages is tiled. This is
+// the whole state of a search node and the replayable part of the record;
+// the loop nest (core/loop_nest.h) is derived from it.
+//
+// Invariants: funcs.size() == dag.nodes.size(); a Func at Block level has
+// host = the root Func whose kernel it is fused into (a single-stage Func);
+// at Thread level host = the consumer Func whose innermost thread loop
+// computes it; Root and Block Funcs have one StageTiling per stage with one
+// entry per loop of that stage (RVars: 1); thread extents > 1 on at most 3
+// loops of a stage.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpusched {
+
+enum class ComputeLocation { Unscheduled, Root, Block, Thread, Inline };
+
+const char *location_name(ComputeLocation l);
+ComputeLocation location_from_name(const std::string &s);  // throws std::invalid_argument
+
+struct StageTiling {
+    std::vector<int64_t> serial;  // per loop: inner serial (unrolled) extent
+    std::vector<int64_t> thread;  // per loop: thread extent (Root only; Block derives it)
+    bool operator==(const StageTiling &o) const { return serial == o.serial && thread == o.thread; }
+};
+
+struct FuncDecision {
+    ComputeLocation location = ComputeLocation::Unscheduled;
+    int host = -1;
+    bool tiled = false;  // Root Funcs are tiled in a second step
+    std::vector<StageTiling> stages;
+    bool operator==(const FuncDecision &o) const {
+        return location == o.location && host == o.host && tiled == o.tiled && stages == o.stages;
+    }
+};
+
+struct Decisions {
+    std::vector<FuncDecision> funcs;
+    bool operator==(const Decisions &o) const { return funcs == o.funcs; }
+};
+
+} // namespace gpusched

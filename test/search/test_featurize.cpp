@@ -1,0 +1,169 @@
+// Featurization on small loop nests whose features were worked out by hand.
+#include <catch2/catch.hpp>
+
+#include "core/featurize_schedule.h"
+#include "test/search/pipelines.h"
+
+using namespace gpusched;
+using SF = ScheduleFeature;
+
+namespace {
+
+GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+
+// Every Func inlined except those given.
+Decisions all_inline(const FunctionDAG &dag) {
+    Decisions d;
+    d.funcs.resize(dag.nodes.size());
+    for (auto &f : d.funcs) f.location = ComputeLocation::Inline;
+    return d;
+}
+
+FuncDecision root(std::vector<int64_t> thread, std::vector<int64_t> serial) {
+    FuncDecision f;
+    f.location = ComputeLocation::Root;
+    f.tiled = true;
+    f.stages.push_back(StageTiling{serial, thread});
+    return f;
+}
+
+ScheduleFeatures features_of(const LoopNest &nest, int node) {
+    return featurize_stage(nest, nest.stage_at[node][0], h100());
+}
+
+} // namespace
+
+TEST_CASE("a warp reading a row of floats is coalesced: 4 sectors per warp", "[featurize]") {
+    test_pipelines::Copy p(false);
+    FunctionDAG dag(p.outputs());
+    Decisions d = all_inline(dag);
+    d.funcs[0] = root({32, 1}, {1, 1});
+    LoopNest nest(dag, d);
+    ScheduleFeatures f = features_of(nest, 0);
+    CHECK(f[SF::num_blocks] == 8 * 256);
+    CHECK(f[SF::num_threads_per_block] == 32);
+    CHECK(f[SF::num_global_mem_loads_per_block] == 4);
+    CHECK(f[SF::global_mem_load_efficiency] == Approx(1.0));
+    CHECK(f[SF::num_global_mem_stores_per_block] == 4);
+    CHECK(f[SF::global_mem_store_efficiency] == Approx(1.0));
+    CHECK(f[SF::warp_lane_utilization] == Approx(1.0));
+}
+
+TEST_CASE("a warp reading a column is uncoalesced: one sector per lane", "[featurize]") {
+    test_pipelines::Copy p(true);
+    FunctionDAG dag(p.outputs());
+    Decisions d = all_inline(dag);
+    d.funcs[0] = root({32, 1}, {1, 1});
+    LoopNest nest(dag, d);
+    ScheduleFeatures f = features_of(nest, 0);
+    CHECK(f[SF::num_global_mem_loads_per_block] == 32);
+    CHECK(f[SF::global_mem_load_efficiency] == Approx(4.0 / 32.0));
+    CHECK(f[SF::num_global_mem_stores_per_block] == 4);  // the store stays coalesced
+}
+
+TEST_CASE("serial loops the load does not depend on reuse it; those it does multiply it", "[featurize]") {
+    test_pipelines::Copy p(false);
+    FunctionDAG dag(p.outputs());
+    Decisions d = all_inline(dag);
+    // Each thread does 2 consecutive x: a warp covers 64 floats = 8 sectors
+    // per serial step, 2 steps, each at 50% sector efficiency.
+    d.funcs[0] = root({32, 1}, {2, 1});
+    LoopNest nest(dag, d);
+    ScheduleFeatures f = features_of(nest, 0);
+    CHECK(f[SF::points_computed_per_thread] == 2);
+    CHECK(f[SF::num_global_mem_loads_per_block] == 16);
+    CHECK(f[SF::global_mem_load_efficiency] == Approx(0.5));
+    CHECK(f[SF::unrolled_loop_extent] == 2);
+}
+
+TEST_CASE("a tail warp is counted with its own lanes", "[featurize]") {
+    test_pipelines::Copy p(false, 240, 16);
+    FunctionDAG dag(p.outputs());
+    Decisions d = all_inline(dag);
+    d.funcs[0] = root({48, 1}, {1, 1});
+    LoopNest nest(dag, d);
+    ScheduleFeatures f = features_of(nest, 0);
+    CHECK(f[SF::num_warps_per_block] == 2);
+    CHECK(f[SF::num_active_warps_per_block] == 2);
+    CHECK(f[SF::warp_lane_utilization] == Approx(48.0 / 64.0));
+    CHECK(f[SF::idle_lane_wastage] == Approx(16.0 / 1024.0));
+    // Regular warp: 32 floats = 4 sectors; tail: 16 floats = 2 sectors.
+    CHECK(f[SF::num_global_mem_loads_per_block] == 6);
+    CHECK(f[SF::num_blocks] == 5 * 16);
+}
+
+TEST_CASE("occupancy is limited by threads per block or by blocks per SM", "[featurize]") {
+    test_pipelines::Copy p(false);
+    FunctionDAG dag(p.outputs());
+    Decisions d = all_inline(dag);
+    SECTION("1024 threads: 2 blocks per SM (2048 threads)") {
+        d.funcs[0] = root({32, 32}, {1, 1});
+        LoopNest nest(dag, d);
+        ScheduleFeatures f = features_of(nest, 0);
+        CHECK(f[SF::block_occupancy] == Approx(1.0));
+        CHECK(f[SF::max_block_occupancy] == Approx(2.0 / 32.0));
+        CHECK(f[SF::max_warp_occupancy] == Approx(1.0));
+    }
+    SECTION("32 threads: 32 blocks per SM, half the warps") {
+        d.funcs[0] = root({32, 1}, {1, 1});
+        LoopNest nest(dag, d);
+        ScheduleFeatures f = features_of(nest, 0);
+        CHECK(f[SF::max_block_occupancy] == Approx(1.0));
+        CHECK(f[SF::max_warp_occupancy] == Approx(0.5));
+        CHECK(f[SF::shared_mem_block_limit_factor] == Approx(1.0));
+    }
+}
+
+TEST_CASE("shared memory: pointwise reads are conflict-free, transposed reads conflict", "[featurize]") {
+    for (bool transpose : {false, true}) {
+        test_pipelines::Staged p(transpose);
+        FunctionDAG dag(p.outputs());
+        int pn = dag.node_index(p.p.name());
+        Decisions d = all_inline(dag);
+        d.funcs[0] = root({32, 8}, {1, 1});
+        d.funcs[pn].location = ComputeLocation::Block;
+        d.funcs[pn].host = 0;
+        d.funcs[pn].stages.push_back(StageTiling{{1, 1}, {}});
+        LoopNest nest(dag, d);
+        REQUIRE(nest.kernels.size() == 1);
+        // 32x8 floats of p per block (8x32 when transposed).
+        CHECK(nest.kernels[0].shared_bytes == 32 * 8 * 4);
+        ScheduleFeatures f = features_of(nest, 0);
+        // out is one realization (compute_root): it reads all of p, 4 bytes per thread.
+        CHECK(f[SF::unique_shared_bytes_read_per_realization] == 256 * 256 * 4);
+        CHECK(f[SF::unique_shared_bytes_read_per_thread] == 4);
+        CHECK(f[SF::unique_bytes_read_per_task] == 32 * 8 * 4);
+        CHECK(f[SF::unique_global_bytes_read_per_realization] == 0);
+        if (!transpose) {
+            // 8 full warps, one conflict-free transaction each.
+            CHECK(f[SF::num_shared_mem_loads_per_block] == 8);
+            CHECK(f[SF::shared_mem_load_efficiency] == Approx(1.0));
+        } else {
+            // p is stored 8 wide: lane x reads word 8x, 4 banks, 8-way conflict.
+            CHECK(f[SF::num_shared_mem_loads_per_block] == 8 * 8);
+            CHECK(f[SF::shared_mem_load_efficiency] == Approx(1.0 / 8.0));
+        }
+        ScheduleFeatures fp = features_of(nest, pn);
+        CHECK(fp[SF::num_realizations] == 8 * 32);
+        CHECK(fp[SF::shared_bytes_at_task] == 32 * 8 * 4);
+        CHECK(fp[SF::num_global_mem_loads_per_block] > 0);
+    }
+}
+
+TEST_CASE("shared memory per block limits resident blocks", "[featurize]") {
+    test_pipelines::Staged p(false);
+    FunctionDAG dag(p.outputs());
+    int pn = dag.node_index(p.p.name());
+    Decisions d = all_inline(dag);
+    // A 64x64 tile of p per block: 16 KiB, 14 blocks fit in 228 KiB.
+    d.funcs[0] = root({16, 16}, {4, 4});
+    d.funcs[pn].location = ComputeLocation::Block;
+    d.funcs[pn].host = 0;
+    d.funcs[pn].stages.push_back(StageTiling{{4, 4}, {}});
+    LoopNest nest(dag, d);
+    CHECK(nest.kernels[0].shared_bytes == 64 * 64 * 4);
+    ScheduleFeatures f = features_of(nest, 0);
+    CHECK(f[SF::shared_mem_block_limit_factor] == Approx(14.0 / 32.0));
+    CHECK(f[SF::max_block_occupancy] == Approx(8.0 / 32.0));  // 256 threads: 8 blocks by threads
+    CHECK(f[SF::shared_mem_occupancy] == Approx(16.0 / 228.0));
+}
