@@ -8,8 +8,13 @@
 // (test/costmodel checks it). Defined for x >= 0; negative inputs are clamped
 // to 0 (features are >= 0 by invariant).
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace gpusched {
 
@@ -33,6 +38,41 @@ inline float fast_log1p(float x) {
     const float t2 = t * t;
     const float series = t * (2.0f + t2 * (2.0f / 3.0f + t2 * (2.0f / 5.0f + t2 * (2.0f / 7.0f + t2 * (2.0f / 9.0f)))));
     return static_cast<float>(e) * 0.69314718056f + series;
+}
+
+// out[i] = fast_log1p(in[i]) for i < n, four lanes at a time where SSE2 is
+// available. The SSE2 path performs the same IEEE operations in the same
+// order as the scalar one, so both give bit-identical results.
+inline void fast_log1p_array(const float *in, float *out, std::size_t n) {
+    std::size_t i = 0;
+#if defined(__SSE2__)
+    const __m128 zero = _mm_setzero_ps(), one = _mm_set1_ps(1.0f), half = _mm_set1_ps(0.5f);
+    const __m128 sqrt2 = _mm_set1_ps(1.41421356f), ln2 = _mm_set1_ps(0.69314718056f);
+    const __m128i mant_mask = _mm_set1_epi32(0x007FFFFF), one_bits = _mm_set1_epi32(0x3F800000);
+    const __m128i bias = _mm_set1_epi32(127);
+    const __m128 c1 = _mm_set1_ps(2.0f), c3 = _mm_set1_ps(2.0f / 3.0f), c5 = _mm_set1_ps(2.0f / 5.0f);
+    const __m128 c7 = _mm_set1_ps(2.0f / 7.0f), c9 = _mm_set1_ps(2.0f / 9.0f);
+    for (; i + 4 <= n; i += 4) {
+        __m128 x = _mm_loadu_ps(in + i);
+        x = _mm_and_ps(x, _mm_cmpgt_ps(x, zero)); // x > 0 ? x : 0 (also maps NaN to 0)
+        const __m128 y = _mm_add_ps(one, x);
+        const __m128i bits = _mm_castps_si128(y);
+        __m128i e = _mm_sub_epi32(_mm_srli_epi32(bits, 23), bias);
+        __m128 m = _mm_castsi128_ps(_mm_or_si128(_mm_and_si128(bits, mant_mask), one_bits));
+        const __m128 big = _mm_cmpgt_ps(m, sqrt2);
+        m = _mm_or_ps(_mm_and_ps(big, _mm_mul_ps(m, half)), _mm_andnot_ps(big, m));
+        e = _mm_sub_epi32(e, _mm_castps_si128(big)); // big lanes are all-ones = -1
+        const __m128 t = _mm_div_ps(_mm_sub_ps(m, one), _mm_add_ps(m, one));
+        const __m128 t2 = _mm_mul_ps(t, t);
+        __m128 s = _mm_add_ps(c7, _mm_mul_ps(t2, c9));
+        s = _mm_add_ps(c5, _mm_mul_ps(t2, s));
+        s = _mm_add_ps(c3, _mm_mul_ps(t2, s));
+        s = _mm_add_ps(c1, _mm_mul_ps(t2, s));
+        s = _mm_mul_ps(t, s);
+        _mm_storeu_ps(out + i, _mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(e), ln2), s));
+    }
+#endif
+    for (; i < n; ++i) out[i] = fast_log1p(in[i]);
 }
 
 } // namespace gpusched

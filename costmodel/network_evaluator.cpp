@@ -44,6 +44,7 @@ void NetworkEvaluator::set_pipeline(const std::vector<PipelineFeatures> &stages)
 void NetworkEvaluator::evaluate_rows(const int *stage_ids, const ScheduleFeatures *const *rows, std::size_t n,
                                      double *stage_costs, float *coefficients) const {
     const std::size_t stages = num_stages();
+    alignas(32) float raw[kNumScheduleFeatures];
     alignas(32) float x[kNumScheduleFeatures];
     alignas(32) float h2[kScheduleEmbedding];
     alignas(32) float z[kNumCoefficients];
@@ -54,7 +55,8 @@ void NetworkEvaluator::evaluate_rows(const int *stage_ids, const ScheduleFeature
             throw std::out_of_range("NetworkEvaluator: stage id " + std::to_string(sid) + " outside the pipeline's " +
                                     std::to_string(stages) + " stages (was set_pipeline called?)");
         const ScheduleFeatures &f = *rows[r];
-        for (int j = 0; j < kNumScheduleFeatures; ++j) x[j] = fast_log1p(static_cast<float>(f.values[j]));
+        for (int j = 0; j < kNumScheduleFeatures; ++j) raw[j] = static_cast<float>(f.values[j]);
+        fast_log1p_array(raw, x, kNumScheduleFeatures);
 
         for (int k = 0; k < kScheduleEmbedding; ++k) h2[k] = weights_.schedule_b[k];
         for (int j = 0; j < kNumScheduleFeatures; ++j) {

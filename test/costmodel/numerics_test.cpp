@@ -1,0 +1,98 @@
+// Small numeric building blocks: fast log, CRC-32, rank correlations,
+// the appendix B term mapping.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+#include "costmodel/cost_formula.h"
+#include "costmodel/crc32.h"
+#include "costmodel/fast_log1p.h"
+#include "costmodel/ranking_metrics.h"
+#include "fixtures.h"
+
+using namespace gpusched;
+using F = ScheduleFeature;
+
+TEST_CASE("fast_log1p stays within 2e-7 of log1p and the array form is bit-identical", "[numerics]") {
+    std::vector<float> xs;
+    for (double x = 0; x < 3e38; x = x * 1.37 + 1e-3) xs.push_back(static_cast<float>(x));
+    xs.push_back(0.5f);
+    xs.push_back(-3.0f); // clamped to 0
+    std::vector<float> out(xs.size());
+    fast_log1p_array(xs.data(), out.data(), xs.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+        const float x = std::max(xs[i], 0.0f);
+        const double exact = std::log1p(static_cast<double>(x));
+        worst = std::max(worst, std::abs(fast_log1p(xs[i]) - exact) / std::max(1.0, exact));
+        CHECK(out[i] == fast_log1p(xs[i]));
+    }
+    CHECK(worst < 2e-7);
+}
+
+TEST_CASE("crc32 matches the standard check value", "[numerics]") {
+    const char *s = "123456789";
+    CHECK(crc32(s, 9) == 0xCBF43926u);
+    CHECK(crc32_update(crc32(s, 4), s + 4, 5) == 0xCBF43926u);
+}
+
+TEST_CASE("rank correlations: identical order is 1, reversed is -1", "[numerics]") {
+    const std::vector<double> a = {1, 2, 3, 4, 5}, b = {10, 20, 30, 40, 50}, r = {5, 4, 3, 2, 1};
+    CHECK(spearman_correlation(a, b) == Approx(1));
+    CHECK(kendall_tau(a, b) == Approx(1));
+    CHECK(spearman_correlation(a, r) == Approx(-1));
+    CHECK(kendall_tau(a, r) == Approx(-1));
+    // One swapped pair out of 10.
+    CHECK(kendall_tau({1, 2, 3, 5, 4}, a) == Approx(0.8));
+}
+
+TEST_CASE("predicted-best slowdown measures the model's favourite against the true best", "[numerics]") {
+    CHECK(best_predicted_slowdown({1, 2, 3}, {10, 20, 30}) == Approx(0));
+    CHECK(best_predicted_slowdown({3, 2, 1}, {10, 20, 30}) == Approx(2));
+}
+
+TEST_CASE("cost terms: inlined stages use c3/c4, others c1/c19 (appendix B selects)", "[formula]") {
+    FormulaContext ctx;
+    CostTerms t;
+    auto f = test::root_kernel_row();
+    compute_cost_terms(f, ctx, t);
+    CHECK(t[1] > 0);
+    CHECK(t[19] > 0);
+    CHECK(t[3] == 0);
+    CHECK(t[4] == 0);
+    f[F::inlined_calls] = 10;
+    compute_cost_terms(f, ctx, t);
+    CHECK(t[1] == 0);
+    CHECK(t[3] > 0);
+    CHECK(t[4] > 0);
+}
+
+TEST_CASE("cost terms: all terms are finite and >= 0, unused ones are 0", "[formula]") {
+    std::mt19937_64 rng(2);
+    const GpuProfile g = test::h100();
+    const FormulaContext ctx = formula_context_for(g);
+    for (int p = 0; p < 10; ++p) {
+        const auto sp = random_synthetic_pipeline(rng);
+        for (int s = 0; s < 10; ++s) {
+            for (const auto &row : random_synthetic_state(sp, g, rng).schedule) {
+                CostTerms t;
+                compute_cost_terms(row, ctx, t);
+                for (double v : t) {
+                    REQUIRE(std::isfinite(v));
+                    REQUIRE(v >= 0);
+                }
+                REQUIRE(t[30] == 0);
+                REQUIRE(t[31] == 0);
+            }
+        }
+    }
+}
+
+TEST_CASE("cost terms: worse global load efficiency raises the load-transaction term", "[formula]") {
+    CostTerms good, bad;
+    auto f = test::root_kernel_row();
+    compute_cost_terms(f, FormulaContext{}, good);
+    f[F::global_mem_load_efficiency] = 0.25;
+    compute_cost_terms(f, FormulaContext{}, bad);
+    CHECK(bad[27] == Approx(4 * good[27]));
+}

@@ -1,0 +1,135 @@
+// Weights files: save-and-load predicts identically; every kind of bad file
+// is a clear error naming the file, never a crash.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "costmodel/default_weights.h"
+#include "costmodel/network_cost_model.h"
+#include "costmodel/weights_file.h"
+#include "fixtures.h"
+
+using namespace gpusched;
+
+namespace {
+
+std::vector<unsigned char> valid_bytes() {
+    WeightsFile f{NetworkWeights::initial(42), "test weights: initial(42)"};
+    return encode_weights(f);
+}
+
+std::string write_bytes(const std::string &name, const std::vector<unsigned char> &bytes) {
+    const std::string path = test::tmp_path(name);
+    std::ofstream os(path, std::ios::binary | std::ios::trunc);
+    os.write(reinterpret_cast<const char *>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    return path;
+}
+
+// Byte offsets in the format (docs/weights-format.md).
+constexpr std::size_t kVersionOffset = 8;
+constexpr std::size_t kScheduleLayoutOffset = 12;
+constexpr std::size_t kFirstSizeOffset = 20;
+
+} // namespace
+
+TEST_CASE("weights file: save then load predicts identically", "[weights]") {
+    NetworkWeights w = NetworkWeights::initial(7);
+    w.coef_b[5] = -0.25f; // not the initializer's value, to see it survive
+    const WeightsFile original{w, "saved by the round-trip test"};
+    const std::string path = test::tmp_path("roundtrip.weights");
+    write_weights_file(path, original);
+    const WeightsFile loaded = read_weights_file(path);
+    CHECK(loaded.provenance == original.provenance);
+    CHECK(loaded.weights.flatten() == original.weights.flatten());
+
+    std::mt19937_64 rng(1);
+    const GpuProfile g = test::h100();
+    const auto sp = random_synthetic_pipeline(rng);
+    std::vector<StateFeatures> states;
+    for (int i = 0; i < 16; ++i) states.push_back(random_synthetic_state(sp, g, rng));
+    std::vector<const StateFeatures *> ptrs;
+    for (const auto &s : states) ptrs.push_back(&s);
+    NetworkCostModel a(original, g), b(loaded, g);
+    a.set_pipeline(sp.stages);
+    b.set_pipeline(sp.stages);
+    std::vector<double> ca, cb;
+    a.evaluate(ptrs, ca);
+    b.evaluate(ptrs, cb);
+    CHECK(ca == cb);
+}
+
+TEST_CASE("weights file: the embedded defaults decode and carry a provenance", "[weights]") {
+    const WeightsFile &d = default_weights();
+    CHECK(d.weights.valid_shape());
+    CHECK(!d.provenance.empty());
+}
+
+TEST_CASE("weights file: a missing file is an error naming the path", "[weights]") {
+    CHECK_THROWS_WITH(read_weights_file("/nonexistent/dir/model.weights"),
+                      Catch::StartsWith("/nonexistent/dir/model.weights") && Catch::Contains("cannot open"));
+}
+
+TEST_CASE("weights file: every truncation is an error naming the path", "[weights]") {
+    const auto bytes = valid_bytes();
+    for (std::size_t n : {std::size_t(0), std::size_t(5), std::size_t(30), std::size_t(60), bytes.size() / 2,
+                          bytes.size() - 1}) {
+        const std::string path = write_bytes("truncated.weights", {bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n)});
+        INFO("truncated to " << n << " bytes");
+        CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("truncated"));
+    }
+}
+
+TEST_CASE("weights file: wrong magic is named", "[weights]") {
+    auto bytes = valid_bytes();
+    bytes[0] = 'X';
+    const std::string path = write_bytes("magic.weights", bytes);
+    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("magic"));
+}
+
+TEST_CASE("weights file: a newer format version is named", "[weights]") {
+    auto bytes = valid_bytes();
+    bytes[kVersionOffset] = 2;
+    const std::string path = write_bytes("version.weights", bytes);
+    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("format version 2"));
+}
+
+TEST_CASE("weights file: weights for another feature layout are refused", "[weights]") {
+    auto bytes = valid_bytes();
+    bytes[kScheduleLayoutOffset] = 9;
+    const std::string path = write_bytes("layout.weights", bytes);
+    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("layout version 9"));
+}
+
+TEST_CASE("weights file: a network of another size is refused", "[weights]") {
+    auto bytes = valid_bytes();
+    bytes[kFirstSizeOffset] = 76; // schedule features
+    const std::string path = write_bytes("size.weights", bytes);
+    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("wrong network size"));
+}
+
+TEST_CASE("weights file: a flipped bit in the parameters fails the checksum", "[weights]") {
+    auto bytes = valid_bytes();
+    bytes[bytes.size() - 100] ^= 0x01;
+    const std::string path = write_bytes("crc.weights", bytes);
+    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("checksum"));
+}
+
+TEST_CASE("weights file: trailing bytes are refused", "[weights]") {
+    auto bytes = valid_bytes();
+    bytes.push_back(0);
+    const std::string path = write_bytes("trailing.weights", bytes);
+    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("trailing"));
+}
+
+TEST_CASE("weights file: random garbage never crashes the reader", "[weights]") {
+    std::mt19937_64 rng(8);
+    auto good = valid_bytes();
+    for (int i = 0; i < 200; ++i) {
+        auto bytes = good;
+        const int flips = 1 + static_cast<int>(rng() % 8);
+        for (int k = 0; k < flips; ++k) bytes[rng() % bytes.size()] = static_cast<unsigned char>(rng());
+        bytes.resize(rng() % (bytes.size() + 1));
+        if (bytes == good) continue; // the flips happened to restore every byte
+        CHECK_THROWS_AS(decode_weights(bytes.data(), bytes.size(), "fuzz"), std::runtime_error);
+    }
+}
