@@ -1,0 +1,100 @@
+// The Halide 14 autoscheduler plugin "gpusched": loaded by a generator with
+// `-p libgpusched_autoscheduler.so -s gpusched`, it builds the function DAG of
+// the pipeline, runs the beam search (or replays a record), applies the
+// schedule to the Funcs, and hands back the schedule source and the
+// featurization; the search record goes to the config's record_path.
+// Every error reaches the user as a Halide user_error, so the generator
+// exits non-zero with the message.
+
+#include <fstream>
+#include <sys/resource.h>
+
+#include <Halide.h>
+
+#include "core/beam_search.h"
+#include "core/function_dag.h"
+#include "core/schedule_apply.h"
+#include "core/search_config.h"
+#include "core/search_cost_model.h"
+#include "core/search_record.h"
+#include "costmodel/featurization_blob.h"
+
+namespace gpusched {
+namespace {
+
+double peak_rss_mb() {
+    struct rusage ru {};
+    getrusage(RUSAGE_SELF, &ru);
+    return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux reports KiB
+}
+
+nlohmann::json config_echo(const PluginConfig &c) {
+    nlohmann::json j = c.cost_model_config;
+    j["beam_size"] = c.search.beam_size;
+    j["passes"] = c.search.passes;
+    j["seed"] = c.search.seed;
+    j["dropout"] = c.search.dropout;
+    j["gpu_profile"] = to_json(c.gpu);
+    if (!c.replay_path.empty()) j["replay"] = c.replay_path;
+    return j;
+}
+
+void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target, const Halide::MachineParams &,
+                  Halide::AutoSchedulerResults *results) {
+    if (!target.has_gpu_feature()) {
+        throw UserError("gpusched: target '" + target.to_string() +
+                        "' has no GPU feature; this autoscheduler schedules for GPUs (add cuda or opencl)");
+    }
+    PluginConfig cfg = load_plugin_config();
+    std::vector<Halide::Internal::Function> outputs;
+    for (const Halide::Func &f : pipeline.outputs()) outputs.push_back(f.function());
+    FunctionDAG dag(outputs);
+
+    std::unique_ptr<CostModel> model = create_search_cost_model(cfg.cost_model_config, cfg.gpu);
+    model->set_pipeline(pipeline_features(dag));
+    SearchResult result;
+    const bool replay = !cfg.replay_path.empty();
+    if (replay) {
+        Decisions d = read_record_decisions(dag, cfg.replay_path);
+        result = evaluate_decisions(dag, *model, cfg.gpu, d);
+    } else {
+        result = beam_search(dag, *model, cfg.gpu, cfg.search);
+    }
+
+    std::string body = schedule_pipeline(dag, result.decisions, pipeline, true);
+    results->scheduler_name = "gpusched";
+    results->schedule_source = "    // gpusched: predicted cost " + std::to_string(result.cost) + "\n" + body;
+    std::vector<unsigned char> blob = serialize_featurization(pipeline_features(dag), result.features);
+    results->featurization.assign(blob.begin(), blob.end());
+
+    if (!cfg.record_path.empty()) {
+        nlohmann::json rec = record_to_json(dag, result, config_echo(cfg), replay, peak_rss_mb());
+        std::ofstream out(cfg.record_path);
+        if (!out) throw UserError("gpusched config: key \"record_path\": cannot write '" + cfg.record_path + "'");
+        out << rec.dump(2) << "\n";
+    }
+}
+
+void autoschedule_entry(const Halide::Pipeline &p, const Halide::Target &t, const Halide::MachineParams &mp,
+                        Halide::AutoSchedulerResults *results) {
+    std::string error;
+    try {
+        autoschedule(p, t, mp, results);
+        return;
+    } catch (const UserError &e) {
+        error = e.what();
+    } catch (const Halide::Error &e) {
+        error = std::string("gpusched: Halide rejected the schedule: ") + e.what();
+    } catch (const std::exception &e) {
+        error = std::string("gpusched: ") + e.what();
+    }
+    // Halide user error: throws Halide::CompileError (or aborts) with the message.
+    Halide::Internal::ErrorReport(__FILE__, __LINE__, nullptr, Halide::Internal::ErrorReport::User) << error << "\n";
+}
+
+struct RegisterGpusched {
+    RegisterGpusched() { Halide::Pipeline::add_autoscheduler("gpusched", autoschedule_entry); }
+} register_gpusched;
+
+} // namespace
+} // namespace gpusched

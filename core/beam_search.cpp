@@ -1,0 +1,175 @@
+#include "core/beam_search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <random>
+#include <set>
+
+#include "core/featurize_schedule.h"
+#include "core/loop_nest.h"
+
+namespace gpusched {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Portable uniform double in [0, 1) from the generator (std::uniform_real
+// distribution's algorithm is implementation-defined).
+double uniform01(std::mt19937_64 &rng) { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); }
+
+struct State {
+    Decisions d;
+    double cost = 0;
+    double ranked_cost = 0;
+    std::vector<double> stage_costs;
+    std::shared_ptr<const StateFeatures> features;
+};
+
+} // namespace
+
+std::vector<PipelineFeatures> pipeline_features(const FunctionDAG &dag) {
+    std::vector<PipelineFeatures> v;
+    for (const Node &n : dag.nodes)
+        for (const Stage &s : n.stages) v.push_back(s.features);
+    return v;
+}
+
+SearchResult evaluate_decisions(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const Decisions &d) {
+    SearchResult r;
+    r.decisions = d;
+    LoopNest nest(dag, d);
+    r.features = featurize(nest, gpu);
+    std::vector<double> costs;
+    std::vector<std::vector<double>> per_stage;
+    model.evaluate({&r.features}, costs, &per_stage);
+    r.cost = costs.at(0);
+    r.stage_ids = r.features.stage_ids;
+    r.stage_costs = per_stage.at(0);
+    return r;
+}
+
+SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const SearchConfig &config) {
+    auto t_start = Clock::now();
+    SearchStats stats;
+    std::mt19937_64 rng(config.seed);
+    const int steps = num_steps(dag);
+    const int beam_size = std::max(1, config.beam_size);
+    const int passes = std::max(1, config.passes);
+
+    std::map<uint64_t, int> expanded_in_earlier_passes;  // structural hash -> times
+    // Memo of featurizations by exact state: children repeat across passes.
+    std::map<std::vector<int64_t>, std::shared_ptr<const StateFeatures>> memo;
+    auto key_of = [](const Decisions &d) {
+        std::vector<int64_t> k;
+        for (const FuncDecision &f : d.funcs) {
+            k.push_back(static_cast<int64_t>(f.location));
+            k.push_back(f.host);
+            for (const StageTiling &t : f.stages) {
+                k.insert(k.end(), t.serial.begin(), t.serial.end());
+                k.insert(k.end(), t.thread.begin(), t.thread.end());
+                k.push_back(-1);
+            }
+        }
+        return k;
+    };
+
+    bool have_best = false;
+    State best;
+    for (int pass = 0; pass < passes; pass++) {
+        std::vector<State> beam(1);
+        beam[0].d = initial_decisions(dag);
+        std::map<uint64_t, int> expanded_this_pass;
+        for (int step = 0; step < steps; step++) {
+            StepId id = step_at(dag, step);
+            auto t0 = Clock::now();
+            std::vector<State> children;
+            for (const State &s : beam) {
+                expanded_this_pass[structural_hash(s.d, pass)]++;
+                EnumerationStats es;
+                for (Decisions &c : enumerate_children(dag, s.d, id, gpu, config.limits, &es)) {
+                    State ch;
+                    ch.d = std::move(c);
+                    children.push_back(std::move(ch));
+                }
+                stats.states_enumerated += es.enumerated;
+                stats.states_pruned_hard += es.pruned_hard;
+                stats.states_pruned_soft += es.pruned_soft;
+            }
+            stats.seconds_enumerate += since(t0);
+            if (children.empty()) break;  // cannot happen: root is always legal
+
+            // Steps that do not change a state (pass-through) need no costing
+            // when the beam already holds costed states.
+            auto t1 = Clock::now();
+            std::vector<const StateFeatures *> batch;
+            for (State &c : children) {
+                auto key = key_of(c.d);
+                auto it = memo.find(key);
+                if (it != memo.end()) {
+                    c.features = it->second;
+                    stats.memo_hits++;
+                } else {
+                    LoopNest nest(dag, c.d);
+                    c.features = std::make_shared<const StateFeatures>(featurize(nest, gpu));
+                    memo.emplace(std::move(key), c.features);
+                    stats.states_featurized++;
+                }
+                batch.push_back(c.features.get());
+            }
+            stats.seconds_featurize += since(t1);
+            auto t2 = Clock::now();
+            std::vector<double> costs;
+            std::vector<std::vector<double>> per_stage;
+            model.evaluate(batch, costs, &per_stage);
+            stats.states_costed += static_cast<int64_t>(batch.size());
+            stats.seconds_cost += since(t2);
+            for (size_t i = 0; i < children.size(); i++) {
+                children[i].cost = costs[i];
+                children[i].stage_costs = per_stage.size() > i ? per_stage[i] : std::vector<double>{};
+                // Avoid known states (sec. 4.5): structures expanded in earlier
+                // passes are ranked as if they cost more, once per time seen.
+                double penalty = 1;
+                if (pass > 0) {
+                    auto it = expanded_in_earlier_passes.find(structural_hash(children[i].d, pass));
+                    if (it != expanded_in_earlier_passes.end()) penalty += it->second;
+                }
+                children[i].ranked_cost = costs[i] * penalty;
+            }
+            std::vector<size_t> order(children.size());
+            for (size_t i = 0; i < order.size(); i++) order[i] = i;
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+                return children[a].ranked_cost < children[b].ranked_cost;
+            });
+            std::vector<State> next;
+            for (size_t q = 0; q < order.size() && static_cast<int>(next.size()) < beam_size; q++) {
+                bool last_chance = q + 1 == order.size() && next.empty();
+                if (config.dropout > 0 && !last_chance && uniform01(rng) < config.dropout) continue;
+                next.push_back(std::move(children[order[q]]));
+            }
+            beam = std::move(next);
+        }
+        for (auto &kv : expanded_this_pass) expanded_in_earlier_passes[kv.first] += kv.second;
+        for (State &s : beam) {
+            if (!have_best || s.cost < best.cost) {
+                best = s;
+                have_best = true;
+            }
+        }
+    }
+    SearchResult r;
+    r.decisions = best.d;
+    r.cost = best.cost;
+    if (best.features) {
+        r.features = *best.features;
+        r.stage_ids = best.features->stage_ids;
+    }
+    r.stage_costs = best.stage_costs;
+    stats.seconds_total = since(t_start);
+    r.stats = stats;
+    return r;
+}
+
+} // namespace gpusched

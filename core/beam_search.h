@@ -1,0 +1,60 @@
+#pragma once
+// Beam search over the search space (core/search_space.h), ranked by a
+// CostModel (Anderson et al. 2021 sec. 4). A pass keeps the beam_size
+// cheapest states after each step; later passes penalize states whose
+// structural hash at depth = pass index was already expanded in an earlier
+// pass (sec. 4.5). Greedy samples are beam 1, 1 pass, with random dropout.
+//
+// Invariants: the result depends only on the DAG, the profile, the model and
+// the SearchConfig (same seed => same decisions): all randomness comes from
+// one std::mt19937_64 seeded with config.seed, and ties are broken by
+// enumeration order. Each step's children are featurized and costed in one
+// batched CostModel::evaluate call.
+
+#include <cstdint>
+#include <vector>
+
+#include "core/function_dag.h"
+#include "core/gpu_profile.h"
+#include "core/schedule_decisions.h"
+#include "core/search_space.h"
+#include "costmodel/cost_model.h"
+
+namespace gpusched {
+
+struct SearchConfig {
+    int beam_size = 32;  // paper: 32 (beam search), 1 (greedy samples)
+    int passes = 5;      // paper: 5 (beam search), 1 (greedy samples)
+    uint64_t seed = 0;
+    double dropout = 0;  // probability of dropping each costed child (one always survives)
+    PruningLimits limits;
+};
+
+struct SearchStats {
+    int64_t states_enumerated = 0;
+    int64_t states_pruned_hard = 0;
+    int64_t states_pruned_soft = 0;
+    int64_t states_featurized = 0;
+    int64_t states_costed = 0;
+    int64_t memo_hits = 0;  // featurizations reused from an identical earlier state
+    double seconds_enumerate = 0, seconds_featurize = 0, seconds_cost = 0, seconds_total = 0;
+};
+
+struct SearchResult {
+    Decisions decisions;
+    double cost = 0;
+    std::vector<int> stage_ids;       // dense ids of the costed stages
+    std::vector<double> stage_costs;  // same order
+    StateFeatures features;
+    SearchStats stats;
+};
+
+SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const SearchConfig &config);
+
+// Features and predicted cost of a given complete state (used for replay).
+SearchResult evaluate_decisions(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const Decisions &d);
+
+// The pipeline features in dense stage order, for CostModel::set_pipeline.
+std::vector<PipelineFeatures> pipeline_features(const FunctionDAG &dag);
+
+} // namespace gpusched

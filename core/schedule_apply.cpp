@@ -1,0 +1,248 @@
+#include "core/schedule_apply.h"
+
+#include <map>
+#include <sstream>
+
+#include "core/loop_nest.h"
+
+namespace gpusched {
+
+using namespace Halide;
+
+namespace {
+
+std::string ident(const std::string &name) {
+    std::string s;
+    for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+    if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
+    return s;
+}
+
+// Applies and prints the directives for one Func.
+class FuncScheduler {
+public:
+    FuncScheduler(Func f, std::string handle, bool apply, std::ostringstream &out)
+        : f_(f), handle_(std::move(handle)), apply_(apply), out_(out) {}
+
+    void var(const std::string &name, bool rvar) {
+        if (vars_.count(name)) return;
+        std::string id = "v" + std::to_string(vars_.size()) + "_" + ident(name);
+        vars_[name] = {id, rvar};
+        decls_ << "        " << (rvar ? "::Halide::RVar " : "::Halide::Var ") << id << "(\"" << name << "\");\n";
+    }
+    VarOrRVar vr(const std::string &name) const {
+        auto it = vars_.find(name);
+        return it->second.second ? VarOrRVar(RVar(name)) : VarOrRVar(Var(name));
+    }
+    std::string id(const std::string &name) const { return vars_.at(name).first; }
+    Halide::Stage stage(int s) { return s == 0 ? Halide::Stage(f_) : f_.update(s - 1); }
+    std::string stage_src(int s) const {
+        return s == 0 ? handle_ : handle_ + ".update(" + std::to_string(s - 1) + ")";
+    }
+
+    void split(int s, const std::string &old, const std::string &outer, const std::string &inner, int64_t factor,
+               TailStrategy tail) {
+        var(outer, false);
+        var(inner, false);
+        if (apply_) stage(s).split(vr(old), vr(outer), vr(inner), Expr(static_cast<int>(factor)), tail);
+        body_ << "        " << stage_src(s) << ".split(" << id(old) << ", " << id(outer) << ", " << id(inner) << ", "
+              << factor << ", ::Halide::TailStrategy::"
+              << (tail == TailStrategy::GuardWithIf ? "GuardWithIf" : "ShiftInwards") << ");\n";
+    }
+    void reorder(int s, const std::vector<std::string> &vars) {
+        if (vars.size() < 2) return;
+        std::vector<VarOrRVar> v;
+        body_ << "        " << stage_src(s) << ".reorder(";
+        for (size_t i = 0; i < vars.size(); i++) {
+            v.push_back(vr(vars[i]));
+            body_ << (i ? ", " : "") << id(vars[i]);
+        }
+        body_ << ");\n";
+        if (apply_) stage(s).reorder(v);
+    }
+    void gpu(int s, const std::vector<std::string> &vars, bool blocks) {
+        if (vars.empty()) return;
+        std::vector<VarOrRVar> v;
+        for (const auto &n : vars) v.push_back(vr(n));
+        if (apply_) {
+            Halide::Stage st = stage(s);
+            if (blocks) {
+                if (v.size() == 1) st.gpu_blocks(v[0]);
+                else if (v.size() == 2) st.gpu_blocks(v[0], v[1]);
+                else st.gpu_blocks(v[0], v[1], v[2]);
+            } else {
+                if (v.size() == 1) st.gpu_threads(v[0]);
+                else if (v.size() == 2) st.gpu_threads(v[0], v[1]);
+                else st.gpu_threads(v[0], v[1], v[2]);
+            }
+        }
+        body_ << "        " << stage_src(s) << (blocks ? ".gpu_blocks(" : ".gpu_threads(");
+        for (size_t i = 0; i < vars.size(); i++) body_ << (i ? ", " : "") << id(vars[i]);
+        body_ << ");\n";
+    }
+    void unroll(int s, const std::string &v) {
+        if (apply_) stage(s).unroll(vr(v));
+        body_ << "        " << stage_src(s) << ".unroll(" << id(v) << ");\n";
+    }
+    void single_thread(int s) {
+        if (apply_) stage(s).gpu_single_thread();
+        body_ << "        " << stage_src(s) << ".gpu_single_thread();\n";
+    }
+    void compute_root() {
+        if (apply_) f_.compute_root();
+        body_ << "        " << handle_ << ".compute_root();\n";
+    }
+    void compute_inline() {
+        if (apply_) f_.compute_inline();
+        body_ << "        " << handle_ << ".compute_inline();\n";
+    }
+    void compute_at(Func host, const std::string &host_handle, const std::string &v, bool shared) {
+        var(v, false);
+        if (apply_) {
+            f_.compute_at(host, Var(v));
+            if (shared) f_.store_in(MemoryType::GPUShared);
+        }
+        body_ << "        " << handle_ << ".compute_at(" << host_handle << ", " << id(v) << ")";
+        if (shared) body_ << ".store_in(::Halide::MemoryType::GPUShared)";
+        body_ << ";\n";
+    }
+    void flush() {
+        out_ << "    {\n" << decls_.str() << body_.str() << "    }\n";
+    }
+
+private:
+    Func f_;
+    std::string handle_;
+    bool apply_;
+    std::ostringstream &out_;
+    std::ostringstream decls_, body_;
+    std::map<std::string, std::pair<std::string, bool>> vars_;
+};
+
+struct StageVars {
+    std::vector<std::string> serial, thread, block, rvars, outer;
+    std::string innermost_thread, innermost_block;
+};
+
+StageVars tile_stage(FuncScheduler &fs, const gpusched::Stage &st, const ScheduledStage &ss) {
+    StageVars sv;
+    const bool update = st.index > 0;
+    const TailStrategy tail = update ? TailStrategy::GuardWithIf : TailStrategy::ShiftInwards;
+    int pure_seen = 0;
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        const LoopDim &ld = st.loops[l];
+        fs.var(ld.var, ld.is_rvar);
+        if (ld.is_rvar) {
+            sv.rvars.push_back(ld.var);
+            continue;
+        }
+        const int64_t s = ss.serial[l], t = ss.thread[l];
+        const std::string &v = ld.var;
+        if (ss.location == ComputeLocation::Root) {
+            if (t > 1 && s > 1) {
+                fs.split(st.index, v, v + "_gb", v + "_gi", t * s, tail);
+                fs.split(st.index, v + "_gi", v + "_gt", v + "_gs", s, tail);
+                sv.block.push_back(v + "_gb");
+                sv.thread.push_back(v + "_gt");
+                sv.serial.push_back(v + "_gs");
+            } else if (t > 1) {
+                fs.split(st.index, v, v + "_gb", v + "_gt", t, tail);
+                sv.block.push_back(v + "_gb");
+                sv.thread.push_back(v + "_gt");
+            } else if (s > 1) {
+                fs.split(st.index, v, v + "_gb", v + "_gs", s, tail);
+                sv.block.push_back(v + "_gb");
+                sv.serial.push_back(v + "_gs");
+            } else {
+                sv.block.push_back(v);
+            }
+        } else {
+            // Block level: the loop over the Func's region per block becomes
+            // thread loops outside serial loops; beyond 3 loops, serial.
+            if (pure_seen++ >= 3) {
+                sv.outer.push_back(v);
+                continue;
+            }
+            std::string tv = v;
+            if (s > 1) {
+                fs.split(st.index, v, v + "_gt", v + "_gs", s, tail);
+                sv.serial.push_back(v + "_gs");
+                tv = v + "_gt";
+            }
+            if (t > 1) sv.thread.push_back(tv);
+            else sv.outer.push_back(tv);
+        }
+    }
+    std::vector<std::string> order = sv.serial;
+    order.insert(order.end(), sv.rvars.begin(), sv.rvars.end());
+    order.insert(order.end(), sv.thread.begin(), sv.thread.end());
+    order.insert(order.end(), sv.outer.begin(), sv.outer.end());
+    order.insert(order.end(), sv.block.begin(), sv.block.end());
+    fs.reorder(st.index, order);
+    // sec. 4.7: unroll serial loops of total extent < 16.
+    int64_t serial_total = 1;
+    for (size_t l = 0; l < st.loops.size(); l++)
+        if (!st.loops[l].is_rvar && ss.serial[l] > 1 && !sv.serial.empty()) serial_total *= ss.serial[l];
+    if (!sv.serial.empty() && serial_total < 16)
+        for (const auto &v : sv.serial) fs.unroll(st.index, v);
+    if (sv.thread.size() > 3) sv.thread.resize(3);
+    std::vector<std::string> blocks = sv.block;
+    if (blocks.size() > 3) blocks.resize(3);  // outer ones stay host loops
+    fs.gpu(st.index, blocks, true);
+    fs.gpu(st.index, sv.thread, false);
+    if (ss.location == ComputeLocation::Root && blocks.empty()) fs.single_thread(st.index);
+    if (!sv.thread.empty()) sv.innermost_thread = sv.thread[0];
+    if (!blocks.empty()) sv.innermost_block = blocks[0];
+    return sv;
+}
+
+} // namespace
+
+std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeline pipeline, bool apply) {
+    LoopNest nest(dag, d);
+    std::map<std::string, int> get_func_index;
+    for (size_t i = 0; i < dag.nodes.size(); i++) get_func_index[pipeline.get_func(i).name()] = static_cast<int>(i);
+
+    std::ostringstream out;
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        out << "    ::Halide::Func " << ident(dag.nodes[n].name) << " = pipeline.get_func("
+            << get_func_index.at(dag.nodes[n].name) << ");\n";
+    }
+    std::vector<StageVars> stage_vars(nest.stages.size());
+    // Consumers first: hosts' loop names are known before their producers.
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        const Node &node = dag.nodes[n];
+        Func f(node.func);
+        FuncScheduler fs(f, ident(node.name), apply, out);
+        const FuncDecision &fd = d.funcs[n];
+        switch (fd.location) {
+        case ComputeLocation::Unscheduled:
+        case ComputeLocation::Inline: fs.compute_inline(); break;
+        case ComputeLocation::Root:
+            fs.compute_root();
+            for (size_t s = 0; s < node.stages.size(); s++) {
+                int idx = nest.stage_at[n][s];
+                stage_vars[idx] = tile_stage(fs, node.stages[s], nest.stages[idx]);
+            }
+            break;
+        case ComputeLocation::Block: {
+            const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
+            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_block, true);
+            for (size_t s = 0; s < node.stages.size(); s++) {
+                int idx = nest.stage_at[n][s];
+                stage_vars[idx] = tile_stage(fs, node.stages[s], nest.stages[idx]);
+            }
+            break;
+        }
+        case ComputeLocation::Thread: {
+            const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
+            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_thread, false);
+            break;
+        }
+        }
+        fs.flush();
+    }
+    return out.str();
+}
+
+} // namespace gpusched

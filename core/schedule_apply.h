@@ -1,0 +1,30 @@
+#pragma once
+// Turns decisions into a Halide schedule, two ways from one description so
+// they cannot drift apart: applied to the pipeline's Funcs, and emitted as
+// the C++ body of Halide's `-e schedule` file (apply_schedule_NAME).
+//
+// The lowering tweaks of sec. 4.7 are applied here: serial loops of total
+// extent < 16 are unrolled. Block-level Funcs are stored in
+// MemoryType::GPUShared; thread-level Funcs are left to MemoryType::Auto,
+// which for an allocation inside GPU thread loops is thread-private memory
+// that LLVM/ptxas keep in registers once the loops around it are unrolled.
+// (An explicit MemoryType::Register makes Halide reject any allocation whose
+// size it cannot prove constant, which clamped footprints defeat.)
+//
+// Invariant: the emitted source, applied to a fresh instance of the same
+// generator, gives the same schedule as apply_schedule() did.
+
+#include <string>
+
+#include <Halide.h>
+
+#include "core/function_dag.h"
+#include "core/schedule_decisions.h"
+
+namespace gpusched {
+
+// Applies d to the Funcs of dag (if apply) and returns the C++ source that
+// does the same, using pipeline.get_func(i) to find each Func.
+std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Halide::Pipeline pipeline, bool apply);
+
+} // namespace gpusched

@@ -1,0 +1,90 @@
+#include "core/search_config.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+
+#include "core/function_dag.h"
+
+namespace gpusched {
+
+namespace {
+
+[[noreturn]] void bad(const std::string &key, const std::string &why) {
+    throw UserError("gpusched config: key \"" + key + "\": " + why);
+}
+
+int positive_int(const nlohmann::json &v, const std::string &key) {
+    if (!v.is_number_integer() || v.get<int64_t>() < 1 || v.get<int64_t>() > 1000000)
+        bad(key, "must be an integer >= 1, got " + v.dump());
+    return v.get<int>();
+}
+
+} // namespace
+
+PluginConfig parse_plugin_config(const nlohmann::json &j) {
+    PluginConfig c;
+    c.gpu = *find_builtin_gpu_profile("h100");
+    if (!j.is_object()) throw UserError("gpusched config: must be a JSON object, got " + j.dump());
+    static const std::set<std::string> known = {"beam_size", "passes", "seed", "dropout", "cost_model",
+                                                "weights_path", "gpu_profile", "record_path", "replay"};
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        const std::string &key = it.key();
+        const nlohmann::json &v = it.value();
+        if (!known.count(key)) {
+            bad(key, "unknown key (known: beam_size, passes, seed, dropout, cost_model, weights_path, "
+                     "gpu_profile, record_path, replay)");
+        }
+        if (key == "beam_size") c.search.beam_size = positive_int(v, key);
+        else if (key == "passes") c.search.passes = positive_int(v, key);
+        else if (key == "seed") {
+            if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
+                bad(key, "must be a non-negative integer, got " + v.dump());
+            c.search.seed = v.get<uint64_t>();
+        } else if (key == "dropout") {
+            if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1)
+                bad(key, "must be a number in [0, 1), got " + v.dump());
+            c.search.dropout = v.get<double>();
+        } else if (key == "cost_model") {
+            if (!v.is_string()) bad(key, "must be a string, got " + v.dump());
+            c.cost_model_config[key] = v;
+        } else if (key == "weights_path") {
+            if (!v.is_string() && !v.is_null()) bad(key, "must be a path string or null, got " + v.dump());
+            c.cost_model_config[key] = v;
+        } else if (key == "gpu_profile") {
+            if (v.is_string()) {
+                auto p = find_builtin_gpu_profile(v.get<std::string>());
+                if (!p) bad(key, "unknown GPU '" + v.get<std::string>() + "' (known: " + builtin_gpu_profile_names() + ")");
+                c.gpu = *p;
+            } else if (v.is_object()) {
+                try {
+                    c.gpu = gpu_profile_from_json(v);
+                } catch (const std::exception &e) {
+                    bad(key, e.what());
+                }
+            } else {
+                bad(key, "must be a profile object or a built-in GPU name, got " + v.dump());
+            }
+        } else if (key == "record_path" || key == "replay") {
+            if (!v.is_string() || v.get<std::string>().empty()) bad(key, "must be a non-empty path string");
+            (key == "replay" ? c.replay_path : c.record_path) = v.get<std::string>();
+        }
+    }
+    return c;
+}
+
+PluginConfig load_plugin_config() {
+    const char *path = std::getenv("GPUSCHED_CONFIG");
+    if (!path || !*path) return parse_plugin_config(nlohmann::json::object());
+    std::ifstream in(path);
+    if (!in) throw UserError(std::string("gpusched config: cannot open GPUSCHED_CONFIG file '") + path + "'");
+    nlohmann::json j;
+    try {
+        in >> j;
+    } catch (const std::exception &e) {
+        throw UserError(std::string("gpusched config: '") + path + "' is not valid JSON: " + e.what());
+    }
+    return parse_plugin_config(j);
+}
+
+} // namespace gpusched

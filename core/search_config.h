@@ -1,0 +1,32 @@
+#pragma once
+// The plugin's configuration: a JSON object read from the file named by the
+// environment variable GPUSCHED_CONFIG (written by the driver). Keys, all
+// optional (docs/search.md): beam_size, passes, seed, dropout, cost_model,
+// weights_path, gpu_profile, record_path, replay.
+//
+// Invariant: a parsed config is valid; an unknown key or a bad value is a
+// UserError naming the key. No file / no variable => the defaults with the
+// built-in h100 profile.
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/beam_search.h"
+#include "core/gpu_profile.h"
+
+namespace gpusched {
+
+struct PluginConfig {
+    SearchConfig search;
+    GpuProfile gpu;
+    std::string record_path;  // empty: no record written
+    std::string replay_path;  // non-empty: apply this record's decisions, no search
+    nlohmann::json cost_model_config = nlohmann::json::object();  // cost_model, weights_path
+};
+
+PluginConfig parse_plugin_config(const nlohmann::json &j);
+// Reads $GPUSCHED_CONFIG if set (a missing or unparsable file is an error).
+PluginConfig load_plugin_config();
+
+} // namespace gpusched

@@ -1,0 +1,109 @@
+#include "core/search_record.h"
+
+#include <fstream>
+
+namespace gpusched {
+
+nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        const FuncDecision &f = d.funcs[n];
+        nlohmann::json j;
+        j["func"] = dag.nodes[n].name;
+        j["location"] = location_name(f.location);
+        j["host"] = f.host >= 0 ? nlohmann::json(dag.nodes[f.host].name) : nlohmann::json(nullptr);
+        nlohmann::json stages = nlohmann::json::array();
+        for (const StageTiling &t : f.stages) stages.push_back({{"serial", t.serial}, {"thread", t.thread}});
+        j["stages"] = stages;
+        arr.push_back(j);
+    }
+    return arr;
+}
+
+Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr) {
+    if (!arr.is_array() || arr.size() != dag.nodes.size())
+        throw UserError("gpusched replay: the record's decisions do not have one entry per Func of this pipeline (" +
+                        std::to_string(dag.nodes.size()) + " Funcs)");
+    Decisions d;
+    d.funcs.resize(dag.nodes.size());
+    try {
+        for (size_t n = 0; n < dag.nodes.size(); n++) {
+            const nlohmann::json &j = arr[n];
+            const std::string name = j.at("func").get<std::string>();
+            if (name != dag.nodes[n].name)
+                throw UserError("gpusched replay: decision " + std::to_string(n) + " is for Func '" + name +
+                                "' but this pipeline's Func there is '" + dag.nodes[n].name + "'");
+            FuncDecision &f = d.funcs[n];
+            f.location = location_from_name(j.at("location").get<std::string>());
+            if (!j.at("host").is_null()) {
+                f.host = dag.node_index(j.at("host").get<std::string>());
+                if (f.host < 0) throw UserError("gpusched replay: Func '" + name + "' has an unknown host");
+            }
+            for (const auto &s : j.at("stages")) {
+                f.stages.push_back(StageTiling{s.at("serial").get<std::vector<int64_t>>(),
+                                               s.at("thread").get<std::vector<int64_t>>()});
+            }
+            f.tiled = f.location == ComputeLocation::Root || f.location == ComputeLocation::Block;
+            if (f.tiled && f.stages.size() != dag.nodes[n].stages.size())
+                throw UserError("gpusched replay: Func '" + name + "' needs one tiling per stage");
+            for (size_t s = 0; s < f.stages.size(); s++) {
+                size_t loops = dag.nodes[n].stages[s].loops.size();
+                if (f.stages[s].serial.size() != loops || f.stages[s].thread.size() != loops)
+                    throw UserError("gpusched replay: Func '" + name + "' stage " + std::to_string(s) +
+                                    " needs one serial and thread size per loop");
+            }
+        }
+    } catch (const nlohmann::json::exception &e) {
+        throw UserError(std::string("gpusched replay: malformed decisions: ") + e.what());
+    } catch (const std::invalid_argument &e) {
+        throw UserError(std::string("gpusched replay: ") + e.what());
+    }
+    return d;
+}
+
+nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r, const nlohmann::json &config_echo,
+                              bool replayed, double peak_rss_mb) {
+    nlohmann::json j;
+    j["format"] = "gpusched-search-record";
+    j["version"] = 1;
+    j["replayed"] = replayed;
+    j["config"] = config_echo;
+    j["decisions"] = decisions_to_json(dag, r.decisions);
+    j["predicted_cost"] = r.cost;
+    nlohmann::json per_stage = nlohmann::json::array();
+    std::vector<std::string> names;
+    for (const Node &n : dag.nodes)
+        for (const Stage &s : n.stages) names.push_back(s.name);
+    for (size_t i = 0; i < r.stage_ids.size() && i < r.stage_costs.size(); i++)
+        per_stage.push_back({{"stage", names.at(r.stage_ids[i])}, {"cost", r.stage_costs[i]}});
+    j["stage_costs"] = per_stage;
+    const SearchStats &s = r.stats;
+    j["statistics"] = {{"states_enumerated", s.states_enumerated},
+                       {"states_pruned_hard", s.states_pruned_hard},
+                       {"states_pruned_soft", s.states_pruned_soft},
+                       {"states_featurized", s.states_featurized},
+                       {"states_costed", s.states_costed},
+                       {"memo_hits", s.memo_hits},
+                       {"seconds_enumerate", s.seconds_enumerate},
+                       {"seconds_featurize", s.seconds_featurize},
+                       {"seconds_cost", s.seconds_cost},
+                       {"seconds_total", s.seconds_total},
+                       {"peak_rss_mb", peak_rss_mb}};
+    return j;
+}
+
+Decisions read_record_decisions(const FunctionDAG &dag, const std::string &path) {
+    std::ifstream in(path);
+    if (!in) throw UserError("gpusched replay: cannot open record '" + path + "'");
+    nlohmann::json j;
+    try {
+        in >> j;
+    } catch (const std::exception &e) {
+        throw UserError("gpusched replay: '" + path + "' is not valid JSON: " + e.what());
+    }
+    if (!j.is_object() || !j.contains("decisions"))
+        throw UserError("gpusched replay: '" + path + "' has no \"decisions\"");
+    return decisions_from_json(dag, j["decisions"]);
+}
+
+} // namespace gpusched

@@ -1,0 +1,371 @@
+#include "core/search_space.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "core/loop_nest.h"
+
+namespace gpusched {
+
+namespace {
+
+int kernel_of(const Decisions &d, int c) {
+    for (int guard = 0; guard < 64 && c >= 0; guard++) {
+        const FuncDecision &f = d.funcs[c];
+        if (f.location == ComputeLocation::Root) return c;
+        if (f.location == ComputeLocation::Block || f.location == ComputeLocation::Thread) c = f.host;
+        else return -1;
+    }
+    return -1;
+}
+
+// Consumers of n with inlined ones replaced by their own (effective) consumers.
+// Returns false if some consumer is still unscheduled.
+bool effective_consumers(const FunctionDAG &dag, const Decisions &d, int n, std::set<int> &out) {
+    for (int c : dag.nodes[n].consumers) {
+        ComputeLocation l = d.funcs[c].location;
+        if (l == ComputeLocation::Unscheduled) return false;
+        if (l == ComputeLocation::Inline) {
+            if (!effective_consumers(dag, d, c, out)) return false;
+        } else {
+            out.insert(c);
+        }
+    }
+    return true;
+}
+
+std::vector<std::vector<int64_t>> cartesian(const std::vector<std::vector<int64_t>> &options) {
+    std::vector<std::vector<int64_t>> out{{}};
+    for (const auto &opts : options) {
+        std::vector<std::vector<int64_t>> next;
+        for (const auto &prefix : out) {
+            for (int64_t o : opts) {
+                auto v = prefix;
+                v.push_back(o);
+                next.push_back(std::move(v));
+            }
+        }
+        out = std::move(next);
+    }
+    return out;
+}
+
+// Serial sizes 1, 2, 4, 8, plus 3, 5, 7 when they make the remaining thread
+// extent a multiple of the warp size (sec. 4.1).
+std::vector<int64_t> serial_options(int64_t ext, int warp) {
+    std::vector<int64_t> o;
+    for (int64_t s : {1, 2, 4, 8})
+        if (s <= ext) o.push_back(s);
+    for (int64_t s : {3, 5, 7})
+        if (s <= ext && ext % s == 0 && (ext / s) % warp == 0) o.push_back(s);
+    std::sort(o.begin(), o.end());
+    return o;
+}
+
+// The first three pure loops of a stage may be thread loops (Halide has 3
+// thread dimensions); their indices.
+std::vector<int> tileable_loops(const Stage &st) {
+    std::vector<int> r;
+    for (size_t i = 0; i < st.loops.size() && r.size() < 3; i++)
+        if (!st.loops[i].is_rvar) r.push_back(static_cast<int>(i));
+    return r;
+}
+
+double inline_recompute(const FunctionDAG &dag, const Decisions &d, const LoopNest &nest, int n) {
+    // Points of n evaluated when inlined: every call site in a consumer,
+    // per point that consumer evaluates.
+    std::function<double(int)> evaluated = [&](int f) -> double {
+        double total = 0;
+        for (int c : dag.nodes[f].consumers) {
+            for (size_t si = 0; si < dag.nodes[c].stages.size(); si++) {
+                const Stage &st = dag.nodes[c].stages[si];
+                double calls = 0;
+                for (const Access &a : st.accesses) calls += (!a.producer.is_image && a.producer.index == f) ? 1 : 0;
+                if (calls == 0) continue;
+                double pts;
+                if (d.funcs[c].location == ComputeLocation::Inline) {
+                    pts = evaluated(c);
+                } else {
+                    int idx = nest.stage_at[c][si];
+                    if (idx < 0) {
+                        pts = static_cast<double>(region_points(dag.nodes[c].region));
+                    } else {
+                        const ScheduledStage &ss = nest.stages[idx];
+                        pts = static_cast<double>(ss.num_realizations);
+                        for (const Span &s : ss.loops_realization) pts *= static_cast<double>(s.extent());
+                    }
+                }
+                total += calls * pts;
+            }
+        }
+        return total;
+    };
+    return evaluated(n) / static_cast<double>(std::max<int64_t>(1, region_points(dag.nodes[n].region)));
+}
+
+std::string check_hard(const FunctionDAG &dag, const Decisions &d, const LoopNest &nest, const GpuProfile &gpu,
+                       const PruningLimits &limits, int focus) {
+    for (const Kernel &k : nest.kernels) {
+        if (k.threads_per_block > gpu.max_threads_per_block)
+            return "kernel " + dag.nodes[k.node].name + " has " + std::to_string(k.threads_per_block) +
+                   " threads per block";
+        if (k.shared_bytes > gpu.shared_mem_per_block_bytes)
+            return "kernel " + dag.nodes[k.node].name + " uses " + std::to_string(k.shared_bytes) +
+                   " bytes of shared memory per block";
+    }
+    for (const ScheduledStage &ss : nest.stages) {
+        if (ss.location == ComputeLocation::Thread) continue;
+        const Stage &st = dag.nodes[ss.node].stages[ss.stage];
+        int64_t serial = 1;
+        for (int l : tileable_loops(st)) serial *= ss.serial[l];
+        if (serial > limits.max_unrolled_serial) return st.name + " has serial extent " + std::to_string(serial);
+    }
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        const FuncDecision &f = d.funcs[n];
+        if (f.location == ComputeLocation::Thread) {
+            // Thread-level Funcs only read through affine footprints (checked
+            // when enumerated), so their allocation size is static; it must
+            // be small enough to live in registers.
+            int64_t bytes = region_points(nest.realization_region[n]) * dag.nodes[n].bytes_per_point;
+            if (bytes > limits.max_register_bytes)
+                return dag.nodes[n].name + " needs " + std::to_string(bytes) + " bytes of registers per thread";
+        }
+        if (static_cast<int>(n) != focus) continue;
+        if (f.location == ComputeLocation::Block || f.location == ComputeLocation::Thread) {
+            int idx = nest.stage_at[n][0];
+            const ScheduledStage &ss = nest.stages[idx];
+            double pts = static_cast<double>(ss.num_realizations);
+            for (const Span &s : ss.loops_realization) pts *= static_cast<double>(s.extent());
+            double minimum = static_cast<double>(region_points(dag.nodes[n].region));
+            if (pts > limits.max_recompute * minimum) return dag.nodes[n].name + " recomputes too much";
+        }
+        if (f.location == ComputeLocation::Inline && !dag.nodes[n].always_inline) {
+            if (inline_recompute(dag, d, nest, static_cast<int>(n)) > limits.max_recompute)
+                return dag.nodes[n].name + " recomputes too much when inlined";
+        }
+    }
+    return "";
+}
+
+// Soft criteria: only applied when some sibling meets them.
+bool meets_soft(const FunctionDAG &dag, const LoopNest &nest, const GpuProfile &gpu, const PruningLimits &limits,
+                int focus) {
+    for (const ScheduledStage &ss : nest.stages) {
+        if (ss.node != focus || ss.location == ComputeLocation::Thread) continue;
+        const Kernel &k = nest.kernels[ss.kernel];
+        if (ss.location == ComputeLocation::Root &&
+            static_cast<double>(k.num_blocks) < limits.min_blocks_per_sm * gpu.sm_count)
+            return false;
+        int64_t lanes = (ss.threads + gpu.warp_size - 1) / gpu.warp_size * gpu.warp_size;
+        if (static_cast<double>(ss.threads) < limits.min_lane_utilization * static_cast<double>(lanes)) return false;
+    }
+    return true;
+}
+
+} // namespace
+
+int num_steps(const FunctionDAG &dag) {
+    int n = 0;
+    for (const Node &node : dag.nodes) n += 1 + static_cast<int>(node.stages.size());
+    return n;
+}
+
+StepId step_at(const FunctionDAG &dag, int step) {
+    for (size_t i = 0; i < dag.nodes.size(); i++) {
+        int k = 1 + static_cast<int>(dag.nodes[i].stages.size());
+        if (step < k) return StepId{static_cast<int>(i), step};
+        step -= k;
+    }
+    return StepId{static_cast<int>(dag.nodes.size()), 0};
+}
+
+Decisions initial_decisions(const FunctionDAG &dag) {
+    Decisions d;
+    d.funcs.resize(dag.nodes.size());
+    return d;
+}
+
+std::string hard_limit_violation(const FunctionDAG &dag, const Decisions &d, const GpuProfile &gpu,
+                                 const PruningLimits &limits) {
+    LoopNest nest(dag, d);
+    return check_hard(dag, d, nest, gpu, limits, -1);
+}
+
+std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decisions &parent, StepId step,
+                                          const GpuProfile &gpu, const PruningLimits &limits,
+                                          EnumerationStats *stats) {
+    const int n = step.node;
+    const Node &node = dag.nodes[n];
+    std::vector<Decisions> candidates;
+
+    if (step.phase == 0) {
+        auto with = [&](ComputeLocation loc, int host) {
+            Decisions c = parent;
+            FuncDecision &f = c.funcs[n];
+            f.location = loc;
+            f.host = host;
+            f.tiled = loc == ComputeLocation::Root || loc == ComputeLocation::Block;
+            f.stages.clear();
+            if (f.tiled) {
+                for (const Stage &st : node.stages)
+                    f.stages.push_back(StageTiling{std::vector<int64_t>(st.loops.size(), 1),
+                                                   std::vector<int64_t>(st.loops.size(), 1)});
+            }
+            return c;
+        };
+        if (node.is_output) {
+            candidates.push_back(with(ComputeLocation::Root, -1));
+        } else if (node.always_inline) {
+            candidates.push_back(with(ComputeLocation::Inline, -1));
+        } else {
+            candidates.push_back(with(ComputeLocation::Root, -1));
+            if (node.can_inline) candidates.push_back(with(ComputeLocation::Inline, -1));
+            std::set<int> eff;
+            bool ok = effective_consumers(dag, parent, n, eff) && !eff.empty();
+            bool all_stages_pure = true;
+            for (const Stage &st : node.stages) all_stages_pure = all_stages_pure && st.num_pure_loops() > 0;
+            // Block level: all uses inside one kernel of a single-stage Func.
+            int k = -1;
+            for (int c : eff) {
+                int kc = kernel_of(parent, c);
+                if (k == -1) k = kc;
+                if (kc != k) k = -2;
+            }
+            if (ok && k >= 0 && all_stages_pure && dag.nodes[k].stages.size() == 1 &&
+                dag.nodes[k].stages[0].num_pure_loops() > 0) {
+                Decisions base = with(ComputeLocation::Block, k);
+                LoopNest nest(dag, base);
+                const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
+                const Stage &st = node.stages[0];
+                std::vector<std::vector<int64_t>> opts;
+                std::vector<int> tl = tileable_loops(st);
+                for (int l : tl) opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
+                for (const auto &combo : cartesian(opts)) {
+                    Decisions c = base;
+                    for (size_t q = 0; q < tl.size(); q++) c.funcs[n].stages[0].serial[tl[q]] = combo[q];
+                    candidates.push_back(std::move(c));
+                }
+            }
+            // Thread level: all uses in one single-stage consumer (or in Funcs
+            // at its thread level), through affine footprints only, so the
+            // per-thread allocation has a static size.
+            if (ok && eff.size() >= 1) {
+                int host = -1;
+                for (int c : eff) {
+                    bool inside = parent.funcs[c].location == ComputeLocation::Thread;
+                    if (!inside) host = host == -1 ? c : -2;
+                }
+                bool legal = host >= 0 && dag.nodes[host].stages.size() == 1 &&
+                             (parent.funcs[host].location == ComputeLocation::Root ||
+                              parent.funcs[host].location == ComputeLocation::Block);
+                for (int c : eff) {
+                    if (!legal) break;
+                    if (parent.funcs[c].location == ComputeLocation::Thread && parent.funcs[c].host != host) legal = false;
+                }
+                for (int c : node.consumers) {
+                    if (!legal) break;
+                    if (!eff.count(c)) legal = false;  // used through an inlined Func
+                    for (const Stage &st : dag.nodes[c].stages)
+                        for (const Edge &e : st.edges)
+                            if (!e.producer.is_image && e.producer.index == n && !e.affine) legal = false;
+                }
+                if (legal) {
+                    LoopNest pn(dag, parent);
+                    int hidx = pn.stage_at[host][0];
+                    if (hidx >= 0 && pn.stages[hidx].threads > 1) candidates.push_back(with(ComputeLocation::Thread, host));
+                }
+            }
+        }
+    } else if (parent.funcs[n].location == ComputeLocation::Root) {
+        const int si = step.phase - 1;
+        const Stage &st = node.stages[si];
+        std::vector<int> tl = tileable_loops(st);
+        std::vector<Span> bounds = dag.loop_bounds(st, node.region);
+        std::vector<std::vector<int64_t>> sopts;
+        for (int l : tl) sopts.push_back(serial_options(bounds[l].extent(), gpu.warp_size));
+        for (const auto &serial : cartesian(sopts)) {
+            // Thread sizes (sec. 4.2): 16/32/64 on the first loop with at
+            // least 16 iterations left, powers of two up to 16 elsewhere; a
+            // split never exceeds the loop.
+            int inner = -1;
+            for (size_t q = 0; q < tl.size() && inner < 0; q++)
+                if (bounds[tl[q]].extent() / serial[q] >= 16) inner = static_cast<int>(q);
+            if (inner < 0) inner = 0;
+            std::vector<std::vector<int64_t>> topts;
+            for (size_t q = 0; q < tl.size(); q++) {
+                int64_t room = bounds[tl[q]].extent() / serial[q];
+                std::vector<int64_t> o;
+                if (static_cast<int>(q) == inner) {
+                    for (int64_t t : {16, 32, 64})
+                        if (t <= room) o.push_back(t);
+                    if (o.empty()) o.push_back(std::max<int64_t>(1, room));
+                } else {
+                    for (int64_t t = 1; t <= 16 && t <= room; t *= 2) o.push_back(t);
+                    if (o.empty()) o.push_back(1);
+                }
+                topts.push_back(o);
+            }
+            for (const auto &thread : cartesian(topts)) {
+                Decisions c = parent;
+                StageTiling &t = c.funcs[n].stages[si];
+                for (size_t q = 0; q < tl.size(); q++) {
+                    t.serial[tl[q]] = serial[q];
+                    t.thread[tl[q]] = thread[q];
+                }
+                candidates.push_back(std::move(c));
+            }
+        }
+        if (tl.empty()) candidates.push_back(parent);
+    } else {
+        return {parent};  // nothing to tile for this Func at this step
+    }
+
+    if (stats) stats->enumerated += static_cast<int64_t>(candidates.size());
+    std::vector<Decisions> hard_ok;
+    std::vector<bool> soft_ok;
+    for (Decisions &c : candidates) {
+        LoopNest nest(dag, c);
+        if (!check_hard(dag, c, nest, gpu, limits, n).empty()) {
+            if (stats) stats->pruned_hard++;
+            continue;
+        }
+        soft_ok.push_back(meets_soft(dag, nest, gpu, limits, n));
+        hard_ok.push_back(std::move(c));
+    }
+    bool any_soft = std::find(soft_ok.begin(), soft_ok.end(), true) != soft_ok.end();
+    if (!any_soft) return hard_ok;
+    std::vector<Decisions> out;
+    for (size_t i = 0; i < hard_ok.size(); i++) {
+        if (soft_ok[i]) out.push_back(std::move(hard_ok[i]));
+        else if (stats) stats->pruned_soft++;
+    }
+    return out;
+}
+
+uint64_t structural_hash(const Decisions &d, int depth) {
+    uint64_t h = 1469598103934665603ull;
+    auto mix = [&](uint64_t v) {
+        h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    };
+    for (size_t n = 0; n < d.funcs.size(); n++) {
+        const FuncDecision &f = d.funcs[n];
+        int level = f.location == ComputeLocation::Root || f.location == ComputeLocation::Unscheduled ? 0
+                    : f.location == ComputeLocation::Block                                         ? 1
+                                                                                                   : 2;
+        if (level > depth) continue;
+        mix(n);
+        mix(static_cast<uint64_t>(f.location));
+        mix(static_cast<uint64_t>(f.host + 1));
+        if (depth >= 3) {
+            for (const StageTiling &t : f.stages) {
+                for (int64_t v : t.serial) mix(static_cast<uint64_t>(v));
+                if (depth >= 4)
+                    for (int64_t v : t.thread) mix(static_cast<uint64_t>(v));
+            }
+        }
+    }
+    return h;
+}
+
+} // namespace gpusched

@@ -1,0 +1,64 @@
+#pragma once
+// The search space of Anderson et al. 2021 sec. 4: the children of a search
+// state for one decision step, with the pruning of sec. 4.6.
+//
+// Steps: for each Func in DAG order (outputs first), step 0 chooses its
+// compute location (root / a consumer kernel's block level = shared memory /
+// a consumer's thread level = registers / inline) and, at block level, its
+// serial tiling; steps 1..S tile stage k-1 of a root Func (serial, then
+// thread sizes; the rest is blocks) and pass other Funcs through unchanged,
+// so every state in a beam has made the same number of steps.
+//
+// Invariant: every returned child is legal for Halide (compute_at targets
+// contain all uses, at most 3 thread loops, splits no larger than extents)
+// and within the hard limits of the GpuProfile.
+
+#include <cstdint>
+#include <vector>
+
+#include "core/function_dag.h"
+#include "core/gpu_profile.h"
+#include "core/schedule_decisions.h"
+
+namespace gpusched {
+
+// Limits used for pruning. Sources: paper sec. 4.6 names the criteria, the
+// numbers are ours (see the comment at each).
+struct PruningLimits {
+    double max_recompute = 10;        // points computed / minimum points, per Func
+    int64_t max_unrolled_serial = 64;  // product of a stage's inner serial extents
+    int64_t max_register_bytes = 512;  // a Thread-level allocation, per thread
+    double min_lane_utilization = 0.5;  // soft: active lanes / lanes of active warps
+    double min_blocks_per_sm = 1.0;     // soft: blocks / SMs of a kernel
+};
+
+struct StepId {
+    int node = 0;
+    int phase = 0;  // 0: location; k >= 1: tile stage k-1 of a root Func
+};
+
+struct EnumerationStats {
+    int64_t enumerated = 0;
+    int64_t pruned_hard = 0;
+    int64_t pruned_soft = 0;
+};
+
+// Number of steps of the whole search.
+int num_steps(const FunctionDAG &dag);
+StepId step_at(const FunctionDAG &dag, int step);
+
+Decisions initial_decisions(const FunctionDAG &dag);
+
+std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decisions &parent, StepId step,
+                                          const GpuProfile &gpu, const PruningLimits &limits,
+                                          EnumerationStats *stats = nullptr);
+
+// Why a complete or partial state violates a hard limit (empty if none).
+std::string hard_limit_violation(const FunctionDAG &dag, const Decisions &d, const GpuProfile &gpu,
+                                 const PruningLimits &limits);
+
+// Structural hash of a state: depth 0 sees which Funcs are kernels, 1 adds
+// block-level fusion, 2 thread-level fusion and inlining, 3+ the tilings.
+uint64_t structural_hash(const Decisions &d, int depth);
+
+} // namespace gpusched
