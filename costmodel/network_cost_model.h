@@ -7,10 +7,10 @@
 // evaluate() gathers the rows of all states in the batch and runs them
 // through one NetworkEvaluator pass.
 //
-// Invariants: returned costs are finite and > 0: a sum that comes out <= 0
-// (possible only while some coefficient is negative, i.e. an under-trained
-// network) is floored at kMinPredictedCostMs so the search can still order
-// states; per-stage costs are reported unfloored.
+// Invariants: returned costs are finite and > 0. Coefficients are softplus
+// outputs (> 0) and formula terms are >= 0, so a state's cost is > 0 unless
+// all its terms are 0 (an empty state); such a sum is floored at
+// kMinPredictedCostMs. Per-stage costs are reported unfloored.
 
 #include <memory>
 #include <string>

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "costmodel/fast_log1p.h"
+#include "costmodel/fast_softplus.h"
 
 namespace gpusched {
 
@@ -72,14 +73,15 @@ void NetworkEvaluator::evaluate_rows(const int *stage_ids, const ScheduleFeature
             const float *w = &coef_wt_[std::size_t(k) * kNumCoefficients];
             for (int m = 0; m < kNumCoefficients; ++m) z[m] += h * w[m];
         }
-        for (int m = 0; m < kNumCoefficients; ++m) z[m] = z[m] > 0.0f ? z[m] : kLeakyReluSlope * z[m];
+        alignas(32) float c[kNumCoefficients];
+        fast_softplus_array(z, c, kNumCoefficients);
         if (coefficients) {
-            for (int m = 0; m < kNumCoefficients; ++m) coefficients[r * kNumCoefficients + m] = z[m];
+            for (int m = 0; m < kNumCoefficients; ++m) coefficients[r * kNumCoefficients + m] = c[m];
         }
 
         compute_cost_terms(f, ctx_, terms);
         double cost = 0.0;
-        for (int m = 0; m < kNumUsedCoefficients; ++m) cost += static_cast<double>(z[m]) * terms[m];
+        for (int m = 0; m < kNumUsedCoefficients; ++m) cost += static_cast<double>(c[m]) * terms[m];
         stage_costs[r] = cost;
     }
 }

@@ -7,7 +7,8 @@
 // set_pipeline() runs it once per stage and folds its contribution to the
 // coefficient layer into a per-stage bias (Wc[:, :8] * h1 + bc). A stage
 // evaluation is then 75 fast logs, a 75x24 and a 24x32 matrix-vector product
-// in float, and the 32-term dot product with the formula terms in double.
+// in float, 32 fast softplus, and the 32-term dot product with the formula
+// terms in double.
 //
 // Invariants: rows are evaluated independently (batching never changes a
 // result); stage ids passed to evaluate_rows() index the vector given to

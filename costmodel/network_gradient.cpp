@@ -22,6 +22,13 @@ static_assert(kCb + kNumCoefficients == NetworkWeights::num_parameters(), "param
 
 using H1 = std::array<double, kPipelineEmbedding>;
 
+// Exact softplus and its derivative, stable for large |z|.
+double softplus(double z) { return std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z))); }
+double sigmoid(double z) {
+    const double e = std::exp(-std::abs(z));
+    return z >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+}
+
 H1 pipeline_head(const std::vector<double> &w, const std::array<double, kNumPipelineFeatures> &p) {
     H1 h{};
     for (int k = 0; k < kPipelineEmbedding; ++k) {
@@ -55,8 +62,7 @@ void row_forward(const std::vector<double> &w, const H1 &h1, const PreparedRow &
         const double *wr = &w[kCw + std::size_t(m) * kHiddenWidth];
         for (int k = 0; k < kHiddenWidth; ++k) acc += wr[k] * a.hcat[k];
         a.z[m] = acc;
-        const double c = acc > 0 ? acc : kLeakyReluSlope * acc;
-        a.cost += c * row.terms[m];
+        a.cost += softplus(acc) * row.terms[m];
     }
 }
 
@@ -172,7 +178,7 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
             const RowActivations &a = acts[i][r];
             for (int m = 0; m < kNumCoefficients; ++m) {
                 const double z = a.z[m];
-                dz[m] = dloss_dp[i] * row.terms[m] * (z > 0 ? 1.0 : double(kLeakyReluSlope));
+                dz[m] = dloss_dp[i] * row.terms[m] * sigmoid(z);
                 if (z < 0) dz[m] += 2.0 * negative_penalty * z / rows;
             }
             dh.fill(0.0);

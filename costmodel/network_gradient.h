@@ -12,8 +12,9 @@
 //     + penalty * 1/rows sum_rows sum_m min(z_m, 0)^2         (negative pre-activations)
 //
 // where p_s is the predicted cost (sum of stage costs), t_s the measured one,
-// z the coefficient layer's pre-activations. p_s below kMinPredictedCostMs is
-// clamped there (as at inference) and contributes no gradient through p.
+// z the coefficient layer's pre-activations (coefficients are softplus(z) > 0,
+// so p_s > 0 whenever any term is; p_s below kMinPredictedCostMs is clamped
+// there, as at inference, and contributes no gradient through p).
 //
 // Invariant: a PreparedPipeline is immutable once built; it holds everything
 // the loss needs that does not depend on the parameters (log-compressed

@@ -27,7 +27,7 @@ NetworkWeights NetworkWeights::initial(std::uint64_t seed) {
     fill_uniform(w.schedule_w, std::size_t(kScheduleEmbedding) * kNumScheduleFeatures, kNumScheduleFeatures * 16, rng);
     w.schedule_b.assign(kScheduleEmbedding, 0.0f);
     fill_uniform(w.coef_w, std::size_t(kNumCoefficients) * kHiddenWidth, kHiddenWidth * 16, rng);
-    w.coef_b.assign(kNumCoefficients, 1.0f);
+    w.coef_b.assign(kNumCoefficients, kUnitCoefficientBias);
     return w;
 }
 

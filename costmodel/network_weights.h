@@ -5,7 +5,7 @@
 //   pipeline head:  h1 = Wp * p + bp                p: 280 pipeline features -> 8
 //   schedule head:  h2 = relu(Ws * log1p(s) + bs)   s: 75 schedule features  -> 24
 //   coefficients:   z  = Wc * [h1; h2] + bc         32 -> 32
-//                   c  = leaky_relu(z)              c_i multiplies term i of cost_formula.h
+//                   c  = softplus(z)                c_i multiplies term i of cost_formula.h
 //
 // Matrices are row-major, [output][input]. flatten()/unflatten() fix the
 // order the weights file and the optimizer use: Wp, bp, Ws, bs, Wc, bc.
@@ -25,9 +25,13 @@ namespace gpusched {
 inline constexpr int kPipelineEmbedding = 8;
 inline constexpr int kScheduleEmbedding = 24;
 inline constexpr int kHiddenWidth = kPipelineEmbedding + kScheduleEmbedding; // 32
-// Slope of leaky ReLU for negative pre-activations. Small so that a negative
-// coefficient stays near 0; the training penalty pushes them positive.
-inline constexpr float kLeakyReluSlope = 0.01f;
+// The coefficients are made positive with softplus rather than the
+// reference's leaky ReLU: leaky ReLU lets a coefficient go negative, and a
+// network fitted to the analytic teacher with it predicted negative costs for
+// 4.7% of stages (docs/costmodel.md, "Why softplus"). softplus(z) > 0 always.
+// Pre-activation bias that makes a coefficient start at exactly 1:
+// softplus(log(e - 1)) = 1.
+inline constexpr float kUnitCoefficientBias = 0.541324854612918f;
 
 struct NetworkWeights {
     std::vector<float> pipeline_w; // kPipelineEmbedding x kNumPipelineFeatures
@@ -47,9 +51,10 @@ struct NetworkWeights {
                std::size_t(kNumCoefficients) * (kHiddenWidth + 1);
     }
 
-    // Small random weights (uniform, scaled by 1/sqrt(fan-in)) and a bias of
-    // 1 on the coefficient layer, so every coefficient starts near 1: the
-    // untrained model is the appendix B formula with unit coefficients.
+    // Small random weights (uniform, scaled by 1/sqrt(fan-in)) and a
+    // coefficient-layer bias of kUnitCoefficientBias, so every coefficient
+    // starts near 1: the untrained model is the appendix B formula with unit
+    // coefficients.
     static NetworkWeights initial(std::uint64_t seed);
 
     bool valid_shape() const;

@@ -148,12 +148,14 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
         f[F::num_active_warps_per_block] = warps;
         f[F::block_occupancy] = threads / gpu.max_threads_per_block;
         f[F::warp_lane_utilization] = threads / (32 * warps);
-        f[F::idle_lane_wastage] = (32 * warps - threads) * blocks_per_sm / gpu.max_threads_per_sm;
+        f[F::idle_lane_wastage] = (32 * warps - threads) / gpu.max_threads_per_block;
         f[F::expr_branching] = expr_regs;
         f[F::max_block_occupancy] = blocks_per_sm / gpu.max_blocks_per_sm;
         f[F::max_warp_occupancy] = std::min(1.0, blocks_per_sm * warps / gpu.max_warps_per_sm);
-        f[F::shared_mem_occupancy] = shared_per_block / double(gpu.shared_mem_per_block_bytes);
+        f[F::shared_mem_occupancy] = shared_per_block / double(gpu.shared_mem_per_sm_bytes);
         f[F::shared_mem_block_limit_factor] = std::min<double>(gpu.max_blocks_per_sm, shared_limit) / gpu.max_blocks_per_sm;
+        f[F::inner_parallelism] = threads;
+        f[F::outer_parallelism] = blocks;
         f[F::num_tasks] = blocks;
         f[F::bytes_at_root] = W * H * b;
         f[F::innermost_bytes_at_root] = W * b;
@@ -198,8 +200,6 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
         f[F::innermost_loop_extent] = root ? t.sx : 1;
         f[F::innermost_pure_loop_extent] = root ? t.sx : 1;
         f[F::unrolled_loop_extent] = root ? t.sx * t.sy : 1;
-        f[F::inner_parallelism] = root ? blocks * threads : threads;
-        f[F::outer_parallelism] = root ? 1 : blocks;
         f[F::bytes_at_realization] = region * b;
         f[F::bytes_at_production] = region * b;
         f[F::innermost_bytes_at_realization] = (root ? W : tile_w) * b;
@@ -229,7 +229,7 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
         f[F::unique_lines_read_per_point] = 2 * R + 1;
         f[F::unique_bytes_read_per_task] = task_w * task_h * b;
         f[F::unique_lines_read_per_task] = task_h;
-        f[F::working_set] = shared_per_block;
+        f[F::working_set] = region * b + ws_thread * threads;
         f[F::working_set_at_task] = shared_per_block;
         f[F::working_set_at_production] = root ? W * H * b : shared_per_block;
         f[F::working_set_at_realization] = f[F::working_set_at_production];

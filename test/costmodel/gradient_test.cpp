@@ -39,7 +39,7 @@ Problem make_problem(std::uint64_t seed) {
     p.ctx = formula_context_for(g);
     p.pipe = prepare_pipeline(p.stages, p.states, runtimes, p.ctx);
     // Random weights with some negative coefficient pre-activations, so the
-    // leaky branch and the penalty are exercised.
+    // penalty is exercised and softplus is away from its linear regime.
     NetworkWeights w = NetworkWeights::initial(seed);
     std::uniform_real_distribution<float> d(-1.0f, 2.0f);
     for (auto &b : w.coef_b) b = d(rng);

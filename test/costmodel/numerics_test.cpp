@@ -7,6 +7,7 @@
 #include "costmodel/cost_formula.h"
 #include "costmodel/crc32.h"
 #include "costmodel/fast_log1p.h"
+#include "costmodel/fast_softplus.h"
 #include "costmodel/ranking_metrics.h"
 #include "fixtures.h"
 
@@ -28,6 +29,22 @@ TEST_CASE("fast_log1p stays within 2e-7 of log1p and the array form is bit-ident
         CHECK(out[i] == fast_log1p(xs[i]));
     }
     CHECK(worst < 2e-7);
+}
+
+TEST_CASE("fast softplus stays within 1e-5 relative of the exact value and is always positive", "[numerics]") {
+    std::vector<float> zs;
+    for (float z = -80.0f; z < 80.0f; z += 0.0137f) zs.push_back(z);
+    std::vector<float> out(zs.size());
+    fast_softplus_array(zs.data(), out.data(), zs.size());
+    double worst = 0;
+    for (std::size_t i = 0; i < zs.size(); ++i) {
+        const double z = zs[i];
+        const double exact = std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z)));
+        REQUIRE(out[i] > 0);
+        worst = std::max(worst, std::abs(out[i] - exact) / exact);
+        worst = std::max(worst, std::abs(fast_softplus(zs[i]) - exact) / exact);
+    }
+    CHECK(worst < 1e-5);
 }
 
 TEST_CASE("crc32 matches the standard check value", "[numerics]") {
