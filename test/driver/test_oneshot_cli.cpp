@@ -1,0 +1,241 @@
+// One Shot through the real gpusched binary, on real generators, with a
+// real SQLite file: the happy path and every kind of bad input, each of
+// which must exit non-zero with one clear line and leave no row behind.
+
+#include <filesystem>
+#include <sqlite3.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "db/database.h"
+#include "db/migrations.h"
+#include "temp_dir.h"
+#include "tuner/subprocess.h"
+
+using namespace gpusched;
+namespace fs = std::filesystem;
+
+namespace {
+
+ProcessResult gpusched_cli(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
+    ProcessSpec spec;
+    spec.argv = {GPUSCHED_BINARY};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.env = std::move(env);
+    spec.timeout = std::chrono::minutes(5);
+    return run_process(spec);
+}
+
+int64_t rows_in(const std::string &db_path, const std::string &table) {
+    if (!fs::exists(db_path)) return 0;
+    sqlite3 *raw = nullptr;
+    sqlite3_open_v2(db_path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt *st = nullptr;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(raw, ("SELECT count(*) FROM " + table).c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    return n;
+}
+
+// The one-line error a bad input must produce.
+void check_refused(const ProcessResult &r, const std::string &must_mention, const std::string &db_path) {
+    INFO("stderr: " << r.err);
+    CHECK(r.started);
+    CHECK(r.term_signal == 0);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("error: ") != std::string::npos);
+    CHECK(r.err.find(must_mention) != std::string::npos);
+    CHECK(rows_in(db_path, "runs") <= 0);
+    CHECK(rows_in(db_path, "samples") <= 0);
+}
+
+std::vector<std::string> oneshot_args(const test::TempDir &dir, const std::string &gen, const std::string &name,
+                                      const std::string &source = "li2018") {
+    return {"oneshot", gen, "-g", name, "--autoscheduler", source, "-o", dir / "out", "--db", dir / "db.sqlite"};
+}
+
+} // namespace
+
+TEST_CASE("oneshot with li2018 compiles, checks the PTX with ptxas and stores the sample", "[oneshot]") {
+    test::TempDir dir;
+    auto r = gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil"));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    CHECK(r.out.find("ptxas -arch=sm_90 on the chosen sample: checked") != std::string::npos);
+    CHECK(r.out.find("registers") != std::string::npos);
+    for (const char *f : {"tiny_stencil.a", "tiny_stencil.h", "tiny_stencil.schedule.h", "tiny_stencil.registration.cpp"})
+        CHECK(fs::exists(dir / ("out/" + std::string(f))));
+    CHECK(rows_in(dir / "db.sqlite", "runs") == 1);
+    CHECK(rows_in(dir / "db.sqlite", "samples") == 1);
+    CHECK(rows_in(dir / "db.sqlite", "kernels") >= 2);
+
+    // The same run is visible through `gpusched db`.
+    auto runs = gpusched_cli({"db", "--db", dir / "db.sqlite", "runs", "--json"});
+    REQUIRE(runs.ok());
+    auto j = nlohmann::json::parse(runs.out);
+    REQUIRE(j.size() == 1);
+    CHECK(j[0]["generator"] == "tiny_stencil");
+    CHECK(j[0]["autoscheduler"] == "li2018");
+    CHECK(j[0]["status"] == "finished");
+}
+
+TEST_CASE("oneshot --json reports the run, samples and kernels", "[oneshot]") {
+    test::TempDir dir;
+    auto args = oneshot_args(dir, DEMO_GENERATOR, "demo_sharpen", "naive");
+    args.push_back("--json");
+    args.insert(args.end(), {"--gpu", "a100"});
+    auto r = gpusched_cli(args);
+    INFO(r.err);
+    REQUIRE(r.ok());
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["gpu"] == "a100");
+    CHECK(j["target"] == "host-cuda-cuda_capability_80");
+    CHECK(j["run_id"].get<int>() == 1);
+    REQUIRE(j["samples"].size() == 1);
+    CHECK(j["samples"][0]["ptxas"]["arch"] == "sm_80");
+    // Every Func gets kernels (Halide may split boundary regions into more).
+    std::string names;
+    for (const auto &k : j["samples"][0]["ptxas"]["kernels"]) names += k["name"].get<std::string>() + " ";
+    for (const char *f : {"blur_x", "blur_y", "sharpened", "output"}) CHECK(names.find(f) != std::string::npos);
+}
+
+TEST_CASE("repeated runs of one pipeline share its identity", "[oneshot]") {
+    test::TempDir dir;
+    REQUIRE(gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")).ok());
+    REQUIRE(gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")).ok());
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
+    args.push_back("width=512");
+    REQUIRE(gpusched_cli(args).ok());
+    CHECK(rows_in(dir / "db.sqlite", "runs") == 3);
+    CHECK(rows_in(dir / "db.sqlite", "pipelines") == 2);
+}
+
+TEST_CASE("a missing generator is refused", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    check_refused(gpusched_cli(oneshot_args(dir, dir / "missing.gen", "x")), "does not exist", dir / "db.sqlite");
+}
+
+TEST_CASE("a generator path that is not executable is refused", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    test::write_file(dir / "app.gen", "not a program");
+    check_refused(gpusched_cli(oneshot_args(dir, dir / "app.gen", "x")), "not an executable", dir / "db.sqlite");
+}
+
+TEST_CASE("an unknown generator name is refused with the names that exist", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    auto r = gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "no_such_pipeline"));
+    check_refused(r, "no generator named 'no_such_pipeline'", dir / "db.sqlite");
+    CHECK(r.err.find("tiny_stencil") != std::string::npos);
+}
+
+TEST_CASE("a generator that reports an error is refused with its message", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    check_refused(gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "fails_to_generate")),
+                  "always reports an error", dir / "db.sqlite");
+}
+
+TEST_CASE("a generator that does not finish is stopped at the timeout", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "never_finishes");
+    args.insert(args.end(), {"--timeout", "2"});
+    check_refused(gpusched_cli(args), "timed out after 2 s", dir / "db.sqlite");
+}
+
+TEST_CASE("a Func without estimates is refused, naming it", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    auto r = gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "no_estimates"));
+    check_refused(r, "estimate", dir / "db.sqlite");
+    CHECK(r.err.find("output") != std::string::npos);
+}
+
+TEST_CASE("an unknown generator param is refused, naming it", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
+    args.push_back("widht=3");
+    check_refused(gpusched_cli(args), "widht", dir / "db.sqlite");
+}
+
+TEST_CASE("a generator param that is not key=value is refused", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
+    args.push_back("width");
+    check_refused(gpusched_cli(args), "must be written key=value", dir / "db.sqlite");
+}
+
+TEST_CASE("an unknown GPU profile is refused with the known ones", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
+    args.insert(args.end(), {"--gpu", "b300"});
+    auto r = gpusched_cli(args);
+    check_refused(r, "unknown GPU profile 'b300'", dir / "db.sqlite");
+    CHECK(r.err.find("h100") != std::string::npos);
+}
+
+TEST_CASE("gpu auto without a local GPU is refused, saying why", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
+    args.insert(args.end(), {"--gpu", "auto"});
+    auto r = gpusched_cli(args);
+    if (r.ok()) {
+        SUCCEED("this machine has a GPU");
+    } else {
+        check_refused(r, "--gpu auto", dir / "db.sqlite");
+    }
+}
+
+TEST_CASE("an output directory that cannot be created is refused", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    test::write_file(dir / "file", "x");
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
+    args[7] = dir / "file/out";  // -o below a regular file
+    check_refused(gpusched_cli(args), "output directory", dir / "db.sqlite");
+}
+
+TEST_CASE("a database file that is not SQLite is refused and left as it was", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    test::write_file(dir / "db.sqlite", "precious text\n");
+    auto r = gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil"));
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("not a SQLite database") != std::string::npos);
+    CHECK(test::read_file(dir / "db.sqlite") == "precious text\n");
+}
+
+TEST_CASE("a database with a newer schema is refused before any work", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    { db::Database::open(dir / "db.sqlite"); }
+    sqlite3 *raw = nullptr;
+    sqlite3_open((dir / "db.sqlite").c_str(), &raw);
+    sqlite3_exec(raw, ("PRAGMA user_version = " + std::to_string(db::current_schema_version() + 5)).c_str(), nullptr,
+                 nullptr, nullptr);
+    sqlite3_close(raw);
+    check_refused(gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")), "newer than this gpusched",
+                  dir / "db.sqlite");
+    CHECK_FALSE(fs::exists(dir / "out/samples"));
+}
+
+TEST_CASE("without ptxas the sample is kept and marked not checked", "[oneshot]") {
+    test::TempDir dir;
+    auto r = gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil"),
+                          {{"GPUSCHED_PTXAS", "/nonexistent/ptxas"}});
+    INFO(r.err);
+    REQUIRE(r.ok());
+    CHECK(r.out.find("not checked (ptxas not found") != std::string::npos);
+    CHECK(rows_in(dir / "db.sqlite", "samples") == 1);
+}
+
+TEST_CASE("tune without a GPU says it needs one and exits 2", "[tune][bad-input]") {
+    auto r = gpusched_cli({"tune", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--mode", "autotune"});
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("GPU") != std::string::npos);
+}
+
+TEST_CASE("gpus lists the built-in profiles as JSON", "[gpus]") {
+    auto r = gpusched_cli({"gpus", "--json"});
+    REQUIRE(r.ok());
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["builtin"].size() >= 4);
+}
