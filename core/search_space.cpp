@@ -150,9 +150,11 @@ std::string check_hard(const FunctionDAG &dag, const Decisions &d, const LoopNes
 
 // Soft criteria: only applied when some sibling meets them.
 bool meets_soft(const FunctionDAG &dag, const LoopNest &nest, const GpuProfile &gpu, const PruningLimits &limits,
-                int focus) {
+                StepId step) {
     for (const ScheduledStage &ss : nest.stages) {
-        if (ss.node != focus || ss.location == ComputeLocation::Thread) continue;
+        if (ss.node != step.node || ss.location == ComputeLocation::Thread) continue;
+        // A root Func is only tiled in its later steps: judge its tiling then.
+        if (ss.location == ComputeLocation::Root && (step.phase == 0 || ss.stage != step.phase - 1)) continue;
         const Kernel &k = nest.kernels[ss.kernel];
         if (ss.location == ComputeLocation::Root &&
             static_cast<double>(k.num_blocks) < limits.min_blocks_per_sm * gpu.sm_count)
@@ -330,7 +332,7 @@ std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decision
             if (stats) stats->pruned_hard++;
             continue;
         }
-        soft_ok.push_back(meets_soft(dag, nest, gpu, limits, n));
+        soft_ok.push_back(meets_soft(dag, nest, gpu, limits, step));
         hard_ok.push_back(std::move(c));
     }
     bool any_soft = std::find(soft_ok.begin(), soft_ok.end(), true) != soft_ok.end();
