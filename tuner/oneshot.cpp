@@ -198,8 +198,10 @@ OneShotResult run_oneshot(const OneShotOptions &opt, const ProgressFn &progress)
                     else {
                         if (s.record.contains("predicted_cost") && s.record["predicted_cost"].is_number())
                             s.predicted_cost = s.record["predicted_cost"].get<double>();
-                        if (s.record.contains("statistics") && s.record["statistics"].contains("search_seconds"))
-                            s.search_seconds = s.record["statistics"]["search_seconds"].get<double>();
+                        // The search's own time, as the plugin measured it (docs/search.md).
+                        const auto &stats = s.record.value("statistics", nlohmann::json::object());
+                        if (stats.contains("seconds_total") && stats["seconds_total"].is_number())
+                            s.search_seconds = stats["seconds_total"].get<double>();
                     }
                 }
                 std::vector<std::string> ptx;

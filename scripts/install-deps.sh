@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what gpusched needs on Debian 12 (bookworm). Idempotent: packages
+# already present are left alone and the package index is only refreshed when
+# something is missing. Needs root (uses sudo when run as another user).
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config
+  libhalide14-0-dev            # Halide 14 + its Li2018/Adams2019/Mullapudi2016 plugins
+  libcli11-dev libspdlog-dev nlohmann-json3-dev libsqlite3-dev sqlite3 catch2
+  pocl-opencl-icd ocl-icd-opencl-dev  # run GPU schedules on the CPU to validate them
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "install-deps: run as root (or install sudo) to install: ${PACKAGES[*]}" >&2; exit 1
+  fi
+fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# ptxas comes with the CUDA toolkit, not with Debian main. gpusched works
+# without it (ptxas checks are then reported as "not checked"), but the test
+# suite checks real PTX with it.
+if ! command -v ptxas >/dev/null && [ ! -x /usr/local/cuda/bin/ptxas ]; then
+  echo "install-deps: warning: ptxas not found (install the CUDA toolkit; /usr/local/cuda/bin is searched)" >&2
+fi
