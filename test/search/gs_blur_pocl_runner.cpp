@@ -1,0 +1,31 @@
+// Runs the gs_blur pipeline twice in this process: the CPU reference build and
+// the OpenCL build scheduled by the gpusched plugin (on POCL when there is no
+// GPU), and compares the outputs. Exit 0 if they match. Kept out of the test
+// process: Halide's OpenCL runtime and libHalide's JIT do not mix.
+#include <cmath>
+#include <cstdio>
+
+#include "HalideBuffer.h"
+#include "gs_blur_cpu.h"
+#include "gs_blur_ocl.h"
+
+int main() {
+    const int w = 512, h = 256;
+    Halide::Runtime::Buffer<float> in(w, h), ref(w, h), out(w, h);
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) in(x, y) = std::sin(0.05f * x) * std::cos(0.11f * y) + 0.001f * ((x * 7 + y * 13) % 97);
+    if (int e = gs_blur_cpu(in, 1.5f, ref)) {
+        std::fprintf(stderr, "cpu build failed: %d\n", e);
+        return 2;
+    }
+    if (int e = gs_blur_ocl(in, 1.5f, out)) {
+        std::fprintf(stderr, "opencl build failed: %d\n", e);
+        return 3;
+    }
+    out.copy_to_host();
+    double worst = 0;
+    for (int y = 0; y < h; y++)
+        for (int x = 0; x < w; x++) worst = std::fmax(worst, std::fabs(double(out(x, y)) - double(ref(x, y))));
+    std::printf("max abs difference %g\n", worst);
+    return worst <= 1e-4 ? 0 : 1;
+}
