@@ -106,6 +106,14 @@ public:
         if (shared) body_ << ".store_in(::Halide::MemoryType::GPUShared)";
         body_ << ";\n";
     }
+    // sec. 4.7: stage a producer at this Func's thread level, through a
+    // wrapper Func (producer.in(this)) computed per thread.
+    void stage_in(Func producer, const std::string &producer_handle, const std::string &thread_var) {
+        var(thread_var, false);
+        if (apply_) producer.in(f_).compute_at(f_, Var(thread_var));
+        body_ << "        " << producer_handle << ".in(" << handle_ << ").compute_at(" << handle_ << ", "
+              << id(thread_var) << ");\n";
+    }
     void flush() {
         out_ << "    {\n" << decls_.str() << body_.str() << "    }\n";
     }
@@ -196,6 +204,32 @@ StageVars tile_stage(FuncScheduler &fs, const gpusched::Stage &st, const Schedul
     return sv;
 }
 
+// Producers worth staging in registers at consumer n's thread level: n is a
+// single pure stage whose threads each compute several points (serial
+// product > 1), and the producer is a Func read through an affine footprint
+// (so the per-thread buffer has a static size) of at most
+// kMaxStagedBytes. Thread-level producers already live there.
+std::vector<int> staged_producers(const FunctionDAG &dag, const Decisions &d, const LoopNest &nest, int n) {
+    constexpr int64_t kMaxStagedBytes = 256;
+    std::vector<int> out;
+    const Node &node = dag.nodes[n];
+    if (node.stages.size() != 1) return out;
+    const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
+    int64_t serial = 1;
+    for (size_t l = 0; l < ss.serial.size(); l++)
+        if (!node.stages[0].loops[l].is_rvar) serial *= ss.serial[l];
+    if (serial <= 1 || ss.threads <= 1) return out;
+    for (const Edge &e : node.stages[0].edges) {
+        if (e.producer.is_image || !e.affine) continue;
+        ComputeLocation loc = d.funcs[e.producer.index].location;
+        if (loc == ComputeLocation::Thread || loc == ComputeLocation::Unscheduled) continue;
+        Region r = dag.required_or_all(node.stages[0], e, ss.loops_thread);
+        if (region_points(r) * dag.nodes[e.producer.index].bytes_per_point > kMaxStagedBytes) continue;
+        out.push_back(e.producer.index);
+    }
+    return out;
+}
+
 } // namespace
 
 std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeline pipeline, bool apply) {
@@ -239,6 +273,12 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeli
             fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_thread, false);
             break;
         }
+        }
+        if (fd.location == ComputeLocation::Root || fd.location == ComputeLocation::Block) {
+            for (int producer : staged_producers(dag, d, nest, static_cast<int>(n))) {
+                fs.stage_in(Func(dag.nodes[producer].func), ident(dag.nodes[producer].name),
+                            stage_vars[nest.stage_at[n][0]].innermost_thread);
+            }
         }
         fs.flush();
     }

@@ -4,7 +4,9 @@
 // the C++ body of Halide's `-e schedule` file (apply_schedule_NAME).
 //
 // The lowering tweaks of sec. 4.7 are applied here: serial loops of total
-// extent < 16 are unrolled. Block-level Funcs are stored in
+// extent < 16 are unrolled, and a Func whose threads compute several points
+// gets its small, affine-footprint producers (inlined ones included) staged
+// per thread through producer.in(consumer).compute_at(consumer, thread loop). Block-level Funcs are stored in
 // MemoryType::GPUShared; thread-level Funcs are left to MemoryType::Auto,
 // which for an allocation inside GPU thread loops is thread-private memory
 // that LLVM/ptxas keep in registers once the loops around it are unrolled.

@@ -7,7 +7,15 @@
 
 #include "HalideBuffer.h"
 #include "gs_blur_cpu.h"
-#include "gs_blur_ocl.h"
+
+// The build links the library the plugin scheduled at build time; the e2e
+// test recompiles this file against libraries it schedules with forced
+// decisions (-DGS_HEADER=... -DGS_FUNC=...).
+#ifndef GS_FUNC
+#define GS_FUNC gs_blur_ocl
+#define GS_HEADER "gs_blur_ocl.h"
+#endif
+#include GS_HEADER
 
 int main() {
     const int w = 512, h = 256;
@@ -18,7 +26,7 @@ int main() {
         std::fprintf(stderr, "cpu build failed: %d\n", e);
         return 2;
     }
-    if (int e = gs_blur_ocl(in, 1.5f, out)) {
+    if (int e = GS_FUNC(in, 1.5f, out)) {
         std::fprintf(stderr, "opencl build failed: %d\n", e);
         return 3;
     }

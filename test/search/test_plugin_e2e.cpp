@@ -115,3 +115,61 @@ TEST_CASE("the OpenCL build scheduled by the plugin matches the CPU build on POC
     INFO(read_file(fs::path(GS_WORK_DIR) / "pocl_log.txt"));
     CHECK(rc == 0);
 }
+
+TEST_CASE("forced shared-memory, register and staged schedules run correctly on POCL", "[e2e][opencl]") {
+    // Decisions in DAG order: output, row_max, blur_x, repeat_edge, lambda_0, input_im.
+    auto inline_rest = [](nlohmann::json &d) {
+        for (const char *f : {"repeat_edge", "lambda_0", "input_im"})
+            d.push_back({{"func", f}, {"location", "inline"}, {"host", nullptr}, {"stages", nlohmann::json::array()}});
+    };
+    auto row_max = nlohmann::json{{"func", "row_max"}, {"location", "root"}, {"host", nullptr},
+                                  {"stages", {{{"serial", {1}}, {"thread", {16}}},
+                                              {{"serial", {1, 1}}, {"thread", {1, 16}}}}}};
+    struct Variant {
+        const char *name;
+        const char *blur_x_location;
+        std::vector<int64_t> out_serial, blur_x_serial;
+    };
+    for (const Variant &v : {Variant{"shared", "block", {1, 2}, {1, 2}}, Variant{"registers", "thread", {2, 2}, {}},
+                             Variant{"staged", "inline", {2, 2}, {}}}) {
+        INFO("variant " << v.name);
+        nlohmann::json d = nlohmann::json::array();
+        d.push_back({{"func", "output"}, {"location", "root"}, {"host", nullptr},
+                     {"stages", {{{"serial", v.out_serial}, {"thread", {32, 4}}}}}});
+        d.push_back(row_max);
+        nlohmann::json bx = {{"func", "blur_x"}, {"location", v.blur_x_location}, {"stages", nlohmann::json::array()}};
+        bx["host"] = std::string(v.blur_x_location) == "inline" ? nlohmann::json(nullptr) : nlohmann::json("output");
+        if (!v.blur_x_serial.empty()) bx["stages"].push_back({{"serial", v.blur_x_serial}, {"thread", {1, 1}}});
+        d.push_back(bx);
+        inline_rest(d);
+        fs::path rec = fs::path(GS_WORK_DIR) / (std::string("forced_") + v.name + ".json");
+        fs::create_directories(GS_WORK_DIR);
+        std::ofstream(rec) << nlohmann::json{{"decisions", d}}.dump(2);
+
+        nlohmann::json cfg = {{"replay", rec.string()}, {"cost_model", "analytic"}};
+        fs::path dir;
+        std::string log;
+        std::string fn = std::string("gs_blur_") + v.name;
+        // -f names the function; no_runtime: the runner links the build's runtime.
+        int rc = run_generator(std::string("forced_") + v.name, "host-opencl-no_runtime -f " + fn, cfg, dir, log);
+        INFO(log);
+        REQUIRE(rc == 0);
+        // With -f the outputs are named after the function.
+        std::string schedule = read_file(dir / (fn + ".schedule.h"));
+        if (std::string(v.name) == "shared") CHECK(schedule.find("GPUShared") != std::string::npos);
+        if (std::string(v.name) == "staged") CHECK(schedule.find(".in(output)") != std::string::npos);
+        std::string exe = (dir / "runner").string();
+        std::string cmd = std::string(GS_CXX) + " -std=c++17 -O1 -o " + quote(exe) + " -DGS_FUNC=" + fn +
+                          " -DGS_HEADER='\"" + (dir / (fn + ".h")).string() + "\"' -I" + quote(GS_CPU_INCLUDE) +
+                          " -I" + quote(GS_HALIDE_INCLUDE) + " " + quote(GS_RUNNER_SOURCE) + " " +
+                          quote((dir / (fn + ".a")).string()) + " " + quote(GS_CPU_LIB) + " " +
+                          quote(GS_OCL_RUNTIME) + " -ldl -lpthread > " + quote((dir / "cc.txt").string()) + " 2>&1";
+        int cc = std::system(cmd.c_str());
+        INFO(read_file(dir / "cc.txt"));
+        REQUIRE(cc == 0);
+        std::string run = "HL_OCL_DEVICE_TYPE=cpu " + quote(exe) + " > " + quote((dir / "run.txt").string()) + " 2>&1";
+        int rr = std::system(run.c_str());
+        INFO(read_file(dir / "run.txt"));
+        CHECK(rr == 0);
+    }
+}
