@@ -84,6 +84,32 @@ TEST_CASE("the plugin schedules a generator for CUDA; its PTX assembles for sm_9
     auto sample = gpusched::deserialize_featurization(reinterpret_cast<const unsigned char *>(blob.data()), blob.size());
     CHECK(sample.state.stage_ids.size() == rec["stage_costs"].size());
 
+    SECTION("the emitted schedule compiles into the generator and gives the same PTX") {
+        // Compile the generator with the emitted schedule.h applied in its
+        // schedule(), run it without the autoscheduler, compare the PTX.
+        fs::path sdir = fs::path(GS_WORK_DIR) / "from_schedule";
+        fs::remove_all(sdir);
+        fs::create_directories(sdir);
+        std::string gen = (sdir / "gs_blur_from_schedule.gen").string();
+        std::string cc = std::string(GS_CXX) + " -std=c++17 -O0 -fno-rtti -o " + quote(gen) +
+                         " -DGS_SCHEDULE_HEADER='\"" + (dir / "gs_blur.schedule.h").string() + "\"' -I" +
+                         quote(GS_HALIDE_INCLUDE) + " " + quote(GS_GENERATOR_SOURCE) + " " + quote(GS_GENGEN) + " " +
+                         quote(GS_HALIDE_LIB) + " -ldl -lpthread -rdynamic > " + quote((sdir / "cc.txt").string()) +
+                         " 2>&1";
+        int crc = std::system(cc.c_str());
+        INFO(read_file(sdir / "cc.txt"));
+        REQUIRE(crc == 0);
+        std::string run = quote(gen) + " -g gs_blur -o " + quote(sdir.string()) +
+                          " -e static_library,h target=host-cuda-cuda_capability_86 > " +
+                          quote((sdir / "log.txt").string()) + " 2>&1";
+        int rrc = std::system(run.c_str());
+        INFO(read_file(sdir / "log.txt"));
+        REQUIRE(rrc == 0);
+        std::string ptx2 = extract_ptx(read_file(sdir / "gs_blur.a"));
+        REQUIRE(!ptx2.empty());
+        CHECK(ptx2 == ptx);
+    }
+
     SECTION("replaying the record reproduces the decisions and the schedule") {
         nlohmann::json replay = {{"replay", cfg["record_path"]}, {"cost_model", "analytic"}};
         replay["record_path"] = (fs::path(GS_WORK_DIR) / "replay_record.json").string();

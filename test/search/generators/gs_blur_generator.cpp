@@ -1,6 +1,13 @@
-// A small test generator for the plugin: a separable 3x3 blur through a
-// boundary condition, with a scalar parameter and a per-row reduction.
+// A small test generator for the plugin (algorithm: gs_blur_algorithm.h).
+// Built with -DGS_SCHEDULE_HEADER='"NAME.schedule.h"' it applies a schedule
+// the plugin emitted instead of being autoscheduled (the e2e test checks the
+// two give the same code).
 #include <Halide.h>
+
+#include "gs_blur_algorithm.h"
+#ifdef GS_SCHEDULE_HEADER
+#include GS_SCHEDULE_HEADER
+#endif
 
 namespace {
 
@@ -11,18 +18,16 @@ public:
     Output<Buffer<float>> output{"output", 2};
 
     void generate() {
-        Var x("x"), y("y");
-        Func clamped = Halide::BoundaryConditions::repeat_edge(input);
-        Func blur_x("blur_x"), row_max("row_max");
-        blur_x(x, y) = (clamped(x - 1, y) + clamped(x, y) + clamped(x + 1, y)) * (1.0f / 3.0f);
-        RDom r(0, 16, "r");
-        row_max(y) = 0.0f;
-        row_max(y) = Halide::max(row_max(y), clamped(r, y));
-        output(x, y) = gain * (blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1)) + row_max(y);
-
+        gs_blur::define(input, gain, output);
         input.set_estimates({{0, 512}, {0, 256}});
         gain.set_estimate(1.0f);
         output.set_estimates({{0, 512}, {0, 256}});
+    }
+
+    void schedule() {
+#ifdef GS_SCHEDULE_HEADER
+        apply_schedule_gs_blur(get_pipeline(), get_target());
+#endif
     }
 };
 
