@@ -90,8 +90,15 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
                              r.samples.size());
     std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>7}  {:>8}  {:>11}  {}\n", "rank", "sample", "kind",
                              "predicted", "kernels", "max regs", "spill bytes", "status");
+    // The top of the ranking; every sample is in the database.
+    constexpr int kRowsShown = 10;
     int rank = 0;
     for (std::size_t i : r.ranking) {
+        if (rank == kRowsShown) {
+            std::cout << fmt::format("  ... {} more (gpusched db samples {})\n", r.ranking.size() - kRowsShown,
+                                     r.run_id);
+            break;
+        }
         const auto &s = r.samples[i];
         std::string predicted = s.predicted_cost ? fmt::format("{:.4g}", *s.predicted_cost) : "-";
         std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>7}  {:>8}  {:>11}  {}{}\n", ++rank, s.index,

@@ -1,37 +1,83 @@
-// `gpusched retrain`: trains the cost model from the samples in the database.
-// Registered now so the command line is stable; training from measured
-// samples needs benchmarked runtimes, which only Top 5 / Autotune on a GPU
-// produce, and the loop that reads them is not built yet.
+// `gpusched retrain`: trains the cost model from the benchmarked samples in
+// the database (tuner/retrain.h) and reports how ranking quality changed.
 
+#include <iostream>
 #include <memory>
 
 #include <CLI/CLI.hpp>
-#include <spdlog/spdlog.h>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/gpu_choice.h"
+#include "tuner/retrain.h"
 
 namespace gpusched::cli {
 
 namespace {
 struct RetrainArgs {
-    std::string db_path, pipeline, output;
+    std::string db_path, pipeline, output, weights, gpu = "h100";
     bool all = false;
     int epochs = 100;
+    double learning_rate = 1e-3;
+    uint64_t seed = 1;
 };
+
+nlohmann::json quality_json(const RankingQuality &q) {
+    return {{"loss", q.loss}, {"spearman", q.spearman}, {"kendall", q.kendall},
+            {"best_predicted_slowdown", q.best_predicted_slowdown}, {"pipelines", q.pipelines}, {"samples", q.samples}};
+}
 } // namespace
 
 Action add_retrain_command(CLI::App &app, const GlobalOptions &global) {
     auto args = std::make_shared<RetrainArgs>();
-    CLI::App *cmd = app.add_subcommand("retrain", "Train the cost model from measured samples in the database");
+    CLI::App *cmd = app.add_subcommand("retrain", "Train the cost model from benchmarked samples in the database");
     cmd->add_option("--db", args->db_path, "Sample database")->required();
-    cmd->add_option("--pipeline", args->pipeline, "Only this generator's samples");
-    cmd->add_flag("--all", args->all, "All pipelines' samples");
+    auto *one = cmd->add_option("--pipeline", args->pipeline, "Only this generator's samples");
+    auto *all = cmd->add_flag("--all", args->all, "All pipelines' samples");
+    one->excludes(all);
+    cmd->add_option("--weights", args->weights, "Start from this weights file (default: the embedded weights)");
+    cmd->add_option("--gpu", args->gpu, "GPU profile the samples were measured on")->capture_default_str();
     cmd->add_option("--epochs", args->epochs, "Training epochs")->capture_default_str();
+    cmd->add_option("--learning-rate", args->learning_rate, "Adam learning rate")->capture_default_str();
+    cmd->add_option("--seed", args->seed, "Seed of the validation split and batches")->capture_default_str();
     cmd->add_option("-o,--output", args->output, "Weights file to write")->required();
-    (void)global;
-    return [args]() {
-        spdlog::error("retrain: training from the sample database is not built yet in this version");
-        return kExitUnavailable;
+    return [args, &global, one, all]() {
+        if (!*one && !*all) throw std::runtime_error("retrain: say --pipeline NAME or --all");
+        RetrainOptions opt;
+        opt.db_path = args->db_path;
+        opt.generator_name = args->pipeline;
+        opt.initial_weights = args->weights;
+        opt.output_path = args->output;
+        opt.gpu = resolve_gpu(args->gpu);
+        opt.epochs = args->epochs;
+        opt.learning_rate = args->learning_rate;
+        opt.seed = args->seed;
+        RetrainResult r = retrain_from_database(opt);
+        if (global.json) {
+            nlohmann::json j = {{"weights", opt.output_path}, {"weights_id", r.weights_id},
+                                {"pipelines", r.pipelines}, {"samples", r.samples},
+                                {"train_before", quality_json(r.report.train_before)},
+                                {"train_after", quality_json(r.report.train_after)},
+                                {"validation_before", quality_json(r.report.validation_before)},
+                                {"validation_after", quality_json(r.report.validation_after)}};
+            std::cout << j.dump(2) << "\n";
+            return kExitOk;
+        }
+        std::cout << fmt::format("Trained on {} samples of {} pipelines, {} epochs.\n", r.samples, r.pipelines,
+                                 r.report.epochs);
+        std::cout << fmt::format("  {:<18} {:>10} {:>9} {:>9} {:>22}\n", "", "loss", "Spearman", "Kendall",
+                                 "predicted-best slowdown");
+        auto row = [](const char *what, const RankingQuality &q) {
+            std::cout << fmt::format("  {:<18} {:>10.4g} {:>9.3f} {:>9.3f} {:>21.1f}%\n", what, q.loss, q.spearman,
+                                     q.kendall, 100 * q.best_predicted_slowdown);
+        };
+        row("train, before", r.report.train_before);
+        row("train, after", r.report.train_after);
+        row("validation, before", r.report.validation_before);
+        row("validation, after", r.report.validation_after);
+        std::cout << fmt::format("Wrote {} (weights version {} in the database).\n", opt.output_path, r.weights_id);
+        return kExitOk;
     };
 }
 

@@ -189,4 +189,33 @@ std::vector<std::pair<int, int>> SampleStore::stored_sample_keys(int64_t run_id)
     return out;
 }
 
+std::vector<MeasuredSample> SampleStore::measured_samples(const std::string &generator_name) {
+    auto q = db_.prepare(R"sql(
+        SELECT s.id, p.id, p.generator_name, p.params, p.gpu, s.featurization, s.runtime_median_ms
+        FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id
+        WHERE s.status = 'ok' AND s.validation != 'failed' AND s.runtime_median_ms > 0
+          AND length(s.featurization) > 0 AND (?1 = '' OR p.generator_name = ?1)
+        ORDER BY p.id, s.id)sql");
+    q.bind(1, generator_name);
+    std::vector<MeasuredSample> out;
+    while (q.step()) {
+        MeasuredSample m;
+        m.sample_id = q.column_int(0);
+        m.pipeline_id = q.column_int(1);
+        m.generator_name = q.column_text(2);
+        m.params = q.column_text(3);
+        m.gpu = q.column_text(4);
+        m.featurization = q.column_blob(5);
+        m.runtime_ms = q.column_double(6);
+        out.push_back(std::move(m));
+    }
+    return out;
+}
+
+int64_t SampleStore::record_weights(const WeightsRecord &w) {
+    auto ins = db_.prepare("INSERT INTO weights (path, checksum, provenance, trained_on) VALUES (?1, ?2, ?3, ?4)");
+    ins.bind(1, w.path).bind(2, w.checksum).bind(3, w.provenance).bind(4, w.trained_on).run();
+    return db_.last_insert_id();
+}
+
 } // namespace gpusched::db

@@ -82,6 +82,19 @@ struct BestResult {
     std::optional<double> predicted_cost; // of that sample
 };
 
+// A benchmarked sample with its featurization: one training example.
+struct MeasuredSample {
+    int64_t sample_id = 0;
+    int64_t pipeline_id = 0;
+    std::string generator_name, params, gpu;
+    std::vector<uint8_t> featurization;
+    double runtime_ms = 0;  // median over repetitions
+};
+
+struct WeightsRecord {
+    std::string path, checksum, provenance, trained_on;  // trained_on: JSON
+};
+
 class SampleStore {
 public:
     explicit SampleStore(Database &db) : db_(db) {}
@@ -103,6 +116,11 @@ public:
     std::vector<SampleRow> samples_of_run(int64_t run_id);
     // (batch, idx) pairs already stored for a run, to resume it.
     std::vector<std::pair<int, int>> stored_sample_keys(int64_t run_id);
+
+    // Samples usable for training: status ok, validation not failed, a
+    // measured runtime and a featurization. Optionally of one generator only.
+    std::vector<MeasuredSample> measured_samples(const std::string &generator_name = "");
+    int64_t record_weights(const WeightsRecord &w);
 
 private:
     Database &db_;

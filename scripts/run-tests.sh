@@ -4,6 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh
+scripts/build.sh -DGPUSCHED_BUILD_BENCHMARKS=ON
 cd build
 ctest --output-on-failure -j "${GPUSCHED_TEST_JOBS:-2}" "$@"

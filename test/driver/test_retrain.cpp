@@ -1,0 +1,106 @@
+// `gpusched retrain` on a real SQLite file. No GPU here, so the "measured"
+// runtimes are the analytic GPU model's predictions for synthetic states
+// (costmodel/tools/synthetic_states.h), scaled per pipeline: a stand-in
+// teacher with known structure, stored exactly as benchmarks would be.
+
+#include <random>
+
+#include <catch2/catch.hpp>
+#include <sqlite3.h>
+
+#include "core/gpu_profile.h"
+#include "costmodel/analytic_cost_model.h"
+#include "costmodel/featurization_blob.h"
+#include "costmodel/tools/synthetic_states.h"
+#include "costmodel/weights_file.h"
+#include "db/sample_store.h"
+#include "temp_dir.h"
+#include "tuner/subprocess.h"
+
+using namespace gpusched;
+
+namespace {
+
+// Fills a database with `pipelines` pipelines of `per_pipeline` samples each.
+void fill_database(const std::string &path, int pipelines, int per_pipeline) {
+    db::Database database = db::Database::open(path);
+    db::SampleStore store(database);
+    GpuProfile gpu = *find_builtin_gpu_profile("h100");
+    std::mt19937_64 rng(7);
+    for (int p = 0; p < pipelines; ++p) {
+        SyntheticPipeline pipe = random_synthetic_pipeline(rng);
+        AnalyticGpuCostModel teacher(gpu);
+        teacher.set_pipeline(pipe.stages);
+        db::PipelineIdentity id{"/synthetic.gen", "hash", "synthetic_" + std::to_string(p), "{}", "t", "h100"};
+        db::RunInfo run{store.upsert_pipeline(id), "autotune", "gpusched", "{}", "test"};
+        int64_t run_id = store.start_run(run);
+        for (int i = 0; i < per_pipeline; ++i) {
+            StateFeatures state = random_synthetic_state(pipe, gpu, rng);
+            std::vector<double> cost;
+            teacher.evaluate({&state}, cost);
+            db::SampleRow row;
+            row.idx = i;
+            auto blob = serialize_featurization(pipe.stages, state);
+            row.featurization.assign(blob.begin(), blob.end());
+            row.runtime_median_ms = cost[0] * 1.7;  // a GPU that is uniformly slower than the model thinks
+            row.ptxas_status = "checked";
+            store.add_sample(run_id, row);
+        }
+        store.finish_run(run_id, "finished", std::nullopt);
+    }
+}
+
+ProcessResult gpusched_cli(std::vector<std::string> args) {
+    ProcessSpec spec;
+    spec.argv = {GPUSCHED_BINARY};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.timeout = std::chrono::minutes(5);
+    return run_process(spec);
+}
+
+} // namespace
+
+TEST_CASE("retrain trains on benchmarked samples, writes loadable weights and records them", "[retrain]") {
+    test::TempDir dir;
+    fill_database(dir / "db.sqlite", 4, 24);
+    auto r = gpusched_cli({"retrain", "--db", dir / "db.sqlite", "--all", "--epochs", "20", "-o", dir / "w.weights"});
+    INFO(r.out << r.err);
+    REQUIRE(r.ok());
+    CHECK(r.out.find("Trained on 96 samples of 4 pipelines") != std::string::npos);
+    WeightsFile w = read_weights_file(dir / "w.weights");
+    CHECK(w.provenance.find("retrained by gpusched retrain") != std::string::npos);
+    db::Database database = db::Database::open(dir / "db.sqlite");
+    auto q = database.prepare("SELECT count(*) FROM weights");
+    q.step();
+    CHECK(q.column_int(0) == 1);
+}
+
+TEST_CASE("retrain of one pipeline uses only its samples", "[retrain]") {
+    test::TempDir dir;
+    fill_database(dir / "db.sqlite", 3, 10);
+    auto r = gpusched_cli({"--json", "retrain", "--db", dir / "db.sqlite", "--pipeline", "synthetic_1", "--epochs", "5",
+                           "-o", dir / "w.weights"});
+    INFO(r.err);
+    REQUIRE(r.ok());
+    CHECK(r.out.find("\"samples\": 10") != std::string::npos);
+}
+
+TEST_CASE("retrain with no benchmarked samples says what is missing", "[retrain][bad-input]") {
+    test::TempDir dir;
+    { db::Database::open(dir / "db.sqlite"); }
+    auto r = gpusched_cli({"retrain", "--db", dir / "db.sqlite", "--all", "-o", dir / "w.weights"});
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("two or more benchmarked samples") != std::string::npos);
+}
+
+TEST_CASE("retrain names the sample whose featurization is corrupt", "[retrain][bad-input]") {
+    test::TempDir dir;
+    fill_database(dir / "db.sqlite", 1, 4);
+    sqlite3 *raw = nullptr;
+    sqlite3_open((dir / "db.sqlite").c_str(), &raw);
+    sqlite3_exec(raw, "UPDATE samples SET featurization = x'0102030405' WHERE id = 3", nullptr, nullptr, nullptr);
+    sqlite3_close(raw);
+    auto r = gpusched_cli({"retrain", "--db", dir / "db.sqlite", "--all", "-o", dir / "w.weights"});
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("sample 3") != std::string::npos);
+}

@@ -1,0 +1,109 @@
+#include "tuner/retrain.h"
+
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "costmodel/crc32.h"
+#include "costmodel/default_weights.h"
+#include "costmodel/featurization_blob.h"
+#include "costmodel/weights_file.h"
+#include "db/sample_store.h"
+#include "tuner/oneshot.h"
+
+namespace gpusched {
+
+namespace {
+
+std::string utc_now() {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+std::string file_crc32(const std::string &path) {
+    std::ifstream f(path, std::ios::binary);
+    std::ostringstream s;
+    s << f.rdbuf();
+    const std::string bytes = s.str();
+    char hex[9];
+    std::snprintf(hex, sizeof hex, "%08x", crc32(bytes.data(), bytes.size()));
+    return hex;
+}
+
+} // namespace
+
+RetrainResult retrain_from_database(const RetrainOptions &opt) {
+    if (opt.output_path.empty()) throw UserError("retrain needs an output weights path (-o)");
+    if (opt.epochs < 1) throw UserError("--epochs must be at least 1");
+    db::Database database = db::Database::open(opt.db_path);
+    db::SampleStore store(database);
+    const auto measured = store.measured_samples(opt.generator_name);
+
+    // Group by pipeline; every sample of a pipeline must agree on its stages.
+    std::map<int64_t, PipelineSamples> by_pipeline;
+    std::vector<int64_t> sample_ids;
+    for (const auto &m : measured) {
+        FeaturizationSample f;
+        try {
+            f = deserialize_featurization(m.featurization.data(), m.featurization.size(),
+                                          "featurization of sample " + std::to_string(m.sample_id));
+        } catch (const std::exception &e) {
+            throw UserError(std::string(e.what()) + " in '" + opt.db_path + "'");
+        }
+        PipelineSamples &p = by_pipeline[m.pipeline_id];
+        if (p.states.empty()) {
+            p.name = m.generator_name + " " + m.params + " on " + m.gpu;
+            p.stages = std::move(f.pipeline);
+        } else if (p.stages.size() != f.pipeline.size()) {
+            throw UserError("sample " + std::to_string(m.sample_id) + " of '" + m.generator_name +
+                            "' has a different stage count than its pipeline's other samples");
+        }
+        p.states.push_back(std::move(f.state));
+        p.runtimes_ms.push_back(m.runtime_ms);
+        sample_ids.push_back(m.sample_id);
+    }
+    std::vector<PipelineSamples> data;
+    for (auto &[id, p] : by_pipeline)
+        if (p.states.size() >= 2) data.push_back(std::move(p));
+    if (data.empty()) {
+        throw UserError("no pipeline in '" + opt.db_path + "'" +
+                        (opt.generator_name.empty() ? "" : " named '" + opt.generator_name + "'") +
+                        " has two or more benchmarked samples with featurizations to train on "
+                        "(benchmarks come from `gpusched tune` on a GPU)");
+    }
+
+    WeightsFile start = opt.initial_weights.empty() ? default_weights() : read_weights_file(opt.initial_weights);
+    TrainingOptions training;
+    training.epochs = opt.epochs;
+    training.learning_rate = opt.learning_rate;
+    training.seed = opt.seed;
+    training.formula = formula_context_for(opt.gpu);
+
+    RetrainResult result;
+    result.pipelines = static_cast<int>(data.size());
+    for (const auto &p : data) result.samples += static_cast<int>(p.states.size());
+    NetworkWeights weights = start.weights;
+    result.report = train_network(weights, data, training);
+
+    std::ostringstream prov;
+    prov << "retrained by gpusched retrain at " << utc_now() << " on " << result.samples << " measured samples of "
+         << result.pipelines << " pipelines from " << opt.db_path << " (GPU profile " << opt.gpu.name << ", "
+         << opt.epochs << " epochs, seed " << opt.seed << "), starting from: " << start.provenance
+         << "; validation before: " << describe(result.report.validation_before)
+         << "; after: " << describe(result.report.validation_after);
+    result.provenance = prov.str();
+    write_weights_file(opt.output_path, WeightsFile{weights, result.provenance});
+
+    nlohmann::json trained_on = {{"samples", sample_ids}, {"gpu", opt.gpu.name}, {"epochs", opt.epochs}};
+    result.weights_id = store.record_weights({opt.output_path, file_crc32(opt.output_path), result.provenance,
+                                              trained_on.dump()});
+    return result;
+}
+
+} // namespace gpusched

@@ -1,0 +1,42 @@
+#pragma once
+// Retraining the cost model from the sample database (`gpusched retrain`,
+// and the Autotune loop between batches): every benchmarked sample with a
+// featurization becomes a training example, grouped by pipeline because the
+// loss compares samples of the same pipeline. Starts from given weights (the
+// embedded defaults unless told otherwise), holds out a share for
+// validation, writes a new weights file and records it in the database.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/gpu_profile.h"
+#include "costmodel/training.h"
+
+namespace gpusched {
+
+struct RetrainOptions {
+    std::string db_path;
+    std::string generator_name;       // empty: all pipelines
+    std::string initial_weights;      // empty: the embedded defaults
+    std::string output_path;
+    GpuProfile gpu;                   // the GPU the runtimes were measured on
+    int epochs = 100;
+    double learning_rate = 1e-3;
+    uint64_t seed = 1;
+};
+
+struct RetrainResult {
+    TrainingReport report;
+    int pipelines = 0;
+    int samples = 0;
+    int64_t weights_id = 0;
+    std::string provenance;
+};
+
+// Throws UserError (tuner/oneshot.h) when there is nothing to train on or an
+// input is bad (naming the sample whose featurization is corrupt), and
+// db::DbError for database problems.
+RetrainResult retrain_from_database(const RetrainOptions &options);
+
+} // namespace gpusched
