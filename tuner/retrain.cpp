@@ -41,6 +41,7 @@ std::string file_crc32(const std::string &path) {
 RetrainResult retrain_from_database(const RetrainOptions &opt) {
     if (opt.output_path.empty()) throw UserError("retrain needs an output weights path (-o)");
     if (opt.epochs < 1) throw UserError("--epochs must be at least 1");
+    if (!std::ifstream(opt.db_path)) throw UserError("database '" + opt.db_path + "' does not exist");
     db::Database database = db::Database::open(opt.db_path);
     db::SampleStore store(database);
     const auto measured = store.measured_samples(opt.generator_name);
