@@ -1,6 +1,7 @@
 #include "core/expr_eval.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpusched {
 
@@ -23,48 +24,55 @@ int64_t euclid_mod(int64_t a, int64_t b) {
     return m;
 }
 
+// Values are carried as doubles (exact for integers below 2^53, far beyond
+// any image size) so index arithmetic that goes through floats, e.g.
+// int(floor((x + 0.5f) * scale)), evaluates too; integer nodes apply Halide's
+// integer semantics.
 class Evaluator {
 public:
     explicit Evaluator(const VarValues &values) : values_(values) {}
 
-    std::optional<int64_t> eval(const Expr &e) {
+    std::optional<double> eval(const Expr &e) {
         if (!e.defined()) return std::nullopt;
-        if (const auto *i = e.as<IntImm>()) return i->value;
-        if (const auto *u = e.as<UIntImm>()) return static_cast<int64_t>(u->value);
+        if (const auto *i = e.as<IntImm>()) return static_cast<double>(i->value);
+        if (const auto *u = e.as<UIntImm>()) return static_cast<double>(u->value);
+        if (const auto *f = e.as<FloatImm>()) return f->value;
         if (const auto *v = e.as<Variable>()) {
             auto l = lets_.find(v->name);
             if (l != lets_.end()) return l->second;
             auto it = values_.find(v->name);
             if (it == values_.end()) return std::nullopt;
-            return it->second;
+            return static_cast<double>(it->second);
         }
-        if (const auto *op = e.as<Add>()) return bin(op->a, op->b, [](int64_t a, int64_t b) { return a + b; });
-        if (const auto *op = e.as<Sub>()) return bin(op->a, op->b, [](int64_t a, int64_t b) { return a - b; });
-        if (const auto *op = e.as<Mul>()) return bin(op->a, op->b, [](int64_t a, int64_t b) { return a * b; });
-        if (const auto *op = e.as<Min>()) return bin(op->a, op->b, [](int64_t a, int64_t b) { return std::min(a, b); });
-        if (const auto *op = e.as<Max>()) return bin(op->a, op->b, [](int64_t a, int64_t b) { return std::max(a, b); });
+        if (const auto *op = e.as<Add>()) return bin(op->a, op->b, [](double a, double b) { return a + b; });
+        if (const auto *op = e.as<Sub>()) return bin(op->a, op->b, [](double a, double b) { return a - b; });
+        if (const auto *op = e.as<Mul>()) return bin(op->a, op->b, [](double a, double b) { return a * b; });
+        if (const auto *op = e.as<Min>()) return bin(op->a, op->b, [](double a, double b) { return std::min(a, b); });
+        if (const auto *op = e.as<Max>()) return bin(op->a, op->b, [](double a, double b) { return std::max(a, b); });
         if (const auto *op = e.as<Div>()) {
             auto a = eval(op->a), b = eval(op->b);
             if (!a || !b || *b == 0) return std::nullopt;
-            return floor_div(*a, *b);
+            if (op->type.is_float()) return *a / *b;
+            return static_cast<double>(floor_div(static_cast<int64_t>(*a), static_cast<int64_t>(*b)));
         }
         if (const auto *op = e.as<Mod>()) {
             auto a = eval(op->a), b = eval(op->b);
             if (!a || !b || *b == 0) return std::nullopt;
-            return euclid_mod(*a, *b);
+            if (op->type.is_float()) return *a - *b * std::floor(*a / *b);
+            return static_cast<double>(euclid_mod(static_cast<int64_t>(*a), static_cast<int64_t>(*b)));
         }
-        if (const auto *op = e.as<EQ>()) return bin(op->a, op->b, [](int64_t a, int64_t b) -> int64_t { return a == b; });
-        if (const auto *op = e.as<NE>()) return bin(op->a, op->b, [](int64_t a, int64_t b) -> int64_t { return a != b; });
-        if (const auto *op = e.as<LT>()) return bin(op->a, op->b, [](int64_t a, int64_t b) -> int64_t { return a < b; });
-        if (const auto *op = e.as<LE>()) return bin(op->a, op->b, [](int64_t a, int64_t b) -> int64_t { return a <= b; });
-        if (const auto *op = e.as<GT>()) return bin(op->a, op->b, [](int64_t a, int64_t b) -> int64_t { return a > b; });
-        if (const auto *op = e.as<GE>()) return bin(op->a, op->b, [](int64_t a, int64_t b) -> int64_t { return a >= b; });
-        if (const auto *op = e.as<And>()) return bin(op->a, op->b, [](int64_t a, int64_t b) -> int64_t { return a && b; });
-        if (const auto *op = e.as<Or>()) return bin(op->a, op->b, [](int64_t a, int64_t b) -> int64_t { return a || b; });
+        if (const auto *op = e.as<EQ>()) return bin(op->a, op->b, [](double a, double b) -> double { return a == b; });
+        if (const auto *op = e.as<NE>()) return bin(op->a, op->b, [](double a, double b) -> double { return a != b; });
+        if (const auto *op = e.as<LT>()) return bin(op->a, op->b, [](double a, double b) -> double { return a < b; });
+        if (const auto *op = e.as<LE>()) return bin(op->a, op->b, [](double a, double b) -> double { return a <= b; });
+        if (const auto *op = e.as<GT>()) return bin(op->a, op->b, [](double a, double b) -> double { return a > b; });
+        if (const auto *op = e.as<GE>()) return bin(op->a, op->b, [](double a, double b) -> double { return a >= b; });
+        if (const auto *op = e.as<And>()) return bin(op->a, op->b, [](double a, double b) -> double { return a && b; });
+        if (const auto *op = e.as<Or>()) return bin(op->a, op->b, [](double a, double b) -> double { return a || b; });
         if (const auto *op = e.as<Not>()) {
             auto a = eval(op->a);
             if (!a) return std::nullopt;
-            return static_cast<int64_t>(!*a);
+            return static_cast<double>(!*a);
         }
         if (const auto *op = e.as<Select>()) {
             auto c = eval(op->condition);
@@ -72,15 +80,17 @@ public:
             return *c ? eval(op->true_value) : eval(op->false_value);
         }
         if (const auto *op = e.as<Cast>()) {
-            // Index expressions only cast between integer types; a float cast
-            // cannot be evaluated exactly here.
-            if (!op->type.is_int_or_uint() || !op->value.type().is_int_or_uint()) return std::nullopt;
-            return eval(op->value);
+            auto v = eval(op->value);
+            if (!v) return std::nullopt;
+            if (op->type.is_float()) return op->type.bits() <= 32 ? static_cast<double>(static_cast<float>(*v)) : *v;
+            // Float to integer truncates towards zero, as in Halide.
+            return std::trunc(*v);
         }
         if (const auto *op = e.as<Let>()) {
             auto v = eval(op->value);
             if (!v) return std::nullopt;
-            auto saved = lets_.find(op->name) == lets_.end() ? std::optional<int64_t>() : lets_[op->name];
+            auto it = lets_.find(op->name);
+            std::optional<double> saved = it == lets_.end() ? std::nullopt : std::optional<double>(it->second);
             lets_[op->name] = *v;
             auto r = eval(op->body);
             if (saved) lets_[op->name] = *saved;
@@ -93,13 +103,28 @@ public:
                 !op->args.empty()) {
                 return eval(op->args[0]);
             }
+            if (op->is_intrinsic(Call::abs) && op->args.size() == 1) {
+                auto a = eval(op->args[0]);
+                if (!a) return std::nullopt;
+                return std::fabs(*a);
+            }
+            if (op->call_type == Call::PureExtern && op->args.size() == 1) {
+                auto a = eval(op->args[0]);
+                if (!a) return std::nullopt;
+                const std::string &n = op->name;
+                if (n.rfind("floor_f", 0) == 0) return std::floor(*a);
+                if (n.rfind("ceil_f", 0) == 0) return std::ceil(*a);
+                if (n.rfind("round_f", 0) == 0) return std::nearbyint(*a);
+                if (n.rfind("trunc_f", 0) == 0) return std::trunc(*a);
+                if (n.rfind("sqrt_f", 0) == 0) return std::sqrt(*a);
+            }
             return std::nullopt;
         }
         return std::nullopt;
     }
 
 private:
-    template <typename F> std::optional<int64_t> bin(const Expr &a, const Expr &b, F f) {
+    template <typename F> std::optional<double> bin(const Expr &a, const Expr &b, F f) {
         auto x = eval(a);
         if (!x) return std::nullopt;
         auto y = eval(b);
@@ -108,7 +133,7 @@ private:
     }
 
     const VarValues &values_;
-    std::unordered_map<std::string, int64_t> lets_;
+    std::unordered_map<std::string, double> lets_;
 };
 
 class AffineCheck : public IRVisitor {
@@ -137,7 +162,9 @@ private:
 
 std::optional<int64_t> evaluate(const Halide::Expr &e, const VarValues &values) {
     Evaluator ev(values);
-    return ev.eval(e);
+    auto v = ev.eval(e);
+    if (!v || !std::isfinite(*v)) return std::nullopt;
+    return static_cast<int64_t>(e.type().is_float() ? std::floor(*v) : *v);
 }
 
 bool is_affine_bound(const Halide::Expr &e) {

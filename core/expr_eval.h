@@ -22,7 +22,8 @@ namespace gpusched {
 using VarValues = std::unordered_map<std::string, int64_t>;
 
 // Value of e with every Variable looked up in values (Halide semantics:
-// integer division and modulo round towards negative infinity).
+// integer division and modulo are Euclidean, float-to-int casts truncate;
+// a float-typed result is floored).
 std::optional<int64_t> evaluate(const Halide::Expr &e, const VarValues &values);
 
 // True if e is built only from +, -, *, constant division, variables and

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 #include <unordered_map>
 
 namespace gpusched {
@@ -10,26 +9,35 @@ namespace gpusched {
 namespace detail {
 
 int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes) {
-    // Global loads and stores are served in 32-byte sectors.
-    std::set<int64_t> sectors;
+    // Global loads and stores are served in 32-byte sectors. Small sorted
+    // buffer instead of a set: this runs for every warp of every state.
+    std::vector<int64_t> sectors;
+    sectors.reserve(addresses.size() * 2);
     for (int64_t a : addresses) {
         int64_t first = (a * bytes) >> 5, last = (a * bytes + bytes - 1) >> 5;
-        for (int64_t s = first; s <= last; s++) sectors.insert(s);
+        for (int64_t s = first; s <= last; s++) sectors.push_back(s);
     }
-    return static_cast<int64_t>(sectors.size());
+    std::sort(sectors.begin(), sectors.end());
+    return static_cast<int64_t>(std::unique(sectors.begin(), sectors.end()) - sectors.begin());
 }
 
 int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, int banks) {
     // Shared memory has `banks` 4-byte banks; lanes reading the same word are
     // served together (broadcast), distinct words in one bank serialize.
     if (addresses.empty()) return 0;
-    std::unordered_map<int64_t, std::set<int64_t>> words_per_bank;
+    std::vector<std::pair<int64_t, int64_t>> bank_word;  // (bank, word)
+    bank_word.reserve(addresses.size() * 2);
     for (int64_t a : addresses) {
         int64_t first = (a * bytes) >> 2, last = (a * bytes + bytes - 1) >> 2;
-        for (int64_t w = first; w <= last; w++) words_per_bank[((w % banks) + banks) % banks].insert(w);
+        for (int64_t w = first; w <= last; w++) bank_word.emplace_back(((w % banks) + banks) % banks, w);
     }
-    int64_t worst = 1;
-    for (const auto &kv : words_per_bank) worst = std::max<int64_t>(worst, static_cast<int64_t>(kv.second.size()));
+    std::sort(bank_word.begin(), bank_word.end());
+    bank_word.erase(std::unique(bank_word.begin(), bank_word.end()), bank_word.end());
+    int64_t worst = 1, run = 0;
+    for (size_t i = 0; i < bank_word.size(); i++) {
+        run = (i > 0 && bank_word[i].first == bank_word[i - 1].first) ? run + 1 : 1;
+        worst = std::max(worst, run);
+    }
     return worst;
 }
 
@@ -81,7 +89,9 @@ void collect_accesses(const LoopNest &nest, const Stage &s, const Jacobian *oute
 struct Lanes {
     // Per lane of the block: active for this stage, and its coordinate step
     // per stage loop.
-    std::vector<std::vector<int64_t>> coords;  // [lane][loop] offset of the lane's first point
+    std::vector<int64_t> coords;  // [lane * loops + loop]: offset of the lane's first point
+    size_t loops = 0;
+    int64_t coord(int64_t lane, size_t loop) const { return coords[lane * loops + loop]; }
     std::vector<bool> active;
     int64_t warps = 0, active_warps = 0, active_threads = 0;
     int regular_warp = -1, tail_warp = -1;
@@ -92,7 +102,8 @@ Lanes make_lanes(const LoopNest &nest, const ScheduledStage &ss, const Stage &st
     Lanes L;
     int64_t T = std::max<int64_t>(1, k.threads_per_block);
     L.warps = (T + warp_size - 1) / warp_size;
-    L.coords.assign(T, std::vector<int64_t>(st.loops.size(), 0));
+    L.loops = st.loops.size();
+    L.coords.assign(T * L.loops, 0);
     L.active.assign(T, false);
     // For a Thread-level stage every thread of its host runs it; the lane's
     // point moves with the host's tiling along the same Func argument
@@ -114,12 +125,12 @@ Lanes make_lanes(const LoopNest &nest, const ScheduledStage &ss, const Stage &st
         for (size_t j = 0; j < st.loops.size(); j++) {
             if (!host) {
                 int slot = ss.thread_slot[j];
-                if (slot >= 0) L.coords[lane][j] = c[slot] * ss.serial[j];
+                if (slot >= 0) L.coords[lane * L.loops + j] = c[slot] * ss.serial[j];
             } else if (!st.loops[j].is_rvar) {
                 for (size_t h = 0; h < shape_stage.loops.size(); h++) {
                     int slot = host->thread_slot[h];
                     if (slot >= 0 && shape_stage.loops[h].func_arg == st.loops[j].func_arg)
-                        L.coords[lane][j] = c[slot] * host->serial[h];
+                        L.coords[lane * L.loops + j] = c[slot] * host->serial[h];
                 }
             }
         }
@@ -156,11 +167,9 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
     // loop are hoisted out of its unrolled body and issued once.
     std::vector<int> dep;
     double rvar_repeat = 1;
-    bool unknown = false;
     for (size_t l = 0; l < st.loops.size(); l++) {
         bool depends = false;
         for (const auto &row : jac) {
-            if (!row[l]) unknown = true;
             depends = depends || !row[l] || *row[l] != 0;
         }
         if (!depends || ss.serial[l] <= 1) continue;
@@ -169,7 +178,6 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
         if (st.loops[l].is_rvar) rvar_repeat *= static_cast<double>(ss.serial[l]);
         else dep.push_back(static_cast<int>(l));
     }
-    (void)unknown;
     int64_t combos = 1;
     for (int l : dep) combos *= ss.serial[l];
     // Enumerate at most kMaxCombos serial points and scale the rest (only
@@ -178,39 +186,39 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
     int64_t enumerated = std::min(combos, kMaxCombos);
     double scale = static_cast<double>(combos) / static_cast<double>(enumerated) * rvar_repeat;
 
+    // The address is linear in the lane's point: precompute each active
+    // lane's base address and each loop's address stride, then every serial
+    // point is a translation. Data-dependent indices: assume the worst,
+    // every lane apart (its own sector; the same shared bank).
+    bool known = true;
+    std::vector<int64_t> loop_stride(st.loops.size(), 0);
+    for (size_t l = 0; l < st.loops.size(); l++) {
+        for (size_t i = 0; i < jac.size(); i++) {
+            if (!jac[i][l]) known = false;
+            else loop_stride[l] += *jac[i][l] * strides[i];
+        }
+    }
     auto warp_tx = [&](int warp, double &used) {
         double tx = 0;
+        std::vector<int64_t> base, addrs;
+        int64_t lo = static_cast<int64_t>(warp) * warp_size;
+        int64_t hi = std::min<int64_t>(lo + warp_size, static_cast<int64_t>(L.active.size()));
+        for (int64_t lane = lo; lane < hi; lane++) {
+            if (!L.active[lane]) continue;
+            int64_t a = 0;
+            for (size_t l = 0; l < st.loops.size(); l++) a += loop_stride[l] * L.coord(lane, l);
+            base.push_back(known ? a : lane * 1024 * warp_size);
+        }
         std::vector<int64_t> point(st.loops.size(), 0);
-        std::vector<int64_t> addrs;
         for (int64_t c = 0; c < enumerated; c++) {
-            int64_t rem = c;
+            int64_t rem = c, offset = 0;
             for (int l : dep) {
                 point[l] = rem % ss.serial[l];
                 rem /= ss.serial[l];
+                offset += known ? loop_stride[l] * point[l] : 0;
             }
-            addrs.clear();
-            for (int64_t lane = static_cast<int64_t>(warp) * warp_size;
-                 lane < std::min<int64_t>((warp + 1) * static_cast<int64_t>(warp_size), static_cast<int64_t>(L.active.size()));
-                 lane++) {
-                if (!L.active[lane]) continue;
-                int64_t addr = 0;
-                bool known = true;
-                for (size_t i = 0; i < jac.size(); i++) {
-                    int64_t coord = 0;
-                    for (size_t l = 0; l < st.loops.size(); l++) {
-                        if (!jac[i][l]) {
-                            known = false;
-                            break;
-                        }
-                        coord += *jac[i][l] * (L.coords[lane][l] + point[l]);
-                    }
-                    addr += coord * strides[i];
-                }
-                // Data-dependent index: assume the worst, every lane apart
-                // (its own sector; the same shared bank).
-                if (!known) addr = lane * 1024 * warp_size;
-                addrs.push_back(addr);
-            }
+            addrs.resize(base.size());
+            for (size_t q = 0; q < base.size(); q++) addrs[q] = base[q] + offset;
             used += static_cast<double>(addrs.size()) * bytes;
             tx += static_cast<double>(level == MemoryLevel::Global
                                           ? detail::global_transactions(addrs, bytes)
@@ -382,10 +390,20 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
 
     // Memory transactions per block.
     MemStats gl, sl, gs, sst;
+    // Stencil taps of one producer share a jacobian (only their offsets
+    // differ, which this analysis ignores): analyse each pattern once.
+    std::vector<std::pair<const EffectiveAccess *, MemStats>> seen;
     for (const EffectiveAccess &a : accesses) {
         MemoryLevel lvl = nest.memory_level(a.producer);
-        MemStats m = access_transactions(L, ss, st, a.jacobian, nest.allocation(a.producer), a.bytes, lvl, ws,
-                                         gpu.shared_mem_banks);
+        const MemStats *prev = nullptr;
+        for (const auto &p : seen) {
+            if (p.first->producer == a.producer && p.first->bytes == a.bytes && p.first->jacobian == a.jacobian)
+                prev = &p.second;
+        }
+        MemStats m = prev ? *prev
+                          : access_transactions(L, ss, st, a.jacobian, nest.allocation(a.producer), a.bytes, lvl, ws,
+                                                gpu.shared_mem_banks);
+        if (!prev) seen.emplace_back(&a, m);
         MemStats &acc = lvl == MemoryLevel::Global ? gl : sl;
         acc.transactions += m.transactions;
         acc.bytes_used += m.bytes_used;
