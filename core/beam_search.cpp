@@ -60,21 +60,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     const int passes = std::max(1, config.passes);
 
     std::map<uint64_t, int> expanded_in_earlier_passes;  // structural hash -> times
-    // Memo of featurizations by exact state: children repeat across passes.
-    std::map<std::vector<int64_t>, std::shared_ptr<const StateFeatures>> memo;
-    auto key_of = [](const Decisions &d) {
-        std::vector<int64_t> k;
-        for (const FuncDecision &f : d.funcs) {
-            k.push_back(static_cast<int64_t>(f.location));
-            k.push_back(f.host);
-            for (const StageTiling &t : f.stages) {
-                k.insert(k.end(), t.serial.begin(), t.serial.end());
-                k.insert(k.end(), t.thread.begin(), t.thread.end());
-                k.push_back(-1);
-            }
-        }
-        return k;
-    };
+    FeatureMemo memo;
 
     bool have_best = false;
     State best;
@@ -106,17 +92,9 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
             auto t1 = Clock::now();
             std::vector<const StateFeatures *> batch;
             for (State &c : children) {
-                auto key = key_of(c.d);
-                auto it = memo.find(key);
-                if (it != memo.end()) {
-                    c.features = it->second;
-                    stats.memo_hits++;
-                } else {
-                    LoopNest nest(dag, c.d);
-                    c.features = std::make_shared<const StateFeatures>(featurize(nest, gpu));
-                    memo.emplace(std::move(key), c.features);
-                    stats.states_featurized++;
-                }
+                LoopNest nest(dag, c.d);
+                c.features = std::make_shared<const StateFeatures>(featurize(nest, gpu, config.memoize ? &memo : nullptr));
+                stats.states_featurized++;
                 batch.push_back(c.features.get());
             }
             stats.seconds_featurize += since(t1);
@@ -152,6 +130,8 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
             beam = std::move(next);
         }
         for (auto &kv : expanded_this_pass) expanded_in_earlier_passes[kv.first] += kv.second;
+        stats.memo_hits = memo.hits;
+        stats.memo_misses = memo.misses;
         for (State &s : beam) {
             if (!have_best || s.cost < best.cost) {
                 best = s;

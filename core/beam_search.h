@@ -27,6 +27,7 @@ struct SearchConfig {
     int passes = 5;      // paper: 5 (beam search), 1 (greedy samples)
     uint64_t seed = 0;
     double dropout = 0;  // probability of dropping each costed child (one always survives)
+    bool memoize = true;  // sec. 3.3: reuse kernel featurizations
     PruningLimits limits;
 };
 
@@ -36,7 +37,8 @@ struct SearchStats {
     int64_t states_pruned_soft = 0;
     int64_t states_featurized = 0;
     int64_t states_costed = 0;
-    int64_t memo_hits = 0;  // featurizations reused from an identical earlier state
+    int64_t memo_hits = 0;    // kernel featurizations reused (sec. 3.3)
+    int64_t memo_misses = 0;  // kernel featurizations computed
     double seconds_enumerate = 0, seconds_featurize = 0, seconds_cost = 0, seconds_total = 0;
 };
 

@@ -467,11 +467,95 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     return f;
 }
 
-StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu) {
+namespace {
+
+// What a kernel's features depend on: its Funcs' decisions, and for every
+// producer its stages read (through inlined Funcs) whether it is inlined,
+// and if not where it is stored.
+std::vector<int64_t> kernel_key(const LoopNest &nest, int kernel) {
+    const FunctionDAG &dag = nest.dag;
+    const Kernel &k = nest.kernels[kernel];
+    std::vector<int64_t> key{k.node, k.stage};
+    std::vector<int> members;
+    for (int idx : k.stages) {
+        int n = nest.stages[idx].node;
+        if (std::find(members.begin(), members.end(), n) == members.end()) members.push_back(n);
+    }
+    std::sort(members.begin(), members.end());
+    std::vector<bool> visited(dag.nodes.size(), false);
+    std::vector<const Stage *> work;
+    for (int n : members) {
+        const FuncDecision &f = nest.decisions.funcs[n];
+        key.push_back(-1);
+        key.push_back(n);
+        key.push_back(static_cast<int64_t>(f.location));
+        key.push_back(f.host);
+        for (int idx : k.stages) {
+            const ScheduledStage &ss = nest.stages[idx];
+            if (ss.node != n) continue;
+            key.push_back(-2);
+            key.insert(key.end(), ss.serial.begin(), ss.serial.end());
+            key.insert(key.end(), ss.thread.begin(), ss.thread.end());
+            work.push_back(&dag.nodes[n].stages[ss.stage]);
+        }
+    }
+    key.push_back(-3);
+    while (!work.empty()) {
+        const Stage *st = work.back();
+        work.pop_back();
+        for (const Edge &e : st->edges) {
+            if (e.producer.is_image || visited[e.producer.index]) continue;
+            int p = e.producer.index;
+            visited[p] = true;
+            ComputeLocation loc = nest.location(p);
+            if (loc == ComputeLocation::Unscheduled) loc = ComputeLocation::Root;  // both read from global
+            key.push_back(p);
+            key.push_back(static_cast<int64_t>(loc));
+            if (loc == ComputeLocation::Inline) work.push_back(&dag.nodes[p].stages[0]);
+        }
+    }
+    return key;
+}
+
+} // namespace
+
+StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo) {
+    std::vector<ScheduleFeatures> rows(nest.stages.size());
+    for (size_t kidx = 0; kidx < nest.kernels.size(); kidx++) {
+        const Kernel &k = nest.kernels[kidx];
+        std::vector<ScheduleFeatures> *cached = nullptr;
+        std::vector<int64_t> key;
+        if (memo) {
+            key = kernel_key(nest, static_cast<int>(kidx));
+            auto it = memo->kernels.find(key);
+            if (it != memo->kernels.end() && it->second.size() == k.stages.size()) cached = &it->second;
+        }
+        if (cached) {
+            memo->hits++;
+            for (size_t q = 0; q < k.stages.size(); q++) rows[k.stages[q]] = (*cached)[q];
+            continue;
+        }
+        std::vector<ScheduleFeatures> fresh;
+        for (int idx : k.stages) {
+            rows[idx] = featurize_stage(nest, idx, gpu);
+            fresh.push_back(rows[idx]);
+        }
+        if (memo) {
+            memo->misses++;
+            memo->kernels.emplace(std::move(key), std::move(fresh));
+        }
+    }
+    // working_set_at_root depends on every root allocation: per state.
+    double ws_root = 0;
+    for (size_t n = 0; n < nest.dag.nodes.size(); n++) {
+        if (nest.location(static_cast<int>(n)) == ComputeLocation::Root)
+            ws_root += static_cast<double>(region_points(nest.dag.nodes[n].region)) * nest.dag.nodes[n].bytes_per_point;
+    }
     StateFeatures s;
     for (size_t i = 0; i < nest.stages.size(); i++) {
+        rows[i][ScheduleFeature::working_set_at_root] = ws_root;
         s.stage_ids.push_back(nest.dag.stage_id(nest.stages[i].node, nest.stages[i].stage));
-        s.schedule.push_back(featurize_stage(nest, static_cast<int>(i), gpu));
+        s.schedule.push_back(rows[i]);
     }
     return s;
 }

@@ -11,6 +11,7 @@
 // stated next to its computation in the .cpp.
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "core/gpu_profile.h"
@@ -23,8 +24,20 @@ namespace gpusched {
 // Features of stages[index] of the nest.
 ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfile &gpu);
 
-// One row per scheduled stage, with dense stage ids (FunctionDAG::stage_id).
-StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu);
+// Memoized featurization per kernel (Anderson et al. 2021 sec. 3.3): a
+// kernel's rows depend only on the decisions of the Funcs in the kernel and
+// on how its producers are stored (and what inlined ones read), so they are
+// keyed by exactly that. The one feature that depends on allocations
+// outside the kernel (working_set_at_root) is recomputed for every state.
+class FeatureMemo {
+public:
+    int64_t hits = 0, misses = 0;
+    std::map<std::vector<int64_t>, std::vector<ScheduleFeatures>> kernels;
+};
+
+// One row per scheduled stage, with dense stage ids (FunctionDAG::stage_id),
+// in the nest's stage order. With a memo, kernels seen before are reused.
+StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo = nullptr);
 
 namespace detail {
 // Memory transactions one warp issues for the given element addresses of its

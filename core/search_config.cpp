@@ -27,13 +27,13 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
     c.gpu = *find_builtin_gpu_profile("h100");
     if (!j.is_object()) throw UserError("gpusched config: must be a JSON object, got " + j.dump());
     static const std::set<std::string> known = {"beam_size", "passes", "seed", "dropout", "cost_model",
-                                                "weights_path", "gpu_profile", "record_path", "replay"};
+                                                "weights_path", "gpu_profile", "record_path", "replay", "memoize"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string &key = it.key();
         const nlohmann::json &v = it.value();
         if (!known.count(key)) {
             bad(key, "unknown key (known: beam_size, passes, seed, dropout, cost_model, weights_path, "
-                     "gpu_profile, record_path, replay)");
+                     "gpu_profile, record_path, replay, memoize)");
         }
         if (key == "beam_size") c.search.beam_size = positive_int(v, key);
         else if (key == "passes") c.search.passes = positive_int(v, key);
@@ -45,6 +45,9 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
             if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1)
                 bad(key, "must be a number in [0, 1), got " + v.dump());
             c.search.dropout = v.get<double>();
+        } else if (key == "memoize") {
+            if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
+            c.search.memoize = v.get<bool>();
         } else if (key == "cost_model") {
             if (!v.is_string()) bad(key, "must be a string, got " + v.dump());
             c.cost_model_config[key] = v;

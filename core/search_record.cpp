@@ -84,6 +84,7 @@ nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r, con
                        {"states_featurized", s.states_featurized},
                        {"states_costed", s.states_costed},
                        {"memo_hits", s.memo_hits},
+                       {"memo_misses", s.memo_misses},
                        {"seconds_enumerate", s.seconds_enumerate},
                        {"seconds_featurize", s.seconds_featurize},
                        {"seconds_cost", s.seconds_cost},

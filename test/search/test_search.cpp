@@ -16,7 +16,8 @@ namespace {
 
 GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
 
-SearchResult search(const FunctionDAG &dag, int beam, int passes, uint64_t seed, double dropout = 0) {
+SearchResult search(const FunctionDAG &dag, int beam, int passes, uint64_t seed, double dropout = 0,
+                    bool memoize = true) {
     test_support::TestCostModel model;
     model.set_pipeline(pipeline_features(dag));
     SearchConfig cfg;
@@ -24,6 +25,7 @@ SearchResult search(const FunctionDAG &dag, int beam, int passes, uint64_t seed,
     cfg.passes = passes;
     cfg.seed = seed;
     cfg.dropout = dropout;
+    cfg.memoize = memoize;
     return beam_search(dag, model, h100(), cfg);
 }
 
@@ -198,4 +200,18 @@ TEST_CASE("config errors name the key", "[config]") {
     CHECK(def.search.beam_size == 32);
     CHECK(def.search.passes == 5);
     CHECK(def.gpu.name == "h100");
+}
+
+TEST_CASE("kernel memoization changes no feature and no decision", "[search][memo]") {
+    test_pipelines::Blur p(512, 256);
+    FunctionDAG dag(p.outputs());
+    SearchResult with = search(dag, 4, 2, 9, 0, true);
+    SearchResult without = search(dag, 4, 2, 9, 0, false);
+    CHECK(with.decisions == without.decisions);
+    CHECK(with.cost == without.cost);
+    CHECK(with.stats.memo_hits > 0);
+    CHECK(without.stats.memo_hits == 0);
+    REQUIRE(with.features.schedule.size() == without.features.schedule.size());
+    for (size_t i = 0; i < with.features.schedule.size(); i++)
+        CHECK(with.features.schedule[i].values == without.features.schedule[i].values);
 }
