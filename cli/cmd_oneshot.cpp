@@ -34,6 +34,8 @@ struct OneShotArgs {
     uint64_t seed = 0;
     int timeout_s = 600;
     std::string search_config_file;
+    double dropout = 0.2;
+    bool no_validate = false;
 };
 
 std::map<std::string, std::string> parse_params(const std::vector<std::string> &items) {
@@ -73,6 +75,7 @@ nlohmann::json sample_json(const OneShotSample &s) {
     if (s.seed) j["seed"] = *s.seed;
     if (s.predicted_cost) j["predicted_cost"] = *s.predicted_cost;
     if (!s.generator.ok()) j["error"] = s.generator.message;
+    j["validation"] = {{"status", s.validation}, {"detail", s.validation_detail}};
     nlohmann::json kernels = nlohmann::json::array();
     for (const auto &k : s.ptxas.kernels) {
         kernels.push_back({{"name", k.name}, {"registers", k.registers}, {"spill_store_bytes", k.spill_store_bytes},
@@ -121,6 +124,8 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
                                      k.static_shared_bytes, k.barriers);
         }
     }
+    std::cout << fmt::format("\nOutput validation (OpenCL build on POCL vs a CPU build): {}{}\n", best.validation,
+                             best.validation_detail.empty() ? "" : " (" + best.validation_detail + ")");
     std::cout << "\nSchedule and library of the chosen sample:\n";
     for (const auto &f : r.best_files) std::cout << "  " << f << "\n";
     std::cout << fmt::format("\nStored as run {} in {} ({:.1f} s)\n", r.run_id, r.db_path, r.wall_seconds);
@@ -151,6 +156,11 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--passes", args->passes, "Passes of the beam-search sample")->capture_default_str();
     cmd->add_option("--seed", args->seed, "Base seed; greedy sample i uses seed+i")->capture_default_str();
     cmd->add_option("--timeout", args->timeout_s, "Seconds allowed per generator run")->capture_default_str();
+    cmd->add_option("--dropout", args->dropout, "Greedy samples: probability of dropping each ranked choice")
+        ->check(CLI::Range(0.0, 0.99))
+        ->capture_default_str();
+    cmd->add_flag("--no-validate", args->no_validate,
+                  "Skip running the chosen schedule on POCL against a CPU build of the pipeline");
     cmd->add_option("--search-config", args->search_config_file,
                     "JSON file of extra plugin config keys (see docs/search.md)");
 
@@ -169,6 +179,8 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
         opt.beam_size = args->beam_size;
         opt.passes = args->passes;
         opt.seed = args->seed;
+        opt.greedy_dropout = args->dropout;
+        opt.validate = !args->no_validate;
         opt.timeout = std::chrono::seconds(args->timeout_s);
         opt.gpusched_version = version_string();
         if (!args->search_config_file.empty()) {
@@ -190,7 +202,15 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
                                                               : std::string("compiled"))
                                           : s.generator.message);
         };
-        OneShotResult r = run_oneshot(opt, progress);
+        auto on_validation = [](const OneShotSample &s, const ValidationReport &v) {
+            if (v.status == ValidationStatus::Failed)
+                spdlog::warn("sample {} changes the pipeline's output on POCL, choosing again: {}", s.index, v.detail);
+            else if (v.status == ValidationStatus::NotRun)
+                spdlog::warn("output validation not run: {}", v.detail);
+            else
+                spdlog::info("sample {} validated on POCL in {:.1f} s", s.index, v.seconds);
+        };
+        OneShotResult r = run_oneshot(opt, progress, on_validation);
         if (global.json) {
             nlohmann::json j = {{"generator", opt.generator_path}, {"generator_name", opt.generator_name},
                                 {"gpu", opt.gpu.name}, {"target", r.target}, {"autoscheduler", opt.schedule_source},

@@ -74,6 +74,9 @@ CREATE TABLE weights (
     created_at  TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );
 )sql"},
+        {2, "validation detail per sample", R"sql(
+ALTER TABLE samples ADD COLUMN validation_detail TEXT;
+)sql"},
     };
     return all;
 }

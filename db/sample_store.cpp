@@ -28,14 +28,14 @@ int64_t SampleStore::add_sample(int64_t run_id, const SampleRow &s) {
         auto ins = db_.prepare(
             "INSERT INTO samples (run_id, batch, idx, seed, search_config, decisions, schedule_source, "
             "featurization, predicted_cost, autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, "
-            "runtime_median_ms, runtime_reps, validation, status, error) VALUES "
-            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)");
+            "runtime_median_ms, runtime_reps, validation, status, error, validation_detail) VALUES "
+            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
         ins.bind(1, run_id).bind(2, s.batch).bind(3, s.idx).bind(4, s.seed).bind(5, s.search_config);
         ins.bind(6, s.decisions).bind(7, s.schedule_source).bind_blob(8, s.featurization);
         ins.bind(9, s.predicted_cost).bind(10, s.autoschedule_s).bind(11, s.compile_s);
         ins.bind(12, s.ptxas_status).bind(13, s.ptxas_detail).bind(14, s.runtime_min_ms);
         ins.bind(15, s.runtime_median_ms).bind(16, s.runtime_reps).bind(17, s.validation).bind(18, s.status);
-        ins.bind(19, s.error).run();
+        ins.bind(19, s.error).bind(20, s.validation_detail).run();
         id = db_.last_insert_id();
         for (const auto &k : s.kernels) {
             auto kin = db_.prepare("INSERT INTO kernels (sample_id, name, registers, spill_store_bytes, "
@@ -138,7 +138,7 @@ std::vector<SampleRow> SampleStore::samples_of_run(int64_t run_id) {
     auto q = db_.prepare(
         "SELECT id, batch, idx, seed, search_config, decisions, schedule_source, featurization, predicted_cost, "
         "autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, runtime_median_ms, runtime_reps, "
-        "validation, status, error FROM samples WHERE run_id = ?1 ORDER BY batch, idx");
+        "validation, status, error, validation_detail FROM samples WHERE run_id = ?1 ORDER BY batch, idx");
     q.bind(1, run_id);
     std::vector<SampleRow> out;
     while (q.step()) {
@@ -162,6 +162,7 @@ std::vector<SampleRow> SampleStore::samples_of_run(int64_t run_id) {
         s.validation = q.column_text(16);
         s.status = q.column_text(17);
         s.error = q.column_text(18);
+        s.validation_detail = q.column_text(19);
         auto k = db_.prepare("SELECT name, registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, "
                              "static_shared_bytes, barriers FROM kernels WHERE sample_id = ?1 ORDER BY name");
         k.bind(1, id);

@@ -60,6 +60,7 @@ struct SampleRow {
     std::optional<double> runtime_median_ms;
     std::optional<int64_t> runtime_reps;
     std::string validation = "not run";  // not run | passed | failed
+    std::string validation_detail;
     std::string status = "ok";           // ok | failed | timeout
     std::string error;
     std::vector<KernelRow> kernels;

@@ -63,6 +63,8 @@ db::SampleRow to_row(const OneShotSample &s, const nlohmann::json &search_config
     }
     row.ptxas_status = to_string(s.ptxas.status);
     row.ptxas_detail = s.ptxas.detail;
+    row.validation = s.validation;
+    row.validation_detail = s.validation_detail;
     if (!s.generator.ok()) {
         row.status = s.generator.failure == GeneratorFailure::TimedOut ? "timeout" : "failed";
         row.error = s.generator.message;
@@ -110,7 +112,8 @@ std::string hash_file(const std::string &path) {
     return hex;
 }
 
-OneShotResult run_oneshot(const OneShotOptions &opt, const ProgressFn &progress) {
+OneShotResult run_oneshot(const OneShotOptions &opt, const ProgressFn &progress,
+                          const ValidationProgressFn &progress_validation) {
     const auto t0 = std::chrono::steady_clock::now();
 
     // --- Validate everything before doing any work or writing anything.
@@ -181,6 +184,7 @@ OneShotResult run_oneshot(const OneShotOptions &opt, const ProgressFn &progress)
                 config["beam_size"] = s.beam ? opt.beam_size : 1;
                 config["passes"] = s.beam ? opt.passes : 1;
                 config["seed"] = *s.seed;
+                if (!s.beam) config["dropout"] = opt.greedy_dropout;
                 config["gpu_profile"] = to_json(opt.gpu);
                 config["record_path"] = record_path;
                 const std::string config_path = s.dir + "/config.json";
@@ -235,11 +239,38 @@ OneShotResult run_oneshot(const OneShotOptions &opt, const ProgressFn &progress)
     }
     result.ranking = rank_by_prediction(candidates);
     result.best = choose_sample(candidates);
+
+    // --- Validate the choice; a schedule that changes the output is never
+    // kept: mark it and choose again among the rest.
+    while (opt.validate && result.best) {
+        OneShotSample &chosen = result.samples[*result.best];
+        ValidationRequest vr;
+        vr.generator_path = opt.generator_path;
+        vr.generator_name = opt.generator_name;
+        vr.generator_params = opt.generator_params;
+        vr.source = *source;
+        vr.work_dir = chosen.dir + "/validate";
+        vr.timeout = opt.timeout;
+        if (source->searches) {
+            vr.plugin_config = nlohmann::json::parse(read_text(chosen.dir + "/config.json"), nullptr, false);
+            vr.replay_record = chosen.dir + "/" + opt.generator_name + ".gpusched.json";
+        }
+        ValidationReport report = validate_schedule_on_pocl(vr);
+        chosen.validation = to_string(report.status);
+        chosen.validation_detail = report.detail;
+        if (progress_validation) progress_validation(chosen, report);
+        if (report.status != ValidationStatus::Failed) break;
+        candidates[*result.best].usable = false;
+        result.best = choose_sample(candidates);
+    }
     if (!result.best) {
         // Nothing usable: report the first failure, store nothing.
         for (const auto &s : result.samples) {
             if (!s.generator.ok()) throw UserError(s.generator.message);
             if (s.ptxas.status == PtxasStatus::Failed) throw UserError("ptxas rejected the generated PTX: " + s.ptxas.detail);
+            if (s.validation == "failed")
+                throw UserError("every usable schedule changed the pipeline's output on POCL; first: " +
+                                s.validation_detail);
         }
         throw UserError("no usable sample");
     }

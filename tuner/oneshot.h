@@ -26,6 +26,7 @@
 #include "core/gpu_profile.h"
 #include "tuner/generator_run.h"
 #include "tuner/ptxas_report.h"
+#include "tuner/validation/pocl_validation.h"
 
 namespace gpusched {
 
@@ -49,6 +50,11 @@ struct OneShotOptions {
     int beam_size = 32;                  // paper: 32
     int passes = 5;                      // paper: 5
     uint64_t seed = 0;                   // seeds of greedy samples are seed+1 .. seed+N-1
+    // Probability of dropping each ranked child in greedy samples. The
+    // reference autotuner keeps the overall best path with 1% probability;
+    // over the ~20 decisions of a typical app that is ~0.2 per decision.
+    double greedy_dropout = 0.2;
+    bool validate = true;                // run the chosen schedule on POCL against a CPU build
     nlohmann::json search_config;        // extra keys passed to the plugin config
     std::chrono::seconds timeout{600};   // per generator run
     std::string gpusched_version;
@@ -66,6 +72,8 @@ struct OneShotSample {
     nlohmann::json record;  // the plugin's decision record, if any
     std::string schedule_source_text;
     std::vector<uint8_t> featurization;
+    std::string validation = "not run";  // not run | passed | failed
+    std::string validation_detail;
 
     bool compiled() const { return generator.ok(); }
 };
@@ -82,10 +90,12 @@ struct OneShotResult {
 };
 
 using ProgressFn = std::function<void(const OneShotSample &, int done, int total)>;
+using ValidationProgressFn = std::function<void(const OneShotSample &, const ValidationReport &)>;
 
 // Throws UserError for bad input (and when every sample failed), and
 // db::DbError for database problems.
-OneShotResult run_oneshot(const OneShotOptions &options, const ProgressFn &progress = {});
+OneShotResult run_oneshot(const OneShotOptions &options, const ProgressFn &progress = {},
+                          const ValidationProgressFn &progress_validation = {});
 
 // The default Halide target for a profile: host-cuda-cuda_capability_XX.
 std::string default_cuda_target(const GpuProfile &gpu);

@@ -49,6 +49,7 @@ public:
 
 class RowSums : public Generator<RowSums> {
 public:
+    GeneratorParam<std::string> schedule{"schedule", "none"};
     Input<Buffer<float>> input{"input", 2};
     Output<Buffer<float>> output{"output", 1};
 
@@ -61,6 +62,29 @@ public:
         output(y) = sum(squares(r, y));
         input.set_estimates({{0, 64}, {0, 256}});
         output.set_estimates({{0, 256}});
+        if (schedule == "naive") {
+            // A 1-D GPU output: the case Halide's RunGen cannot save.
+            Var yo, yi;
+            output.gpu_tile(y, yo, yi, 32);
+        }
+    }
+};
+
+// Computes something else when compiled for a GPU: stands in for a schedule
+// that changes a pipeline's output, so validation has a real failure to find.
+class WrongOnGpu : public Generator<WrongOnGpu> {
+public:
+    GeneratorParam<std::string> schedule{"schedule", "none"};
+    Input<Buffer<float>> input{"input", 2};
+    Output<Buffer<float>> output{"output", 2};
+
+    void generate() {
+        Var x("x"), y("y");
+        const float off_by = get_target().has_gpu_feature() ? 0.5f : 0.f;
+        output(x, y) = input(x, y) * 2.f + off_by;
+        input.set_estimates({{0, 64}, {0, 32}});
+        output.set_estimates({{0, 64}, {0, 32}});
+        if (schedule == "naive") naive_gpu(output);
     }
 };
 
@@ -104,6 +128,7 @@ public:
 
 HALIDE_REGISTER_GENERATOR(TinyStencil, tiny_stencil)
 HALIDE_REGISTER_GENERATOR(RowSums, row_sums)
+HALIDE_REGISTER_GENERATOR(WrongOnGpu, wrong_on_gpu)
 HALIDE_REGISTER_GENERATOR(NoEstimates, no_estimates)
 HALIDE_REGISTER_GENERATOR(FailsToGenerate, fails_to_generate)
 HALIDE_REGISTER_GENERATOR(NeverFinishes, never_finishes)

@@ -1,0 +1,119 @@
+// Output validation: the OpenCL build of a schedule run on POCL against a CPU
+// build, with real generators, real linking and real runner processes.
+
+#include <cmath>
+#include <cstring>
+
+#include <catch2/catch.hpp>
+
+#include "temp_dir.h"
+#include "tuner/autoschedulers.h"
+#include "tuner/subprocess.h"
+#include "tuner/validation/output_file.h"
+#include "tuner/validation/pocl_validation.h"
+
+using namespace gpusched;
+
+namespace {
+
+ValidationRequest request(const test::TempDir &dir, const std::string &name, const std::string &source) {
+    ValidationRequest r;
+    r.generator_path = DRIVER_TEST_GENERATORS;
+    r.generator_name = name;
+    r.source = *find_schedule_source(source);
+    r.work_dir = dir / "validate";
+    r.timeout = std::chrono::seconds(300);
+    return r;
+}
+
+void write_output(const std::string &path, int code, int bits, std::vector<int32_t> extents, const void *data,
+                  std::size_t bytes) {
+    std::string s("GPSO", 4);
+    int32_t header[4] = {code, bits, 1, static_cast<int32_t>(extents.size())};
+    s.append(reinterpret_cast<const char *>(header), sizeof header);
+    s.append(reinterpret_cast<const char *>(extents.data()), extents.size() * sizeof(int32_t));
+    s.append(static_cast<const char *>(data), bytes);
+    test::write_file(path, s);
+}
+
+} // namespace
+
+TEST_CASE("a correct GPU schedule validates on POCL against the CPU build", "[validation]") {
+    test::TempDir dir;
+    auto r = validate_schedule_on_pocl(request(dir, "tiny_stencil", "naive"));
+    INFO(r.detail);
+    CHECK(r.status == ValidationStatus::Passed);
+    REQUIRE(r.outputs.size() == 1);
+    CHECK(r.outputs[0].first == "output");
+    CHECK(r.outputs[0].second.elements == 256 * 128);
+}
+
+TEST_CASE("a 1-D GPU output is validated (the case RunGen cannot save)", "[validation]") {
+    test::TempDir dir;
+    auto r = validate_schedule_on_pocl(request(dir, "row_sums", "naive"));
+    INFO(r.detail);
+    CHECK(r.status == ValidationStatus::Passed);
+    REQUIRE(r.outputs.size() == 1);
+    CHECK(r.outputs[0].second.elements == 256);
+}
+
+TEST_CASE("a GPU build that computes something else fails validation, saying where", "[validation]") {
+    test::TempDir dir;
+    auto r = validate_schedule_on_pocl(request(dir, "wrong_on_gpu", "naive"));
+    CHECK(r.status == ValidationStatus::Failed);
+    CHECK(r.detail.find("2048 of 2048 values differ") != std::string::npos);
+}
+
+TEST_CASE("oneshot never keeps a schedule that changes the output", "[validation][oneshot]") {
+    test::TempDir dir;
+    ProcessSpec spec;
+    spec.argv = {GPUSCHED_BINARY, "oneshot", DRIVER_TEST_GENERATORS, "-g", "wrong_on_gpu", "--autoscheduler", "naive",
+                 "-o", dir / "out", "--db", dir / "db.sqlite"};
+    spec.timeout = std::chrono::minutes(5);
+    ProcessResult r = run_process(spec);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("changed the pipeline's output") != std::string::npos);
+}
+
+TEST_CASE("float outputs agree within tolerance and NaN where a value was expected is a mismatch", "[validation]") {
+    test::TempDir dir;
+    float ref[4] = {1.f, 2.f, 3.f, 1e6f};
+    float close[4] = {1.f, 2.0001f, 3.f, 1e6f + 50.f};
+    float off[4] = {1.f, 2.f, 3.1f, 1e6f};
+    float nan[4] = {1.f, 2.f, std::nanf(""), 1e6f};
+    write_output(dir / "ref.raw", 2, 32, {2, 2}, ref, sizeof ref);
+    write_output(dir / "close.raw", 2, 32, {2, 2}, close, sizeof close);
+    write_output(dir / "off.raw", 2, 32, {2, 2}, off, sizeof off);
+    write_output(dir / "nan.raw", 2, 32, {2, 2}, nan, sizeof nan);
+    write_output(dir / "shape.raw", 2, 32, {4}, ref, sizeof ref);
+    OutputFile a = read_output_file(dir / "ref.raw");
+    CHECK(compare_outputs(a, read_output_file(dir / "close.raw")).passed());
+    auto c = compare_outputs(a, read_output_file(dir / "off.raw"));
+    CHECK(c.mismatches == 1);
+    CHECK(c.first_mismatch == 2);
+    CHECK_FALSE(compare_outputs(a, read_output_file(dir / "nan.raw")).passed());
+    CHECK_FALSE(compare_outputs(a, read_output_file(dir / "shape.raw")).same_shape);
+}
+
+TEST_CASE("integer outputs may differ by one, not more", "[validation]") {
+    test::TempDir dir;
+    uint8_t ref[3] = {0, 100, 255}, near[3] = {1, 99, 255}, far[3] = {0, 102, 255};
+    write_output(dir / "a.raw", 1, 8, {3}, ref, 3);
+    write_output(dir / "b.raw", 1, 8, {3}, near, 3);
+    write_output(dir / "c.raw", 1, 8, {3}, far, 3);
+    OutputFile a = read_output_file(dir / "a.raw");
+    CHECK(compare_outputs(a, read_output_file(dir / "b.raw")).passed());
+    CHECK(compare_outputs(a, read_output_file(dir / "c.raw")).mismatches == 1);
+}
+
+TEST_CASE("truncated or foreign output files are clear errors", "[validation]") {
+    test::TempDir dir;
+    float v[4] = {};
+    write_output(dir / "ok.raw", 2, 32, {4}, v, sizeof v);
+    std::string bytes = test::read_file(dir / "ok.raw");
+    test::write_file(dir / "short.raw", bytes.substr(0, bytes.size() - 3));
+    test::write_file(dir / "png.raw", "\x89PNG....");
+    CHECK_THROWS_WITH(read_output_file(dir / "short.raw"), Catch::Contains("truncated"));
+    CHECK_THROWS_WITH(read_output_file(dir / "png.raw"), Catch::Contains("not a gpusched output file"));
+    CHECK_THROWS_WITH(read_output_file(dir / "none.raw"), Catch::Contains("missing"));
+}

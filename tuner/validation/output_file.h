@@ -1,0 +1,53 @@
+#pragma once
+// The raw output files the validation runner writes (output_runner_main.cpp)
+// and how two of them are compared. Format, little-endian: "GPSO", then
+// int32 type code (halide_type_code_t), bits, lanes, dimensions, then one
+// int32 extent per dimension, then the elements densely in dimension order.
+//
+// Comparison: integers must match exactly, except that values computed
+// through floating point may differ by one (a GPU may contract a*b+c into an
+// FMA and round differently); floats must match within a relative and
+// absolute tolerance. NaN or infinity where the reference is finite is a
+// mismatch.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpusched {
+
+struct OutputFile {
+    int type_code = 0;  // 0 int, 1 uint, 2 float
+    int bits = 0;
+    int lanes = 1;
+    std::vector<int32_t> extents;
+    std::vector<uint8_t> data;
+
+    std::size_t elements() const;
+    std::string type_name() const;  // "float32", "uint8", ...
+};
+
+// Throws std::runtime_error naming the file when it is missing or malformed.
+OutputFile read_output_file(const std::string &path);
+
+struct OutputComparison {
+    bool same_shape = false;
+    std::size_t elements = 0;
+    std::size_t mismatches = 0;
+    double max_abs_error = 0;
+    std::size_t first_mismatch = 0;  // flat index
+    std::string detail;              // one line, for reports
+
+    bool passed() const { return same_shape && mismatches == 0; }
+};
+
+struct ComparisonTolerance {
+    double float_relative = 1e-3;
+    double float_absolute = 1e-4;
+    double integer_absolute = 1;
+};
+
+OutputComparison compare_outputs(const OutputFile &reference, const OutputFile &candidate,
+                                 const ComparisonTolerance &tolerance = {});
+
+} // namespace gpusched

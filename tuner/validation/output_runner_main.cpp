@@ -1,0 +1,117 @@
+// The main() of the small programs gpusched links around a compiled pipeline
+// to check what it computes: `runner out_dir [name=value ...]` fills every
+// input (random, seeded; scalars from their estimates), runs the pipeline
+// once on its estimated output size, and writes each output as a raw dense
+// file `out_dir/<output name>.raw` (header: see output_file.h in tuner/).
+//
+// Built once with gpusched (as an archive) and linked, per sample, with the
+// sample's NAME.registration.cpp and NAME.a. It uses Halide's RunGen.h for
+// argument parsing, bounds queries and input filling, but not RunGen's image
+// saving: that reshapes a GPU output before copying it to the host, which
+// crashes for 1-D outputs (DESIGN.md). Here every output is copied to the
+// host first and written as it is.
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#define HALIDE_NO_PNG
+#define HALIDE_NO_JPEG
+#include "RunGen.h"
+
+namespace {
+
+struct RegisteredFilter {
+    int (*argv_call)(void **) = nullptr;
+    const halide_filter_metadata_t *metadata = nullptr;
+};
+RegisteredFilter registered;
+
+constexpr char kMagic[4] = {'G', 'P', 'S', 'O'};
+
+bool write_raw(const std::string &path, Halide::Runtime::Buffer<> &b) {
+    b.copy_to_host();
+    // A dense copy in dimension order, whatever the strides.
+    Halide::Runtime::Buffer<> dense = b.copy();
+    std::ofstream f(path, std::ios::binary);
+    f.write(kMagic, 4);
+    const halide_type_t t = dense.type();
+    const int32_t header[4] = {t.code, t.bits, t.lanes, dense.dimensions()};
+    f.write(reinterpret_cast<const char *>(header), sizeof header);
+    for (int d = 0; d < dense.dimensions(); ++d) {
+        const int32_t extent = dense.dim(d).extent();
+        f.write(reinterpret_cast<const char *>(&extent), sizeof extent);
+    }
+    f.write(static_cast<const char *>(dense.data()), static_cast<std::streamsize>(dense.size_in_bytes()));
+    return static_cast<bool>(f);
+}
+
+void log_to_stderr(const std::string &s) { std::fputs(s.c_str(), stderr); }
+void log_nothing(const std::string &) {}
+[[noreturn]] void log_and_exit(const std::string &s) {
+    // exit code 3: the runner itself could not run the pipeline
+    std::fputs(s.c_str(), stderr);
+    std::exit(3);
+}
+
+} // namespace
+
+namespace Halide::RunGen {
+// RunGen.h leaves its logging to the client: warnings and failures to
+// stderr (a failure ends the process), progress chatter nowhere.
+Logger log() { return {log_nothing, log_nothing, log_to_stderr, log_and_exit}; }
+} // namespace Halide::RunGen
+
+extern "C" void halide_register_argv_and_metadata(int (*filter_argv_call)(void **),
+                                                  const halide_filter_metadata_t *filter_metadata,
+                                                  const char *const *extra_key_value_pairs) {
+    (void)extra_key_value_pairs;
+    registered.argv_call = filter_argv_call;
+    registered.metadata = filter_metadata;
+}
+
+int main(int argc, char **argv) {
+    using namespace Halide::RunGen;
+    if (argc < 2) {
+        std::fprintf(stderr, "usage: %s OUT_DIR [seed=N] [input_name=value ...]\n", argv[0]);
+        return 2;
+    }
+    if (!registered.argv_call) {
+        std::fprintf(stderr, "no pipeline is linked into this runner\n");
+        return 2;
+    }
+    const std::string out_dir = argv[1];
+    std::string seed = "1";
+    RunGen r(registered.argv_call, registered.metadata);
+    r.set_quiet(true);
+    std::set<std::string> seen;
+    for (int i = 2; i < argc; ++i) {
+        std::string a = argv[i];
+        auto eq = a.find('=');
+        if (eq == std::string::npos) {
+            std::fprintf(stderr, "bad argument '%s' (want name=value)\n", argv[i]);
+            return 2;
+        }
+        if (a.substr(0, eq) == "seed") {
+            seed = a.substr(eq + 1);
+            continue;
+        }
+        r.parse_one(a.substr(0, eq), a.substr(eq + 1), &seen);
+    }
+    // Every output is produced; name each one so RunGen does not complain,
+    // but it never saves them itself.
+    const std::string buffers = "random:" + seed + ":estimate_then_auto";
+    r.validate(seen, buffers, "estimate", /*ok_to_omit_outputs=*/true);
+    r.load_inputs("estimate");
+    std::vector<Shape> shapes = r.run_bounds_query();
+    r.adapt_input_buffers(shapes);
+    r.allocate_output_buffers(shapes);
+    for (auto &out : r.run_for_output()) {
+        if (!write_raw(out_dir + "/" + out.name + ".raw", out.actual)) {
+            std::fprintf(stderr, "cannot write %s/%s.raw\n", out_dir.c_str(), out.name.c_str());
+            return 1;
+        }
+    }
+    return 0;
+}

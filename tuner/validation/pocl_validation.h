@@ -1,0 +1,61 @@
+#pragma once
+// Checks that a GPU schedule does not change what a pipeline computes, with
+// no GPU: the same schedule is compiled for host-opencl and run on POCL (the
+// CPU OpenCL implementation), blocks, threads, shared memory and all, and
+// its outputs are compared with a CPU build of the same pipeline scheduled
+// by Halide's Mullapudi2016 (any schedule computes the same values; that one
+// keeps deep pipelines fast to run on the CPU).
+//
+// Everything runs out of process: the generators, the linker, and the two
+// runners (Halide's JIT with OpenCL in the same process as libHalide has
+// crashed; DESIGN.md). Inputs are random with a fixed seed at the
+// generator's estimated sizes.
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "tuner/autoschedulers.h"
+#include "tuner/validation/output_file.h"
+
+namespace gpusched {
+
+struct ValidationRequest {
+    std::string generator_path;
+    std::string generator_name;
+    std::map<std::string, std::string> generator_params;
+    ScheduleSource source;
+    // gpusched only: the plugin config (GPU profile, ...) and the decision
+    // record to replay, so the OpenCL build gets exactly the chosen schedule.
+    nlohmann::json plugin_config;
+    std::string replay_record;
+    std::string work_dir;
+    std::chrono::seconds timeout{600};  // per step
+    uint64_t input_seed = 1;
+};
+
+enum class ValidationStatus { Passed, Failed, NotRun };
+const char *to_string(ValidationStatus s);
+
+struct ValidationReport {
+    ValidationStatus status = ValidationStatus::NotRun;
+    std::string detail;  // one line: why not run, what failed, or what agreed
+    std::vector<std::pair<std::string, OutputComparison>> outputs;
+    double seconds = 0;
+};
+
+// Never throws for what the pipeline or the tools do; all of it is in the
+// report. NotRun means validation could not be attempted (no OpenCL
+// runtime, no C++ compiler, no runner archive), Failed that it ran and the
+// schedule broke something: the outputs differ, or the scheduled build
+// failed to compile or crashed.
+ValidationReport validate_schedule_on_pocl(const ValidationRequest &request);
+
+// The prebuilt runner archive (output_runner_main.cpp); empty if not found.
+std::string locate_output_runner_archive();
+
+} // namespace gpusched
