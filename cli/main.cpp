@@ -28,6 +28,7 @@ int main(int argc, char **argv) {
     Action db = add_db_command(app, global);
     Action retrain = add_retrain_command(app, global);
     Action gpus = add_gpus_command(app, global);
+    Action bench = add_bench_command(app, global, argc, argv);
 
     try {
         app.parse(argc, argv);
@@ -40,7 +41,7 @@ int main(int argc, char **argv) {
         std::cerr << "error: " << e.what() << "\n";
         return kExitError;
     }
-    for (const char *name : {"oneshot", "tune", "db", "retrain", "gpus"}) {
+    for (const char *name : {"oneshot", "tune", "db", "retrain", "gpus", "bench"}) {
         if (!app.got_subcommand(name)) continue;
         const std::string n = name;
         try {
@@ -49,6 +50,7 @@ int main(int argc, char **argv) {
             if (n == "db") return db();
             if (n == "retrain") return retrain();
             if (n == "gpus") return gpus();
+            if (n == "bench") return bench();
         } catch (const std::exception &e) {
             spdlog::error("{}", e.what());
             return kExitError;
