@@ -39,9 +39,7 @@ using namespace Halide;
 // every platform, unlike std:: distributions.
 class SplitMix64 {
 public:
-    explicit SplitMix64(uint64_t seed)
-        : state_(seed * 0x9E3779B97F4A7C15ull ^ 0xD1B54A32D192ED03ull) {
-    }
+    explicit SplitMix64(uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull ^ 0xD1B54A32D192ED03ull) {}
     uint64_t next() {
         uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
         z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
@@ -49,25 +47,20 @@ public:
         return z ^ (z >> 31);
     }
     // Uniform in [0, n); the modulo bias is irrelevant here, determinism is not.
-    int below(int n) {
-        return static_cast<int>(next() % static_cast<uint64_t>(n));
-    }
-    int range(int lo, int hi_inclusive) {
-        return lo + below(hi_inclusive - lo + 1);
-    }
-    bool chance(int percent) {
-        return below(100) < percent;
-    }
+    int below(int n) { return static_cast<int>(next() % static_cast<uint64_t>(n)); }
+    int range(int lo, int hi_inclusive) { return lo + below(hi_inclusive - lo + 1); }
+    bool chance(int percent) { return below(100) < percent; }
 
 private:
     uint64_t state_;
 };
 
-enum class ScheduleKind { None,
-                          Naive };
-enum class SizeKind { Large,
-                      Medium,
-                      Small };
+// none: no schedule (for autoschedulers); naive: the GPU baseline of the brief
+// (compute_root + 16x16 gpu_tile); root: the same Funcs compute_root on the CPU,
+// a reference build whose cost is linear in the image size (unscheduled, a
+// whole-image histogram would be recomputed per output pixel).
+enum class ScheduleKind { None, Naive, Root };
+enum class SizeKind { Large, Medium, Small };
 
 // The stage catalogue. The integer weights (out of 100) are the probability of
 // drawing each kind when it is applicable; docs/random-pipelines.md lists them.
@@ -131,11 +124,11 @@ struct Node {
     Func f;
     Type type;
     double lo = 0, hi = 0;
-    Expr w, h;          // logical extent, in terms of the input's runtime size
-    int est_w = 0, est_h = 0;  // the same at the estimate size
-    int level = 0;      // log2(input size / this size)
-    std::string label;  // "s3" or "in0"
-    bool has_reduction = false;  // a reduction lies on some path into this node
+    Expr w, h;                  // logical extent, in terms of the input's runtime size
+    int est_w = 0, est_h = 0;   // the same at the estimate size
+    int level = 0;              // log2(input size / this size)
+    std::string label;          // "s3" or "in0"
+    bool has_reduction = false; // a reduction lies on some path into this node
 };
 
 double type_max(const Type &t) {
@@ -157,10 +150,14 @@ public:
     GeneratorParam<int> max_stages{"max_stages", 12, 1, 64};
     // 0 draws the output count (1..3) from the seed.
     GeneratorParam<int> num_outputs{"num_outputs", 1, 0, 3};
-    GeneratorParam<ScheduleKind> schedule_kind{"schedule", ScheduleKind::None,
-                                               {{"none", ScheduleKind::None}, {"naive", ScheduleKind::Naive}}};
-    GeneratorParam<SizeKind> size{"size", SizeKind::Large,
-                                  {{"large", SizeKind::Large}, {"medium", SizeKind::Medium}, {"small", SizeKind::Small}}};
+    GeneratorParam<ScheduleKind> schedule_kind{
+        "schedule",
+        ScheduleKind::None,
+        {{"none", ScheduleKind::None}, {"naive", ScheduleKind::Naive}, {"root", ScheduleKind::Root}}};
+    GeneratorParam<SizeKind> size{
+        "size",
+        SizeKind::Large,
+        {{"large", SizeKind::Large}, {"medium", SizeKind::Medium}, {"small", SizeKind::Small}}};
     GeneratorParam<bool> describe{"describe", false};
 
     void configure() {
@@ -184,9 +181,15 @@ public:
 
     void generate() {
         switch ((SizeKind)size) {
-        case SizeKind::Large: est_w_ = 1536, est_h_ = 2560; break;
-        case SizeKind::Medium: est_w_ = 512, est_h_ = 384; break;
-        case SizeKind::Small: est_w_ = 128, est_h_ = 96; break;
+        case SizeKind::Large:
+            est_w_ = 1536, est_h_ = 2560;
+            break;
+        case SizeKind::Medium:
+            est_w_ = 512, est_h_ = 384;
+            break;
+        case SizeKind::Small:
+            est_w_ = 128, est_h_ = 96;
+            break;
         }
         log_ << "random_pipeline seed=" << (int)seed << " max_stages=" << (int)max_stages
              << " outputs=" << output_count_ << " inputs=" << inputs_.size() << "\n";
@@ -208,6 +211,12 @@ public:
     }
 
     void schedule() {
+        if (schedule_kind == ScheduleKind::Root) {
+            for (RootFunc &rf : root_funcs_) {
+                rf.f.compute_root();
+            }
+            return;
+        }
         if (schedule_kind != ScheduleKind::Naive) return;
         _halide_user_assert(get_target().has_gpu_feature())
             << "random_pipeline: schedule=naive writes a GPU schedule (gpu_tile 16x16) and needs a "
@@ -233,7 +242,7 @@ private:
     int output_count_ = 1;
     int est_w_ = 0, est_h_ = 0;
     std::vector<Node> nodes_;
-    std::vector<int> uses_;  // how many stages read each node
+    std::vector<int> uses_; // how many stages read each node
     std::vector<RootFunc> root_funcs_;
     std::ostringstream log_;
     Var x{"x"}, y{"y"}, c{"c"};
@@ -258,8 +267,7 @@ private:
     // 2-D 16x16 gpu_tile over the first two pure vars, the third (if any) as a
     // further block dimension; 1-D stages get 16-wide tiles, and stages with no
     // pure var run on one GPU thread.
-    template<typename StageLike>
-    void tile_stage(StageLike &st, const std::vector<Var> &vars) {
+    template <typename StageLike> void tile_stage(StageLike &st, const std::vector<Var> &vars) {
         Var vo("vo"), vi("vi"), wo("wo"), wi("wi");
         if (vars.size() >= 2) {
             st.gpu_tile(vars[0], vars[1], vo, wo, vi, wi, 16, 16, TailStrategy::GuardWithIf);
@@ -401,7 +409,9 @@ private:
         std::string inputs = src.label;
         Node n = derive(src, s, kind);
         switch (kind) {
-        case StageKind::Pointwise: detail = pointwise(n, src); break;
+        case StageKind::Pointwise:
+            detail = pointwise(n, src);
+            break;
         case StageKind::Binary: {
             const int other = pick_second_operand(src_index);
             uses_[other]++;
@@ -410,17 +420,39 @@ private:
             detail = binary(n, src, nodes_[other]);
             break;
         }
-        case StageKind::Cast: detail = cast_stage(n, src); break;
-        case StageKind::Stencil3x3: detail = stencil(n, src, 1); break;
-        case StageKind::Stencil5x5: detail = stencil(n, src, 2); break;
-        case StageKind::Separable: detail = separable(n, src); break;
-        case StageKind::Downsample: detail = downsample(n, src); break;
-        case StageKind::Upsample: detail = upsample(n, src); break;
-        case StageKind::Transpose: detail = transpose(n, src); break;
-        case StageKind::WindowReduce: detail = window_reduce(n, src); break;
-        case StageKind::Histogram: detail = histogram(n, src); break;
-        case StageKind::ChannelSum: detail = channel_sum(n, src); break;
-        case StageKind::ChannelMix: detail = channel_mix(n, src); break;
+        case StageKind::Cast:
+            detail = cast_stage(n, src);
+            break;
+        case StageKind::Stencil3x3:
+            detail = stencil(n, src, 1);
+            break;
+        case StageKind::Stencil5x5:
+            detail = stencil(n, src, 2);
+            break;
+        case StageKind::Separable:
+            detail = separable(n, src);
+            break;
+        case StageKind::Downsample:
+            detail = downsample(n, src);
+            break;
+        case StageKind::Upsample:
+            detail = upsample(n, src);
+            break;
+        case StageKind::Transpose:
+            detail = transpose(n, src);
+            break;
+        case StageKind::WindowReduce:
+            detail = window_reduce(n, src);
+            break;
+        case StageKind::Histogram:
+            detail = histogram(n, src);
+            break;
+        case StageKind::ChannelSum:
+            detail = channel_sum(n, src);
+            break;
+        case StageKind::ChannelMix:
+            detail = channel_mix(n, src);
+            break;
         }
         // Cheap pointwise stages stay inline in the naive schedule, as a person
         // writing it would leave them; everything else gets its own kernel.
@@ -449,7 +481,8 @@ private:
                 return "affine";
             }
             case 1:
-                finish_float(n, sqrt(max(v, 0.0f)), std::sqrt(std::max(a.lo, 0.0)), std::sqrt(std::max(a.hi, 0.0)));
+                finish_float(n, sqrt(max(v, 0.0f)), std::sqrt(std::max(a.lo, 0.0)),
+                             std::sqrt(std::max(a.hi, 0.0)));
                 return "sqrt";
             case 2: {
                 const double m = std::max(a.lo * a.lo, a.hi * a.hi);
@@ -510,7 +543,8 @@ private:
                 finish_int(n, max(u, v), std::max(alo, blo), std::max(ahi, bhi), a.type);
                 return "max";
             default:
-                finish_int(n, select(u > v, u, v / 2), std::min(alo, blo / 2), std::max(ahi, bhi / 2), a.type);
+                finish_int(n, select(u > v, u, v / 2), std::min(alo, blo / 2), std::max(ahi, bhi / 2),
+                           a.type);
                 return "select";
             }
         }
@@ -531,7 +565,8 @@ private:
             finish_float(n, max(u, v), std::max(a.lo, b.lo), std::max(a.hi, b.hi));
             return "max";
         default:
-            finish_float(n, select(u > v, u, v * 0.5f), std::min(a.lo, 0.5 * b.lo), std::max(a.hi, 0.5 * b.hi));
+            finish_float(n, select(u > v, u, v * 0.5f), std::min(a.lo, 0.5 * b.lo),
+                         std::max(a.hi, 0.5 * b.hi));
             return "select";
         }
     }
@@ -675,8 +710,8 @@ private:
                      a.f(2 * x + 1, 2 * y + 1, c);
             finish_float(n, s * 0.25f, a.lo, a.hi);
         } else {
-            Expr s = as_int(a, 2 * x, 2 * y, c) + as_int(a, 2 * x + 1, 2 * y, c) + as_int(a, 2 * x, 2 * y + 1, c) +
-                     as_int(a, 2 * x + 1, 2 * y + 1, c);
+            Expr s = as_int(a, 2 * x, 2 * y, c) + as_int(a, 2 * x + 1, 2 * y, c) +
+                     as_int(a, 2 * x, 2 * y + 1, c) + as_int(a, 2 * x + 1, 2 * y + 1, c);
             finish_int(n, s / 4, (int64_t)a.lo, (int64_t)a.hi, a.type);
         }
         return "average 2x2";
@@ -845,7 +880,8 @@ private:
                     if (std::find(chosen.begin(), chosen.end(), cand) == chosen.end()) pick = cand;
                 }
             }
-            _halide_user_assert(pick >= 0) << "random_pipeline: not enough stages for " << output_count_ << " outputs";
+            _halide_user_assert(pick >= 0)
+                << "random_pipeline: not enough stages for " << output_count_ << " outputs";
             chosen.push_back(pick);
         }
         for (int i = 0; i < output_count_; i++) {
@@ -855,12 +891,13 @@ private:
             out(x, y, c) = (cast<float>(src.f(x, y, c)) - fconst(src.lo)) * fconst(scale);
             out.set_estimates({{0, src.est_w}, {0, src.est_h}, {0, 3}});
             mark_root(out);
-            log_ << "  output_" << i << " <- " << src.label << (src.has_reduction ? " (reduction upstream)" : "")
-                 << " est " << src.est_w << "x" << src.est_h << "x3\n";
+            log_ << "  output_" << i << " <- " << src.label
+                 << (src.has_reduction ? " (reduction upstream)" : "") << " est " << src.est_w << "x"
+                 << src.est_h << "x3\n";
         }
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(RandomPipeline, random_pipeline)

@@ -20,7 +20,7 @@
 #include <cstring>
 #include <vector>
 
-#include RP_REGISTRY_HEADER  // defines kPipelines[] (seed, argv entry, metadata)
+#include RP_REGISTRY_HEADER // defines kPipelines[] (seed, argv entry, metadata)
 
 namespace {
 
@@ -67,7 +67,7 @@ Halide::Runtime::Buffer<> make_input(const halide_type_t &type, int arg, int wid
     return buf;
 }
 
-}  // namespace
+} // namespace
 
 int main(int argc, char **argv) {
     if (argc != 5) {

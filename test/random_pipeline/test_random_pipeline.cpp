@@ -6,8 +6,10 @@
 // correct execution: AOT host builds produce finite values in [0, 1], and the
 // naive GPU schedule run on POCL (host-opencl) matches the CPU build.
 //
-// Generators run with size=small and few stages where the point is coverage, not
-// scale, to keep the whole file to a few minutes on two cores.
+// Generators run with size=small, and with schedule=root wherever the schedule is
+// beside the point (descriptions, headers, the 50-seed compile): unscheduled deep
+// pipelines inline everything and take minutes to lower. The whole file takes a
+// few minutes on two cores.
 
 #include <catch2/catch.hpp>
 
@@ -25,6 +27,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -38,10 +41,10 @@ extern char **environ;
 namespace {
 
 struct ProcessResult {
-    int exit_code = -1;  // -1 when killed by a signal or not started
+    int exit_code = -1; // -1 when killed by a signal or not started
     int signal = 0;
     bool timed_out = false;
-    std::string output;  // stdout and stderr together
+    std::string output; // stdout and stderr together
 };
 
 std::string read_file(const std::string &path) {
@@ -56,29 +59,42 @@ bool file_exists(const std::string &path) {
     return ::stat(path.c_str(), &st) == 0;
 }
 
-// A fresh directory under TMPDIR (or /tmp), unique per call.
-std::string make_temp_dir(const std::string &tag) {
-    const char *base = std::getenv("TMPDIR");
-    std::string templ = std::string(base && *base ? base : "/tmp") + "/rp_test_" + tag + "_XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    const char *dir = ::mkdtemp(buf.data());
-    REQUIRE(dir != nullptr);
-    return dir;
-}
+// A fresh directory under TMPDIR (or /tmp), unique per object, removed with
+// everything in it when the object goes out of scope.
+class TempDir {
+public:
+    explicit TempDir(const std::string &tag) {
+        const char *base = std::getenv("TMPDIR");
+        std::string templ = std::string(base && *base ? base : "/tmp") + "/rp_test_" + tag + "_XXXXXX";
+        std::vector<char> buf(templ.begin(), templ.end());
+        buf.push_back('\0');
+        const char *dir = ::mkdtemp(buf.data());
+        REQUIRE(dir != nullptr);
+        path = dir;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        std::filesystem::remove_all(path, ec);
+    }
+    TempDir(const TempDir &) = delete;
+    TempDir &operator=(const TempDir &) = delete;
+
+    std::string path;
+};
 
 // Runs argv (no shell) with stdout+stderr captured to a file; kills it after
 // timeout_s.
 ProcessResult run_process(const std::vector<std::string> &argv, int timeout_s = 300) {
     ProcessResult result;
-    const std::string log_dir = make_temp_dir("log");
-    const std::string log = log_dir + "/output.txt";
+    const TempDir log_dir("log");
+    const std::string log = log_dir.path + "/output.txt";
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     std::vector<char *> cargv;
-    for (const std::string &a : argv) cargv.push_back(const_cast<char *>(a.c_str()));
+    for (const std::string &a : argv)
+        cargv.push_back(const_cast<char *>(a.c_str()));
     cargv.push_back(nullptr);
     pid_t pid = 0;
     const int err = ::posix_spawn(&pid, cargv[0], &actions, nullptr, cargv.data(), environ);
@@ -104,8 +120,6 @@ ProcessResult run_process(const std::vector<std::string> &argv, int timeout_s = 
     if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
     if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     result.output = read_file(log);
-    ::unlink(log.c_str());
-    ::rmdir(log_dir.c_str());
     return result;
 }
 
@@ -119,7 +133,8 @@ std::string describe_result(const ProcessResult &r) {
 // Runs the generator with -o dir and the given -e list and params.
 ProcessResult run_generator(const std::string &dir, const std::string &emit, const std::string &target,
                             const std::vector<std::string> &params) {
-    std::vector<std::string> argv{RP_GENERATOR, "-g", "random_pipeline", "-o", dir, "-e", emit, "target=" + target};
+    std::vector<std::string> argv{RP_GENERATOR, "-g", "random_pipeline", "-o", dir,
+                                  "-e",         emit, "target=" + target};
     argv.insert(argv.end(), params.begin(), params.end());
     return run_process(argv);
 }
@@ -133,7 +148,8 @@ std::vector<std::string> small_params(int seed, std::vector<std::string> extra =
 // Number of output buffers in a generated header's function declaration.
 int count_header_outputs(const std::string &header) {
     int n = 0;
-    for (size_t pos = header.find("_output_"); pos != std::string::npos; pos = header.find("_output_", pos + 1)) {
+    for (size_t pos = header.find("_output_"); pos != std::string::npos;
+         pos = header.find("_output_", pos + 1)) {
         // Each output buffer appears once per declaration of the entry point
         // (the plain one); count only "halide_buffer_t *_output_N_buffer".
         if (pos >= 17 && header.compare(pos - 17, 17, "halide_buffer_t *") == 0) n++;
@@ -151,7 +167,8 @@ std::string strip_first_line(const std::string &text) {
 std::vector<std::string> split_lines(const std::string &text) {
     std::vector<std::string> lines;
     std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    for (std::string line; std::getline(in, line);)
+        lines.push_back(line);
     return lines;
 }
 
@@ -198,7 +215,8 @@ std::vector<OutputImage> read_outputs(const std::string &path) {
 std::vector<int> run_seeds() {
     std::vector<int> seeds;
     std::istringstream in(RP_RUN_SEEDS);
-    for (std::string item; std::getline(in, item, ',');) seeds.push_back(std::stoi(item));
+    for (std::string item; std::getline(in, item, ',');)
+        seeds.push_back(std::stoi(item));
     return seeds;
 }
 
@@ -207,23 +225,28 @@ std::vector<std::string> runner_params(int seed) {
     return small_params(seed, {"num_outputs=0", "max_stages=8"});
 }
 
-constexpr int kRunWidth = 67;  // odd sizes exercise tails of 16x16 GPU tiles
+constexpr int kRunWidth = 67; // odd sizes exercise tails of 16x16 GPU tiles
 constexpr int kRunHeight = 45;
 
-}  // namespace
+} // namespace
 
 TEST_CASE("the same seed and params give a byte-identical pipeline", "[random_pipeline]") {
-    const std::vector<std::string> params = small_params(12345, {"num_outputs=0", "max_stages=8", "describe=true"});
-    const std::string a = make_temp_dir("same_a"), b = make_temp_dir("same_b");
-    const ProcessResult ra = run_generator(a, "stmt,h", "host", params);
-    const ProcessResult rb = run_generator(b, "stmt,h", "host", params);
+    const std::vector<std::string> params =
+        small_params(12345, {"num_outputs=0", "max_stages=12", "describe=true", "schedule=root"});
+    // Both runs write into the same directory: the header guard names the path.
+    const TempDir dir_tmp("same");
+    const std::string &dir = dir_tmp.path;
+    const ProcessResult ra = run_generator(dir, "stmt,h", "host", params);
     INFO(describe_result(ra));
     REQUIRE(ra.exit_code == 0);
-    REQUIRE(rb.exit_code == 0);
-    const std::string stmt_a = read_file(a + "/random_pipeline.stmt");
+    const std::string stmt_a = read_file(dir + "/random_pipeline.stmt");
+    const std::string header_a = read_file(dir + "/random_pipeline.h");
     REQUIRE(stmt_a.size() > 1000);
-    CHECK(stmt_a == read_file(b + "/random_pipeline.stmt"));
-    CHECK(read_file(a + "/random_pipeline.h") == read_file(b + "/random_pipeline.h"));
+    REQUIRE(::unlink((dir + "/random_pipeline.stmt").c_str()) == 0);
+    const ProcessResult rb = run_generator(dir, "stmt,h", "host", params);
+    REQUIRE(rb.exit_code == 0);
+    CHECK(stmt_a == read_file(dir + "/random_pipeline.stmt"));
+    CHECK(header_a == read_file(dir + "/random_pipeline.h"));
     // The description (stderr) is part of the contract too: the tuner logs it.
     CHECK(ra.output == rb.output);
     CHECK(ra.output.find("random_pipeline seed=12345") != std::string::npos);
@@ -233,8 +256,10 @@ TEST_CASE("different seeds give different pipelines", "[random_pipeline]") {
     std::set<std::string> structures;
     const int kSeeds = 10;
     for (int seed = 1; seed <= kSeeds; seed++) {
-        const std::string dir = make_temp_dir("variety");
-        const ProcessResult r = run_generator(dir, "h", "host", small_params(seed, {"describe=true"}));
+        const TempDir dir_tmp("variety");
+        const std::string &dir = dir_tmp.path;
+        const ProcessResult r =
+            run_generator(dir, "h", "host", small_params(seed, {"describe=true", "schedule=root"}));
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
         structures.insert(strip_first_line(r.output));
@@ -242,23 +267,29 @@ TEST_CASE("different seeds give different pipelines", "[random_pipeline]") {
     CHECK(structures.size() == (size_t)kSeeds);
 
     // And the lowered code differs, not only the description.
-    const std::string d1 = make_temp_dir("variety_stmt1"), d2 = make_temp_dir("variety_stmt2");
-    REQUIRE(run_generator(d1, "stmt", "host", small_params(1, {"max_stages=4"})).exit_code == 0);
-    REQUIRE(run_generator(d2, "stmt", "host", small_params(2, {"max_stages=4"})).exit_code == 0);
+    const TempDir t1("variety_stmt1"), t2("variety_stmt2");
+    const std::string &d1 = t1.path, &d2 = t2.path;
+    REQUIRE(run_generator(d1, "stmt", "host", small_params(1, {"max_stages=4", "schedule=root"})).exit_code ==
+            0);
+    REQUIRE(run_generator(d2, "stmt", "host", small_params(2, {"max_stages=4", "schedule=root"})).exit_code ==
+            0);
     CHECK(read_file(d1 + "/random_pipeline.stmt") != read_file(d2 + "/random_pipeline.stmt"));
 }
 
-TEST_CASE("the family covers every stage kind, several outputs and reductions together", "[random_pipeline]") {
-    static const char *kKinds[] = {"pointwise", "binary", "cast", "stencil3x3", "stencil5x5",
-                                   "separable", "downsample", "upsample", "transpose", "window_reduce",
+TEST_CASE("the family covers every stage kind, several outputs and reductions together",
+          "[random_pipeline]") {
+    static const char *kKinds[] = {"pointwise", "binary",      "cast",       "stencil3x3", "stencil5x5",
+                                   "separable", "downsample",  "upsample",   "transpose",  "window_reduce",
                                    "histogram", "channel_sum", "channel_mix"};
     std::map<std::string, int> kind_count;
     std::map<int, int> output_count_hist;
     int multi_output_with_reduction = 0;
     int two_input = 0;
     for (int seed = 0; seed < 40; seed++) {
-        const std::string dir = make_temp_dir("family");
-        const ProcessResult r = run_generator(dir, "h", "host", small_params(seed, {"num_outputs=0", "describe=true"}));
+        const TempDir dir_tmp("family");
+        const std::string &dir = dir_tmp.path;
+        const ProcessResult r = run_generator(
+            dir, "h", "host", small_params(seed, {"num_outputs=0", "describe=true", "schedule=root"}));
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
         const std::string header = read_file(dir + "/random_pipeline.h");
@@ -274,7 +305,8 @@ TEST_CASE("the family covers every stage kind, several outputs and reductions to
             for (const char *kind : kKinds) {
                 if (line.find(std::string(" ") + kind + "(") != std::string::npos) kind_count[kind]++;
             }
-            if (line.find("output_") != std::string::npos && line.find("(reduction upstream)") != std::string::npos) {
+            if (line.find("output_") != std::string::npos &&
+                line.find("(reduction upstream)") != std::string::npos) {
                 reduction_outputs++;
             }
         }
@@ -294,18 +326,23 @@ TEST_CASE("the family covers every stage kind, several outputs and reductions to
 }
 
 TEST_CASE("schedule=naive on a target without a GPU is a clear error", "[random_pipeline]") {
-    const std::string dir = make_temp_dir("naive_cpu");
+    const TempDir dir_tmp("naive_cpu");
+    const std::string &dir = dir_tmp.path;
     const ProcessResult r = run_generator(dir, "h", "host", small_params(1, {"schedule=naive"}));
     CHECK(r.exit_code != 0);
     CHECK(r.output.find("needs a target with a GPU feature") != std::string::npos);
 }
 
 TEST_CASE("50 seeds compile for the host CPU", "[random_pipeline][slow]") {
-    // no_runtime: the runtime is the same for every seed and would dominate the time.
+    // schedule=root: with no schedule at all every stage inlines into the
+    // outputs and compile time explodes with depth (docs/random-pipelines.md);
+    // no_runtime: the runtime is the same for every seed and would dominate.
     for (int seed = 0; seed < 50; seed++) {
-        const std::string dir = make_temp_dir("host");
+        const TempDir dir_tmp("host");
+        const std::string &dir = dir_tmp.path;
         const ProcessResult r =
-            run_generator(dir, "static_library,h", "host-no_runtime", small_params(seed, {"num_outputs=0", "max_stages=5"}));
+            run_generator(dir, "static_library,h", "host-no_runtime",
+                          small_params(seed, {"num_outputs=0", "max_stages=8", "schedule=root"}));
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
         struct stat st;
@@ -314,12 +351,15 @@ TEST_CASE("50 seeds compile for the host CPU", "[random_pipeline][slow]") {
     }
 }
 
-TEST_CASE("20 seeds with the naive schedule compile to PTX that ptxas accepts for sm_90", "[random_pipeline][slow]") {
+TEST_CASE("20 seeds with the naive schedule compile to PTX that ptxas accepts for sm_90",
+          "[random_pipeline][slow]") {
     REQUIRE(file_exists(RP_PTXAS));
     for (int seed = 100; seed < 120; seed++) {
-        const std::string dir = make_temp_dir("cuda");
-        const ProcessResult r = run_generator(dir, "static_library,h", "host-cuda-cuda_capability_86-no_runtime",
-                                              small_params(seed, {"num_outputs=0", "max_stages=8", "schedule=naive"}));
+        const TempDir dir_tmp("cuda");
+        const std::string &dir = dir_tmp.path;
+        const ProcessResult r =
+            run_generator(dir, "static_library,h", "host-cuda-cuda_capability_86-no_runtime",
+                          small_params(seed, {"num_outputs=0", "max_stages=8", "schedule=naive"}));
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
         const std::vector<std::string> modules = extract_ptx(read_file(dir + "/random_pipeline.a"));
@@ -329,25 +369,28 @@ TEST_CASE("20 seeds with the naive schedule compile to PTX that ptxas accepts fo
             CHECK(modules[m].find(".entry") != std::string::npos);
             const std::string ptx = dir + "/module" + std::to_string(m) + ".ptx";
             std::ofstream(ptx, std::ios::binary) << modules[m];
-            const ProcessResult pr = run_process({RP_PTXAS, "-arch=sm_90", ptx, "-o", dir + "/module.cubin"}, 120);
+            const ProcessResult pr =
+                run_process({RP_PTXAS, "-arch=sm_90", ptx, "-o", dir + "/module.cubin"}, 120);
             INFO("ptxas: " << describe_result(pr));
             CHECK(pr.exit_code == 0);
         }
     }
 }
 
-TEST_CASE("AOT host builds run and produce finite values in [0, 1]", "[random_pipeline]") {
+TEST_CASE("AOT host builds run and produce finite values between 0 and 1", "[random_pipeline]") {
     for (int seed : run_seeds()) {
-        const std::string dir = make_temp_dir("run_cpu");
+        const TempDir dir_tmp("run_cpu");
+        const std::string &dir = dir_tmp.path;
         const std::string out = dir + "/cpu.bin";
-        const ProcessResult r =
-            run_process({RP_RUNNER_CPU, std::to_string(seed), std::to_string(kRunWidth), std::to_string(kRunHeight), out});
+        const ProcessResult r = run_process({RP_RUNNER_CPU, std::to_string(seed), std::to_string(kRunWidth),
+                                             std::to_string(kRunHeight), out});
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
         const std::vector<OutputImage> images = read_outputs(out);
 
         // As many outputs as the generator declares for these params.
-        const std::string gdir = make_temp_dir("run_cpu_h");
+        const TempDir gdir_tmp("run_cpu_h");
+        const std::string &gdir = gdir_tmp.path;
         REQUIRE(run_generator(gdir, "h", "host", runner_params(seed)).exit_code == 0);
         REQUIRE((int)images.size() == count_header_outputs(read_file(gdir + "/random_pipeline.h")));
 
@@ -373,12 +416,16 @@ TEST_CASE("AOT host builds run and produce finite values in [0, 1]", "[random_pi
     }
 }
 
-TEST_CASE("naive GPU schedules run on POCL (host-opencl) and match the CPU build", "[random_pipeline][opencl]") {
+TEST_CASE("naive GPU schedules run on POCL (host-opencl) and match the CPU build",
+          "[random_pipeline][opencl]") {
     for (int seed : run_seeds()) {
-        const std::string dir = make_temp_dir("run_ocl");
+        const TempDir dir_tmp("run_ocl");
+        const std::string &dir = dir_tmp.path;
         const std::vector<std::string> size{std::to_string(kRunWidth), std::to_string(kRunHeight)};
-        const ProcessResult rc = run_process({RP_RUNNER_CPU, std::to_string(seed), size[0], size[1], dir + "/cpu.bin"});
-        const ProcessResult ro = run_process({RP_RUNNER_OCL, std::to_string(seed), size[0], size[1], dir + "/ocl.bin"});
+        const ProcessResult rc =
+            run_process({RP_RUNNER_CPU, std::to_string(seed), size[0], size[1], dir + "/cpu.bin"});
+        const ProcessResult ro =
+            run_process({RP_RUNNER_OCL, std::to_string(seed), size[0], size[1], dir + "/ocl.bin"});
         INFO("seed " << seed << "\ncpu: " << describe_result(rc) << "\nopencl: " << describe_result(ro));
         REQUIRE(rc.exit_code == 0);
         REQUIRE(ro.exit_code == 0);
