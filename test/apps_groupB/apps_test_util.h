@@ -27,6 +27,9 @@ template<int D>
 void fill_uniform(Halide::Runtime::Buffer<float, D> &buf, uint32_t seed, float lo, float hi) {
     Lcg rng(seed);
     buf.for_each_value([&](float &v) { v = rng.uniform(lo, hi); });
+    // Writes through the host pointer do not set the flag; without it a GPU
+    // pipeline would never copy the values to the device.
+    buf.set_host_dirty();
 }
 
 }  // namespace appsB

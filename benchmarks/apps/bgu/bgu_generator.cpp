@@ -250,7 +250,7 @@ private:
             if (args.size() > 2) {
                 st.reorder(order);
             }
-            st.gpu_tile(args[0], args[1], xo, yo, xi, yi, 16, 16);
+            st.gpu_tile(args[0], args[1], xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
         };
         f.compute_root();
         tile(f);

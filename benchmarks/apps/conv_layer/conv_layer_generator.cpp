@@ -78,9 +78,9 @@ private:
     // outer dimensions), the whole reduction serial per thread.
     void schedule_naive() {
         Var xo, yo, xi, yi;
-        conv.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
-        conv.update().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
-        relu.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+        conv.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
+        conv.update().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
+        relu.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
     }
 
     // Register-tiled direct convolution, one kernel.

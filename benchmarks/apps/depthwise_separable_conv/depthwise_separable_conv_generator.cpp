@@ -88,10 +88,10 @@ private:
     void schedule_naive() {
         Var xo, yo, xi, yi;
         for (Func f : {depthwise, pointwise}) {
-            f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
-            f.update().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+            f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
+            f.update().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
         }
-        output.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+        output.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
     }
 
     // One fused kernel. A block owns a 32x4 pixel tile of one image and all

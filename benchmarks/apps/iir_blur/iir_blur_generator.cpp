@@ -98,12 +98,14 @@ private:
         Var xo, yo, xi, yi;
         for (int p = 0; p < 2; p++) {
             for (Func f : {causal[p], anticausal[p]}) {
-                f.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
-                f.update().gpu_tile(x, c, xo, yo, xi, yi, 16, 1);
+                f.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16,
+                                                           TailStrategy::GuardWithIf);
+                f.update().gpu_tile(x, c, xo, yo, xi, yi, 16, 1, TailStrategy::GuardWithIf);
             }
         }
-        transpose1.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
-        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+        transpose1.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16,
+                                                            TailStrategy::GuardWithIf);
+        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
     }
 
     // Scans: one thread per (column, channel), 32 columns per block so each
@@ -124,7 +126,7 @@ private:
                 f.update()
                     .split(r, ro, ri, 8, TailStrategy::GuardWithIf)
                     .unroll(ri)
-                    .gpu_tile(x, c, xo, yo, xi, yi, 32, 1);
+                    .gpu_tile(x, c, xo, yo, xi, yi, 32, 1, TailStrategy::GuardWithIf);
             }
         }
         Func transposes[2] = {transpose1, output};

@@ -114,7 +114,9 @@ private:
     void schedule_naive() {
         const int nl = levels;
         Var xo, yo, xi, yi;
-        auto root = [&](Func f) { f.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16); };
+        auto root = [&](Func f) {
+            f.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
+        };
         root(downsampled[0]);
         for (int l = 1; l < nl; l++) {
             root(downx[l]);

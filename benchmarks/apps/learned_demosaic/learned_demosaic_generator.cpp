@@ -156,15 +156,15 @@ private:
     void schedule_naive() {
         Var xo, yo, xi, yi;
         for (Func f : {packed, local_mean, features, conv1, hidden1, conv2, hidden2, residual}) {
-            f.compute_root().reorder(k, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+            f.compute_root().reorder(k, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
         }
         for (Func f : {conv1, conv2, residual}) {
-            f.update().reorder(k, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+            f.update().reorder(k, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
         }
         for (Func f : {bilinear_r, bilinear_g, bilinear_b}) {
-            f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+            f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
         }
-        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
     }
 
     // Three small weight kernels plus two image kernels.

@@ -77,9 +77,9 @@ private:
     // output element per thread, the whole dot product serial.
     void schedule_naive() {
         Var jo, io, ji, ii;
-        prod.compute_root().gpu_tile(j, i, jo, io, ji, ii, 16, 16);
-        prod.update().gpu_tile(j, i, jo, io, ji, ii, 16, 16);
-        output.compute_root().gpu_tile(j, i, jo, io, ji, ii, 16, 16);
+        prod.compute_root().gpu_tile(j, i, jo, io, ji, ii, 16, 16, TailStrategy::GuardWithIf);
+        prod.update().gpu_tile(j, i, jo, io, ji, ii, 16, 16, TailStrategy::GuardWithIf);
+        output.compute_root().gpu_tile(j, i, jo, io, ji, ii, 16, 16, TailStrategy::GuardWithIf);
     }
 
     // Classic shared-memory + register-blocked GEMM, one kernel.
@@ -127,9 +127,23 @@ private:
             .unroll(iu)
             .unroll(ki);
 
+        // Staging loads use the same 16x16 threads: A's slice is 16 (k) x 64
+        // (i), one k per thread.x and 4 rows per thread.y (unrolled); B's is
+        // 64 (j) x 16 (k), with thread.x on consecutive j for coalescing.
         Func a_s = a.in(), b_s = b.in();
-        a_s.compute_at(prod, ko).store_in(MemoryType::GPUShared).gpu_threads(_0, _1);
-        b_s.compute_at(prod, ko).store_in(MemoryType::GPUShared).gpu_threads(_0, _1);
+        Var ao{"ao"}, ai{"ai"}, bo{"bo"}, bi{"bi"};
+        a_s.compute_at(prod, ko)
+            .store_in(MemoryType::GPUShared)
+            .split(_1, ao, ai, kThreads)
+            .reorder(ao, _0, ai)
+            .gpu_threads(_0, ai)
+            .unroll(ao);
+        b_s.compute_at(prod, ko)
+            .store_in(MemoryType::GPUShared)
+            .split(_0, bo, bi, kThreads)
+            .reorder(bo, bi, _1)
+            .gpu_threads(bi, _1)
+            .unroll(bo);
     }
 };
 

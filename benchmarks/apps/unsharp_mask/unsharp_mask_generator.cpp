@@ -108,9 +108,9 @@ private:
     void schedule_naive() {
         Var xo, yo, xi, yi;
         for (Func f : {gray, blur_y, blur_x}) {
-            f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+            f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
         }
-        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16);
+        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
     }
 
     // One kernel. Each 32x16 block stages gray (tile + 3-pixel halo) and the
