@@ -35,6 +35,7 @@ nlohmann::json config_echo(const PluginConfig &c) {
     j["seed"] = c.search.seed;
     j["dropout"] = c.search.dropout;
     j["memoize"] = c.search.memoize;
+    j["hierarchical_sampling"] = c.search.hierarchical_sampling;
     j["gpu_profile"] = to_json(c.gpu);
     if (!c.replay_path.empty()) j["replay"] = c.replay_path;
     return j;

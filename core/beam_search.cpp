@@ -1,6 +1,7 @@
 #include "core/beam_search.h"
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <map>
 #include <random>
@@ -84,8 +85,36 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
                 stats.states_pruned_hard += es.pruned_hard;
                 stats.states_pruned_soft += es.pruned_soft;
             }
-            stats.seconds_enumerate += since(t0);
             if (children.empty()) break;  // cannot happen: root is always legal
+            if (config.hierarchical_sampling && children.size() > 1) {
+                // Buckets in first-seen order; members picked by a seeded
+                // shuffle, kept in enumeration order.
+                std::map<uint64_t, std::vector<size_t>> buckets;
+                std::vector<uint64_t> bucket_order;
+                for (size_t i = 0; i < children.size(); i++) {
+                    uint64_t h = structural_hash(children[i].d, pass + 1);
+                    auto &b = buckets[h];
+                    if (b.empty()) bucket_order.push_back(h);
+                    b.push_back(i);
+                }
+                std::vector<bool> keep(children.size(), false);
+                for (uint64_t h : bucket_order) {
+                    std::vector<size_t> &b = buckets[h];
+                    size_t want = std::max<size_t>(1, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(b.size())))));
+                    for (size_t q = 0; q + 1 < b.size(); q++) {
+                        size_t r = q + static_cast<size_t>(rng() % (b.size() - q));
+                        std::swap(b[q], b[r]);
+                    }
+                    for (size_t q = 0; q < want && q < b.size(); q++) keep[b[q]] = true;
+                }
+                std::vector<State> sampled;
+                for (size_t i = 0; i < children.size(); i++) {
+                    if (keep[i]) sampled.push_back(std::move(children[i]));
+                    else stats.states_sampled_out++;
+                }
+                children = std::move(sampled);
+            }
+            stats.seconds_enumerate += since(t0);
 
             // Steps that do not change a state (pass-through) need no costing
             // when the beam already holds costed states.

@@ -28,6 +28,10 @@ struct SearchConfig {
     uint64_t seed = 0;
     double dropout = 0;  // probability of dropping each costed child (one always survives)
     bool memoize = true;  // sec. 3.3: reuse kernel featurizations
+    // sec. 3.1/4.4: bucket each step's children by structural hash at depth
+    // pass + 1 and featurize only ceil(log2(B)) random members of a bucket
+    // of B (at least one).
+    bool hierarchical_sampling = true;
     PruningLimits limits;
 };
 
@@ -35,6 +39,7 @@ struct SearchStats {
     int64_t states_enumerated = 0;
     int64_t states_pruned_hard = 0;
     int64_t states_pruned_soft = 0;
+    int64_t states_sampled_out = 0;  // not featurized: hierarchical sampling
     int64_t states_featurized = 0;
     int64_t states_costed = 0;
     int64_t memo_hits = 0;    // kernel featurizations reused (sec. 3.3)

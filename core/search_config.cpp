@@ -27,13 +27,13 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
     c.gpu = *find_builtin_gpu_profile("h100");
     if (!j.is_object()) throw UserError("gpusched config: must be a JSON object, got " + j.dump());
     static const std::set<std::string> known = {"beam_size", "passes", "seed", "dropout", "cost_model",
-                                                "weights_path", "gpu_profile", "record_path", "replay", "memoize"};
+                                                "weights_path", "gpu_profile", "record_path", "replay", "memoize", "hierarchical_sampling"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string &key = it.key();
         const nlohmann::json &v = it.value();
         if (!known.count(key)) {
             bad(key, "unknown key (known: beam_size, passes, seed, dropout, cost_model, weights_path, "
-                     "gpu_profile, record_path, replay, memoize)");
+                     "gpu_profile, record_path, replay, memoize, hierarchical_sampling)");
         }
         if (key == "beam_size") c.search.beam_size = positive_int(v, key);
         else if (key == "passes") c.search.passes = positive_int(v, key);
@@ -45,6 +45,9 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
             if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1)
                 bad(key, "must be a number in [0, 1), got " + v.dump());
             c.search.dropout = v.get<double>();
+        } else if (key == "hierarchical_sampling") {
+            if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
+            c.search.hierarchical_sampling = v.get<bool>();
         } else if (key == "memoize") {
             if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
             c.search.memoize = v.get<bool>();

@@ -81,6 +81,7 @@ nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r, con
     j["statistics"] = {{"states_enumerated", s.states_enumerated},
                        {"states_pruned_hard", s.states_pruned_hard},
                        {"states_pruned_soft", s.states_pruned_soft},
+                       {"states_sampled_out", s.states_sampled_out},
                        {"states_featurized", s.states_featurized},
                        {"states_costed", s.states_costed},
                        {"memo_hits", s.memo_hits},

@@ -215,3 +215,23 @@ TEST_CASE("kernel memoization changes no feature and no decision", "[search][mem
     for (size_t i = 0; i < with.features.schedule.size(); i++)
         CHECK(with.features.schedule[i].values == without.features.schedule[i].values);
 }
+
+TEST_CASE("hierarchical sampling featurizes fewer states and stays deterministic", "[search][sampling]") {
+    test_pipelines::Blur p(512, 256);
+    FunctionDAG dag(p.outputs());
+    test_support::TestCostModel model;
+    model.set_pipeline(pipeline_features(dag));
+    SearchConfig cfg;
+    cfg.beam_size = 4;
+    cfg.passes = 2;
+    cfg.seed = 5;
+    SearchResult sampled = beam_search(dag, model, h100(), cfg);
+    SearchResult again = beam_search(dag, model, h100(), cfg);
+    cfg.hierarchical_sampling = false;
+    SearchResult full = beam_search(dag, model, h100(), cfg);
+    CHECK(sampled.decisions == again.decisions);
+    CHECK(sampled.stats.states_sampled_out > 0);
+    CHECK(full.stats.states_sampled_out == 0);
+    CHECK(sampled.stats.states_featurized < full.stats.states_featurized);
+    CHECK(full.cost <= sampled.cost * (1 + 1e-9));
+}
