@@ -1,0 +1,68 @@
+// `gpusched bench` on a small manifest of the driver's test generators.
+
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "temp_dir.h"
+#include "tuner/subprocess.h"
+
+using namespace gpusched;
+
+namespace {
+
+std::string manifest(const std::string &generator_path) {
+    const std::string gen = std::filesystem::path(generator_path).filename().string();
+    return R"({"apps": [
+      {"name": "stencil", "generator": ")" + gen + R"(", "generator_name": "tiny_stencil", "params": {"width": 128}},
+      {"name": "broken", "generator": ")" + gen + R"(", "generator_name": "fails_to_generate"}]})";
+}
+
+ProcessResult bench(const test::TempDir &dir, std::vector<std::string> extra) {
+    ProcessSpec spec;
+    spec.argv = {GPUSCHED_BINARY, "bench", "--suite", dir / "suite.json", "--build-dir",
+                 std::filesystem::path(DRIVER_TEST_GENERATORS).parent_path().string(), "--work-dir", dir / "work",
+                 "-o", dir / "report.md"};
+    spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
+    spec.timeout = std::chrono::minutes(5);
+    return run_process(spec);
+}
+
+} // namespace
+
+TEST_CASE("bench writes one table row per app and source, with the command that made it", "[bench]") {
+    test::TempDir dir;
+    test::write_file(dir / "suite.json", manifest(DRIVER_TEST_GENERATORS));
+    auto r = bench(dir, {"--apps", "stencil", "--sources", "li2018,naive"});
+    INFO(r.err);
+    REQUIRE(r.ok());
+    const std::string md = test::read_file(dir / "report.md");
+    CHECK(md.find("gpusched bench --suite") != std::string::npos);
+    CHECK(md.find("| stencil | li2018 |") != std::string::npos);
+    CHECK(md.find("| stencil | naive |") != std::string::npos);
+    CHECK(md.find("| checked |") != std::string::npos);
+}
+
+TEST_CASE("bench records a failing app as a failed row and exits 1", "[bench]") {
+    test::TempDir dir;
+    test::write_file(dir / "suite.json", manifest(DRIVER_TEST_GENERATORS));
+    auto r = bench(dir, {"--apps", "broken", "--sources", "naive"});
+    CHECK(r.exit_code == 1);
+    CHECK(test::read_file(dir / "report.md").find("| broken | naive | failed: ") != std::string::npos);
+}
+
+TEST_CASE("bench refuses an app the manifest does not have", "[bench][bad-input]") {
+    test::TempDir dir;
+    test::write_file(dir / "suite.json", manifest(DRIVER_TEST_GENERATORS));
+    auto r = bench(dir, {"--apps", "sgemm"});
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("no app named 'sgemm'") != std::string::npos);
+}
+
+TEST_CASE("bench refuses a manifest that is not JSON", "[bench][bad-input]") {
+    test::TempDir dir;
+    test::write_file(dir / "suite.json", "apps: [stencil]");
+    auto r = bench(dir, {});
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("must be a JSON object") != std::string::npos);
+}
