@@ -203,7 +203,9 @@ private:
             .gpu_tile(x, y, xo, yo, xi, yi, 32, 16)
             .unroll(c);
         residual.compute_at(output, xo).store_in(MemoryType::GPUShared).reorder(k, x, y).gpu_threads(x, y).unroll(k);
-        residual.update().reorder(k, r3, x, y).gpu_threads(x, y).unroll(k);
+        // r3 unrolled too: hidden2 is then indexed by constants and stays in
+        // registers instead of a local-memory array.
+        residual.update().reorder(k, r3, x, y).gpu_threads(x, y).unroll(k).unroll(r3);
         hidden2.compute_at(residual, x).unroll(k);
         conv2.compute_at(residual, x).unroll(k);
         conv2.update().reorder(k, r2).unroll(k);

@@ -82,68 +82,47 @@ private:
         output.compute_root().gpu_tile(j, i, jo, io, ji, ii, 16, 16, TailStrategy::GuardWithIf);
     }
 
-    // Classic shared-memory + register-blocked GEMM, one kernel.
-    // Block tile: 64 (j) x 64 (i) outputs, 16 x 16 = 256 threads. Each thread
-    // accumulates a 4 x 4 register tile (unrolled; 16 FMAs per 8 shared
-    // loads); its 4 columns are strided by 16 so neighbouring threads touch
-    // neighbouring columns (coalesced global stores, conflict-free shared
-    // reads). The k loop is split by 16: per step the block stages a 16 x 64
-    // slice of A and a 64 x 16 slice of B in shared memory (2 x 4 KB), loaded
-    // cooperatively by the 256 threads, and the inner 16 k are unrolled. The
-    // accumulators live at block level in registers (MemoryType::Register),
-    // each thread owning its tile, so they persist across k steps. alpha,
-    // beta and C are applied when the tile is written.
+    // Register-blocked GEMM, one kernel. Block tile: 64 (j) x 64 (i)
+    // outputs, 16 x 16 = 256 threads; each thread owns a contiguous 4 x 4
+    // tile of accumulators, computed at the thread level so they live in
+    // registers (the 4 columns vectorized, the 4 rows unrolled): per k it
+    // loads 4 values of A (the same for the 16 threads of a row: one
+    // broadcast transaction) and 4 contiguous values of B (a warp's loads
+    // cover 256 contiguous bytes), and issues 16 FMAs. k is split by 8 and the inner 8
+    // unrolled so loads are issued well ahead of their use. alpha, beta and
+    // C are applied as the tile is written. M and N must be at least 64 (the
+    // tiles shift inwards at the edges).
+    //
+    // Not done: staging the A and B slices in shared memory per k step. In
+    // Halide 14 that needs the k loop at block level, so the accumulators
+    // would have to be allocated at block level; MemoryType::Register there
+    // is only kept in registers when striped across warp lanes (gpu_lanes +
+    // warp shuffles, CUDA only); with gpu_threads it becomes a per-thread
+    // copy of the whole 64 x 64 tile in local memory (ptxas reports a 16 KB
+    // stack frame), which is far slower than L1-cached operand loads.
     void schedule_manual() {
         Var jo{"jo"}, io{"io"}, jin{"jin"}, iin{"iin"}, jt{"jt"}, it{"it"}, ju{"ju"}, iu{"iu"};
         RVar ko{"ko"}, ki{"ki"};
-        constexpr int kTile = 64, kThreads = 16, kStep = 16;
+        constexpr int kTile = 64, kPerThread = 4, kStep = 8;
 
         output.compute_root()
             .split(j, jo, jin, kTile)
             .split(i, io, iin, kTile)
-            .split(jin, ju, jt, kThreads)
-            .split(iin, iu, it, kThreads)
+            .split(jin, jt, ju, kPerThread)
+            .split(iin, it, iu, kPerThread)
             .reorder(ju, iu, jt, it, jo, io)
             .gpu_blocks(jo, io)
             .gpu_threads(jt, it)
-            .unroll(ju)
+            .vectorize(ju)
             .unroll(iu);
 
-        prod.compute_at(output, jo)
-            .store_in(MemoryType::Register)
-            .split(j, ju, jt, kThreads)
-            .split(i, iu, it, kThreads)
-            .reorder(ju, iu, jt, it)
-            .gpu_threads(jt, it)
-            .unroll(ju)
-            .unroll(iu);
+        prod.compute_at(output, jt).vectorize(j).unroll(i);
         prod.update()
             .split(k, ko, ki, kStep, TailStrategy::GuardWithIf)
-            .split(j, ju, jt, kThreads)
-            .split(i, iu, it, kThreads)
-            .reorder(ju, iu, ki, jt, it, ko)
-            .gpu_threads(jt, it)
-            .unroll(ju)
-            .unroll(iu)
+            .reorder(j, i, ki, ko)
+            .vectorize(j)
+            .unroll(i)
             .unroll(ki);
-
-        // Staging loads use the same 16x16 threads: A's slice is 16 (k) x 64
-        // (i), one k per thread.x and 4 rows per thread.y (unrolled); B's is
-        // 64 (j) x 16 (k), with thread.x on consecutive j for coalescing.
-        Func a_s = a.in(), b_s = b.in();
-        Var ao{"ao"}, ai{"ai"}, bo{"bo"}, bi{"bi"};
-        a_s.compute_at(prod, ko)
-            .store_in(MemoryType::GPUShared)
-            .split(_1, ao, ai, kThreads)
-            .reorder(ao, _0, ai)
-            .gpu_threads(_0, ai)
-            .unroll(ao);
-        b_s.compute_at(prod, ko)
-            .store_in(MemoryType::GPUShared)
-            .split(_0, bo, bi, kThreads)
-            .reorder(bo, bi, _1)
-            .gpu_threads(bi, _1)
-            .unroll(bo);
     }
 };
 
