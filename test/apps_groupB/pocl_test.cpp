@@ -79,8 +79,14 @@ void compare_with_runner(const std::string &app, const std::string &schedule, Bu
 #ifdef APPS_B_POCL_unsharp_mask_manual
 APPS_B_POCL_TEST(unsharp_mask, manual, 1e-5)
 #endif
+#ifdef APPS_B_POCL_unsharp_mask_naive
+APPS_B_POCL_TEST(unsharp_mask, naive, 1e-5)
+#endif
 #ifdef APPS_B_POCL_interpolate_manual
 APPS_B_POCL_TEST(interpolate, manual, 1e-5)
+#endif
+#ifdef APPS_B_POCL_interpolate_naive
+APPS_B_POCL_TEST(interpolate, naive, 1e-5)
 #endif
 #ifdef APPS_B_POCL_conv_layer_manual
 APPS_B_POCL_TEST(conv_layer, manual, 1e-5)
@@ -103,8 +109,14 @@ APPS_B_POCL_TEST(iir_blur, naive, 1e-5)
 #ifdef APPS_B_POCL_bgu_manual
 APPS_B_POCL_TEST(bgu, manual, 1e-3)
 #endif
+#ifdef APPS_B_POCL_bgu_naive
+APPS_B_POCL_TEST(bgu, naive, 1e-3)
+#endif
 #ifdef APPS_B_POCL_depthwise_separable_conv_manual
 APPS_B_POCL_TEST(depthwise_separable_conv, manual, 1e-5)
+#endif
+#ifdef APPS_B_POCL_depthwise_separable_conv_naive
+APPS_B_POCL_TEST(depthwise_separable_conv, naive, 1e-5)
 #endif
 #ifdef APPS_B_POCL_learned_demosaic_manual
 APPS_B_POCL_TEST(learned_demosaic, manual, 1e-5)
