@@ -83,29 +83,31 @@ private:
         relu.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
     }
 
-    // Register-tiled direct convolution, one kernel. A block covers 32
-    // x-pixels x 64 output channels of one row of one image, with 8 x 16 =
-    // 128 threads; each thread owns a contiguous 4 (x) x 4 (co) tile of
-    // accumulators, computed at the thread level so they live in registers
-    // (x vectorized, co unrolled). The 3x3 taps are unrolled: per input
-    // channel a thread loads 3 rows of 6 input values and 36 filter values
-    // and issues 144 FMAs, so each input value feeds up to 12 FMAs and each
-    // filter value 4. The channel loop is split by 4 and unrolled for
-    // instruction-level parallelism. ReLU is applied as the tile is written.
-    // Output width must be at least 32 and channels at least 64 (the tiles
-    // shift inwards at the edges).
+    // Register-tiled direct convolution with the input staged in shared
+    // memory, one kernel. A block covers 16 x-pixels x 64 output channels of
+    // one row of one image, with 4 x 16 = 64 threads; each thread owns a
+    // contiguous 4 (x) x 4 (co) tile of accumulators, computed at the thread
+    // level so they live in registers (x vectorized, co unrolled).
+    // The block first stages its whole input window, 18 x 3 rows x CI
+    // channels (27 KB at CI = 128; the 48 KB per-block limit allows
+    // CI <= 227), in shared memory with all 64 threads; every thread then
+    // runs the full channel reduction from there. The 3x3 taps are unrolled:
+    // per input channel a thread reads 18 input values from shared memory
+    // and 36 filter values through L1 and issues 144 FMAs. The channel loop
+    // is split by 4 and unrolled for instruction-level parallelism. ReLU is
+    // applied as the tile is written. Output width must be at least 16 and
+    // channels at least 64 (the tiles shift inwards at the edges).
     //
-    // Not done: staging the input window and filter slice in shared memory
-    // per channel chunk. That needs the channel loop at block level and so
-    // the accumulators allocated at block level, which Halide 14 keeps in
-    // registers only when striped across warp lanes (gpu_lanes + warp
-    // shuffles, CUDA only); with gpu_threads it turns into a per-thread copy
-    // of the block's whole tile in local memory (a 4 KB stack frame).
+    // Not done: chunking the channel reduction at block level to also stage
+    // the filter. That needs the accumulators allocated at block level,
+    // which Halide 14 keeps in registers only when striped across warp
+    // lanes (gpu_lanes + warp shuffles, CUDA only); with gpu_threads they
+    // became a per-thread copy of the block's tile in local memory.
     void schedule_manual() {
         Var xo{"xo"}, xi{"xi"}, xt{"xt"}, xu{"xu"}, coo{"coo"}, coi{"coi"}, cot{"cot"}, cou{"cou"}, t{"t"};
         RVar rzo{"rzo"}, rzi{"rzi"};
         relu.compute_root()
-            .split(x, xo, xi, 32)
+            .split(x, xo, xi, 16)
             .split(co, coo, coi, 64)
             .split(xi, xt, xu, 4)
             .split(coi, cot, cou, 4)
@@ -125,6 +127,18 @@ private:
             .unroll(r.x)
             .unroll(r.y)
             .unroll(rzi);
+
+        // The staging loop nest uses the same 4 x 16 threads: thread.x walks
+        // channels, thread.y the 54 (x, y) positions of the window.
+        Func in_s = input.in();
+        Var xy{"xy"}, xyo{"xyo"}, xyi{"xyi"}, cio{"cio"}, cii{"cii"};
+        in_s.compute_at(relu, xo)
+            .store_in(MemoryType::GPUShared)
+            .fuse(_0, _1, xy)
+            .split(xy, xyo, xyi, 16, TailStrategy::GuardWithIf)
+            .split(_2, cio, cii, 4, TailStrategy::GuardWithIf)
+            .reorder(cii, xyi, xyo, cio)
+            .gpu_threads(cii, xyi);
     }
 };
 
