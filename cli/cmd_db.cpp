@@ -54,7 +54,7 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
 
     return [args, &global, runs, best, samples, exp]() {
         const std::string path = args->db_path.empty() ? db::default_database_path() : args->db_path;
-        db::Database database = db::Database::open_existing_read_only(path);
+        db::Database database = db::Database::open_existing(path);
         db::SampleStore store(database);
         if (runs->parsed()) {
             auto rows = store.list_runs(args->limit);

@@ -126,6 +126,29 @@ Database &Database::operator=(Database &&o) noexcept {
 }
 Database::~Database() { sqlite3_close_v2(db_); }
 
+// Opens the file with SQLite and the busy timeout; no checks of its content.
+Database Database::open_file(const std::string &path, int flags) {
+    check_is_sqlite_file(path);
+    sqlite3 *raw = nullptr;
+    if (sqlite3_open_v2(path.c_str(), &raw, flags, nullptr) != SQLITE_OK) {
+        std::string msg = raw ? sqlite3_errmsg(raw) : "out of memory";
+        sqlite3_close_v2(raw);
+        throw DbError("cannot open database '" + path + "': " + msg);
+    }
+    sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+    return Database(raw, path);
+}
+
+namespace {
+void refuse_newer_schema(const std::string &path, int version) {
+    if (version > current_schema_version()) {
+        throw DbError("database '" + path + "' has schema version " + std::to_string(version) +
+                      ", newer than this gpusched supports (" + std::to_string(current_schema_version()) +
+                      "); use a newer gpusched");
+    }
+}
+} // namespace
+
 Database Database::open(const std::string &path) {
     fs::path p(path);
     std::error_code ec;
@@ -133,27 +156,14 @@ Database Database::open(const std::string &path) {
         fs::create_directories(p.parent_path(), ec);
         if (ec) throw DbError("cannot create directory for database '" + path + "': " + ec.message());
     }
-    check_is_sqlite_file(path);
-    sqlite3 *raw = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
-        std::string msg = raw ? sqlite3_errmsg(raw) : "out of memory";
-        sqlite3_close_v2(raw);
-        throw DbError("cannot open database '" + path + "': " + msg);
-    }
-    Database db(raw, path);
-    sqlite3_busy_timeout(raw, kBusyTimeoutMs);
-
-    const int app_id = query_int(raw, "PRAGMA application_id", path);
-    const int version = query_int(raw, "PRAGMA user_version", path);
-    const int tables = query_int(raw, "SELECT count(*) FROM sqlite_master", path);
+    Database db = open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    const int app_id = query_int(db.db_, "PRAGMA application_id", path);
+    const int version = query_int(db.db_, "PRAGMA user_version", path);
+    const int tables = query_int(db.db_, "SELECT count(*) FROM sqlite_master", path);
     if (app_id != kApplicationId && (app_id != 0 || tables > 0)) {
         throw DbError("'" + path + "' is a SQLite database of another application, not a gpusched database");
     }
-    if (version > current_schema_version()) {
-        throw DbError("database '" + path + "' has schema version " + std::to_string(version) +
-                      ", newer than this gpusched supports (" + std::to_string(current_schema_version()) +
-                      "); use a newer gpusched");
-    }
+    refuse_newer_schema(path, version);
     db.exec("PRAGMA journal_mode = WAL");
     db.exec("PRAGMA foreign_keys = ON");
     for (const auto &m : migrations()) {
@@ -167,28 +177,9 @@ Database Database::open(const std::string &path) {
     return db;
 }
 
-Database Database::open_existing_read_only(const std::string &path) {
+Database Database::open_existing(const std::string &path) {
     if (!fs::exists(path)) throw DbError("database '" + path + "' does not exist");
-    check_is_sqlite_file(path);
-    sqlite3 *raw = nullptr;
-    if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
-        std::string msg = raw ? sqlite3_errmsg(raw) : "out of memory";
-        sqlite3_close_v2(raw);
-        throw DbError("cannot open database '" + path + "': " + msg);
-    }
-    Database db(raw, path);
-    sqlite3_busy_timeout(raw, kBusyTimeoutMs);
-    const int app_id = query_int(raw, "PRAGMA application_id", path);
-    const int version = query_int(raw, "PRAGMA user_version", path);
-    if (app_id != kApplicationId)
-        throw DbError("'" + path + "' is not a gpusched database");
-    if (version > current_schema_version())
-        throw DbError("database '" + path + "' has schema version " + std::to_string(version) +
-                      ", newer than this gpusched supports (" + std::to_string(current_schema_version()) + ")");
-    if (version < current_schema_version())
-        throw DbError("database '" + path + "' has schema version " + std::to_string(version) +
-                      "; open it once read-write (any gpusched command with --db) to migrate it");
-    return db;
+    return open(path);
 }
 
 int Database::schema_version() const { return query_int(db_, "PRAGMA user_version", path_); }

@@ -75,8 +75,8 @@ public:
     // Opens (creating if needed, with its parent directory) and migrates.
     // Throws DbError naming the path and the problem.
     static Database open(const std::string &path);
-    // Opens an existing database without migrating or creating (for reads).
-    static Database open_existing_read_only(const std::string &path);
+    // Opens a database that must already exist (for queries); migrates it.
+    static Database open_existing(const std::string &path);
 
     Database(Database &&) noexcept;
     Database &operator=(Database &&) noexcept;
@@ -94,6 +94,7 @@ public:
 
 private:
     Database(sqlite3 *db, std::string path);
+    static Database open_file(const std::string &path, int sqlite_flags);
     sqlite3 *db_ = nullptr;
     std::string path_;
 };

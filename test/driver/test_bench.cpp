@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "temp_dir.h"
+#include "test_support.h"
 #include "tuner/subprocess.h"
 
 using namespace gpusched;
@@ -19,13 +19,11 @@ std::string manifest(const std::string &generator_path) {
 }
 
 ProcessResult bench(const test::TempDir &dir, std::vector<std::string> extra) {
-    ProcessSpec spec;
-    spec.argv = {GPUSCHED_BINARY, "bench", "--suite", dir / "suite.json", "--build-dir",
-                 std::filesystem::path(DRIVER_TEST_GENERATORS).parent_path().string(), "--work-dir", dir / "work",
-                 "-o", dir / "report.md"};
-    spec.argv.insert(spec.argv.end(), extra.begin(), extra.end());
-    spec.timeout = std::chrono::minutes(5);
-    return run_process(spec);
+    std::vector<std::string> args = {"bench", "--suite", dir / "suite.json", "--build-dir",
+                                     std::filesystem::path(DRIVER_TEST_GENERATORS).parent_path().string(),
+                                     "--work-dir", dir / "work", "-o", dir / "report.md"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return test::run_gpusched(args);
 }
 
 } // namespace

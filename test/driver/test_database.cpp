@@ -1,10 +1,12 @@
+#include <fstream>
+
 #include <catch2/catch.hpp>
 #include <sqlite3.h>
 
 #include "db/export.h"
 #include "db/migrations.h"
 #include "db/sample_store.h"
-#include "temp_dir.h"
+#include "test_support.h"
 
 using namespace gpusched;
 using namespace gpusched::db;
@@ -180,7 +182,24 @@ TEST_CASE("migrations are numbered consecutively from 1", "[db]") {
     for (const auto &m : migrations()) CHECK(m.version == expected++);
 }
 
-TEST_CASE("reading a missing database names it", "[db]") {
-    CHECK_THROWS_WITH(Database::open_existing_read_only("/nonexistent/samples.sqlite"),
-                      Catch::Contains("/nonexistent/samples.sqlite"));
+TEST_CASE("querying a missing database names it and creates nothing", "[db]") {
+    test::TempDir dir;
+    CHECK_THROWS_WITH(Database::open_existing(dir / "none.sqlite"), Catch::Contains("none.sqlite"));
+    CHECK_FALSE(std::ifstream(dir / "none.sqlite").good());
+}
+
+TEST_CASE("a database of an older schema is migrated when opened", "[db]") {
+    test::TempDir dir;
+    {
+        // A version-1 file, as the first release wrote it.
+        sqlite3 *raw = nullptr;
+        sqlite3_open((dir / "old.sqlite").c_str(), &raw);
+        sqlite3_exec(raw, migrations()[0].sql, nullptr, nullptr, nullptr);
+        sqlite3_exec(raw, ("PRAGMA user_version = 1; PRAGMA application_id = " + std::to_string(kApplicationId)).c_str(),
+                     nullptr, nullptr, nullptr);
+        sqlite3_close(raw);
+    }
+    Database db = Database::open_existing(dir / "old.sqlite");
+    CHECK(db.schema_version() == current_schema_version());
+    db.exec("SELECT validation_detail FROM samples");  // added by migration 2
 }

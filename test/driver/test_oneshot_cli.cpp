@@ -10,22 +10,13 @@
 
 #include "db/database.h"
 #include "db/migrations.h"
-#include "temp_dir.h"
+#include "test_support.h"
 #include "tuner/subprocess.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;
 
 namespace {
-
-ProcessResult gpusched_cli(std::vector<std::string> args, std::map<std::string, std::string> env = {}) {
-    ProcessSpec spec;
-    spec.argv = {GPUSCHED_BINARY};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.env = std::move(env);
-    spec.timeout = std::chrono::minutes(5);
-    return run_process(spec);
-}
 
 int64_t rows_in(const std::string &db_path, const std::string &table) {
     if (!fs::exists(db_path)) return 0;
@@ -64,7 +55,7 @@ std::vector<std::string> oneshot_args(const test::TempDir &dir, const std::strin
 
 TEST_CASE("oneshot with li2018 compiles, checks the PTX with ptxas and stores the sample", "[oneshot]") {
     test::TempDir dir;
-    auto r = gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil"));
+    auto r = test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil"));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     CHECK(r.out.find("ptxas -arch=sm_90 on the chosen sample: checked") != std::string::npos);
@@ -76,7 +67,7 @@ TEST_CASE("oneshot with li2018 compiles, checks the PTX with ptxas and stores th
     CHECK(rows_in(dir / "db.sqlite", "kernels") >= 2);
 
     // The same run is visible through `gpusched db`.
-    auto runs = gpusched_cli({"db", "--db", dir / "db.sqlite", "runs", "--json"});
+    auto runs = test::run_gpusched({"db", "--db", dir / "db.sqlite", "runs", "--json"});
     REQUIRE(runs.ok());
     auto j = nlohmann::json::parse(runs.out);
     REQUIRE(j.size() == 1);
@@ -91,7 +82,7 @@ TEST_CASE("oneshot --json reports the run, samples and kernels", "[oneshot]") {
     args.pop_back();  // validate this one: its result is part of the report
     args.push_back("--json");
     args.insert(args.end(), {"--gpu", "a100"});
-    auto r = gpusched_cli(args);
+    auto r = test::run_gpusched(args);
     INFO(r.err);
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
@@ -109,36 +100,36 @@ TEST_CASE("oneshot --json reports the run, samples and kernels", "[oneshot]") {
 
 TEST_CASE("repeated runs of one pipeline share its identity", "[oneshot]") {
     test::TempDir dir;
-    REQUIRE(gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")).ok());
-    REQUIRE(gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")).ok());
+    REQUIRE(test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")).ok());
+    REQUIRE(test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")).ok());
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
     args.push_back("width=512");
-    REQUIRE(gpusched_cli(args).ok());
+    REQUIRE(test::run_gpusched(args).ok());
     CHECK(rows_in(dir / "db.sqlite", "runs") == 3);
     CHECK(rows_in(dir / "db.sqlite", "pipelines") == 2);
 }
 
 TEST_CASE("a missing generator is refused", "[oneshot][bad-input]") {
     test::TempDir dir;
-    check_refused(gpusched_cli(oneshot_args(dir, dir / "missing.gen", "x")), "does not exist", dir / "db.sqlite");
+    check_refused(test::run_gpusched(oneshot_args(dir, dir / "missing.gen", "x")), "does not exist", dir / "db.sqlite");
 }
 
 TEST_CASE("a generator path that is not executable is refused", "[oneshot][bad-input]") {
     test::TempDir dir;
     test::write_file(dir / "app.gen", "not a program");
-    check_refused(gpusched_cli(oneshot_args(dir, dir / "app.gen", "x")), "not an executable", dir / "db.sqlite");
+    check_refused(test::run_gpusched(oneshot_args(dir, dir / "app.gen", "x")), "not an executable", dir / "db.sqlite");
 }
 
 TEST_CASE("an unknown generator name is refused with the names that exist", "[oneshot][bad-input]") {
     test::TempDir dir;
-    auto r = gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "no_such_pipeline"));
+    auto r = test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "no_such_pipeline"));
     check_refused(r, "no generator named 'no_such_pipeline'", dir / "db.sqlite");
     CHECK(r.err.find("tiny_stencil") != std::string::npos);
 }
 
 TEST_CASE("a generator that reports an error is refused with its message", "[oneshot][bad-input]") {
     test::TempDir dir;
-    check_refused(gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "fails_to_generate")),
+    check_refused(test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "fails_to_generate")),
                   "always reports an error", dir / "db.sqlite");
 }
 
@@ -146,12 +137,12 @@ TEST_CASE("a generator that does not finish is stopped at the timeout", "[onesho
     test::TempDir dir;
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "never_finishes");
     args.insert(args.end(), {"--timeout", "2"});
-    check_refused(gpusched_cli(args), "timed out after 2 s", dir / "db.sqlite");
+    check_refused(test::run_gpusched(args), "timed out after 2 s", dir / "db.sqlite");
 }
 
 TEST_CASE("a Func without estimates is refused, naming it", "[oneshot][bad-input]") {
     test::TempDir dir;
-    auto r = gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "no_estimates"));
+    auto r = test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "no_estimates"));
     check_refused(r, "estimate", dir / "db.sqlite");
     CHECK(r.err.find("output") != std::string::npos);
 }
@@ -160,21 +151,21 @@ TEST_CASE("an unknown generator param is refused, naming it", "[oneshot][bad-inp
     test::TempDir dir;
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
     args.push_back("widht=3");
-    check_refused(gpusched_cli(args), "widht", dir / "db.sqlite");
+    check_refused(test::run_gpusched(args), "widht", dir / "db.sqlite");
 }
 
 TEST_CASE("a generator param that is not key=value is refused", "[oneshot][bad-input]") {
     test::TempDir dir;
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
     args.push_back("width");
-    check_refused(gpusched_cli(args), "must be written key=value", dir / "db.sqlite");
+    check_refused(test::run_gpusched(args), "must be written key=value", dir / "db.sqlite");
 }
 
 TEST_CASE("an unknown GPU profile is refused with the known ones", "[oneshot][bad-input]") {
     test::TempDir dir;
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
     args.insert(args.end(), {"--gpu", "b300"});
-    auto r = gpusched_cli(args);
+    auto r = test::run_gpusched(args);
     check_refused(r, "unknown GPU profile 'b300'", dir / "db.sqlite");
     CHECK(r.err.find("h100") != std::string::npos);
 }
@@ -183,7 +174,7 @@ TEST_CASE("gpu auto without a local GPU is refused, saying why", "[oneshot][bad-
     test::TempDir dir;
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
     args.insert(args.end(), {"--gpu", "auto"});
-    auto r = gpusched_cli(args);
+    auto r = test::run_gpusched(args);
     if (r.ok()) {
         SUCCEED("this machine has a GPU");
     } else {
@@ -196,13 +187,13 @@ TEST_CASE("an output directory that cannot be created is refused", "[oneshot][ba
     test::write_file(dir / "file", "x");
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
     args[7] = dir / "file/out";  // -o below a regular file
-    check_refused(gpusched_cli(args), "output directory", dir / "db.sqlite");
+    check_refused(test::run_gpusched(args), "output directory", dir / "db.sqlite");
 }
 
 TEST_CASE("a database file that is not SQLite is refused and left as it was", "[oneshot][bad-input]") {
     test::TempDir dir;
     test::write_file(dir / "db.sqlite", "precious text\n");
-    auto r = gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil"));
+    auto r = test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil"));
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("not a SQLite database") != std::string::npos);
     CHECK(test::read_file(dir / "db.sqlite") == "precious text\n");
@@ -216,14 +207,14 @@ TEST_CASE("a database with a newer schema is refused before any work", "[oneshot
     sqlite3_exec(raw, ("PRAGMA user_version = " + std::to_string(db::current_schema_version() + 5)).c_str(), nullptr,
                  nullptr, nullptr);
     sqlite3_close(raw);
-    check_refused(gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")), "newer than this gpusched",
+    check_refused(test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")), "newer than this gpusched",
                   dir / "db.sqlite");
     CHECK_FALSE(fs::exists(dir / "out/samples"));
 }
 
 TEST_CASE("without ptxas the sample is kept and marked not checked", "[oneshot]") {
     test::TempDir dir;
-    auto r = gpusched_cli(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil"),
+    auto r = test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil"),
                           {{"GPUSCHED_PTXAS", "/nonexistent/ptxas"}});
     INFO(r.err);
     REQUIRE(r.ok());
@@ -232,13 +223,13 @@ TEST_CASE("without ptxas the sample is kept and marked not checked", "[oneshot]"
 }
 
 TEST_CASE("tune without a GPU says it needs one and exits 2", "[tune][bad-input]") {
-    auto r = gpusched_cli({"tune", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--mode", "autotune"});
+    auto r = test::run_gpusched({"tune", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--mode", "autotune"});
     CHECK(r.exit_code == 2);
     CHECK(r.err.find("GPU") != std::string::npos);
 }
 
 TEST_CASE("gpus lists the built-in profiles as JSON", "[gpus]") {
-    auto r = gpusched_cli({"gpus", "--json"});
+    auto r = test::run_gpusched({"gpus", "--json"});
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["builtin"].size() >= 4);

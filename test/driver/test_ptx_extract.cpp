@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "temp_dir.h"
+#include "test_support.h"
 #include "tuner/generator_run.h"
 #include "tuner/ptx_extract.h"
 #include "tuner/ptxas_report.h"

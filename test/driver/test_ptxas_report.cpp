@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "temp_dir.h"
+#include "test_support.h"
 #include "tuner/ptxas_report.h"
 
 using namespace gpusched;

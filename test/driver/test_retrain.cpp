@@ -14,7 +14,7 @@
 #include "costmodel/tools/synthetic_states.h"
 #include "costmodel/weights_file.h"
 #include "db/sample_store.h"
-#include "temp_dir.h"
+#include "test_support.h"
 #include "tuner/subprocess.h"
 
 using namespace gpusched;
@@ -50,20 +50,12 @@ void fill_database(const std::string &path, int pipelines, int per_pipeline) {
     }
 }
 
-ProcessResult gpusched_cli(std::vector<std::string> args) {
-    ProcessSpec spec;
-    spec.argv = {GPUSCHED_BINARY};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.timeout = std::chrono::minutes(5);
-    return run_process(spec);
-}
-
 } // namespace
 
 TEST_CASE("retrain trains on benchmarked samples, writes loadable weights and records them", "[retrain]") {
     test::TempDir dir;
     fill_database(dir / "db.sqlite", 4, 24);
-    auto r = gpusched_cli({"retrain", "--db", dir / "db.sqlite", "--all", "--epochs", "20", "-o", dir / "w.weights"});
+    auto r = test::run_gpusched({"retrain", "--db", dir / "db.sqlite", "--all", "--epochs", "20", "-o", dir / "w.weights"});
     INFO(r.out << r.err);
     REQUIRE(r.ok());
     CHECK(r.out.find("Trained on 96 samples of 4 pipelines") != std::string::npos);
@@ -78,7 +70,7 @@ TEST_CASE("retrain trains on benchmarked samples, writes loadable weights and re
 TEST_CASE("retrain of one pipeline uses only its samples", "[retrain]") {
     test::TempDir dir;
     fill_database(dir / "db.sqlite", 3, 10);
-    auto r = gpusched_cli({"--json", "retrain", "--db", dir / "db.sqlite", "--pipeline", "synthetic_1", "--epochs", "5",
+    auto r = test::run_gpusched({"--json", "retrain", "--db", dir / "db.sqlite", "--pipeline", "synthetic_1", "--epochs", "5",
                            "-o", dir / "w.weights"});
     INFO(r.err);
     REQUIRE(r.ok());
@@ -88,7 +80,7 @@ TEST_CASE("retrain of one pipeline uses only its samples", "[retrain]") {
 TEST_CASE("retrain with no benchmarked samples says what is missing", "[retrain][bad-input]") {
     test::TempDir dir;
     { db::Database::open(dir / "db.sqlite"); }
-    auto r = gpusched_cli({"retrain", "--db", dir / "db.sqlite", "--all", "-o", dir / "w.weights"});
+    auto r = test::run_gpusched({"retrain", "--db", dir / "db.sqlite", "--all", "-o", dir / "w.weights"});
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("two or more benchmarked samples") != std::string::npos);
 }
@@ -100,7 +92,7 @@ TEST_CASE("retrain names the sample whose featurization is corrupt", "[retrain][
     sqlite3_open((dir / "db.sqlite").c_str(), &raw);
     sqlite3_exec(raw, "UPDATE samples SET featurization = x'0102030405' WHERE id = 3", nullptr, nullptr, nullptr);
     sqlite3_close(raw);
-    auto r = gpusched_cli({"retrain", "--db", dir / "db.sqlite", "--all", "-o", dir / "w.weights"});
+    auto r = test::run_gpusched({"retrain", "--db", dir / "db.sqlite", "--all", "-o", dir / "w.weights"});
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("sample 3") != std::string::npos);
 }

@@ -6,7 +6,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "temp_dir.h"
+#include "test_support.h"
 #include "tuner/autoschedulers.h"
 #include "tuner/subprocess.h"
 #include "tuner/validation/output_file.h"
@@ -66,11 +66,8 @@ TEST_CASE("a GPU build that computes something else fails validation, saying whe
 
 TEST_CASE("oneshot never keeps a schedule that changes the output", "[validation][oneshot]") {
     test::TempDir dir;
-    ProcessSpec spec;
-    spec.argv = {GPUSCHED_BINARY, "oneshot", DRIVER_TEST_GENERATORS, "-g", "wrong_on_gpu", "--autoscheduler", "naive",
-                 "-o", dir / "out", "--db", dir / "db.sqlite"};
-    spec.timeout = std::chrono::minutes(5);
-    ProcessResult r = run_process(spec);
+    ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "wrong_on_gpu", "--autoscheduler",
+                                          "naive", "-o", dir / "out", "--db", dir / "db.sqlite"});
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("changed the pipeline's output") != std::string::npos);
 }

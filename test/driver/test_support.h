@@ -1,8 +1,12 @@
 #pragma once
-// A fresh directory under $TMPDIR for one test, removed with everything in
-// it when the test ends.
+// Shared by the driver's tests: temporary directories, files, and running
+// the real gpusched binary.
 
+#include <map>
 #include <string>
+#include <vector>
+
+#include "tuner/subprocess.h"
 
 namespace gpusched::test {
 
@@ -22,5 +26,9 @@ private:
 
 std::string read_file(const std::string &path);
 void write_file(const std::string &path, const std::string &text);
+
+// Runs the built gpusched (GPUSCHED_BINARY) with these arguments and extra
+// environment variables, with a 5 minute timeout.
+ProcessResult run_gpusched(const std::vector<std::string> &args, const std::map<std::string, std::string> &env = {});
 
 } // namespace gpusched::test

@@ -1,4 +1,4 @@
-#include "temp_dir.h"
+#include "test_support.h"
 
 #include <cstdlib>
 #include <filesystem>
@@ -31,6 +31,15 @@ std::string read_file(const std::string &path) {
 void write_file(const std::string &path, const std::string &text) {
     std::ofstream f(path, std::ios::binary);
     f << text;
+}
+
+ProcessResult run_gpusched(const std::vector<std::string> &args, const std::map<std::string, std::string> &env) {
+    ProcessSpec spec;
+    spec.argv = {GPUSCHED_BINARY};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.env = env;
+    spec.timeout = std::chrono::minutes(5);
+    return run_process(spec);
 }
 
 } // namespace gpusched::test
