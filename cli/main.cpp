@@ -29,6 +29,7 @@ int main(int argc, char **argv) {
     Action retrain = add_retrain_command(app, global);
     Action gpus = add_gpus_command(app, global);
     Action bench = add_bench_command(app, global, argc, argv);
+    Action fuzz = add_fuzz_command(app, global, argc, argv);
 
     try {
         app.parse(argc, argv);
@@ -41,7 +42,7 @@ int main(int argc, char **argv) {
         std::cerr << "error: " << e.what() << "\n";
         return kExitError;
     }
-    for (const char *name : {"oneshot", "tune", "db", "retrain", "gpus", "bench"}) {
+    for (const char *name : {"oneshot", "tune", "db", "retrain", "gpus", "bench", "fuzz"}) {
         if (!app.got_subcommand(name)) continue;
         const std::string n = name;
         try {
@@ -51,6 +52,7 @@ int main(int argc, char **argv) {
             if (n == "retrain") return retrain();
             if (n == "gpus") return gpus();
             if (n == "bench") return bench();
+            if (n == "fuzz") return fuzz();
         } catch (const std::exception &e) {
             spdlog::error("{}", e.what());
             return kExitError;

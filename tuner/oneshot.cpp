@@ -240,26 +240,36 @@ OneShotResult run_oneshot(const OneShotOptions &opt, const ProgressFn &progress,
     result.ranking = rank_by_prediction(candidates);
     result.best = choose_sample(candidates);
 
-    // --- Validate the choice; a schedule that changes the output is never
-    // kept: mark it and choose again among the rest.
-    while (opt.validate && result.best) {
-        OneShotSample &chosen = result.samples[*result.best];
+    // --- Validate. A schedule that changes the output is never kept: it is
+    // marked and the choice is made again among the rest.
+    auto validate = [&](OneShotSample &s) {
         ValidationRequest vr;
         vr.generator_path = opt.generator_path;
         vr.generator_name = opt.generator_name;
         vr.generator_params = opt.generator_params;
         vr.source = *source;
-        vr.work_dir = chosen.dir + "/validate";
+        vr.work_dir = s.dir + "/validate";
         vr.timeout = opt.timeout;
         if (source->searches) {
-            vr.plugin_config = nlohmann::json::parse(read_text(chosen.dir + "/config.json"), nullptr, false);
-            vr.replay_record = chosen.dir + "/" + opt.generator_name + ".gpusched.json";
+            vr.plugin_config = nlohmann::json::parse(read_text(s.dir + "/config.json"), nullptr, false);
+            vr.replay_record = s.dir + "/" + opt.generator_name + ".gpusched.json";
         }
         ValidationReport report = validate_schedule_on_pocl(vr);
-        chosen.validation = to_string(report.status);
-        chosen.validation_detail = report.detail;
-        if (progress_validation) progress_validation(chosen, report);
-        if (report.status != ValidationStatus::Failed) break;
+        s.validation = to_string(report.status);
+        s.validation_detail = report.detail;
+        if (progress_validation) progress_validation(s, report);
+        return report.status;
+    };
+    if (opt.validate_every_sample) {
+        // Fuzzing: every compiled sample, not only the one kept.
+        for (std::size_t i = 0; i < result.samples.size(); ++i) {
+            if (candidates[i].usable && validate(result.samples[i]) == ValidationStatus::Failed)
+                candidates[i].usable = false;
+        }
+        result.best = choose_sample(candidates);
+    }
+    while (opt.validate && !opt.validate_every_sample && result.best) {
+        if (validate(result.samples[*result.best]) != ValidationStatus::Failed) break;
         candidates[*result.best].usable = false;
         result.best = choose_sample(candidates);
     }

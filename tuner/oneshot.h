@@ -55,6 +55,7 @@ struct OneShotOptions {
     // over the ~20 decisions of a typical app that is ~0.2 per decision.
     double greedy_dropout = 0.2;
     bool validate = true;                // run the chosen schedule on POCL against a CPU build
+    bool validate_every_sample = false;  // validate all compiled samples (fuzzing)
     nlohmann::json search_config;        // extra keys passed to the plugin config
     std::chrono::seconds timeout{600};   // per generator run
     std::string gpusched_version;

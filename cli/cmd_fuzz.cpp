@@ -1,0 +1,103 @@
+// `gpusched fuzz`: the search on seeded random pipelines, every schedule
+// compiled, checked by ptxas and validated on POCL (tuner/fuzz_runner.h).
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "cli/gpu_choice.h"
+#include "tuner/fuzz_runner.h"
+#include "tuner/oneshot.h"
+
+namespace gpusched::cli {
+
+namespace {
+struct FuzzArgs {
+    std::string generator, build_dir = "build", work_dir = "fuzz-out", db_path, output, gpu = "h100", seeds = "0:9";
+    std::vector<std::string> params;
+    int samples = 2, beam_size = 32, passes = 5, jobs = 2, timeout_s = 600;
+};
+
+std::pair<uint64_t, uint64_t> parse_seed_range(const std::string &s) {
+    auto colon = s.find(':');
+    try {
+        if (colon == std::string::npos) {
+            uint64_t v = std::stoull(s);
+            return {v, v};
+        }
+        return {std::stoull(s.substr(0, colon)), std::stoull(s.substr(colon + 1))};
+    } catch (const std::exception &) {
+        throw UserError("--seeds must be N or FIRST:LAST, not '" + s + "'");
+    }
+}
+} // namespace
+
+Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, char **argv) {
+    auto args = std::make_shared<FuzzArgs>();
+    CLI::App *cmd = app.add_subcommand("fuzz", "Search random pipelines; compile, ptxas-check and validate every schedule");
+    cmd->add_option("--seeds", args->seeds, "Pipeline seeds, N or FIRST:LAST")->capture_default_str();
+    cmd->add_option("--generator", args->generator,
+                    "Random pipeline generator (default: BUILD_DIR/benchmarks/random_pipeline/random_pipeline.generator)");
+    cmd->add_option("--build-dir", args->build_dir, "Build directory")->capture_default_str();
+    cmd->add_option("params", args->params, "Generator params, key=value (default size=small num_outputs=0)");
+    cmd->add_option("--samples", args->samples, "Schedules per pipeline: 1 beam search + greedy")->capture_default_str();
+    cmd->add_option("--beam-size", args->beam_size, "Beam size of the beam search")->capture_default_str();
+    cmd->add_option("--passes", args->passes, "Passes of the beam search")->capture_default_str();
+    cmd->add_option("--gpu", args->gpu, "GPU profile")->capture_default_str();
+    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->capture_default_str();
+    cmd->add_option("--timeout", args->timeout_s, "Seconds per step")->capture_default_str();
+    cmd->add_option("--work-dir", args->work_dir, "Where the runs' files go")->capture_default_str();
+    cmd->add_option("--db", args->db_path, "Sample database (default: WORK_DIR/samples.sqlite)");
+    cmd->add_option("-o,--output", args->output, "Markdown summary to write (default: stdout)");
+    std::string command_line = "gpusched";
+    for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+    return [args, &global, command_line]() {
+        FuzzOptions o;
+        o.generator_path = args->generator.empty()
+                               ? args->build_dir + "/benchmarks/random_pipeline/random_pipeline.generator"
+                               : args->generator;
+        for (const auto &p : args->params) {
+            auto eq = p.find('=');
+            if (eq == std::string::npos || eq == 0) throw UserError("generator param '" + p + "' must be key=value");
+            o.params[p.substr(0, eq)] = p.substr(eq + 1);
+        }
+        auto [first, last] = parse_seed_range(args->seeds);
+        o.first_seed = first;
+        o.last_seed = last;
+        o.samples = args->samples;
+        o.beam_size = args->beam_size;
+        o.passes = args->passes;
+        o.jobs = args->jobs;
+        o.gpu = resolve_gpu(args->gpu);
+        o.work_dir = args->work_dir;
+        o.db_path = args->db_path.empty() ? args->work_dir + "/samples.sqlite" : args->db_path;
+        o.timeout = std::chrono::seconds(args->timeout_s);
+        o.gpusched_version = version_string();
+        auto cases = run_fuzz(o, [](const FuzzCase &c, int done, int total) {
+            if (c.outcome == FuzzOutcome::Passed)
+                spdlog::info("[{}/{}] seed {}: passed ({} schedules validated, {:.0f} s)", done, total, c.seed,
+                             c.validated, c.seconds);
+            else
+                spdlog::warn("[{}/{}] seed {}: {}: {}", done, total, c.seed, to_string(c.outcome), c.detail);
+        });
+        const std::string md = fuzz_report_markdown(o, cases, command_line);
+        if (args->output.empty()) {
+            std::cout << md;
+        } else {
+            std::ofstream f(args->output);
+            f << md;
+            if (!f) throw UserError("cannot write '" + args->output + "'");
+        }
+        (void)global;
+        for (const auto &c : cases)
+            if (c.outcome != FuzzOutcome::Passed) return kExitError;
+        return kExitOk;
+    };
+}
+
+} // namespace gpusched::cli
