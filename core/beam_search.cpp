@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <stdexcept>
 
 #include "core/featurize_schedule.h"
 #include "core/loop_nest.h"
@@ -73,31 +74,42 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
             StepId id = step_at(dag, step);
             auto t0 = Clock::now();
             std::vector<State> children;
-            for (const State &s : beam) {
-                expanded_this_pass[structural_hash(s.d, pass)]++;
-                EnumerationStats es;
-                for (Decisions &c : enumerate_children(dag, s.d, id, gpu, config.limits, &es)) {
-                    State ch;
-                    ch.d = std::move(c);
-                    children.push_back(std::move(ch));
+            if (!config.hierarchical_sampling) {
+                for (const State &s : beam) {
+                    expanded_this_pass[structural_hash(s.d, pass)]++;
+                    EnumerationStats es;
+                    for (Decisions &c : enumerate_children(dag, s.d, id, gpu, config.limits, &es)) {
+                        State ch;
+                        ch.d = std::move(c);
+                        children.push_back(std::move(ch));
+                    }
+                    stats.states_enumerated += es.enumerated;
+                    stats.states_pruned_hard += es.pruned_hard;
+                    stats.states_pruned_soft += es.pruned_soft;
                 }
-                stats.states_enumerated += es.enumerated;
-                stats.states_pruned_hard += es.pruned_hard;
-                stats.states_pruned_soft += es.pruned_soft;
-            }
-            if (children.empty()) break;  // cannot happen: root is always legal
-            if (config.hierarchical_sampling && children.size() > 1) {
-                // Buckets in first-seen order; members picked by a seeded
-                // shuffle, kept in enumeration order.
+            } else {
+                // Hierarchical sampling (sec. 3.1, 4.4): bucket all candidates
+                // of the step by structural hash at depth pass + 1, and from a
+                // bucket of B take ceil(log2 B) (at least 1) random members that
+                // pass pruning. Pruning is checked lazily, in the shuffled
+                // order, so unsampled candidates never cost a loop nest; a
+                // bucket with too few candidates passing the soft criteria is
+                // topped up with ones that fail only those.
+                std::vector<Decisions> cands;
+                for (const State &s : beam) {
+                    expanded_this_pass[structural_hash(s.d, pass)]++;
+                    for (Decisions &c : enumerate_candidates(dag, s.d, id, gpu)) cands.push_back(std::move(c));
+                }
+                stats.states_enumerated += static_cast<int64_t>(cands.size());
                 std::map<uint64_t, std::vector<size_t>> buckets;
                 std::vector<uint64_t> bucket_order;
-                for (size_t i = 0; i < children.size(); i++) {
-                    uint64_t h = structural_hash(children[i].d, pass + 1);
+                for (size_t i = 0; i < cands.size(); i++) {
+                    uint64_t h = structural_hash(cands[i], pass + 1);
                     auto &b = buckets[h];
                     if (b.empty()) bucket_order.push_back(h);
                     b.push_back(i);
                 }
-                std::vector<bool> keep(children.size(), false);
+                std::vector<bool> keep(cands.size(), false);
                 for (uint64_t h : bucket_order) {
                     std::vector<size_t> &b = buckets[h];
                     size_t want = std::max<size_t>(1, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(b.size())))));
@@ -105,14 +117,42 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
                         size_t r = q + static_cast<size_t>(rng() % (b.size() - q));
                         std::swap(b[q], b[r]);
                     }
-                    for (size_t q = 0; q < want && q < b.size(); q++) keep[b[q]] = true;
+                    size_t ok = 0;
+                    std::vector<size_t> soft;
+                    size_t q = 0;
+                    for (; q < b.size() && ok < want; q++) {
+                        Verdict v = classify_candidate(dag, cands[b[q]], id, gpu, config.limits);
+                        if (v == Verdict::Ok) {
+                            keep[b[q]] = true;
+                            ok++;
+                        } else if (v == Verdict::Soft) {
+                            soft.push_back(b[q]);
+                        } else {
+                            stats.states_pruned_hard++;
+                        }
+                    }
+                    for (size_t f = 0; f < soft.size(); f++) {
+                        if (ok < want) {
+                            keep[soft[f]] = true;
+                            ok++;
+                        } else {
+                            stats.states_pruned_soft++;
+                        }
+                    }
+                    stats.states_sampled_out += static_cast<int64_t>(b.size() - q);
                 }
-                std::vector<State> sampled;
-                for (size_t i = 0; i < children.size(); i++) {
-                    if (keep[i]) sampled.push_back(std::move(children[i]));
-                    else stats.states_sampled_out++;
+                for (size_t i = 0; i < cands.size(); i++) {
+                    if (!keep[i]) continue;
+                    State ch;
+                    ch.d = std::move(cands[i]);
+                    children.push_back(std::move(ch));
                 }
-                children = std::move(sampled);
+            }
+            if (children.empty()) {
+                // Every candidate was pruned (not expected: the untiled root
+                // location always passes); this pass has no complete state.
+                beam.clear();
+                break;
             }
             stats.seconds_enumerate += since(t0);
 
@@ -168,6 +208,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
             }
         }
     }
+    if (!have_best) throw std::runtime_error("the search found no schedule within the pruning limits");
     SearchResult r;
     r.decisions = best.d;
     r.cost = best.cost;

@@ -542,6 +542,9 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
         }
         if (memo) {
             memo->misses++;
+            // Bound the memo's memory on large pipelines (a row is ~600 bytes):
+            // start over rather than grow without limit.
+            if (memo->kernels.size() >= FeatureMemo::kMaxKernels) memo->kernels.clear();
             memo->kernels.emplace(std::move(key), std::move(fresh));
         }
     }

@@ -31,6 +31,7 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
 // outside the kernel (working_set_at_root) is recomputed for every state.
 class FeatureMemo {
 public:
+    static constexpr size_t kMaxKernels = 100000;
     int64_t hits = 0, misses = 0;
     std::map<std::vector<int64_t>, std::vector<ScheduleFeatures>> kernels;
 };

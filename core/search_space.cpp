@@ -194,9 +194,8 @@ std::string hard_limit_violation(const FunctionDAG &dag, const Decisions &d, con
     return check_hard(dag, d, nest, gpu, limits, -1);
 }
 
-std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decisions &parent, StepId step,
-                                          const GpuProfile &gpu, const PruningLimits &limits,
-                                          EnumerationStats *stats) {
+std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisions &parent, StepId step,
+                                            const GpuProfile &gpu) {
     const int n = step.node;
     const Node &node = dag.nodes[n];
     std::vector<Decisions> candidates;
@@ -320,19 +319,35 @@ std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decision
         }
         if (tl.empty()) candidates.push_back(parent);
     } else {
-        return {parent};  // nothing to tile for this Func at this step
+        candidates.push_back(parent);  // nothing to tile for this Func at this step
     }
 
+    return candidates;
+}
+
+Verdict classify_candidate(const FunctionDAG &dag, const Decisions &d, StepId step, const GpuProfile &gpu,
+                           const PruningLimits &limits) {
+    // A pass-through step leaves the (already checked) parent unchanged.
+    if (step.phase > 0 && d.funcs[step.node].location != ComputeLocation::Root) return Verdict::Ok;
+    LoopNest nest(dag, d);
+    if (!check_hard(dag, d, nest, gpu, limits, step.node).empty()) return Verdict::Hard;
+    return meets_soft(dag, nest, gpu, limits, step) ? Verdict::Ok : Verdict::Soft;
+}
+
+std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decisions &parent, StepId step,
+                                          const GpuProfile &gpu, const PruningLimits &limits,
+                                          EnumerationStats *stats) {
+    std::vector<Decisions> candidates = enumerate_candidates(dag, parent, step, gpu);
     if (stats) stats->enumerated += static_cast<int64_t>(candidates.size());
     std::vector<Decisions> hard_ok;
     std::vector<bool> soft_ok;
     for (Decisions &c : candidates) {
-        LoopNest nest(dag, c);
-        if (!check_hard(dag, c, nest, gpu, limits, n).empty()) {
+        Verdict v = classify_candidate(dag, c, step, gpu, limits);
+        if (v == Verdict::Hard) {
             if (stats) stats->pruned_hard++;
             continue;
         }
-        soft_ok.push_back(meets_soft(dag, nest, gpu, limits, step));
+        soft_ok.push_back(v == Verdict::Ok);
         hard_ok.push_back(std::move(c));
     }
     bool any_soft = std::find(soft_ok.begin(), soft_ok.end(), true) != soft_ok.end();

@@ -49,6 +49,17 @@ StepId step_at(const FunctionDAG &dag, int step);
 
 Decisions initial_decisions(const FunctionDAG &dag);
 
+// The step's candidates before pruning (cheap: builds at most one loop nest).
+std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisions &parent, StepId step,
+                                            const GpuProfile &gpu);
+
+// Pruning verdict for one candidate: Hard = violates a hard limit; Soft =
+// fails a soft criterion (kept only when no sibling passes).
+enum class Verdict { Ok, Soft, Hard };
+Verdict classify_candidate(const FunctionDAG &dag, const Decisions &d, StepId step, const GpuProfile &gpu,
+                           const PruningLimits &limits);
+
+// Candidates with pruning applied (soft criteria relative to all siblings).
 std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                           const GpuProfile &gpu, const PruningLimits &limits,
                                           EnumerationStats *stats = nullptr);
