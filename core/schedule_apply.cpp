@@ -274,7 +274,10 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeli
             break;
         }
         }
-        if (fd.location == ComputeLocation::Root || fd.location == ComputeLocation::Block) {
+        // Only kernels' own stages stage producers: staging inside a
+        // block-level Func made Halide 14 fail to lower local_laplacian
+        // ("Symbol not found: <kernel>.s0.y.y_gi.base" in CodeGen_LLVM).
+        if (fd.location == ComputeLocation::Root) {
             for (int producer : staged_producers(dag, d, nest, static_cast<int>(n))) {
                 fs.stage_in(Func(dag.nodes[producer].func), ident(dag.nodes[producer].name),
                             stage_vars[nest.stage_at[n][0]].innermost_thread);
