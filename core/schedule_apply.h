@@ -4,7 +4,7 @@
 // the C++ body of Halide's `-e schedule` file (apply_schedule_NAME).
 //
 // The lowering tweaks of sec. 4.7 are applied here: serial loops of total
-// extent < 16 are unrolled, and a Func whose threads compute several points
+// extent < 16 are unrolled, and a root Func whose threads compute several points
 // gets its small, affine-footprint producers (inlined ones included) staged
 // per thread through producer.in(consumer).compute_at(consumer, thread loop). Block-level Funcs are stored in
 // MemoryType::GPUShared; thread-level Funcs are left to MemoryType::Auto,
