@@ -1,6 +1,8 @@
 #include "tuner/subprocess.h"
 
+#include <atomic>
 #include <cerrno>
+#include <mutex>
 #include <cstring>
 #include <sstream>
 
@@ -17,6 +19,68 @@ namespace gpusched {
 namespace {
 
 void set_cloexec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
+
+// Process groups of the children running now, so that gpusched, when it is
+// interrupted or terminated, takes them down with it instead of leaving
+// generators and compilers running. Lock-free slots: the signal handler reads
+// them.
+constexpr int kMaxLiveChildren = 256;
+std::atomic<pid_t> live_groups[kMaxLiveChildren];
+
+void remember_group(pid_t pgid) {
+    for (auto &slot : live_groups) {
+        pid_t empty = 0;
+        if (slot.compare_exchange_strong(empty, pgid)) return;
+    }
+}
+
+void forget_group(pid_t pgid) {
+    for (auto &slot : live_groups) {
+        pid_t expected = pgid;
+        if (slot.compare_exchange_strong(expected, 0)) return;
+    }
+}
+
+extern "C" void kill_children_and_reraise(int sig) {
+    for (auto &slot : live_groups) {
+        const pid_t g = slot.load();
+        if (g > 0) kill(-g, SIGKILL);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+// Installed once, and only over the default disposition: a program that
+// handles these signals itself keeps its handlers.
+void install_signal_handlers() {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+            struct sigaction old {};
+            sigaction(sig, nullptr, &old);
+            if (old.sa_handler != SIG_DFL) continue;
+            struct sigaction sa {};
+            sa.sa_handler = kill_children_and_reraise;
+            sigemptyset(&sa.sa_mask);
+            sigaction(sig, &sa, nullptr);
+        }
+    });
+}
+
+// A timed-out child first gets SIGTERM, so a child that runs children of its
+// own (a nested gpusched) can take them down, then SIGKILL.
+constexpr auto kTerminationGrace = std::chrono::seconds(2);
+
+void terminate_group(pid_t pid, int &status) {
+    kill(-pid, SIGTERM);
+    const auto give_up = std::chrono::steady_clock::now() + kTerminationGrace;
+    while (std::chrono::steady_clock::now() < give_up) {
+        if (waitpid(pid, &status, WNOHANG) == pid) return;
+        usleep(10000);
+    }
+    kill(-pid, SIGKILL);
+    waitpid(pid, &status, 0);
+}
 
 // The child's environment: ours plus the spec's overrides.
 std::vector<std::string> build_environment(const std::map<std::string, std::string> &extra) {
@@ -127,6 +191,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
     for (auto &a : argv) argvp.push_back(a.data());
     argvp.push_back(nullptr);
 
+    install_signal_handlers();
     auto t0 = std::chrono::steady_clock::now();
     pid_t pid = fork();
     if (pid < 0) {
@@ -154,6 +219,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
         _exit(127);
     }
     setpgid(pid, pid);  // also from the parent, to win the race with kill()
+    remember_group(pid);
     close(out_pipe[1]);
     close(err_pipe[1]);
     close(exec_pipe[1]);
@@ -164,6 +230,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
         close(out_pipe[0]);
         close(err_pipe[0]);
         waitpid(pid, nullptr, 0);
+        forget_group(pid);
         r.start_error = "'" + *program + "': " + strerror(exec_errno);
         return r;
     }
@@ -201,8 +268,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
 
     int status = 0;
     if (r.timed_out) {
-        kill(-pid, SIGKILL);
-        waitpid(pid, &status, 0);
+        terminate_group(pid, status);
     } else {
         // Output closed; the child may still be running until the deadline.
         while (true) {
@@ -210,8 +276,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
             if (w == pid) break;
             if (std::chrono::steady_clock::now() >= deadline) {
                 r.timed_out = true;
-                kill(-pid, SIGKILL);
-                waitpid(pid, &status, 0);
+                terminate_group(pid, status);
                 break;
             }
             usleep(2000);
@@ -221,6 +286,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
         if (f.fd >= 0) close(f.fd);
     // Anything the child left behind in its group goes with it.
     kill(-pid, SIGKILL);
+    forget_group(pid);
 
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (!r.timed_out) {

@@ -2,7 +2,9 @@
 // real SQLite file: the happy path and every kind of bad input, each of
 // which must exit non-zero with one clear line and leave no row behind.
 
+#include <algorithm>
 #include <filesystem>
+#include <thread>
 #include <sqlite3.h>
 
 #include <catch2/catch.hpp>
@@ -233,4 +235,34 @@ TEST_CASE("gpus lists the built-in profiles as JSON", "[gpus]") {
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["builtin"].size() >= 4);
+}
+
+namespace {
+// Processes whose command line mentions `needle`.
+int processes_mentioning(const std::string &needle) {
+    int n = 0;
+    for (const auto &entry : fs::directory_iterator("/proc")) {
+        const std::string pid = entry.path().filename().string();
+        if (pid.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::string cmdline = test::read_file(entry.path().string() + "/cmdline");
+        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+        if (cmdline.find(needle) != std::string::npos) ++n;
+    }
+    return n;
+}
+} // namespace
+
+TEST_CASE("terminating gpusched also ends the generator it is running", "[oneshot][signals]") {
+    test::TempDir dir;
+    ProcessSpec spec;
+    // coreutils' timeout sends SIGTERM to gpusched after 3 s.
+    spec.argv = {"timeout", "-s", "TERM", "3", GPUSCHED_BINARY, "oneshot", DRIVER_TEST_GENERATORS, "-g",
+                 "never_finishes", "--autoscheduler", "li2018", "-o", dir / "out", "--db", dir / "db.sqlite",
+                 "--no-validate"};
+    spec.timeout = std::chrono::seconds(60);
+    ProcessResult r = run_process(spec);
+    CHECK(r.exit_code == 124);  // timeout's "the command timed out"
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    CHECK(processes_mentioning(dir / "out") == 0);
+    CHECK(rows_in(dir / "db.sqlite", "runs") <= 0);
 }
