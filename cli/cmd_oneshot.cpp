@@ -201,6 +201,14 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
                          s.generator.ok() ? (s.predicted_cost ? fmt::format("predicted {:.4g}", *s.predicted_cost)
                                                               : std::string("compiled"))
                                           : s.generator.message);
+            // -v: the search's own statistics (states enumerated, featurized,
+            // costed, memo hits, seconds per phase, peak memory).
+            if (s.record.is_object() && s.record.contains("statistics")) {
+                std::string stats;
+                for (const auto &[k, v] : s.record["statistics"].items())
+                    stats += (stats.empty() ? "" : ", ") + k + " " + v.dump();
+                spdlog::debug("sample {} search statistics: {}", s.index, stats);
+            }
         };
         auto on_validation = [](const OneShotSample &s, const ValidationReport &v) {
             if (v.status == ValidationStatus::Failed)
