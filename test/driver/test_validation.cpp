@@ -103,6 +103,23 @@ TEST_CASE("integer outputs may differ by one, not more", "[validation]") {
     CHECK(compare_outputs(a, read_output_file(dir / "c.raw")).mismatches == 1);
 }
 
+TEST_CASE("one outlier in a million passes, a corrupted tile does not", "[validation]") {
+    test::TempDir dir;
+    std::vector<uint8_t> ref(3000000, 100), few = ref, tile = ref;
+    few[12345] = 103;  // isolated rounding outliers, as CPU vs GPU math gives
+    few[2000000] = 97;
+    for (int i = 0; i < 256; ++i) tile[500000 + i] = 0;  // a 16x16 tile written wrong
+    write_output(dir / "ref.raw", 1, 8, {3000000}, ref.data(), ref.size());
+    write_output(dir / "few.raw", 1, 8, {3000000}, few.data(), few.size());
+    write_output(dir / "tile.raw", 1, 8, {3000000}, tile.data(), tile.size());
+    OutputFile a = read_output_file(dir / "ref.raw");
+    auto ok = compare_outputs(a, read_output_file(dir / "few.raw"));
+    CHECK(ok.passed());
+    CHECK(ok.mismatches == 2);
+    CHECK(ok.detail.find("isolated outlier") != std::string::npos);
+    CHECK_FALSE(compare_outputs(a, read_output_file(dir / "tile.raw")).passed());
+}
+
 TEST_CASE("truncated or foreign output files are clear errors", "[validation]") {
     test::TempDir dir;
     float v[4] = {};

@@ -94,8 +94,12 @@ OutputComparison compare_outputs(const OutputFile &ref, const OutputFile &cand, 
         if (is_float) {
             if (std::isnan(a) && std::isnan(b)) continue;
             err = std::fabs(a - b);
-            bad = !std::isfinite(b) ? std::isfinite(a) || a != b
-                                    : err > tol.float_absolute + tol.float_relative * std::fabs(a);
+            if (!std::isfinite(b) && (std::isfinite(a) || a != b)) {
+                ++c.nonfinite_mismatches;
+                bad = true;
+            } else {
+                bad = err > tol.float_absolute + tol.float_relative * std::fabs(a);
+            }
         } else {
             err = std::fabs(a - b);
             bad = err > tol.integer_absolute;
@@ -106,8 +110,14 @@ OutputComparison compare_outputs(const OutputFile &ref, const OutputFile &cand, 
             ++c.mismatches;
         }
     }
+    c.allowed_outliers = static_cast<std::size_t>(tol.outlier_fraction * static_cast<double>(c.elements));
     std::ostringstream s;
-    if (c.mismatches == 0) {
+    if (c.mismatches > 0 && c.passed()) {
+        s << c.elements << " " << ref.type_name() << " values agree but " << c.mismatches
+          << " isolated outlier(s), within the allowed " << c.allowed_outliers << " (first at element "
+          << c.first_mismatch << ": " << element(ref, c.first_mismatch) << " vs " << element(cand, c.first_mismatch)
+          << "; max abs error " << c.max_abs_error << ")";
+    } else if (c.mismatches == 0) {
         s << c.elements << " " << ref.type_name() << " values agree (max abs error " << c.max_abs_error << ")";
     } else {
         s << c.mismatches << " of " << c.elements << " values differ (first at element " << c.first_mismatch
