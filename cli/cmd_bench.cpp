@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
 #include "db/database.h"
@@ -26,14 +27,6 @@ struct BenchArgs {
     bool validate = false;
 };
 
-std::string quote_args(int argc, char **argv) {
-    std::string s = "gpusched";
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        s += " " + (a.find_first_of(" \"'") == std::string::npos ? a : "'" + a + "'");
-    }
-    return s;
-}
 } // namespace
 
 Action add_bench_command(CLI::App &app, const GlobalOptions &global, int argc, char **argv) {
@@ -52,7 +45,7 @@ Action add_bench_command(CLI::App &app, const GlobalOptions &global, int argc, c
     cmd->add_option("--work-dir", args->work_dir, "Where the runs' files go")->capture_default_str();
     cmd->add_option("--db", args->db_path, "Sample database (default: WORK_DIR/samples.sqlite)");
     cmd->add_option("-o,--output", args->output, "Markdown report to write (default: stdout)");
-    std::string command_line = quote_args(argc, argv);
+    std::string command_line = command_line_text(argc, argv);
     return [args, &global, command_line]() {
         SuiteOptions o;
         o.manifest = args->manifest.empty() ? std::string(GPUSCHED_SOURCE_DIR) + "/benchmarks/suite.json" : args->manifest;

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
 #include "tuner/fuzz_runner.h"
@@ -54,18 +55,13 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
     cmd->add_option("--work-dir", args->work_dir, "Where the runs' files go")->capture_default_str();
     cmd->add_option("--db", args->db_path, "Sample database (default: WORK_DIR/samples.sqlite)");
     cmd->add_option("-o,--output", args->output, "Markdown summary to write (default: stdout)");
-    std::string command_line = "gpusched";
-    for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+    std::string command_line = command_line_text(argc, argv);
     return [args, &global, command_line]() {
         FuzzOptions o;
         o.generator_path = args->generator.empty()
                                ? args->build_dir + "/benchmarks/random_pipeline/random_pipeline.generator"
                                : args->generator;
-        for (const auto &p : args->params) {
-            auto eq = p.find('=');
-            if (eq == std::string::npos || eq == 0) throw UserError("generator param '" + p + "' must be key=value");
-            o.params[p.substr(0, eq)] = p.substr(eq + 1);
-        }
+        for (const auto &[k, v] : parse_generator_params(args->params)) o.params[k] = v;
         auto [first, last] = parse_seed_range(args->seeds);
         o.first_seed = first;
         o.last_seed = last;

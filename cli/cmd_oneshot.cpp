@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
 #include "db/database.h"
@@ -37,17 +38,6 @@ struct OneShotArgs {
     double dropout = 0.2;
     bool no_validate = false;
 };
-
-std::map<std::string, std::string> parse_params(const std::vector<std::string> &items) {
-    std::map<std::string, std::string> out;
-    for (const auto &item : items) {
-        auto eq = item.find('=');
-        if (eq == std::string::npos || eq == 0)
-            throw UserError("generator param '" + item + "' must be written key=value");
-        out[item.substr(0, eq)] = item.substr(eq + 1);
-    }
-    return out;
-}
 
 std::string sample_kind(const OneShotSample &s) {
     if (!s.seed) return "single";
@@ -168,7 +158,7 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
         OneShotOptions opt;
         opt.generator_path = args->generator_path;
         opt.generator_name = args->generator_name;
-        opt.generator_params = parse_params(args->params);
+        opt.generator_params = parse_generator_params(args->params);
         opt.gpu = resolve_gpu(args->gpu);
         opt.target = args->target;
         opt.schedule_source = args->autoscheduler;

@@ -1,12 +1,10 @@
 #include "tuner/fuzz_runner.h"
 
-#include <ctime>
-#include <fstream>
 #include <map>
 #include <sstream>
-#include <thread>
 
 #include "tuner/oneshot.h"
+#include "tuner/report_stamp.h"
 
 namespace gpusched {
 
@@ -120,19 +118,9 @@ std::string fuzz_report_markdown(const FuzzOptions &opt, const std::vector<FuzzC
         validated += c.validated;
         seconds += c.seconds;
     }
-    std::time_t t = std::time(nullptr);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
-    std::string cpu;
-    std::ifstream info("/proc/cpuinfo");
-    for (std::string line; std::getline(info, line);)
-        if (line.rfind("model name", 0) == 0) {
-            cpu = line.substr(line.find(':') + 2);
-            break;
-        }
     std::ostringstream md;
     md << "# Search fuzzing on random pipelines\n\nProduced by:\n\n```sh\n" << command_line << "\n```\n\n";
-    md << "on " << std::thread::hardware_concurrency() << " cores, " << cpu << ", " << date << ", gpusched "
+    md << "on " << machine_description() << ", " << utc_timestamp() << ", gpusched "
        << opt.gpusched_version << ", GPU profile " << opt.gpu.name << ". Seeds " << opt.first_seed << ".."
        << opt.last_seed << " of `random_pipeline`";
     for (const auto &[k, v] : opt.params) md << " " << k << "=" << v;

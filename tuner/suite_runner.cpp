@@ -1,16 +1,15 @@
 #include "tuner/suite_runner.h"
 
 #include <algorithm>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "tuner/autoschedulers.h"
 #include "tuner/oneshot.h"
+#include "tuner/report_stamp.h"
 #include "tuner/subprocess.h"
 
 namespace gpusched {
@@ -52,19 +51,6 @@ std::optional<double> stat(const nlohmann::json &record, const char *key) {
     const auto &s = record["statistics"];
     if (!s.contains(key) || !s[key].is_number()) return std::nullopt;
     return s[key].get<double>();
-}
-
-std::string machine_description() {
-    std::string cpu;
-    std::ifstream info("/proc/cpuinfo");
-    for (std::string line; std::getline(info, line);) {
-        if (line.rfind("model name", 0) == 0) {
-            cpu = line.substr(line.find(':') + 2);
-            break;
-        }
-    }
-    return std::to_string(std::max(1u, std::thread::hardware_concurrency())) + " cores, " +
-           (cpu.empty() ? "unknown CPU" : cpu);
 }
 
 std::string fmt_opt(const std::optional<double> &v, int precision = 2) {
@@ -152,12 +138,9 @@ std::vector<SuiteCell> run_suite(const SuiteOptions &opt, const SuiteProgress &p
 std::string suite_report_markdown(const SuiteOptions &opt, const std::vector<SuiteCell> &cells,
                                   const std::string &command_line) {
     std::ostringstream md;
-    std::time_t t = std::time(nullptr);
-    char date[32];
-    std::strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", std::gmtime(&t));
     md << "# Benchmark suite: " << opt.gpu.name << "\n\n";
     md << "Produced by:\n\n```sh\n" << command_line << "\n```\n\n";
-    md << "on " << machine_description() << ", " << date << ", gpusched " << opt.gpusched_version << ". GPU profile "
+    md << "on " << machine_description() << ", " << utc_timestamp() << ", gpusched " << opt.gpusched_version << ". GPU profile "
        << opt.gpu.name << " (" << opt.gpu.description << "); ptxas -arch=" << opt.gpu.ptxas_arch()
        << ". gpusched rows are One Shot with " << opt.samples
        << " samples (1 beam search + greedy); search figures are those of the chosen sample, peak memory the "
