@@ -18,6 +18,7 @@
 #include "core/search_cost_model.h"
 #include "core/search_record.h"
 #include "costmodel/featurization_blob.h"
+#include "costmodel/state_sampling_cost_model.h"
 
 namespace gpusched {
 namespace {
@@ -38,6 +39,10 @@ nlohmann::json config_echo(const PluginConfig &c) {
     j["hierarchical_sampling"] = c.search.hierarchical_sampling;
     j["gpu_profile"] = to_json(c.gpu);
     if (!c.replay_path.empty()) j["replay"] = c.replay_path;
+    if (!c.dump_states_path.empty()) {
+        j["dump_states_path"] = c.dump_states_path;
+        j["dump_states_max"] = c.dump_states_max;
+    }
     return j;
 }
 
@@ -53,6 +58,12 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     FunctionDAG dag(outputs);
 
     std::unique_ptr<CostModel> model = create_search_cost_model(cfg.cost_model_config, cfg.gpu);
+    StateSamplingCostModel *sampler = nullptr;
+    if (!cfg.dump_states_path.empty()) {
+        auto wrapped = std::make_unique<StateSamplingCostModel>(std::move(model), cfg.dump_states_max, cfg.search.seed);
+        sampler = wrapped.get();
+        model = std::move(wrapped);
+    }
     model->set_pipeline(pipeline_features(dag));
     SearchResult result;
     const bool replay = !cfg.replay_path.empty();
@@ -61,6 +72,14 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         result = evaluate_decisions(dag, *model, cfg.gpu, d);
     } else {
         result = beam_search(dag, *model, cfg.gpu, cfg.search);
+    }
+
+    if (sampler) {
+        try {
+            sampler->write(cfg.dump_states_path);
+        } catch (const std::exception &e) {
+            throw UserError(std::string("gpusched config: key \"dump_states_path\": ") + e.what());
+        }
     }
 
     std::string body = schedule_pipeline(dag, result.decisions, pipeline, true);

@@ -297,11 +297,10 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     f[SF::innermost_bytes_at_root] = node.region.empty() ? bpp : static_cast<double>(node.region[0].extent()) * bpp;
 
     // Loads: after following inlined Funcs.
+    // (inlined_calls stays 0 here: it belongs to the inlined Func's own row,
+    // see inlined_rows below.)
     std::vector<EffectiveAccess> accesses;
     collect_accesses(nest, st, nullptr, false, accesses, 0);
-    double inlined = 0;
-    for (const EffectiveAccess &a : accesses) inlined += a.through_inline ? 1 : 0;
-    f[SF::inlined_calls] = inlined * f[SF::points_computed_total];
 
     auto dm_real = nest.demand(st, ss.loops_realization);
     auto dm_thread = nest.demand(st, ss.loops_thread);
@@ -517,6 +516,47 @@ std::vector<int64_t> kernel_key(const LoopNest &nest, int kernel) {
     return key;
 }
 
+// Calls made to inlined Funcs by one evaluation of `st`, each call site
+// counted once per point; calls an inlined Func makes to further inlined
+// Funcs happen once per call to it.
+void count_inlined_calls(const LoopNest &nest, const Stage &st, double calls_per_eval, std::map<int, double> &calls,
+                         int depth) {
+    for (const Access &a : st.accesses) {
+        if (a.producer.is_image || a.is_self || depth >= 16) continue;
+        int p = a.producer.index;
+        if (nest.location(p) != ComputeLocation::Inline) continue;
+        calls[p] += calls_per_eval;
+        count_inlined_calls(nest, nest.dag.nodes[p].stages[0], calls_per_eval, calls, depth + 1);
+    }
+}
+
+// A row per inlined Func (Adams et al. 2019; Anderson et al. 2021 appendix B
+// tells inlined stages by inlined_calls > 0): its arithmetic runs once per
+// call inside its consumers' threads, so the row carries the total call
+// count as its points and scalars; the loads it issues are already in its
+// consumers' rows (collect_accesses follows inlined calls).
+void append_inlined_rows(const LoopNest &nest, const std::vector<ScheduleFeatures> &rows, StateFeatures &s) {
+    using SF = ScheduleFeature;
+    std::map<int, double> calls;
+    for (size_t i = 0; i < nest.stages.size(); i++) {
+        const ScheduledStage &ss = nest.stages[i];
+        count_inlined_calls(nest, nest.dag.nodes[ss.node].stages[ss.stage], rows[i][SF::points_computed_total], calls, 0);
+    }
+    for (const auto &[node, n_calls] : calls) {
+        if (n_calls <= 0) continue;
+        ScheduleFeatures f;
+        f[SF::inlined_calls] = n_calls;
+        f[SF::num_scalars] = n_calls;
+        f[SF::points_computed_total] = n_calls;
+        f[SF::points_computed_per_thread] = n_calls;
+        f[SF::num_blocks] = 1;
+        f[SF::num_tasks] = 1;
+        f[SF::num_threads_per_block] = 1;
+        s.stage_ids.push_back(nest.dag.stage_id(node, 0));
+        s.schedule.push_back(f);
+    }
+}
+
 } // namespace
 
 StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo) {
@@ -560,6 +600,7 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
         s.stage_ids.push_back(nest.dag.stage_id(nest.stages[i].node, nest.stages[i].stage));
         s.schedule.push_back(rows[i]);
     }
+    append_inlined_rows(nest, rows, s);
     return s;
 }
 

@@ -27,16 +27,19 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
     c.gpu = *find_builtin_gpu_profile("h100");
     if (!j.is_object()) throw UserError("gpusched config: must be a JSON object, got " + j.dump());
     static const std::set<std::string> known = {"beam_size", "passes", "seed", "dropout", "cost_model",
-                                                "weights_path", "gpu_profile", "record_path", "replay", "memoize", "hierarchical_sampling"};
+                                                "weights_path", "gpu_profile", "record_path", "replay", "memoize", "hierarchical_sampling",
+                                                "dump_states_path", "dump_states_max"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string &key = it.key();
         const nlohmann::json &v = it.value();
         if (!known.count(key)) {
             bad(key, "unknown key (known: beam_size, passes, seed, dropout, cost_model, weights_path, "
-                     "gpu_profile, record_path, replay, memoize, hierarchical_sampling)");
+                     "gpu_profile, record_path, replay, memoize, hierarchical_sampling, dump_states_path, "
+                     "dump_states_max)");
         }
         if (key == "beam_size") c.search.beam_size = positive_int(v, key);
         else if (key == "passes") c.search.passes = positive_int(v, key);
+        else if (key == "dump_states_max") c.dump_states_max = positive_int(v, key);
         else if (key == "seed") {
             if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
                 bad(key, "must be a non-negative integer, got " + v.dump());
@@ -71,9 +74,10 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
             } else {
                 bad(key, "must be a profile object or a built-in GPU name, got " + v.dump());
             }
-        } else if (key == "record_path" || key == "replay") {
+        } else if (key == "record_path" || key == "replay" || key == "dump_states_path") {
             if (!v.is_string() || v.get<std::string>().empty()) bad(key, "must be a non-empty path string");
-            (key == "replay" ? c.replay_path : c.record_path) = v.get<std::string>();
+            (key == "replay" ? c.replay_path : key == "record_path" ? c.record_path : c.dump_states_path) =
+                v.get<std::string>();
         }
     }
     return c;

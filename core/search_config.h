@@ -2,7 +2,8 @@
 // The plugin's configuration: a JSON object read from the file named by the
 // environment variable GPUSCHED_CONFIG (written by the driver). Keys, all
 // optional (docs/search.md): beam_size, passes, seed, dropout, cost_model,
-// weights_path, gpu_profile, record_path, replay.
+// weights_path, gpu_profile, record_path, replay, memoize,
+// hierarchical_sampling, dump_states_path, dump_states_max.
 //
 // Invariant: a parsed config is valid; an unknown key or a bad value is a
 // UserError naming the key. No file / no variable => the defaults with the
@@ -22,6 +23,10 @@ struct PluginConfig {
     GpuProfile gpu;
     std::string record_path;  // empty: no record written
     std::string replay_path;  // non-empty: apply this record's decisions, no search
+    // non-empty: write a seeded uniform sample of the states the search costed
+    // (a feature-rows file, costmodel/state_sampling_cost_model.h)
+    std::string dump_states_path;
+    int dump_states_max = 4096;
     nlohmann::json cost_model_config = nlohmann::json::object();  // cost_model, weights_path
 };
 

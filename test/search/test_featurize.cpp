@@ -167,3 +167,38 @@ TEST_CASE("shared memory per block limits resident blocks", "[featurize]") {
     CHECK(f[SF::max_block_occupancy] == Approx(8.0 / 32.0));  // 256 threads: 8 blocks by threads
     CHECK(f[SF::shared_mem_occupancy] == Approx(16.0 / 228.0));
 }
+
+TEST_CASE("an inlined Func gets its own row counting every call, and its consumer row is not inlined", "[featurize]") {
+    // out(x, y) calls blur_x three times per point; with blur_x inlined and
+    // out computed at root over 256x128, blur_x is called 3 * 256 * 128 times.
+    test_pipelines::Blur p(256, 128);
+    FunctionDAG dag(p.outputs());
+    int out = -1, blur_x = -1;
+    for (size_t n = 0; n < dag.nodes.size(); n++) (dag.nodes[n].name == "blur_out" ? out : blur_x) = static_cast<int>(n);
+    REQUIRE(out >= 0);
+    REQUIRE(blur_x >= 0);
+    Decisions d = all_inline(dag);
+    d.funcs[out] = root({32, 8}, {1, 1});
+    LoopNest nest(dag, d);
+    StateFeatures s = featurize(nest, h100());
+    REQUIRE(s.stage_ids.size() == 2);
+    for (size_t i = 0; i < s.stage_ids.size(); i++) {
+        const ScheduleFeatures &f = s.schedule[i];
+        if (s.stage_ids[i] == dag.stage_id(out, 0)) {
+            CHECK(f[SF::inlined_calls] == 0);
+            CHECK(f[SF::points_computed_total] == Approx(256.0 * 128.0));
+        } else {
+            CHECK(s.stage_ids[i] == dag.stage_id(blur_x, 0));
+            CHECK(f[SF::inlined_calls] == Approx(3.0 * 256 * 128));
+            CHECK(f[SF::num_scalars] == Approx(3.0 * 256 * 128));
+        }
+    }
+
+    SECTION("computed at root instead, blur_x has a row of its own kind and no calls") {
+        d.funcs[blur_x] = root({32, 8}, {1, 1});
+        LoopNest nest2(dag, d);
+        StateFeatures s2 = featurize(nest2, h100());
+        REQUIRE(s2.stage_ids.size() == 2);
+        for (const ScheduleFeatures &f : s2.schedule) CHECK(f[SF::inlined_calls] == 0);
+    }
+}

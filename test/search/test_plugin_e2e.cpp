@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "costmodel/feature_rows_file.h"
 #include "costmodel/featurization_blob.h"
 
 namespace fs = std::filesystem;
@@ -131,6 +132,25 @@ TEST_CASE("a bad config key makes the generator fail, naming the key", "[e2e]") 
     int rc = run_generator("badkey", "host-cuda", {{"beam_sise", 2}}, dir, log);
     CHECK(rc != 0);
     CHECK(log.find("beam_sise") != std::string::npos);
+}
+
+TEST_CASE("dump_states_path writes a bounded sample of the costed states that reads back as training rows", "[e2e]") {
+    fs::path dir;
+    std::string log;
+    const fs::path rows = fs::path(GS_WORK_DIR) / "dumped_states.rows";
+    fs::remove(rows);
+    int rc = run_generator("dump", "host-cuda",
+                           {{"beam_size", 4}, {"passes", 2}, {"dump_states_path", rows.string()}, {"dump_states_max", 16}},
+                           dir, log);
+    INFO(log);
+    REQUIRE(rc == 0);
+    std::vector<gpusched::PipelineSamples> back = gpusched::read_feature_rows(rows.string());
+    REQUIRE(back.size() == 1);
+    CHECK(back[0].states.size() == 16);
+    for (const gpusched::StateFeatures &s : back[0].states) {
+        CHECK(!s.stage_ids.empty());
+        for (int id : s.stage_ids) CHECK(id < static_cast<int>(back[0].stages.size()));
+    }
 }
 
 TEST_CASE("the OpenCL build scheduled by the plugin matches the CPU build on POCL", "[e2e][opencl]") {

@@ -191,6 +191,8 @@ TEST_CASE("config errors name the key", "[config]") {
     CHECK_THROWS_WITH(parse_plugin_config(json{{"beam_size", 0}}), Catch::Contains("beam_size"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"dropout", 1.5}}), Catch::Contains("dropout"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"gpu_profile", "gtx9000"}}), Catch::Contains("gpu_profile"));
+    CHECK_THROWS_WITH(parse_plugin_config(json{{"dump_states_path", ""}}), Catch::Contains("dump_states_path"));
+    CHECK_THROWS_WITH(parse_plugin_config(json{{"dump_states_max", -4}}), Catch::Contains("dump_states_max"));
     PluginConfig c = parse_plugin_config(json{{"beam_size", 3}, {"passes", 2}, {"seed", 9}, {"gpu_profile", "a100"}});
     CHECK(c.search.beam_size == 3);
     CHECK(c.search.passes == 2);
