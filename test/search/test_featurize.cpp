@@ -168,7 +168,7 @@ TEST_CASE("shared memory per block limits resident blocks", "[featurize]") {
     CHECK(f[SF::shared_mem_occupancy] == Approx(16.0 / 228.0));
 }
 
-TEST_CASE("an inlined Func gets its own row counting every call, and its consumer row is not inlined", "[featurize]") {
+TEST_CASE("an inlined Func gets its own row counting every call and its consumer row stays a computed stage", "[featurize]") {
     // out(x, y) calls blur_x three times per point; with blur_x inlined and
     // out computed at root over 256x128, blur_x is called 3 * 256 * 128 times.
     test_pipelines::Blur p(256, 128);
