@@ -1,6 +1,9 @@
 // Featurization on small loop nests whose features were worked out by hand.
 #include <catch2/catch.hpp>
 
+#include <map>
+#include <string>
+
 #include "core/featurize_schedule.h"
 #include "test/search/pipelines.h"
 
@@ -169,36 +172,44 @@ TEST_CASE("shared memory per block limits resident blocks", "[featurize]") {
 }
 
 TEST_CASE("an inlined Func gets its own row counting every call and its consumer row stays a computed stage", "[featurize]") {
-    // out(x, y) calls blur_x three times per point; with blur_x inlined and
-    // out computed at root over 256x128, blur_x is called 3 * 256 * 128 times.
+    // out(x, y) calls blur_x three times per point, and each blur_x call
+    // reads the input (through its wrapper Func blur_in_im) three times; with
+    // both inlined and out computed at root over 256x128, blur_x is called
+    // 3 * 256 * 128 times and blur_in_im 9 * 256 * 128 times.
     test_pipelines::Blur p(256, 128);
     FunctionDAG dag(p.outputs());
-    int out = -1, blur_x = -1;
-    for (size_t n = 0; n < dag.nodes.size(); n++) (dag.nodes[n].name == "blur_out" ? out : blur_x) = static_cast<int>(n);
-    REQUIRE(out >= 0);
-    REQUIRE(blur_x >= 0);
+    std::map<std::string, int> node;
+    for (size_t n = 0; n < dag.nodes.size(); n++) node[dag.nodes[n].name] = static_cast<int>(n);
+    REQUIRE(node.count("blur_out"));
+    REQUIRE(node.count("blur_x"));
+    REQUIRE(node.count("blur_in_im"));
     Decisions d = all_inline(dag);
-    d.funcs[out] = root({32, 8}, {1, 1});
+    d.funcs[node["blur_out"]] = root({32, 8}, {1, 1});
     LoopNest nest(dag, d);
     StateFeatures s = featurize(nest, h100());
-    REQUIRE(s.stage_ids.size() == 2);
+    std::map<int, double> calls, points;
     for (size_t i = 0; i < s.stage_ids.size(); i++) {
-        const ScheduleFeatures &f = s.schedule[i];
-        if (s.stage_ids[i] == dag.stage_id(out, 0)) {
-            CHECK(f[SF::inlined_calls] == 0);
-            CHECK(f[SF::points_computed_total] == Approx(256.0 * 128.0));
-        } else {
-            CHECK(s.stage_ids[i] == dag.stage_id(blur_x, 0));
-            CHECK(f[SF::inlined_calls] == Approx(3.0 * 256 * 128));
-            CHECK(f[SF::num_scalars] == Approx(3.0 * 256 * 128));
-        }
+        calls[s.stage_ids[i]] = s.schedule[i][SF::inlined_calls];
+        points[s.stage_ids[i]] = s.schedule[i][SF::points_computed_total];
     }
+    REQUIRE(s.stage_ids.size() == 3);
+    const double pts = 256.0 * 128.0;
+    CHECK(calls[dag.stage_id(node["blur_out"], 0)] == 0);
+    CHECK(points[dag.stage_id(node["blur_out"], 0)] == Approx(pts));
+    CHECK(calls[dag.stage_id(node["blur_x"], 0)] == Approx(3 * pts));
+    CHECK(calls[dag.stage_id(node["blur_in_im"], 0)] == Approx(9 * pts));
 
-    SECTION("computed at root instead, blur_x has a row of its own kind and no calls") {
-        d.funcs[blur_x] = root({32, 8}, {1, 1});
+    SECTION("computed at root instead, blur_x has a computed row and only the input wrapper is inlined") {
+        d.funcs[node["blur_x"]] = root({32, 8}, {1, 1});
         LoopNest nest2(dag, d);
         StateFeatures s2 = featurize(nest2, h100());
-        REQUIRE(s2.stage_ids.size() == 2);
-        for (const ScheduleFeatures &f : s2.schedule) CHECK(f[SF::inlined_calls] == 0);
+        REQUIRE(s2.stage_ids.size() == 3);
+        std::map<int, const ScheduleFeatures *> row;
+        for (size_t i = 0; i < s2.stage_ids.size(); i++) row[s2.stage_ids[i]] = &s2.schedule[i];
+        const ScheduleFeatures &bx = *row.at(dag.stage_id(node["blur_x"], 0));
+        CHECK(bx[SF::inlined_calls] == 0);
+        CHECK(bx[SF::points_computed_total] == Approx(256.0 * 130.0));  // y - 1 .. y + 1
+        CHECK((*row.at(dag.stage_id(node["blur_out"], 0)))[SF::inlined_calls] == 0);
+        CHECK((*row.at(dag.stage_id(node["blur_in_im"], 0)))[SF::inlined_calls] == Approx(3 * 256.0 * 130.0));
     }
 }
