@@ -78,3 +78,18 @@ TEST_CASE("GPU schedules are refused for a CPU target, naming the app and the ta
         }
     }
 }
+
+TEST_CASE("a hand GPU schedule combined with auto_schedule is refused and cpu_root is offered", "[apps_groupA]") {
+    // bilateral_grid stands for the group: the check lives in the shared
+    // benchmarks/apps/common/schedule_helpers.h.
+    const std::string app = "bilateral_grid";
+    const std::string dir = apps_test::scratch_dir(app + "_auto_and_manual");
+    auto both = apps_test::run_process({apps_test::generator_path(app), "-g", app, "-o", dir, "-e", "h",
+                                        "target=host-cuda", "schedule=manual", "auto_schedule=true"});
+    CHECK(both.exit_code != 0);
+    CHECK(both.output.find("cannot be combined with auto_schedule=true") != std::string::npos);
+    auto unknown = apps_test::run_process({apps_test::generator_path(app), "-g", app, "-o", dir, "-e", "h",
+                                           "target=host", "schedule=fastest"});
+    CHECK(unknown.exit_code != 0);
+    CHECK(unknown.output.find("expected none, cpu_root, naive or manual") != std::string::npos);
+}

@@ -207,7 +207,8 @@ void check_ptx(const std::string &app, const std::string &schedule) {
     fs::remove_all(dir);
 }
 
-// A GPU schedule on a CPU-only target must fail and say why.
+// A GPU schedule on a CPU-only target, an unknown schedule and a hand schedule under
+// auto_schedule must each fail and say why.
 void check_refuses_cpu_target(const std::string &app) {
     const fs::path dir = scratch_dir(app + "_cpu_refusal");
     for (const std::string schedule : {"naive", "manual"}) {
@@ -224,7 +225,14 @@ void check_refuses_cpu_target(const std::string &app) {
                                     dir / "generator.log", 120);
     INFO(app << " schedule=fastest output:\n" << bad.output);
     CHECK(bad.exit_code != 0);
-    CHECK(bad.output.find("not one of none, naive, manual") != std::string::npos);
+    CHECK(bad.output.find("unknown schedule=fastest (expected none, naive or manual)") != std::string::npos);
+    // A hand schedule under an autoscheduler would be silently replaced.
+    ProcessResult both = run_process({generator_path(app), "-g", app, "-o", dir.string(), "-e", "static_library,h",
+                                      "target=host-cuda", "schedule=manual", "auto_schedule=true"},
+                                     dir / "generator.log", 120);
+    INFO(app << " schedule=manual auto_schedule=true output:\n" << both.output);
+    CHECK(both.exit_code != 0);
+    CHECK(both.output.find("cannot be combined with auto_schedule=true") != std::string::npos);
     fs::remove_all(dir);
 }
 

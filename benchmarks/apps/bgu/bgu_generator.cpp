@@ -35,6 +35,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/schedule_helpers.h"
+
 namespace {
 
 using namespace Halide;
@@ -222,20 +224,11 @@ private:
     // Applies the GeneratorParam `schedule` (a member named schedule() would
     // collide with the param, so generate() calls this).
     void apply_schedule() {
-        const std::string s = schedule;
-        if (s == "none") {
-            return;
-        }
-        _halide_user_assert(s == "naive" || s == "manual") << "bgu: schedule=" << s << " is not one of none, naive, manual\n";
-        _halide_user_assert(get_target().has_gpu_feature())
-            << "bgu: schedule=" << s << " is a GPU schedule; target " << get_target().to_string()
-            << " has no GPU feature (use e.g. host-cuda or host-opencl)\n";
-        _halide_user_assert(!auto_schedule) << "bgu: schedule=" << s << " cannot be combined with auto_schedule=true\n";
-        if (s == "naive") {
-            schedule_naive();
-        } else {
-            schedule_manual();
-        }
+        using gpusched_apps::ScheduleKind;
+        const ScheduleKind kind = gpusched_apps::parse_schedule("bgu", schedule, get_target(), auto_schedule,
+                                                                gpusched_apps::ScheduleMenu::GpuOnly);
+        if (kind == ScheduleKind::Naive) schedule_naive();
+        if (kind == ScheduleKind::Manual) schedule_manual();
     }
 
     // Its own kernel, 16x16 threads over the first two dimensions, the rest

@@ -10,7 +10,7 @@
 // interpolated, bilateral_grid (7).
 #include "Halide.h"
 
-#include "../groupA_common/schedule_helpers.h"
+#include "../common/schedule_helpers.h"
 
 namespace {
 
@@ -69,7 +69,7 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}});
         output.set_estimates({{0, 1536}, {0, 2560}});
 
-        apply_schedule(gpusched_apps::parse_schedule("bilateral_grid", schedule, get_target()));
+        apply_schedule(gpusched_apps::parse_schedule("bilateral_grid", schedule, get_target(), auto_schedule));
     }
 
 private:

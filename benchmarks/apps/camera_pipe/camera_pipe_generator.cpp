@@ -17,7 +17,7 @@
 // camera_pipe (22).
 #include "Halide.h"
 
-#include "../groupA_common/schedule_helpers.h"
+#include "../common/schedule_helpers.h"
 
 namespace {
 
@@ -115,7 +115,7 @@ public:
         white_level.set_estimate(1023);
         output.set_estimates({{0, 2560}, {0, 1920}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("camera_pipe", schedule, get_target()));
+        apply_schedule(gpusched_apps::parse_schedule("camera_pipe", schedule, get_target(), auto_schedule));
     }
 
 private:

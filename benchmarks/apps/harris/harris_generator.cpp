@@ -8,7 +8,7 @@
 // Funcs: clamped, gray, Iy, Ix, Ixx, Iyy, Ixy, Sxx, Syy, Sxy, det, trace, harris (13).
 #include "Halide.h"
 
-#include "../groupA_common/schedule_helpers.h"
+#include "../common/schedule_helpers.h"
 
 namespace {
 
@@ -52,7 +52,7 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
         output.set_estimates({{0, 1536}, {0, 2560}});
 
-        apply_schedule(gpusched_apps::parse_schedule("harris", schedule, get_target()));
+        apply_schedule(gpusched_apps::parse_schedule("harris", schedule, get_target(), auto_schedule));
     }
 
 private:

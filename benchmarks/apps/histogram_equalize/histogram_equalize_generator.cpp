@@ -9,7 +9,7 @@
 // Funcs: luma, hist, cdf, eq, histogram_equalize (5).
 #include "Halide.h"
 
-#include "../groupA_common/schedule_helpers.h"
+#include "../common/schedule_helpers.h"
 
 namespace {
 
@@ -48,7 +48,7 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("histogram_equalize", schedule, get_target()));
+        apply_schedule(gpusched_apps::parse_schedule("histogram_equalize", schedule, get_target(), auto_schedule));
     }
 
 private:

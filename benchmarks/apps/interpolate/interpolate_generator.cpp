@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "../common/schedule_helpers.h"
+
 namespace {
 
 using namespace Halide;
@@ -91,22 +93,11 @@ private:
     // Applies the GeneratorParam `schedule` (a member named schedule() would
     // collide with the param, so generate() calls this).
     void apply_schedule() {
-        const std::string s = schedule;
-        if (s == "none") {
-            return;
-        }
-        _halide_user_assert(s == "naive" || s == "manual")
-            << "interpolate: schedule=" << s << " is not one of none, naive, manual\n";
-        _halide_user_assert(get_target().has_gpu_feature())
-            << "interpolate: schedule=" << s << " is a GPU schedule; target " << get_target().to_string()
-            << " has no GPU feature (use e.g. host-cuda or host-opencl)\n";
-        _halide_user_assert(!auto_schedule) << "interpolate: schedule=" << s
-                                    << " cannot be combined with auto_schedule=true\n";
-        if (s == "naive") {
-            schedule_naive();
-        } else {
-            schedule_manual();
-        }
+        using gpusched_apps::ScheduleKind;
+        const ScheduleKind kind = gpusched_apps::parse_schedule("interpolate", schedule, get_target(), auto_schedule,
+                                                                gpusched_apps::ScheduleMenu::GpuOnly);
+        if (kind == ScheduleKind::Naive) schedule_naive();
+        if (kind == ScheduleKind::Manual) schedule_manual();
     }
 
     // Floor: every stage but the input clamp is its own kernel, 16x16 threads

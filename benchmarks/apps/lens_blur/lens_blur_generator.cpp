@@ -16,7 +16,7 @@
 // depth, radius, input_with_alpha, blur_sum, lens_blur (5) = 22, plus the anonymous argmin.
 #include "Halide.h"
 
-#include "../groupA_common/schedule_helpers.h"
+#include "../common/schedule_helpers.h"
 
 #include <cmath>
 #include <vector>
@@ -107,7 +107,7 @@ public:
         blur_radius_scale.set_estimate(0.5f);
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("lens_blur", schedule, get_target()));
+        apply_schedule(gpusched_apps::parse_schedule("lens_blur", schedule, get_target(), auto_schedule));
     }
 
 private:

@@ -18,7 +18,7 @@
 // the output (2): 11J - 4 = 84 for J = 8.
 #include "Halide.h"
 
-#include "../groupA_common/schedule_helpers.h"
+#include "../common/schedule_helpers.h"
 
 #include <vector>
 
@@ -102,7 +102,7 @@ public:
         beta.set_estimate(1.0f);
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("local_laplacian", schedule, get_target()));
+        apply_schedule(gpusched_apps::parse_schedule("local_laplacian", schedule, get_target(), auto_schedule));
     }
 
 private:

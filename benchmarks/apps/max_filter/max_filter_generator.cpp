@@ -10,7 +10,7 @@
 // anonymous inline maximum.
 #include "Halide.h"
 
-#include "../groupA_common/schedule_helpers.h"
+#include "../common/schedule_helpers.h"
 
 #include <vector>
 
@@ -67,7 +67,7 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("max_filter", schedule, get_target()));
+        apply_schedule(gpusched_apps::parse_schedule("max_filter", schedule, get_target(), auto_schedule));
     }
 
 private:

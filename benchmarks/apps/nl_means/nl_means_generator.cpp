@@ -12,7 +12,7 @@
 // non_local_means_sum, nl_means (7), plus the anonymous inline sums.
 #include "Halide.h"
 
-#include "../groupA_common/schedule_helpers.h"
+#include "../common/schedule_helpers.h"
 
 namespace {
 
@@ -62,7 +62,7 @@ public:
         sigma.set_estimate(0.12f);
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("nl_means", schedule, get_target()));
+        apply_schedule(gpusched_apps::parse_schedule("nl_means", schedule, get_target(), auto_schedule));
     }
 
 private:

@@ -9,7 +9,7 @@
 // stages. Stage Funcs: clamped, stage_1 .. stage_31, stencil_chain (the 32nd) = 33.
 #include "Halide.h"
 
-#include "../groupA_common/schedule_helpers.h"
+#include "../common/schedule_helpers.h"
 
 #include <vector>
 
@@ -48,7 +48,7 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}});
         output.set_estimates({{0, 1536}, {0, 2560}});
 
-        apply_schedule(gpusched_apps::parse_schedule("stencil_chain", schedule, get_target()));
+        apply_schedule(gpusched_apps::parse_schedule("stencil_chain", schedule, get_target(), auto_schedule));
     }
 
 private:

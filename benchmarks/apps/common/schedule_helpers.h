@@ -1,16 +1,15 @@
-// Schedule helpers shared by the group-A benchmark generators (bilateral grid, local laplacian,
-// non-local means, lens blur, camera pipe, stencil chain, Harris, histogram equalize, max filter).
+// Schedule helpers shared by the benchmark generators of benchmarks/apps/.
 //
 // Every generator has a GeneratorParam<std::string> `schedule`:
 //   none      leave the pipeline unscheduled (what an autoscheduler receives);
-//   cpu_root  every stage Func compute_root, serial: a cheap CPU build used by the tests, since a
-//             fully inlined pipeline (32 chained stencils, 8 pyramid levels) recomputes
-//             exponentially and would never finish;
+//   cpu_root  (apps whose fully inlined CPU build would never finish: 32 chained stencils, 8
+//             pyramid levels, ...) every stage Func compute_root, serial: a cheap CPU build for
+//             the tests;
 //   naive     every stage Func compute_root with a plain 16x16 gpu_tile over its first two
 //             dimensions, everything else serial inside the thread: the floor to beat;
 //   manual    the expert GPU schedule written in the generator itself.
-// naive and manual only make sense for a GPU target and refuse anything else with an error that
-// names the generator and the target.
+// naive and manual only make sense for a GPU target and without auto_schedule; anything else is
+// refused with an error that names the generator, the value and the target.
 #pragma once
 
 #include "Halide.h"
@@ -23,22 +22,31 @@ namespace gpusched_apps {
 
 enum class ScheduleKind { None, CpuRoot, Naive, Manual };
 
+// Which values of `schedule` an app offers besides none, naive and manual.
+enum class ScheduleMenu { GpuOnly, WithCpuRoot };
+
 // Parses the `schedule` GeneratorParam; throws Halide::CompileError (the generator exits non-zero
-// with the message) for unknown
-// values and for GPU schedules asked of a target without a GPU feature.
-inline ScheduleKind parse_schedule(const std::string &app, const std::string &value,
-                                   const Halide::Target &target) {
+// with the message) for a value the app does not offer, for a GPU schedule asked of a target
+// without a GPU feature, and for a GPU schedule combined with auto_schedule=true (the
+// autoscheduler would replace it, and the result would not be the schedule asked for).
+inline ScheduleKind parse_schedule(const std::string &app, const std::string &value, const Halide::Target &target,
+                                   bool auto_schedule, ScheduleMenu menu = ScheduleMenu::WithCpuRoot) {
+    const bool cpu_root_offered = menu == ScheduleMenu::WithCpuRoot;
     if (value == "none") return ScheduleKind::None;
-    if (value == "cpu_root") return ScheduleKind::CpuRoot;
+    if (value == "cpu_root" && cpu_root_offered) return ScheduleKind::CpuRoot;
     if (value != "naive" && value != "manual") {
-        throw Halide::CompileError(app + ": unknown schedule=" + value +
-                                   " (expected none, cpu_root, naive or manual)");
+        throw Halide::CompileError(app + ": unknown schedule=" + value + " (expected none, " +
+                                   (cpu_root_offered ? "cpu_root, " : "") + "naive or manual)");
     }
     if (!target.has_gpu_feature()) {
         throw Halide::CompileError(
             app + ": schedule=" + value + " is a GPU schedule but target " + target.to_string() +
             " has no GPU feature; use e.g. target=host-cuda-cuda_capability_86 or host-opencl, "
             "or schedule=none for an autoscheduler");
+    }
+    if (auto_schedule) {
+        throw Halide::CompileError(app + ": schedule=" + value +
+                                   " cannot be combined with auto_schedule=true (use schedule=none)");
     }
     return value == "naive" ? ScheduleKind::Naive : ScheduleKind::Manual;
 }
