@@ -98,9 +98,16 @@ AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, in
     const double warp_instr_per_ms = g.fp32_tflops * 1e9 / 64.0;
 
     if (inlined) {
-        // An inlined stage is computed inside its consumers' threads: only its
-        // arithmetic costs; its consumers' features carry the traffic.
-        c.compute_ms = warp_instructions / warp_instr_per_ms;
+        // An inlined Func's row (docs/features.md, "Inlined Funcs"): its
+        // arithmetic runs once per call inside its consumers' threads, and
+        // that is all it costs: its loads are in its consumers' rows, and
+        // it stores nothing (no + 1 for the store), so a Func that only
+        // forwards a value costs its one load instruction. Its block,
+        // thread and occupancy features are placeholders (1 block of 1
+        // thread), not its consumers' residency, so no latency hiding,
+        // waves or launches here.
+        const double inlined_instructions = std::max(instructions_per_point_[stage_id] - 1.0, 0.0);
+        c.compute_ms = points * inlined_instructions / 32.0 / warp_instr_per_ms;
         c.kernel_ms = c.compute_ms;
         c.total_ms = c.compute_ms;
         return c;

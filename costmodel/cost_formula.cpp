@@ -84,7 +84,12 @@ void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, Co
     const double num_scalars = f[F::num_scalars];
     const double num_blocks = f[F::num_blocks];
     const double num_threads = num_blocks * f[F::num_threads_per_block];
-    const double points_computed = num_threads * f[F::points_computed_per_thread];
+    // An inlined Func's row is one block of one thread (docs/features.md,
+    // "Inlined Funcs"), so appendix B's num_threads x points_per_thread is
+    // its total call count only if the featurizer also put the calls in
+    // points_computed_per_thread; points_computed_total always holds them.
+    const double points_computed =
+        inlined ? f[F::points_computed_total] : num_threads * f[F::points_computed_per_thread];
 
     // idle_core_wastage = ceil(tasks_per_core) / max(1, tasks_per_core) with
     // num_cores = one wave of resident blocks (see FormulaContext). A stage

@@ -5,23 +5,41 @@
 //
 //   gpusched_fit_default_weights --rows FILE | --synthesize PIPELINES [--states-per-pipeline N]
 //       [--rows-out FILE] [--gpu NAME] [--targets analytic|measured] [--epochs N]
-//       [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS] --out WEIGHTS
+//       [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS]
+//       [--pipeline-names TSV] [--holdout-fraction F] [--compare WEIGHTS|default]...
+//       [--max-states-per-pipeline N] [--report FILE] --out WEIGHTS
 //
 // --rows reads a feature-rows file (docs/weights-format.md); --synthesize
 // makes rows with tools/synthetic_states (and --rows-out saves them).
 // --targets analytic (default) replaces runtimes by the analytic model's
 // predictions for --gpu; measured keeps the runtimes stored in the file.
+//
+// --holdout-fraction F holds out whole pipelines (F of each group of
+// --pipeline-names, the table gpusched_merge_feature_rows writes; chosen by
+// --seed): training never sees them, and the new weights and every
+// --compare weights ("default" = this build's embedded weights) are ranked
+// on them against the runtimes (holdout_evaluation.h) with the search's own
+// float inference. --max-states-per-pipeline keeps a seeded random subset of
+// each training pipeline's states (held-out pipelines keep all). --report
+// writes the held-out comparison, per pipeline, as Markdown.
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include "core/gpu_profile.h"
 #include "costmodel/analytic_cost_model.h"
+#include "costmodel/default_weights.h"
 #include "costmodel/feature_rows_file.h"
+#include "costmodel/holdout_evaluation.h"
+#include "costmodel/network_cost_model.h"
 #include "costmodel/tools/synthetic_states.h"
 #include "costmodel/training.h"
 #include "costmodel/weights_file.h"
@@ -31,9 +49,10 @@ using namespace gpusched;
 namespace {
 
 struct Args {
-    std::string rows, rows_out, out, init, gpu = "h100", targets = "analytic";
-    int synthesize = 0, states_per_pipeline = 64, epochs = 300, batch_size = 64;
-    double learning_rate = 3e-3;
+    std::string rows, rows_out, out, init, gpu = "h100", targets = "analytic", pipeline_names, report;
+    std::vector<std::string> compare;
+    int synthesize = 0, states_per_pipeline = 64, epochs = 300, batch_size = 64, max_states_per_pipeline = 0;
+    double learning_rate = 3e-3, holdout_fraction = 0;
     unsigned long long seed = 1;
 };
 
@@ -41,7 +60,9 @@ struct Args {
     std::fprintf(stderr,
                  "error: %s\nusage: gpusched_fit_default_weights (--rows FILE | --synthesize PIPELINES "
                  "[--states-per-pipeline N] [--rows-out FILE]) [--gpu NAME] [--targets analytic|measured] "
-                 "[--epochs N] [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS] --out WEIGHTS\n",
+                 "[--epochs N] [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS] "
+                 "[--pipeline-names TSV] [--holdout-fraction F] [--compare WEIGHTS|default]... "
+                 "[--max-states-per-pipeline N] [--report FILE] --out WEIGHTS\n",
                  why.c_str());
     std::exit(2);
 }
@@ -72,16 +93,121 @@ Args parse(int argc, char **argv) {
         else if (k == "--batch-size") a.batch_size = int(number(value()));
         else if (k == "--learning-rate") a.learning_rate = number(value());
         else if (k == "--seed") a.seed = static_cast<unsigned long long>(number(value()));
+        else if (k == "--pipeline-names") a.pipeline_names = value();
+        else if (k == "--holdout-fraction") a.holdout_fraction = number(value());
+        else if (k == "--compare") a.compare.push_back(value());
+        else if (k == "--max-states-per-pipeline") a.max_states_per_pipeline = int(number(value()));
+        else if (k == "--report") a.report = value();
         else usage("unknown argument " + k);
     }
     if (a.out.empty()) usage("--out is required");
     if (a.rows.empty() == (a.synthesize <= 0)) usage("give exactly one of --rows and --synthesize");
     if (a.targets != "analytic" && a.targets != "measured") usage("--targets must be analytic or measured");
+    if (!(a.holdout_fraction >= 0 && a.holdout_fraction < 1)) usage("--holdout-fraction must be in [0, 1)");
+    if (a.holdout_fraction > 0 && a.rows.empty()) usage("--holdout-fraction needs --rows");
+    if (!a.compare.empty() && a.holdout_fraction == 0) usage("--compare needs --holdout-fraction");
     return a;
 }
 
 void progress(int epoch, double loss, void *) {
     if (epoch % 25 == 0) std::fprintf(stderr, "epoch %d: training loss %.5g\n", epoch, loss);
+}
+
+// Names pipelines "pipeline <key>" (read_feature_rows) after the table
+// gpusched_merge_feature_rows writes (key, name, group, records).
+void name_pipelines(const std::string &path, std::vector<PipelineSamples> &data, std::vector<std::string> &groups) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot read the pipeline-names table");
+    std::map<std::string, std::pair<std::string, std::string>> by_key;
+    std::string line;
+    std::getline(in, line); // header
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        std::string key, name, group;
+        if (!std::getline(f, key, '\t') || !std::getline(f, name, '\t') || !std::getline(f, group, '\t'))
+            throw std::runtime_error(path + ": bad line \"" + line + "\" (want key, name, group, records)");
+        by_key[key] = {name, group};
+    }
+    const std::string prefix = "pipeline ";
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        const std::string key = data[i].name.substr(prefix.size());
+        auto it = by_key.find(key);
+        if (it == by_key.end()) throw std::runtime_error(path + ": no line for pipeline key " + key);
+        data[i].name = it->second.first;
+        groups[i] = it->second.second;
+    }
+}
+
+PipelineSamples subsample(PipelineSamples p, int max_states, std::mt19937_64 &rng) {
+    if (max_states <= 0 || p.states.size() <= static_cast<std::size_t>(max_states)) return p;
+    std::vector<std::size_t> idx(p.states.size());
+    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    // Partial Fisher-Yates with our own draws (std::shuffle differs between libraries).
+    for (std::size_t i = 0; i < static_cast<std::size_t>(max_states); ++i)
+        std::swap(idx[i], idx[i + rng() % (idx.size() - i)]);
+    idx.resize(static_cast<std::size_t>(max_states));
+    std::sort(idx.begin(), idx.end());
+    PipelineSamples out{p.name, std::move(p.stages), {}, {}};
+    for (std::size_t i : idx) {
+        out.states.push_back(std::move(p.states[i]));
+        out.runtimes_ms.push_back(p.runtimes_ms[i]);
+    }
+    return out;
+}
+
+// Ranks each held-out pipeline's states with the weights through
+// NetworkCostModel, the float inference the search itself runs.
+std::vector<HeldOutRanking> rank_pipelines(const WeightsFile &weights, const GpuProfile &gpu,
+                                           const std::vector<PipelineSamples> &pipes) {
+    std::vector<HeldOutRanking> out;
+    for (const auto &p : pipes) {
+        NetworkCostModel model(weights, gpu);
+        model.set_pipeline(p.stages);
+        std::vector<const StateFeatures *> ptrs;
+        for (const auto &s : p.states) ptrs.push_back(&s);
+        std::vector<double> predicted;
+        model.evaluate(ptrs, predicted);
+        out.push_back(rank_held_out(predicted, p.runtimes_ms, p.states));
+    }
+    return out;
+}
+
+std::string view_text(const RankingView &v) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf, "Spearman %.3f, Kendall %.3f, predicted-best slowdown %.1f%%", v.spearman, v.kendall,
+                  100.0 * v.slowdown);
+    return buf;
+}
+
+std::string summary(const std::vector<HeldOutRanking> &r) {
+    std::vector<RankingView> all, step;
+    for (const auto &h : r) {
+        all.push_back(h.all);
+        step.push_back(h.same_step);
+    }
+    const RankingView ma = mean_view(all), ms = mean_view(step);
+    return "all states: " + view_text(ma) + "; same-step groups (" + std::to_string(ms.groups) + " groups, " +
+           std::to_string(ms.states) + " states): " + view_text(ms);
+}
+
+void write_report(const std::string &path, const std::vector<std::pair<std::string, WeightsFile>> &models,
+                  const std::vector<std::vector<HeldOutRanking>> &results, const std::vector<PipelineSamples> &pipes) {
+    std::ofstream o(path);
+    if (!o) throw std::runtime_error(path + ": cannot write the report");
+    char buf[400];
+    o << "| pipeline | states | same-step groups (states) | weights | Spearman all | Kendall all | slowdown all "
+         "| Spearman step | Kendall step | slowdown step |\n|---|---|---|---|---|---|---|---|---|---|\n";
+    for (std::size_t p = 0; p < pipes.size(); ++p) {
+        for (std::size_t m = 0; m < models.size(); ++m) {
+            const HeldOutRanking &h = results[m][p];
+            std::snprintf(buf, sizeof buf, "| %s | %zu | %d (%d) | %s | %.3f | %.3f | %.1f%% | %.3f | %.3f | %.1f%% |\n",
+                          pipes[p].name.c_str(), pipes[p].states.size(), h.same_step.groups, h.same_step.states,
+                          models[m].first.c_str(), h.all.spearman, h.all.kendall, 100 * h.all.slowdown,
+                          h.same_step.spearman, h.same_step.kendall, 100 * h.same_step.slowdown);
+            o << buf;
+        }
+    }
+    for (std::size_t m = 0; m < models.size(); ++m) o << "\nMean, " << models[m].first << ": " << summary(results[m]) << "\n";
 }
 
 } // namespace
@@ -126,11 +252,9 @@ int main(int argc, char **argv) {
             rows_origin = "rows file " + a.rows;
         }
 
-        std::size_t states = 0, rows = 0;
-        for (auto &p : data) {
-            states += p.states.size();
-            for (const auto &s : p.states) rows += s.schedule.size();
-            if (a.targets == "analytic") {
+        // Teacher runtimes for every pipeline, held-out ones included.
+        if (a.targets == "analytic") {
+            for (auto &p : data) {
                 AnalyticGpuCostModel teacher(*gpu);
                 teacher.set_pipeline(p.stages);
                 std::vector<const StateFeatures *> ptrs;
@@ -138,6 +262,29 @@ int main(int argc, char **argv) {
                 teacher.evaluate(ptrs, p.runtimes_ms);
             }
         }
+
+        std::vector<std::string> groups(data.size(), ".");
+        if (!a.pipeline_names.empty()) name_pipelines(a.pipeline_names, data, groups);
+
+        // Whole pipelines held out; the rest trained on (possibly subsampled).
+        const std::vector<bool> held = choose_held_out(groups, a.holdout_fraction, a.seed);
+        std::vector<PipelineSamples> train, held_out;
+        std::mt19937_64 subsample_rng(a.seed);
+        for (std::size_t i = 0; i < data.size(); ++i) {
+            if (held[i]) held_out.push_back(std::move(data[i]));
+            else train.push_back(subsample(std::move(data[i]), a.max_states_per_pipeline, subsample_rng));
+        }
+        data.clear();
+
+        std::size_t states = 0, rows = 0;
+        for (const auto &p : train) {
+            states += p.states.size();
+            for (const auto &s : p.states) rows += s.schedule.size();
+        }
+        std::size_t held_states = 0;
+        for (const auto &p : held_out) held_states += p.states.size();
+        std::fprintf(stderr, "training on %zu pipelines (%zu states, %zu stage rows); %zu pipelines (%zu states) held out\n",
+                     train.size(), states, rows, held_out.size(), held_states);
 
         NetworkWeights w = a.init.empty() ? NetworkWeights::initial(a.seed) : read_weights_file(a.init).weights;
         TrainingOptions opt;
@@ -147,21 +294,40 @@ int main(int argc, char **argv) {
         opt.seed = a.seed;
         opt.formula = formula_context_for(*gpu);
         opt.progress = progress;
-        const TrainingReport rep = train_network(w, data, opt);
+        const TrainingReport rep = train_network(w, train, opt);
 
         std::string prov = "gpusched_fit_default_weights: network fitted by Adam (lr " + std::to_string(a.learning_rate) +
                            ", batch " + std::to_string(a.batch_size) + ", " + std::to_string(a.epochs) + " epochs, seed " +
                            std::to_string(a.seed) + (a.init.empty() ? ", from NetworkWeights::initial" : ", from " + a.init) +
                            ") to " + (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu->name
                                                               : std::string("measured runtimes")) +
-                           " on " + rows_origin + "; " + std::to_string(data.size()) + " pipelines, " +
+                           " on " + rows_origin + "; " + std::to_string(train.size()) + " pipelines, " +
                            std::to_string(states) + " states, " + std::to_string(rows) +
-                           " stage rows; validation (20% held out) before: " + describe(rep.validation_before) +
+                           " stage rows; validation (20% of each pipeline's states) before: " + describe(rep.validation_before) +
                            "; after: " + describe(rep.validation_after);
-        write_weights_file(a.out, WeightsFile{w, prov});
-        std::printf("train before:      %s\ntrain after:       %s\nvalidation before: %s\nvalidation after:  %s\nwrote %s\n",
+        std::printf("train before:      %s\ntrain after:       %s\nvalidation before: %s\nvalidation after:  %s\n",
                     describe(rep.train_before).c_str(), describe(rep.train_after).c_str(),
-                    describe(rep.validation_before).c_str(), describe(rep.validation_after).c_str(), a.out.c_str());
+                    describe(rep.validation_before).c_str(), describe(rep.validation_after).c_str());
+
+        if (!held_out.empty()) {
+            std::vector<std::pair<std::string, WeightsFile>> models = {{"new", WeightsFile{w, ""}}};
+            for (const std::string &c : a.compare)
+                models.emplace_back(c, c == "default" ? default_weights() : read_weights_file(c));
+            std::vector<std::vector<HeldOutRanking>> results;
+            for (const auto &m : models) results.push_back(rank_pipelines(m.second, *gpu, held_out));
+            std::string names;
+            for (const auto &p : held_out) names += (names.empty() ? "" : ", ") + p.name;
+            prov += "; held out whole (never trained on): " + std::to_string(held_out.size()) + " pipelines (" + names +
+                    "), " + std::to_string(held_states) + " states";
+            for (std::size_t m = 0; m < models.size(); ++m) {
+                const std::string line = summary(results[m]);
+                std::printf("held out, %s: %s\n", models[m].first.c_str(), line.c_str());
+                prov += "; held out, " + (m == 0 ? std::string("these weights") : models[m].first) + ": " + line;
+            }
+            if (!a.report.empty()) write_report(a.report, models, results, held_out);
+        }
+        write_weights_file(a.out, WeightsFile{w, prov});
+        std::printf("wrote %s\n", a.out.c_str());
         return 0;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "error: %s\n", e.what());

@@ -162,18 +162,23 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
         f[F::points_computed_minimum] = W * H;
 
         if (place[s] == Placement::Inline) {
-            // Recomputed for every tap of every point of its consumer.
+            // Recomputed for every tap of every point of its consumer. The
+            // row follows the search's convention for inlined Funcs
+            // (docs/features.md, "Inlined Funcs"): the total call count as
+            // its points and scalars, one block of one thread, nothing
+            // else; its loads are in its consumer's row.
             const double consumer_taps = double(2 * p.radius[s + 1] + 1) * (2 * p.radius[s + 1] + 1);
             const double calls = W * H * consumer_taps;
-            f[F::inlined_calls] = calls;
-            f[F::num_scalars] = calls;
-            f[F::points_computed_total] = calls;
-            f[F::points_computed_per_thread] = calls / (blocks * threads);
-            f[F::innermost_loop_extent] = t.sx;
-            f[F::innermost_pure_loop_extent] = t.sx;
-            f[F::unrolled_loop_extent] = t.sx * t.sy;
+            ScheduleFeatures inl;
+            inl[F::inlined_calls] = calls;
+            inl[F::num_scalars] = calls;
+            inl[F::points_computed_total] = calls;
+            inl[F::points_computed_per_thread] = calls;
+            inl[F::num_blocks] = 1;
+            inl[F::num_tasks] = 1;
+            inl[F::num_threads_per_block] = 1;
             state.stage_ids.push_back(s);
-            state.schedule.push_back(f);
+            state.schedule.push_back(inl);
             continue;
         }
 

@@ -69,10 +69,13 @@ TEST_CASE("training on data with known structure lowers the loss and ranks held-
     CHECK(rep.validation_after.loss < 0.5 * rep.validation_before.loss);
     // The loss weighs samples by t_ref/t, so the fast end of the ranking is
     // learned best: the pick must be near-perfect, the full order good.
+    // The untrained network already orders these states fairly well (about
+    // 0.85 Spearman: ranks follow the amount of work, and inlined rows carry
+    // only their calls), so the gain must show where the loss looks: the
+    // predicted-best pick, at least three times closer to the true best.
     CHECK(rep.validation_after.best_predicted_slowdown < 0.05);
-    CHECK(rep.validation_after.best_predicted_slowdown < rep.validation_before.best_predicted_slowdown);
+    CHECK(rep.validation_after.best_predicted_slowdown < rep.validation_before.best_predicted_slowdown / 3);
     CHECK(rep.validation_after.spearman > 0.8);
-    CHECK(rep.validation_after.spearman > rep.validation_before.spearman + 0.05);
     CHECK(rep.validation_after.kendall > 0.65);
 }
 
