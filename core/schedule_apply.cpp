@@ -11,6 +11,10 @@ using namespace Halide;
 
 namespace {
 
+const char *memory_src(MemoryType m) {
+    return m == MemoryType::GPUShared ? "::Halide::MemoryType::GPUShared" : "::Halide::MemoryType::Register";
+}
+
 std::string ident(const std::string &name) {
     std::string s;
     for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
@@ -96,23 +100,30 @@ public:
         if (apply_) f_.compute_inline();
         body_ << "        " << handle_ << ".compute_inline();\n";
     }
-    void compute_at(Func host, const std::string &host_handle, const std::string &v, bool shared) {
+    // Block-level Funcs live in shared memory, thread-level ones in
+    // registers. Register is not just a hint: Halide 14 moves a per-thread
+    // allocation whose size it cannot prove constant (a footprint through
+    // x/2 depends on the parity of the thread's first x) to a global heap
+    // that FuseGPUThreadLoops sizes by the extents of the Func's own thread
+    // loops but indexes with the whole kernel's thread block; a Func in a
+    // kernel whose block is larger than its own thread loops then writes
+    // past the heap (random_pipeline seed 6: heap corruption on POCL, and
+    // the same code for CUDA). Register allocations are instead bounded by
+    // a constant over the thread loops, or refused at compile time.
+    void compute_at(Func host, const std::string &host_handle, const std::string &v, MemoryType memory) {
         var(v, false);
-        if (apply_) {
-            f_.compute_at(host, Var(v));
-            if (shared) f_.store_in(MemoryType::GPUShared);
-        }
-        body_ << "        " << handle_ << ".compute_at(" << host_handle << ", " << id(v) << ")";
-        if (shared) body_ << ".store_in(::Halide::MemoryType::GPUShared)";
-        body_ << ";\n";
+        if (apply_) f_.compute_at(host, Var(v)).store_in(memory);
+        body_ << "        " << handle_ << ".compute_at(" << host_handle << ", " << id(v) << ").store_in("
+              << memory_src(memory) << ");\n";
     }
     // sec. 4.7: stage a producer at this Func's thread level, through a
-    // wrapper Func (producer.in(this)) computed per thread.
+    // wrapper Func (producer.in(this)) computed per thread, in registers
+    // for the reason given at compute_at.
     void stage_in(Func producer, const std::string &producer_handle, const std::string &thread_var) {
         var(thread_var, false);
-        if (apply_) producer.in(f_).compute_at(f_, Var(thread_var));
+        if (apply_) producer.in(f_).compute_at(f_, Var(thread_var)).store_in(MemoryType::Register);
         body_ << "        " << producer_handle << ".in(" << handle_ << ").compute_at(" << handle_ << ", "
-              << id(thread_var) << ");\n";
+              << id(thread_var) << ").store_in(" << memory_src(MemoryType::Register) << ");\n";
     }
     void flush() {
         out_ << "    {\n" << decls_.str() << body_.str() << "    }\n";
@@ -261,7 +272,8 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeli
             break;
         case ComputeLocation::Block: {
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
-            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_block, true);
+            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_block,
+                          MemoryType::GPUShared);
             for (size_t s = 0; s < node.stages.size(); s++) {
                 int idx = nest.stage_at[n][s];
                 stage_vars[idx] = tile_stage(fs, node.stages[s], nest.stages[idx]);
@@ -270,7 +282,8 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeli
         }
         case ComputeLocation::Thread: {
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
-            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_thread, false);
+            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_thread,
+                          MemoryType::Register);
             break;
         }
         }

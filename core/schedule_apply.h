@@ -7,11 +7,13 @@
 // extent < 16 are unrolled, and a root Func whose threads compute several points
 // gets its small, affine-footprint producers (inlined ones included) staged
 // per thread through producer.in(consumer).compute_at(consumer, thread loop). Block-level Funcs are stored in
-// MemoryType::GPUShared; thread-level Funcs are left to MemoryType::Auto,
-// which for an allocation inside GPU thread loops is thread-private memory
-// that LLVM/ptxas keep in registers once the loops around it are unrolled.
-// (An explicit MemoryType::Register makes Halide reject any allocation whose
-// size it cannot prove constant, which clamped footprints defeat.)
+// MemoryType::GPUShared; thread-level Funcs and staged producers in
+// MemoryType::Register: thread-private memory that LLVM/ptxas keep in
+// registers once the loops around it are unrolled. Register, not Auto:
+// under Auto, Halide 14 moves a per-thread allocation whose size it cannot
+// prove constant to a global heap that is too small when the Func's thread
+// loops are fewer than the kernel's block (schedule_apply.cpp says more).
+// Register makes Halide bound the size by a constant, or refuse to compile.
 //
 // Invariant: the emitted source, applied to a fresh instance of the same
 // generator, gives the same schedule as apply_schedule() did.
