@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <chrono>
+#include <ctime>
+#include <memory>
+#include <optional>
+#include <unordered_map>
 #include <map>
 #include <random>
 #include <set>
@@ -17,18 +21,253 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double cpu_now() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 // Portable uniform double in [0, 1) from the generator (std::uniform_real
 // distribution's algorithm is implementation-defined).
 double uniform01(std::mt19937_64 &rng) { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); }
 
+// A search state. Shared pointers: a pass-through step hands its parent on
+// unchanged (no copy, no featurization, no costing), and the decisions stay
+// at one address for the loop nest that refers to them.
 struct State {
-    Decisions d;
+    std::shared_ptr<const Decisions> d;
     double cost = 0;
     double ranked_cost = 0;
-    std::vector<double> stage_costs;
+    std::shared_ptr<const std::vector<double>> stage_costs;
     std::shared_ptr<const StateFeatures> features;
 };
+
+using Frozen = std::vector<std::optional<FuncDecision>>;  // per Func
+
+struct Pass {
+    const FunctionDAG &dag;
+    CostModel &model;
+    const GpuProfile &gpu;
+    const SearchConfig &config;
+    std::mt19937_64 &rng;
+    SearchStats &stats;
+    FeatureMemo *memo;
+    const Frozen *frozen;  // null: nothing frozen
+    bool prepass;          // root/inline options only (sec. 3.2)
+    int index;             // hash depths: sampling index + 1, penalty index
+    const std::map<uint64_t, int> *earlier;  // structures expanded in earlier passes
+    std::map<uint64_t, int> *expanded;       // this pass's expansions (null: not recorded)
+
+    std::vector<State> children;
+    std::vector<size_t> fresh;  // children still to be costed
+
+    void add_featurized(std::shared_ptr<const Decisions> d, const LoopNest &nest) {
+        auto t = Clock::now();
+        State c;
+        c.d = std::move(d);
+        c.features = std::make_shared<const StateFeatures>(featurize(nest, gpu, memo));
+        stats.seconds_featurize += since(t);
+        stats.states_featurized++;
+        fresh.push_back(children.size());
+        children.push_back(std::move(c));
+    }
+
+    // Children of one parent for one step, featurized (not yet costed).
+    void expand(const State &p, StepId id) {
+        const int n = id.node;
+        const FuncDecision *fz = frozen && (*frozen)[n] ? &*(*frozen)[n] : nullptr;
+        if (is_pass_through(*p.d, id) || (fz && id.phase > 0 && p.d->funcs[n] == *fz)) {
+            stats.states_enumerated++;
+            children.push_back(p);  // unchanged: same features, same cost
+            return;
+        }
+        if (fz && id.phase == 0) {
+            // A frozen Func takes its pre-pass decision, tiling included, in
+            // one step. If the unfrozen Funcs around it made that illegal
+            // (e.g. an inlined Func now recomputes too much), it is searched
+            // for this state like any other.
+            auto d = std::make_shared<Decisions>(*p.d);
+            d->funcs[n] = *fz;
+            stats.states_enumerated++;
+            LoopNest nest(dag, *d);
+            if (classify_candidate(nest, id, gpu, config.limits) != Verdict::Hard) {
+                add_featurized(std::move(d), nest);
+                return;
+            }
+            stats.states_pruned_hard++;
+        }
+        std::vector<FuncDecision> opts = enumerate_options(dag, *p.d, id, gpu, prepass);
+        stats.states_enumerated += static_cast<int64_t>(opts.size());
+        auto make = [&](size_t i) {
+            auto d = std::make_shared<Decisions>(*p.d);
+            d->funcs[n] = std::move(opts[i]);
+            return std::shared_ptr<const Decisions>(std::move(d));
+        };
+        if (!config.hierarchical_sampling) {
+            // All candidates that pass pruning; soft criteria apply only when
+            // some sibling meets them.
+            std::vector<std::pair<std::shared_ptr<const Decisions>, std::unique_ptr<LoopNest>>> ok;
+            std::vector<std::shared_ptr<const Decisions>> soft;
+            for (size_t i = 0; i < opts.size(); i++) {
+                auto d = make(i);
+                auto nest = std::make_unique<LoopNest>(dag, *d);
+                Verdict v = classify_candidate(*nest, id, gpu, config.limits);
+                if (v == Verdict::Hard) stats.states_pruned_hard++;
+                else if (v == Verdict::Soft) soft.push_back(std::move(d));
+                else ok.emplace_back(std::move(d), std::move(nest));
+            }
+            if (!ok.empty()) {
+                stats.states_pruned_soft += static_cast<int64_t>(soft.size());
+                for (auto &o : ok) add_featurized(std::move(o.first), *o.second);
+            } else {
+                for (auto &d : soft) add_featurized(d, LoopNest(dag, *d));
+            }
+            return;
+        }
+        // Hierarchical sampling (sec. 3.1, 4.4): this parent's candidates in
+        // buckets by structural hash at depth index + 1; from a bucket of B,
+        // ceil(log2 B) (at least 1) random members that pass pruning.
+        // Pruning is checked lazily in the shuffled order, so unsampled
+        // candidates never cost a loop nest; a bucket with too few members
+        // passing the soft criteria is topped up with ones failing only those.
+        std::unordered_map<uint64_t, std::vector<size_t>> buckets;
+        std::vector<uint64_t> bucket_order;
+        const int depth = index + 1;
+        const uint64_t rest = structural_hash(*p.d, depth) - func_structural_hash(n, p.d->funcs[n], depth);
+        for (size_t i = 0; i < opts.size(); i++) {
+            uint64_t h = rest + func_structural_hash(n, opts[i], depth);
+            auto &b = buckets[h];
+            if (b.empty()) bucket_order.push_back(h);
+            b.push_back(i);
+        }
+        for (uint64_t h : bucket_order) {
+            std::vector<size_t> &b = buckets[h];
+            size_t want = std::max<size_t>(1, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(b.size())))));
+            for (size_t q = 0; q + 1 < b.size(); q++) {
+                size_t r = q + static_cast<size_t>(rng() % (b.size() - q));
+                std::swap(b[q], b[r]);
+            }
+            size_t ok = 0;
+            std::vector<std::shared_ptr<const Decisions>> soft;
+            size_t q = 0;
+            for (; q < b.size() && ok < want; q++) {
+                auto d = make(b[q]);
+                LoopNest nest(dag, *d);
+                Verdict v = classify_candidate(nest, id, gpu, config.limits);
+                if (v == Verdict::Ok) {
+                    add_featurized(std::move(d), nest);
+                    ok++;
+                } else if (v == Verdict::Soft) {
+                    soft.push_back(std::move(d));
+                } else {
+                    stats.states_pruned_hard++;
+                }
+            }
+            for (auto &d : soft) {
+                if (ok < want) {
+                    add_featurized(d, LoopNest(dag, *d));
+                    ok++;
+                } else {
+                    stats.states_pruned_soft++;
+                }
+            }
+            stats.states_sampled_out += static_cast<int64_t>(b.size() - q);
+        }
+    }
+
+    std::vector<State> run(std::vector<State> beam) {
+        const int steps = num_steps(dag);
+        const int beam_size = std::max(1, config.beam_size);
+        for (int step = 0; step < steps; step++) {
+            StepId id = step_at(dag, step);
+            auto t0 = Clock::now();
+            double featurize_before = stats.seconds_featurize;
+            children.clear();
+            fresh.clear();
+            for (const State &s : beam) {
+                if (expanded) (*expanded)[structural_hash(*s.d, index)]++;
+                expand(s, id);
+            }
+            stats.seconds_enumerate += since(t0) - (stats.seconds_featurize - featurize_before);
+            if (children.empty()) {
+                // Every candidate was pruned (not expected: the untiled root
+                // location always passes); this pass has no complete state.
+                return {};
+            }
+            if (!fresh.empty()) {
+                auto t2 = Clock::now();
+                std::vector<const StateFeatures *> batch;
+                batch.reserve(fresh.size());
+                for (size_t i : fresh) batch.push_back(children[i].features.get());
+                std::vector<double> costs;
+                std::vector<std::vector<double>> per_stage;
+                model.evaluate(batch, costs, &per_stage);
+                stats.states_costed += static_cast<int64_t>(batch.size());
+                for (size_t q = 0; q < fresh.size(); q++) {
+                    State &c = children[fresh[q]];
+                    c.cost = costs[q];
+                    c.stage_costs = std::make_shared<const std::vector<double>>(
+                        per_stage.size() > q ? std::move(per_stage[q]) : std::vector<double>{});
+                }
+                stats.seconds_cost += since(t2);
+            }
+            for (State &c : children) {
+                // Avoid known states (sec. 4.5): structures expanded in earlier
+                // passes are ranked as if they cost more, once per time seen.
+                double penalty = 1;
+                if (earlier && index > 0) {
+                    auto it = earlier->find(structural_hash(*c.d, index));
+                    if (it != earlier->end()) penalty += it->second;
+                }
+                c.ranked_cost = c.cost * penalty;
+            }
+            std::vector<size_t> order(children.size());
+            for (size_t i = 0; i < order.size(); i++) order[i] = i;
+            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+                return children[a].ranked_cost < children[b].ranked_cost;
+            });
+            std::vector<State> next;
+            for (size_t q = 0; q < order.size() && static_cast<int>(next.size()) < beam_size; q++) {
+                bool last_chance = q + 1 == order.size() && next.empty();
+                if (config.dropout > 0 && !last_chance && uniform01(rng) < config.dropout) continue;
+                next.push_back(std::move(children[order[q]]));
+            }
+            beam = std::move(next);
+        }
+        return beam;
+    }
+};
+
+const State *cheapest(const std::vector<State> &beam) {
+    const State *best = nullptr;
+    for (const State &s : beam)
+        if (!best || s.cost < best->cost) best = &s;
+    return best;
+}
+
+// Sec. 3.2: keep unfrozen the ceil(log2 N) Funcs of the pre-pass's best state
+// with the highest predicted cost (their stages' costs summed, an inlined
+// Func's own row included), N = the Funcs with any choice (always-inlined
+// ones have none); freeze the decisions of the others.
+Frozen choose_frozen(const FunctionDAG &dag, const State &pre) {
+    std::vector<int> node_of_stage;
+    for (size_t n = 0; n < dag.nodes.size(); n++)
+        for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) node_of_stage.push_back(static_cast<int>(n));
+    std::vector<double> cost(dag.nodes.size(), 0);
+    if (pre.features && pre.stage_costs) {
+        for (size_t i = 0; i < pre.features->stage_ids.size() && i < pre.stage_costs->size(); i++)
+            cost[node_of_stage.at(pre.features->stage_ids[i])] += (*pre.stage_costs)[i];
+    }
+    std::vector<int> choice;
+    for (size_t n = 0; n < dag.nodes.size(); n++)
+        if (!dag.nodes[n].always_inline) choice.push_back(static_cast<int>(n));
+    size_t keep = choice.size() <= 1 ? choice.size()
+                                     : static_cast<size_t>(std::ceil(std::log2(static_cast<double>(choice.size()))));
+    std::stable_sort(choice.begin(), choice.end(), [&](int a, int b) { return cost[a] > cost[b]; });
+    Frozen frozen(dag.nodes.size());
+    for (size_t q = keep; q < choice.size(); q++) frozen[choice[q]] = pre.d->funcs[choice[q]];
+    return frozen;
+}
 
 } // namespace
 
@@ -55,152 +294,42 @@ SearchResult evaluate_decisions(const FunctionDAG &dag, CostModel &model, const 
 
 SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const SearchConfig &config) {
     auto t_start = Clock::now();
+    double cpu_start = cpu_now();
+    SearchResult r;
     SearchStats stats;
     std::mt19937_64 rng(config.seed);
-    const int steps = num_steps(dag);
-    const int beam_size = std::max(1, config.beam_size);
     const int passes = std::max(1, config.passes);
+    FeatureMemo memo(config.memo_max_bytes);
+    FeatureMemo *memo_ptr = config.memoize ? &memo : nullptr;
+    std::vector<State> start(1);
+    start[0].d = std::make_shared<const Decisions>(initial_decisions(dag));
+
+    Frozen frozen;
+    if (config.freezing) {
+        auto tp = Clock::now();
+        Pass pre{dag, model, gpu, config, rng, stats, memo_ptr, nullptr, true, 0, nullptr, nullptr, {}, {}};
+        std::vector<State> beam = pre.run(start);
+        if (const State *best = cheapest(beam)) {
+            frozen = choose_frozen(dag, *best);
+            r.prepass_decisions = *best->d;
+        }
+        stats.seconds_prepass = since(tp);
+    }
+    r.frozen.assign(config.freezing ? dag.nodes.size() : 0, false);
+    for (size_t n = 0; n < frozen.size(); n++) {
+        r.frozen[n] = frozen[n].has_value();
+        stats.funcs_frozen += frozen[n].has_value() ? 1 : 0;
+    }
 
     std::map<uint64_t, int> expanded_in_earlier_passes;  // structural hash -> times
-    FeatureMemo memo;
-
     bool have_best = false;
     State best;
     for (int pass = 0; pass < passes; pass++) {
-        std::vector<State> beam(1);
-        beam[0].d = initial_decisions(dag);
         std::map<uint64_t, int> expanded_this_pass;
-        for (int step = 0; step < steps; step++) {
-            StepId id = step_at(dag, step);
-            auto t0 = Clock::now();
-            std::vector<State> children;
-            if (!config.hierarchical_sampling) {
-                for (const State &s : beam) {
-                    expanded_this_pass[structural_hash(s.d, pass)]++;
-                    EnumerationStats es;
-                    for (Decisions &c : enumerate_children(dag, s.d, id, gpu, config.limits, &es)) {
-                        State ch;
-                        ch.d = std::move(c);
-                        children.push_back(std::move(ch));
-                    }
-                    stats.states_enumerated += es.enumerated;
-                    stats.states_pruned_hard += es.pruned_hard;
-                    stats.states_pruned_soft += es.pruned_soft;
-                }
-            } else {
-                // Hierarchical sampling (sec. 3.1, 4.4): bucket all candidates
-                // of the step by structural hash at depth pass + 1, and from a
-                // bucket of B take ceil(log2 B) (at least 1) random members that
-                // pass pruning. Pruning is checked lazily, in the shuffled
-                // order, so unsampled candidates never cost a loop nest; a
-                // bucket with too few candidates passing the soft criteria is
-                // topped up with ones that fail only those.
-                std::vector<Decisions> cands;
-                for (const State &s : beam) {
-                    expanded_this_pass[structural_hash(s.d, pass)]++;
-                    for (Decisions &c : enumerate_candidates(dag, s.d, id, gpu)) cands.push_back(std::move(c));
-                }
-                stats.states_enumerated += static_cast<int64_t>(cands.size());
-                std::map<uint64_t, std::vector<size_t>> buckets;
-                std::vector<uint64_t> bucket_order;
-                for (size_t i = 0; i < cands.size(); i++) {
-                    uint64_t h = structural_hash(cands[i], pass + 1);
-                    auto &b = buckets[h];
-                    if (b.empty()) bucket_order.push_back(h);
-                    b.push_back(i);
-                }
-                std::vector<bool> keep(cands.size(), false);
-                for (uint64_t h : bucket_order) {
-                    std::vector<size_t> &b = buckets[h];
-                    size_t want = std::max<size_t>(1, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(b.size())))));
-                    for (size_t q = 0; q + 1 < b.size(); q++) {
-                        size_t r = q + static_cast<size_t>(rng() % (b.size() - q));
-                        std::swap(b[q], b[r]);
-                    }
-                    size_t ok = 0;
-                    std::vector<size_t> soft;
-                    size_t q = 0;
-                    for (; q < b.size() && ok < want; q++) {
-                        Verdict v = classify_candidate(dag, cands[b[q]], id, gpu, config.limits);
-                        if (v == Verdict::Ok) {
-                            keep[b[q]] = true;
-                            ok++;
-                        } else if (v == Verdict::Soft) {
-                            soft.push_back(b[q]);
-                        } else {
-                            stats.states_pruned_hard++;
-                        }
-                    }
-                    for (size_t f = 0; f < soft.size(); f++) {
-                        if (ok < want) {
-                            keep[soft[f]] = true;
-                            ok++;
-                        } else {
-                            stats.states_pruned_soft++;
-                        }
-                    }
-                    stats.states_sampled_out += static_cast<int64_t>(b.size() - q);
-                }
-                for (size_t i = 0; i < cands.size(); i++) {
-                    if (!keep[i]) continue;
-                    State ch;
-                    ch.d = std::move(cands[i]);
-                    children.push_back(std::move(ch));
-                }
-            }
-            if (children.empty()) {
-                // Every candidate was pruned (not expected: the untiled root
-                // location always passes); this pass has no complete state.
-                beam.clear();
-                break;
-            }
-            stats.seconds_enumerate += since(t0);
-
-            // Steps that do not change a state (pass-through) need no costing
-            // when the beam already holds costed states.
-            auto t1 = Clock::now();
-            std::vector<const StateFeatures *> batch;
-            for (State &c : children) {
-                LoopNest nest(dag, c.d);
-                c.features = std::make_shared<const StateFeatures>(featurize(nest, gpu, config.memoize ? &memo : nullptr));
-                stats.states_featurized++;
-                batch.push_back(c.features.get());
-            }
-            stats.seconds_featurize += since(t1);
-            auto t2 = Clock::now();
-            std::vector<double> costs;
-            std::vector<std::vector<double>> per_stage;
-            model.evaluate(batch, costs, &per_stage);
-            stats.states_costed += static_cast<int64_t>(batch.size());
-            stats.seconds_cost += since(t2);
-            for (size_t i = 0; i < children.size(); i++) {
-                children[i].cost = costs[i];
-                children[i].stage_costs = per_stage.size() > i ? per_stage[i] : std::vector<double>{};
-                // Avoid known states (sec. 4.5): structures expanded in earlier
-                // passes are ranked as if they cost more, once per time seen.
-                double penalty = 1;
-                if (pass > 0) {
-                    auto it = expanded_in_earlier_passes.find(structural_hash(children[i].d, pass));
-                    if (it != expanded_in_earlier_passes.end()) penalty += it->second;
-                }
-                children[i].ranked_cost = costs[i] * penalty;
-            }
-            std::vector<size_t> order(children.size());
-            for (size_t i = 0; i < order.size(); i++) order[i] = i;
-            std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-                return children[a].ranked_cost < children[b].ranked_cost;
-            });
-            std::vector<State> next;
-            for (size_t q = 0; q < order.size() && static_cast<int>(next.size()) < beam_size; q++) {
-                bool last_chance = q + 1 == order.size() && next.empty();
-                if (config.dropout > 0 && !last_chance && uniform01(rng) < config.dropout) continue;
-                next.push_back(std::move(children[order[q]]));
-            }
-            beam = std::move(next);
-        }
+        Pass p{dag,   model, gpu,  config, rng, stats, memo_ptr, frozen.empty() ? nullptr : &frozen, false,
+               pass,  &expanded_in_earlier_passes, &expanded_this_pass, {}, {}};
+        std::vector<State> beam = p.run(start);
         for (auto &kv : expanded_this_pass) expanded_in_earlier_passes[kv.first] += kv.second;
-        stats.memo_hits = memo.hits;
-        stats.memo_misses = memo.misses;
         for (State &s : beam) {
             if (!have_best || s.cost < best.cost) {
                 best = s;
@@ -209,15 +338,18 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
         }
     }
     if (!have_best) throw std::runtime_error("the search found no schedule within the pruning limits");
-    SearchResult r;
-    r.decisions = best.d;
+    r.decisions = *best.d;
     r.cost = best.cost;
     if (best.features) {
         r.features = *best.features;
         r.stage_ids = best.features->stage_ids;
     }
-    r.stage_costs = best.stage_costs;
+    if (best.stage_costs) r.stage_costs = *best.stage_costs;
+    stats.memo_hits = memo.hits;
+    stats.memo_misses = memo.misses;
+    stats.memo_evictions = memo.evictions;
     stats.seconds_total = since(t_start);
+    stats.cpu_seconds_total = cpu_now() - cpu_start;
     r.stats = stats;
     return r;
 }

@@ -5,6 +5,11 @@
 // structural hash at depth = pass index was already expanded in an earlier
 // pass (sec. 4.5). Greedy samples are beam 1, 1 pass, with random dropout.
 //
+// Freezing (sec. 3.2): a pre-pass offers every Func only root or inline;
+// then all but the ceil(log2 N) costliest of the N Funcs with a choice keep
+// the pre-pass's decisions (location and tiling) and only the rest are
+// searched without restriction.
+//
 // Invariants: the result depends only on the DAG, the profile, the model and
 // the SearchConfig (same seed => same decisions): all randomness comes from
 // one std::mt19937_64 seeded with config.seed, and ties are broken by
@@ -32,6 +37,10 @@ struct SearchConfig {
     // pass + 1 and featurize only ceil(log2(B)) random members of a bucket
     // of B (at least one).
     bool hierarchical_sampling = true;
+    // sec. 3.2: pre-pass over root/inline options, then freeze the decisions
+    // of all but the ceil(log2 N) costliest Funcs.
+    bool freezing = true;
+    size_t memo_max_bytes = size_t(64) << 20;  // LRU bound of the sec. 3.3 memo
     PruningLimits limits;
 };
 
@@ -44,11 +53,20 @@ struct SearchStats {
     int64_t states_costed = 0;
     int64_t memo_hits = 0;    // kernel featurizations reused (sec. 3.3)
     int64_t memo_misses = 0;  // kernel featurizations computed
+    int64_t memo_evictions = 0;
+    int64_t funcs_frozen = 0;  // Funcs whose pre-pass decisions were kept
+    // Wall seconds per phase; enumerate includes pruning (and the loop nests
+    // it builds), prepass is the freezing pre-pass (also counted in the
+    // phases). cpu_seconds_total: the process's CPU time during the search.
     double seconds_enumerate = 0, seconds_featurize = 0, seconds_cost = 0, seconds_total = 0;
+    double seconds_prepass = 0, cpu_seconds_total = 0;
 };
 
 struct SearchResult {
     Decisions decisions;
+    // Per Func: kept from the freezing pre-pass (empty when freezing is off).
+    std::vector<bool> frozen;
+    Decisions prepass_decisions;  // the pre-pass's best state (freezing only)
     double cost = 0;
     std::vector<int> stage_ids;       // dense ids of the costed stages
     std::vector<double> stage_costs;  // same order

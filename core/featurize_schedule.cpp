@@ -559,33 +559,75 @@ void append_inlined_rows(const LoopNest &nest, const std::vector<ScheduleFeature
 
 } // namespace
 
+namespace {
+
+uint64_t hash_key(const std::vector<int64_t> &key) {
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t v : key) {
+        h ^= static_cast<uint64_t>(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+} // namespace
+
+const std::vector<ScheduleFeatures> *FeatureMemo::find(const std::vector<int64_t> &key) {
+    uint64_t h = hash_key(key);
+    auto range = index_.equal_range(h);
+    for (auto it = range.first; it != range.second; ++it) {
+        if (it->second->key != key) continue;
+        lru_.splice(lru_.begin(), lru_, it->second);  // iterators stay valid
+        return &it->second->rows;
+    }
+    return nullptr;
+}
+
+void FeatureMemo::insert(std::vector<int64_t> key, std::vector<ScheduleFeatures> rows) {
+    uint64_t h = hash_key(key);
+    // Payload plus list node, hash node and vector headers (approximate).
+    size_t b = key.size() * sizeof(int64_t) + rows.size() * sizeof(ScheduleFeatures) + 128;
+    lru_.push_front(Entry{h, std::move(key), std::move(rows), b});
+    index_.emplace(h, lru_.begin());
+    bytes_ += b;
+    while (bytes_ > max_bytes_ && lru_.size() > 1) {
+        auto victim = std::prev(lru_.end());
+        auto range = index_.equal_range(victim->hash);
+        for (auto it = range.first; it != range.second; ++it) {
+            if (it->second == victim) {
+                index_.erase(it);
+                break;
+            }
+        }
+        bytes_ -= victim->bytes;
+        lru_.erase(victim);
+        evictions++;
+    }
+}
+
 StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo) {
     std::vector<ScheduleFeatures> rows(nest.stages.size());
     for (size_t kidx = 0; kidx < nest.kernels.size(); kidx++) {
         const Kernel &k = nest.kernels[kidx];
-        std::vector<ScheduleFeatures> *cached = nullptr;
         std::vector<int64_t> key;
         if (memo) {
             key = kernel_key(nest, static_cast<int>(kidx));
-            auto it = memo->kernels.find(key);
-            if (it != memo->kernels.end() && it->second.size() == k.stages.size()) cached = &it->second;
-        }
-        if (cached) {
-            memo->hits++;
-            for (size_t q = 0; q < k.stages.size(); q++) rows[k.stages[q]] = (*cached)[q];
-            continue;
+            const std::vector<ScheduleFeatures> *cached = memo->find(key);
+            if (cached && cached->size() == k.stages.size()) {
+                memo->hits++;
+                for (size_t q = 0; q < k.stages.size(); q++) rows[k.stages[q]] = (*cached)[q];
+                continue;
+            }
         }
         std::vector<ScheduleFeatures> fresh;
+        fresh.reserve(k.stages.size());
         for (int idx : k.stages) {
             rows[idx] = featurize_stage(nest, idx, gpu);
             fresh.push_back(rows[idx]);
         }
         if (memo) {
             memo->misses++;
-            // Bound the memo's memory on large pipelines (a row is ~600 bytes):
-            // start over rather than grow without limit.
-            if (memo->kernels.size() >= FeatureMemo::kMaxKernels) memo->kernels.clear();
-            memo->kernels.emplace(std::move(key), std::move(fresh));
+            memo->insert(std::move(key), std::move(fresh));
         }
     }
     // working_set_at_root depends on every root allocation: per state.
@@ -595,6 +637,8 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
             ws_root += static_cast<double>(region_points(nest.dag.nodes[n].region)) * nest.dag.nodes[n].bytes_per_point;
     }
     StateFeatures s;
+    s.stage_ids.reserve(nest.stages.size());
+    s.schedule.reserve(nest.stages.size());
     for (size_t i = 0; i < nest.stages.size(); i++) {
         rows[i][ScheduleFeature::working_set_at_root] = ws_root;
         s.stage_ids.push_back(nest.dag.stage_id(nest.stages[i].node, nest.stages[i].stage));

@@ -11,7 +11,9 @@
 // stated next to its computation in the .cpp.
 
 #include <cstdint>
+#include <list>
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "core/gpu_profile.h"
@@ -29,11 +31,34 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
 // on how its producers are stored (and what inlined ones read), so they are
 // keyed by exactly that. The one feature that depends on allocations
 // outside the kernel (working_set_at_root) is recomputed for every state.
+//
+// Memory is bounded: past max_bytes the least recently used kernels are
+// evicted (the paper never evicts; its BGU search needed 19 GB). Lookups
+// hash the key and compare it whole, so a collision is never a wrong hit.
 class FeatureMemo {
 public:
-    static constexpr size_t kMaxKernels = 100000;
-    int64_t hits = 0, misses = 0;
-    std::map<std::vector<int64_t>, std::vector<ScheduleFeatures>> kernels;
+    static constexpr size_t kDefaultMaxBytes = size_t(64) << 20;
+    explicit FeatureMemo(size_t max_bytes = kDefaultMaxBytes) : max_bytes_(max_bytes) {}
+
+    // The cached rows, or null; a hit becomes the most recently used entry.
+    // The pointer is valid until the next insert().
+    const std::vector<ScheduleFeatures> *find(const std::vector<int64_t> &key);
+    void insert(std::vector<int64_t> key, std::vector<ScheduleFeatures> rows);
+
+    size_t bytes() const { return bytes_; }
+    size_t size() const { return lru_.size(); }
+    int64_t hits = 0, misses = 0, evictions = 0;
+
+private:
+    struct Entry {
+        uint64_t hash;
+        std::vector<int64_t> key;
+        std::vector<ScheduleFeatures> rows;
+        size_t bytes;
+    };
+    std::list<Entry> lru_;  // front: most recently used
+    std::unordered_multimap<uint64_t, std::list<Entry>::iterator> index_;
+    size_t bytes_ = 0, max_bytes_;
 };
 
 // One row per scheduled stage, with dense stage ids (FunctionDAG::stage_id),

@@ -3,7 +3,7 @@
 // environment variable GPUSCHED_CONFIG (written by the driver). Keys, all
 // optional (docs/search.md): beam_size, passes, seed, dropout, cost_model,
 // weights_path, gpu_profile, record_path, replay, memoize,
-// hierarchical_sampling, dump_states_path, dump_states_max.
+// hierarchical_sampling, freezing, dump_states_path, dump_states_max.
 //
 // Invariant: a parsed config is valid; an unknown key or a bad value is a
 // UserError naming the key. No file / no variable => the defaults with the

@@ -86,10 +86,14 @@ nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r, con
                        {"states_costed", s.states_costed},
                        {"memo_hits", s.memo_hits},
                        {"memo_misses", s.memo_misses},
+                       {"memo_evictions", s.memo_evictions},
+                       {"funcs_frozen", s.funcs_frozen},
                        {"seconds_enumerate", s.seconds_enumerate},
                        {"seconds_featurize", s.seconds_featurize},
                        {"seconds_cost", s.seconds_cost},
                        {"seconds_total", s.seconds_total},
+                       {"seconds_prepass", s.seconds_prepass},
+                       {"cpu_seconds_total", s.cpu_seconds_total},
                        {"peak_rss_mb", peak_rss_mb}};
     return j;
 }

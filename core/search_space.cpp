@@ -195,25 +195,33 @@ std::string hard_limit_violation(const FunctionDAG &dag, const Decisions &d, con
 }
 
 std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisions &parent, StepId step,
-                                            const GpuProfile &gpu) {
+                                            const GpuProfile &gpu, bool root_or_inline_only) {
+    std::vector<Decisions> out;
+    for (FuncDecision &f : enumerate_options(dag, parent, step, gpu, root_or_inline_only)) {
+        out.push_back(parent);
+        out.back().funcs[step.node] = std::move(f);
+    }
+    return out;
+}
+
+std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
+                                            const GpuProfile &gpu, bool root_or_inline_only) {
     const int n = step.node;
     const Node &node = dag.nodes[n];
-    std::vector<Decisions> candidates;
+    std::vector<FuncDecision> candidates;
 
     if (step.phase == 0) {
         auto with = [&](ComputeLocation loc, int host) {
-            Decisions c = parent;
-            FuncDecision &f = c.funcs[n];
+            FuncDecision f;
             f.location = loc;
             f.host = host;
             f.tiled = loc == ComputeLocation::Root || loc == ComputeLocation::Block;
-            f.stages.clear();
             if (f.tiled) {
                 for (const Stage &st : node.stages)
                     f.stages.push_back(StageTiling{std::vector<int64_t>(st.loops.size(), 1),
                                                    std::vector<int64_t>(st.loops.size(), 1)});
             }
-            return c;
+            return f;
         };
         if (node.is_output) {
             candidates.push_back(with(ComputeLocation::Root, -1));
@@ -233,9 +241,10 @@ std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisi
                 if (k == -1) k = kc;
                 if (kc != k) k = -2;
             }
-            if (ok && k >= 0 && all_stages_pure && dag.nodes[k].stages.size() == 1 &&
+            if (!root_or_inline_only && ok && k >= 0 && all_stages_pure && dag.nodes[k].stages.size() == 1 &&
                 dag.nodes[k].stages[0].num_pure_loops() > 0) {
-                Decisions base = with(ComputeLocation::Block, k);
+                Decisions base = parent;
+                base.funcs[n] = with(ComputeLocation::Block, k);
                 LoopNest nest(dag, base);
                 const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
                 const Stage &st = node.stages[0];
@@ -243,15 +252,15 @@ std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisi
                 std::vector<int> tl = tileable_loops(st);
                 for (int l : tl) opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
                 for (const auto &combo : cartesian(opts)) {
-                    Decisions c = base;
-                    for (size_t q = 0; q < tl.size(); q++) c.funcs[n].stages[0].serial[tl[q]] = combo[q];
+                    FuncDecision c = base.funcs[n];
+                    for (size_t q = 0; q < tl.size(); q++) c.stages[0].serial[tl[q]] = combo[q];
                     candidates.push_back(std::move(c));
                 }
             }
             // Thread level: all uses in one single-stage consumer (or in Funcs
             // at its thread level), through affine footprints only, so the
             // per-thread allocation has a static size.
-            if (ok && eff.size() >= 1) {
+            if (!root_or_inline_only && ok && eff.size() >= 1) {
                 int host = -1;
                 for (int c : eff) {
                     bool inside = parent.funcs[c].location == ComputeLocation::Thread;
@@ -308,8 +317,8 @@ std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisi
                 topts.push_back(o);
             }
             for (const auto &thread : cartesian(topts)) {
-                Decisions c = parent;
-                StageTiling &t = c.funcs[n].stages[si];
+                FuncDecision c = parent.funcs[n];
+                StageTiling &t = c.stages[si];
                 for (size_t q = 0; q < tl.size(); q++) {
                     t.serial[tl[q]] = serial[q];
                     t.thread[tl[q]] = thread[q];
@@ -317,9 +326,9 @@ std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisi
                 candidates.push_back(std::move(c));
             }
         }
-        if (tl.empty()) candidates.push_back(parent);
+        if (tl.empty()) candidates.push_back(parent.funcs[n]);
     } else {
-        candidates.push_back(parent);  // nothing to tile for this Func at this step
+        candidates.push_back(parent.funcs[n]);  // nothing to tile for this Func at this step
     }
 
     return candidates;
@@ -328,10 +337,19 @@ std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisi
 Verdict classify_candidate(const FunctionDAG &dag, const Decisions &d, StepId step, const GpuProfile &gpu,
                            const PruningLimits &limits) {
     // A pass-through step leaves the (already checked) parent unchanged.
-    if (step.phase > 0 && d.funcs[step.node].location != ComputeLocation::Root) return Verdict::Ok;
+    if (is_pass_through(d, step)) return Verdict::Ok;
     LoopNest nest(dag, d);
-    if (!check_hard(dag, d, nest, gpu, limits, step.node).empty()) return Verdict::Hard;
-    return meets_soft(dag, nest, gpu, limits, step) ? Verdict::Ok : Verdict::Soft;
+    return classify_candidate(nest, step, gpu, limits);
+}
+
+Verdict classify_candidate(const LoopNest &nest, StepId step, const GpuProfile &gpu, const PruningLimits &limits) {
+    if (is_pass_through(nest.decisions, step)) return Verdict::Ok;
+    if (!check_hard(nest.dag, nest.decisions, nest, gpu, limits, step.node).empty()) return Verdict::Hard;
+    return meets_soft(nest.dag, nest, gpu, limits, step) ? Verdict::Ok : Verdict::Soft;
+}
+
+bool is_pass_through(const Decisions &d, StepId step) {
+    return step.phase > 0 && d.funcs[step.node].location != ComputeLocation::Root;
 }
 
 std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decisions &parent, StepId step,
@@ -360,28 +378,34 @@ std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decision
     return out;
 }
 
-uint64_t structural_hash(const Decisions &d, int depth) {
+uint64_t func_structural_hash(int n, const FuncDecision &f, int depth) {
+    int level = f.location == ComputeLocation::Root || f.location == ComputeLocation::Unscheduled ? 0
+                : f.location == ComputeLocation::Block                                         ? 1
+                                                                                               : 2;
+    if (level > depth) return 0;
     uint64_t h = 1469598103934665603ull;
     auto mix = [&](uint64_t v) {
         h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     };
-    for (size_t n = 0; n < d.funcs.size(); n++) {
-        const FuncDecision &f = d.funcs[n];
-        int level = f.location == ComputeLocation::Root || f.location == ComputeLocation::Unscheduled ? 0
-                    : f.location == ComputeLocation::Block                                         ? 1
-                                                                                                   : 2;
-        if (level > depth) continue;
-        mix(n);
-        mix(static_cast<uint64_t>(f.location));
-        mix(static_cast<uint64_t>(f.host + 1));
-        if (depth >= 3) {
-            for (const StageTiling &t : f.stages) {
-                for (int64_t v : t.serial) mix(static_cast<uint64_t>(v));
-                if (depth >= 4)
-                    for (int64_t v : t.thread) mix(static_cast<uint64_t>(v));
-            }
+    mix(static_cast<uint64_t>(n));
+    mix(static_cast<uint64_t>(f.location));
+    mix(static_cast<uint64_t>(f.host + 1));
+    if (depth >= 3) {
+        for (const StageTiling &t : f.stages) {
+            for (int64_t v : t.serial) mix(static_cast<uint64_t>(depth >= 4 ? v : v > 1));
+            for (int64_t v : t.thread) mix(static_cast<uint64_t>(depth >= 5 ? v : v > 1));
         }
     }
+    // Finalizer (splitmix64): the sum over Funcs needs well-spread terms.
+    h += 0x9e3779b97f4a7c15ull;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    return h ^ (h >> 31);
+}
+
+uint64_t structural_hash(const Decisions &d, int depth) {
+    uint64_t h = 0;
+    for (size_t n = 0; n < d.funcs.size(); n++) h += func_structural_hash(static_cast<int>(n), d.funcs[n], depth);
     return h;
 }
 

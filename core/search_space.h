@@ -50,14 +50,27 @@ StepId step_at(const FunctionDAG &dag, int step);
 Decisions initial_decisions(const FunctionDAG &dag);
 
 // The step's candidates before pruning (cheap: builds at most one loop nest).
+// root_or_inline_only: the freezing pre-pass (sec. 3.2) offers a Func only
+// its own kernel or inlining.
 std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisions &parent, StepId step,
-                                            const GpuProfile &gpu);
+                                            const GpuProfile &gpu, bool root_or_inline_only = false);
+// The same candidates as the step Func's new decision only (every candidate
+// differs from the parent in that Func alone): no copy of the whole state.
+std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
+                                            const GpuProfile &gpu, bool root_or_inline_only = false);
 
 // Pruning verdict for one candidate: Hard = violates a hard limit; Soft =
 // fails a soft criterion (kept only when no sibling passes).
 enum class Verdict { Ok, Soft, Hard };
 Verdict classify_candidate(const FunctionDAG &dag, const Decisions &d, StepId step, const GpuProfile &gpu,
                            const PruningLimits &limits);
+// The same verdict from an already built loop nest of the candidate (the
+// search featurizes that nest afterwards instead of building it twice).
+class LoopNest;
+Verdict classify_candidate(const LoopNest &nest, StepId step, const GpuProfile &gpu, const PruningLimits &limits);
+// True when the step cannot change this state (a pass-through step: the Func
+// is not a kernel of its own, so it has no tiling step of its own).
+bool is_pass_through(const Decisions &d, StepId step);
 
 // Candidates with pruning applied (soft criteria relative to all siblings).
 std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decisions &parent, StepId step,
@@ -69,7 +82,13 @@ std::string hard_limit_violation(const FunctionDAG &dag, const Decisions &d, con
                                  const PruningLimits &limits);
 
 // Structural hash of a state: depth 0 sees which Funcs are kernels, 1 adds
-// block-level fusion, 2 thread-level fusion and inlining, 3+ the tilings.
+// block-level fusion, 2 thread-level fusion and inlining, 3 which loops are
+// split into serial and thread loops at all (sizes > 1, the coarse bit of
+// Adams et al. 2019's hash), 4 the exact serial sizes, 5+ the exact thread
+// sizes.
+// It is a sum of per-Func terms, so a candidate's hash is its parent's with
+// one term replaced (func_structural_hash).
 uint64_t structural_hash(const Decisions &d, int depth);
+uint64_t func_structural_hash(int node, const FuncDecision &f, int depth);
 
 } // namespace gpusched

@@ -227,6 +227,7 @@ TEST_CASE("hierarchical sampling featurizes fewer states and stays deterministic
     cfg.beam_size = 4;
     cfg.passes = 2;
     cfg.seed = 5;
+    cfg.freezing = false;  // sampling alone (freezing: test_scalability.cpp)
     SearchResult sampled = beam_search(dag, model, h100(), cfg);
     SearchResult again = beam_search(dag, model, h100(), cfg);
     cfg.hierarchical_sampling = false;

@@ -1,0 +1,188 @@
+// The search's scalability switches (Anderson et al. 2021 sec. 3): freezing,
+// the bounded kernel memo, hierarchical sampling and the structural hash.
+// Each switch must do what it claims and nothing else: fewer states, the
+// same features, frozen Funcs keeping their pre-pass decisions, and the same
+// schedule for the same config and seed.
+#include <catch2/catch.hpp>
+
+#include "core/beam_search.h"
+#include "core/featurize_schedule.h"
+#include "core/search_space.h"
+#include "test/search/pipelines.h"
+#include "test/search/test_cost_model.h"
+
+using namespace gpusched;
+
+namespace {
+
+GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+
+// Six 3-tap stencils in a chain behind a repeat_edge: seven Funcs with a
+// choice of location, so freezing keeps ceil(log2 7) = 3 of them free and
+// freezes the other 4.
+struct Chain6 {
+    Halide::Var x{"x"}, y{"y"};
+    Halide::ImageParam in{Halide::Float(32), 2, "chain_in"};
+    std::vector<Halide::Func> f;
+    Chain6() {
+        Halide::Func prev = Halide::BoundaryConditions::repeat_edge(in);
+        for (int i = 0; i < 6; i++) {
+            Halide::Func g("chain" + std::to_string(i));
+            if (i % 2 == 0) g(x, y) = prev(x - 1, y) + prev(x, y) * 2.0f + prev(x + 1, y);
+            else g(x, y) = prev(x, y - 1) + prev(x, y) * 2.0f + prev(x, y + 1);
+            f.push_back(g);
+            prev = g;
+        }
+        in.dim(0).set_estimate(0, 1024);
+        in.dim(1).set_estimate(0, 512);
+        f.back().set_estimate(x, 0, 1024).set_estimate(y, 0, 512);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return test_pipelines::functions({f.back()}); }
+};
+
+SearchResult run(const FunctionDAG &dag, SearchConfig cfg) {
+    test_support::TestCostModel model;
+    model.set_pipeline(pipeline_features(dag));
+    return beam_search(dag, model, h100(), cfg);
+}
+
+SearchConfig small(bool sampling, bool freezing, bool memoize) {
+    SearchConfig cfg;
+    cfg.beam_size = 4;
+    cfg.passes = 2;
+    cfg.seed = 3;
+    cfg.hierarchical_sampling = sampling;
+    cfg.freezing = freezing;
+    cfg.memoize = memoize;
+    return cfg;
+}
+
+} // namespace
+
+TEST_CASE("freezing keeps the pre-pass decisions of all but the log2 N costliest Funcs", "[search][freezing]") {
+    Chain6 p;
+    FunctionDAG dag(p.outputs());
+    SearchResult r = run(dag, small(true, true, true));
+    int choices = 0;
+    for (const Node &n : dag.nodes) choices += n.always_inline ? 0 : 1;
+    REQUIRE(choices == 7);
+    CHECK(r.stats.funcs_frozen == 4);
+    REQUIRE(r.frozen.size() == dag.nodes.size());
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        ComputeLocation pre = r.prepass_decisions.funcs[n].location;
+        // The pre-pass offers only a kernel of its own or inlining.
+        CHECK((pre == ComputeLocation::Root || pre == ComputeLocation::Inline));
+        if (r.frozen[n]) CHECK(r.decisions.funcs[n] == r.prepass_decisions.funcs[n]);
+    }
+}
+
+TEST_CASE("freezing featurizes fewer states over the paper's five passes", "[search][freezing]") {
+    Chain6 p;
+    FunctionDAG dag(p.outputs());
+    // The pre-pass tiles every Func as a kernel of its own, which costs about
+    // one unrestricted pass; the frozen passes then pay off (sec. 3.2).
+    SearchConfig on = small(true, true, true), off = small(true, false, true);
+    on.passes = off.passes = 5;
+    SearchResult frozen = run(dag, on);
+    SearchResult free = run(dag, off);
+    CHECK(free.stats.funcs_frozen == 0);
+    CHECK(free.frozen.empty());
+    CHECK(frozen.stats.states_featurized < free.stats.states_featurized);
+    CHECK(frozen.cost > 0);
+}
+
+TEST_CASE("every switch combination is deterministic for a seed", "[search][sampling][freezing][memo]") {
+    Chain6 p;
+    FunctionDAG dag(p.outputs());
+    for (int mask = 0; mask < 8; mask++) {
+        SearchConfig cfg = small(mask & 1, mask & 2, mask & 4);
+        cfg.beam_size = 2;  // keeps the unsampled configurations quick
+        SearchResult a = run(dag, cfg);
+        SearchResult b = run(dag, cfg);
+        INFO("sampling " << (mask & 1) << " freezing " << (mask & 2) << " memo " << (mask & 4));
+        CHECK(a.decisions == b.decisions);
+        CHECK(a.cost == b.cost);
+        CHECK(a.stats.states_featurized == b.stats.states_featurized);
+    }
+}
+
+TEST_CASE("a memo bounded to a few kernels evicts and still gives identical features", "[search][memo]") {
+    Chain6 p;
+    FunctionDAG dag(p.outputs());
+    SearchConfig tiny = small(true, false, true);
+    tiny.memo_max_bytes = 8 * 1024;  // about ten kernels' rows
+    SearchResult bounded = run(dag, tiny);
+    SearchResult unbounded = run(dag, small(true, false, true));
+    SearchResult off = run(dag, small(true, false, false));
+    CHECK(bounded.stats.memo_evictions > 0);
+    CHECK(unbounded.stats.memo_evictions == 0);
+    CHECK(unbounded.stats.memo_hits > bounded.stats.memo_hits);
+    CHECK(off.stats.memo_hits == 0);
+    for (const SearchResult *r : {&bounded, &off}) {
+        CHECK(r->decisions == unbounded.decisions);
+        CHECK(r->cost == unbounded.cost);
+        REQUIRE(r->features.schedule.size() == unbounded.features.schedule.size());
+        for (size_t i = 0; i < r->features.schedule.size(); i++)
+            CHECK(r->features.schedule[i].values == unbounded.features.schedule[i].values);
+    }
+}
+
+TEST_CASE("the feature memo stays under its byte bound and evicts the least recently used kernel", "[memo]") {
+    const size_t row = sizeof(ScheduleFeatures);
+    FeatureMemo memo(3 * (row + 8 + 128));  // room for three one-row entries
+    auto rows = [](double v) {
+        std::vector<ScheduleFeatures> r(1);
+        r[0].values[0] = v;
+        return r;
+    };
+    memo.insert({1}, rows(1));
+    memo.insert({2}, rows(2));
+    memo.insert({3}, rows(3));
+    REQUIRE(memo.find({1}) != nullptr);  // 1 becomes the most recent
+    memo.insert({4}, rows(4));           // evicts 2, the least recent
+    CHECK(memo.size() == 3);
+    CHECK(memo.evictions == 1);
+    CHECK(memo.find({2}) == nullptr);
+    REQUIRE(memo.find({1}) != nullptr);
+    CHECK((*memo.find({1}))[0].values[0] == 1);
+    CHECK(memo.find({4}) != nullptr);
+    CHECK(memo.bytes() <= 3 * (row + 8 + 128));
+}
+
+TEST_CASE("sampling featurizes fewer states than enumerating and keeps the beam through pass-through steps", "[search][sampling]") {
+    Chain6 p;
+    FunctionDAG dag(p.outputs());
+    SearchResult sampled = run(dag, small(true, false, true));
+    SearchResult full = run(dag, small(false, false, true));
+    CHECK(sampled.stats.states_sampled_out > 0);
+    CHECK(full.stats.states_sampled_out == 0);
+    CHECK(sampled.stats.states_featurized * 2 < full.stats.states_featurized);
+    // Pass-through steps (a Func that is not a kernel has no tiling step)
+    // reuse the parent's features: nothing is featurized twice for them.
+    CHECK(sampled.stats.states_featurized < sampled.stats.states_enumerated);
+}
+
+TEST_CASE("the structural hash sees tilings coarsely at depth 3 and exactly from depth 4", "[search][hash]") {
+    Chain6 p;
+    FunctionDAG dag(p.outputs());
+    Decisions a = initial_decisions(dag);
+    a.funcs[0].location = ComputeLocation::Root;
+    a.funcs[0].tiled = true;
+    size_t loops = dag.nodes[0].stages[0].loops.size();
+    a.funcs[0].stages.push_back(StageTiling{std::vector<int64_t>(loops, 1), std::vector<int64_t>(loops, 1)});
+    a.funcs[0].stages[0].serial[0] = 2;
+    a.funcs[0].stages[0].thread[0] = 32;
+    Decisions b = a;
+    b.funcs[0].stages[0].serial[0] = 4;  // same shape, other size
+    Decisions c = a;
+    c.funcs[0].stages[0].thread[0] = 64;
+    for (int d = 0; d <= 3; d++) CHECK(structural_hash(a, d) == structural_hash(b, d));
+    CHECK(structural_hash(a, 4) != structural_hash(b, 4));
+    CHECK(structural_hash(a, 4) == structural_hash(c, 4));
+    CHECK(structural_hash(a, 5) != structural_hash(c, 5));
+    // A sum of per-Func terms: replacing one Func's term gives the child's hash.
+    for (int d = 0; d <= 5; d++) {
+        uint64_t h = structural_hash(a, d) - func_structural_hash(0, a.funcs[0], d) + func_structural_hash(0, b.funcs[0], d);
+        CHECK(h == structural_hash(b, d));
+    }
+}
