@@ -125,14 +125,14 @@ struct Pass {
             return;
         }
         // Hierarchical sampling (sec. 3.1, 4.4): this parent's candidates in
-        // buckets by structural hash at depth index + 1; from a bucket of B,
+        // buckets by structural hash at depth index + 1 (capped); from a bucket of B,
         // ceil(log2 B) (at least 1) random members that pass pruning.
         // Pruning is checked lazily in the shuffled order, so unsampled
         // candidates never cost a loop nest; a bucket with too few members
         // passing the soft criteria is topped up with ones failing only those.
         std::unordered_map<uint64_t, std::vector<size_t>> buckets;
         std::vector<uint64_t> bucket_order;
-        const int depth = index + 1;
+        const int depth = std::min(index + 1, config.sampling_max_depth);
         const uint64_t rest = structural_hash(*p.d, depth) - func_structural_hash(n, p.d->funcs[n], depth);
         for (size_t i = 0; i < opts.size(); i++) {
             uint64_t h = rest + func_structural_hash(n, opts[i], depth);
@@ -175,52 +175,89 @@ struct Pass {
         }
     }
 
+    static constexpr size_t kChunk = 2048;
+
+    // Avoid known states (sec. 4.5): structures expanded in earlier passes
+    // are ranked as if they cost more, once per time seen.
+    void rank(State &c) const {
+        double penalty = 1;
+        if (earlier && index > 0) {
+            auto it = earlier->find(structural_hash(*c.d, index));
+            if (it != earlier->end()) penalty += it->second;
+        }
+        c.ranked_cost = c.cost * penalty;
+    }
+
+    // Costs the featurized children in one CostModel batch.
+    void cost_pending() {
+        if (fresh.empty()) return;
+        auto t2 = Clock::now();
+        std::vector<const StateFeatures *> batch;
+        batch.reserve(fresh.size());
+        for (size_t i : fresh) batch.push_back(children[i].features.get());
+        std::vector<double> costs;
+        std::vector<std::vector<double>> per_stage;
+        model.evaluate(batch, costs, &per_stage);
+        stats.states_costed += static_cast<int64_t>(batch.size());
+        for (size_t q = 0; q < fresh.size(); q++) {
+            State &c = children[fresh[q]];
+            c.cost = costs[q];
+            c.stage_costs = std::make_shared<const std::vector<double>>(
+                per_stage.size() > q ? std::move(per_stage[q]) : std::vector<double>{});
+            rank(c);
+        }
+        fresh.clear();
+        stats.seconds_cost += since(t2);
+    }
+
+    // Without dropout only the beam_size best-ranked children can be
+    // selected: drop the rest now, keeping enumeration order among the kept
+    // so the final stable sort (ties by order) selects exactly as before.
+    void trim(int beam_size) {
+        if (config.dropout > 0 || children.size() <= static_cast<size_t>(beam_size)) return;
+        std::vector<size_t> order(children.size());
+        for (size_t i = 0; i < order.size(); i++) order[i] = i;
+        std::stable_sort(order.begin(), order.end(),
+                         [&](size_t a, size_t b) { return children[a].ranked_cost < children[b].ranked_cost; });
+        order.resize(beam_size);
+        std::sort(order.begin(), order.end());
+        std::vector<State> kept;
+        kept.reserve(order.size());
+        for (size_t i : order) kept.push_back(std::move(children[i]));
+        children = std::move(kept);
+    }
+
     std::vector<State> run(std::vector<State> beam) {
         const int steps = num_steps(dag);
         const int beam_size = std::max(1, config.beam_size);
         for (int step = 0; step < steps; step++) {
             StepId id = step_at(dag, step);
             auto t0 = Clock::now();
-            double featurize_before = stats.seconds_featurize;
+            double featurize_before = stats.seconds_featurize, cost_before = stats.seconds_cost;
             children.clear();
             fresh.clear();
             for (const State &s : beam) {
                 if (expanded) (*expanded)[structural_hash(*s.d, index)]++;
+                size_t before = children.size();
                 expand(s, id);
+                for (size_t i = before; i < children.size(); i++)
+                    if (children[i].features == s.features) rank(children[i]);  // passed through
+                // Bounded memory on large pipelines: cost what is pending
+                // every few thousand states and keep only the candidates that
+                // can still be selected.
+                if (fresh.size() >= kChunk) {
+                    cost_pending();
+                    trim(beam_size);
+                }
             }
-            stats.seconds_enumerate += since(t0) - (stats.seconds_featurize - featurize_before);
+            stats.seconds_enumerate +=
+                since(t0) - (stats.seconds_featurize - featurize_before) - (stats.seconds_cost - cost_before);
             if (children.empty()) {
                 // Every candidate was pruned (not expected: the untiled root
                 // location always passes); this pass has no complete state.
                 return {};
             }
-            if (!fresh.empty()) {
-                auto t2 = Clock::now();
-                std::vector<const StateFeatures *> batch;
-                batch.reserve(fresh.size());
-                for (size_t i : fresh) batch.push_back(children[i].features.get());
-                std::vector<double> costs;
-                std::vector<std::vector<double>> per_stage;
-                model.evaluate(batch, costs, &per_stage);
-                stats.states_costed += static_cast<int64_t>(batch.size());
-                for (size_t q = 0; q < fresh.size(); q++) {
-                    State &c = children[fresh[q]];
-                    c.cost = costs[q];
-                    c.stage_costs = std::make_shared<const std::vector<double>>(
-                        per_stage.size() > q ? std::move(per_stage[q]) : std::vector<double>{});
-                }
-                stats.seconds_cost += since(t2);
-            }
-            for (State &c : children) {
-                // Avoid known states (sec. 4.5): structures expanded in earlier
-                // passes are ranked as if they cost more, once per time seen.
-                double penalty = 1;
-                if (earlier && index > 0) {
-                    auto it = earlier->find(structural_hash(*c.d, index));
-                    if (it != earlier->end()) penalty += it->second;
-                }
-                c.ranked_cost = c.cost * penalty;
-            }
+            cost_pending();
             std::vector<size_t> order(children.size());
             for (size_t i = 0; i < order.size(); i++) order[i] = i;
             std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {

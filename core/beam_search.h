@@ -37,6 +37,9 @@ struct SearchConfig {
     // pass + 1 and featurize only ceil(log2(B)) random members of a bucket
     // of B (at least one).
     bool hierarchical_sampling = true;
+    // The sampling depth grows with the pass up to this cap (3: which loops
+    // are split, sizes free; docs/search.md says why).
+    int sampling_max_depth = 3;
     // sec. 3.2: pre-pass over root/inline options, then freeze the decisions
     // of all but the ceil(log2 N) costliest Funcs.
     bool freezing = true;

@@ -28,18 +28,19 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
     if (!j.is_object()) throw UserError("gpusched config: must be a JSON object, got " + j.dump());
     static const std::set<std::string> known = {"beam_size", "passes", "seed", "dropout", "cost_model",
                                                 "weights_path", "gpu_profile", "record_path", "replay", "memoize", "hierarchical_sampling",
-                                                "freezing", "dump_states_path", "dump_states_max"};
+                                                "freezing", "sampling_max_depth", "dump_states_path", "dump_states_max"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string &key = it.key();
         const nlohmann::json &v = it.value();
         if (!known.count(key)) {
             bad(key, "unknown key (known: beam_size, passes, seed, dropout, cost_model, weights_path, "
-                     "gpu_profile, record_path, replay, memoize, hierarchical_sampling, freezing, dump_states_path, "
+                     "gpu_profile, record_path, replay, memoize, hierarchical_sampling, freezing, sampling_max_depth, dump_states_path, "
                      "dump_states_max)");
         }
         if (key == "beam_size") c.search.beam_size = positive_int(v, key);
         else if (key == "passes") c.search.passes = positive_int(v, key);
         else if (key == "dump_states_max") c.dump_states_max = positive_int(v, key);
+        else if (key == "sampling_max_depth") c.search.sampling_max_depth = positive_int(v, key);
         else if (key == "seed") {
             if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<int64_t>() >= 0))
                 bad(key, "must be a non-negative integer, got " + v.dump());

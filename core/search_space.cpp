@@ -392,8 +392,11 @@ uint64_t func_structural_hash(int n, const FuncDecision &f, int depth) {
     mix(static_cast<uint64_t>(f.host + 1));
     if (depth >= 3) {
         for (const StageTiling &t : f.stages) {
-            for (int64_t v : t.serial) mix(static_cast<uint64_t>(depth >= 4 ? v : v > 1));
-            for (int64_t v : t.thread) mix(static_cast<uint64_t>(depth >= 5 ? v : v > 1));
+            // Outer levels first, as in the loop nest: which loops are split
+            // (3), then the thread (and so block) sizes (4), the serial
+            // sizes last (6).
+            for (int64_t v : t.thread) mix(static_cast<uint64_t>(depth >= 4 ? v : v > 1));
+            for (int64_t v : t.serial) mix(static_cast<uint64_t>(depth >= 6 ? v : v > 1));
         }
     }
     // Finalizer (splitmix64): the sum over Funcs needs well-spread terms.

@@ -83,9 +83,10 @@ std::string hard_limit_violation(const FunctionDAG &dag, const Decisions &d, con
 
 // Structural hash of a state: depth 0 sees which Funcs are kernels, 1 adds
 // block-level fusion, 2 thread-level fusion and inlining, 3 which loops are
-// split into serial and thread loops at all (sizes > 1, the coarse bit of
-// Adams et al. 2019's hash), 4 the exact serial sizes, 5+ the exact thread
-// sizes.
+// split into thread and serial loops at all (sizes > 1, the coarse bit of
+// Adams et al. 2019's hash), 4 and 5 the exact thread sizes (hence blocks),
+// 6+ the exact serial sizes: outer levels of the loop nest first, as Adams
+// et al. descend the tree, so even the fifth pass samples serial sizes.
 // It is a sum of per-Func terms, so a candidate's hash is its parent's with
 // one term replaced (func_structural_hash).
 uint64_t structural_hash(const Decisions &d, int depth);

@@ -162,7 +162,7 @@ TEST_CASE("sampling featurizes fewer states than enumerating and keeps the beam 
     CHECK(sampled.stats.states_featurized < sampled.stats.states_enumerated);
 }
 
-TEST_CASE("the structural hash sees tilings coarsely at depth 3 and exactly from depth 4", "[search][hash]") {
+TEST_CASE("the structural hash sees tilings coarsely at depth 3 and thread then serial sizes deeper", "[search][hash]") {
     Chain6 p;
     FunctionDAG dag(p.outputs());
     Decisions a = initial_decisions(dag);
@@ -173,15 +173,19 @@ TEST_CASE("the structural hash sees tilings coarsely at depth 3 and exactly from
     a.funcs[0].stages[0].serial[0] = 2;
     a.funcs[0].stages[0].thread[0] = 32;
     Decisions b = a;
-    b.funcs[0].stages[0].serial[0] = 4;  // same shape, other size
+    b.funcs[0].stages[0].serial[0] = 4;  // same shape, other serial size
     Decisions c = a;
-    c.funcs[0].stages[0].thread[0] = 64;
-    for (int d = 0; d <= 3; d++) CHECK(structural_hash(a, d) == structural_hash(b, d));
-    CHECK(structural_hash(a, 4) != structural_hash(b, 4));
-    CHECK(structural_hash(a, 4) == structural_hash(c, 4));
-    CHECK(structural_hash(a, 5) != structural_hash(c, 5));
+    c.funcs[0].stages[0].thread[0] = 64;  // same shape, other thread size
+    Decisions e = a;
+    e.funcs[0].stages[0].serial[0] = 1;  // another shape
+    for (int d = 0; d <= 2; d++) CHECK(structural_hash(a, d) == structural_hash(e, d));
+    CHECK(structural_hash(a, 3) != structural_hash(e, 3));
+    for (int d = 0; d <= 3; d++) CHECK(structural_hash(a, d) == structural_hash(c, d));
+    CHECK(structural_hash(a, 4) != structural_hash(c, 4));
+    for (int d = 0; d <= 5; d++) CHECK(structural_hash(a, d) == structural_hash(b, d));
+    CHECK(structural_hash(a, 6) != structural_hash(b, 6));
     // A sum of per-Func terms: replacing one Func's term gives the child's hash.
-    for (int d = 0; d <= 5; d++) {
+    for (int d = 0; d <= 6; d++) {
         uint64_t h = structural_hash(a, d) - func_structural_hash(0, a.funcs[0], d) + func_structural_hash(0, b.funcs[0], d);
         CHECK(h == structural_hash(b, d));
     }
