@@ -82,6 +82,8 @@ def run_one(gen, name, params, cfg, work, timeout):
         p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "wall": time.time() - t}
+    except OSError as e:
+        return {"status": "failed", "why": str(e)}
     if p.returncode != 0 or not os.path.exists(rec):
         return {"status": "failed", "why": p.stdout.decode(errors="replace")[-300:]}
     r = json.load(open(rec))
@@ -137,7 +139,8 @@ def main():
             r = run_one(gen, name, params, cfg, work, ARGS.timeout)
             results[(key, c)] = r
             print(key, label(c), json.dumps(r), flush=True)
-    write_report(jobs, results)
+        done = [j for j in jobs if all((j[0], c) in results for c in CONFIGS)]
+        write_report(done, results)  # after every app: a partial report survives an interruption
 
 
 def write_report(jobs, results):
