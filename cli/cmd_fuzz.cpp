@@ -50,7 +50,7 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
     cmd->add_option("--beam-size", args->beam_size, "Beam size of the beam search")->capture_default_str();
     cmd->add_option("--passes", args->passes, "Passes of the beam search")->capture_default_str();
     cmd->add_option("--gpu", args->gpu, "GPU profile")->capture_default_str();
-    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->capture_default_str();
+    cmd->add_option("-j,--jobs", args->jobs, "Seeds run at a time (one process each)")->capture_default_str();
     cmd->add_option("--timeout", args->timeout_s, "Seconds per step")->capture_default_str();
     cmd->add_option("--work-dir", args->work_dir, "Where the runs' files go")->capture_default_str();
     cmd->add_option("--db", args->db_path, "Sample database (default: WORK_DIR/samples.sqlite)");
@@ -74,21 +74,31 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
         o.db_path = args->db_path.empty() ? args->work_dir + "/samples.sqlite" : args->db_path;
         o.timeout = std::chrono::seconds(args->timeout_s);
         o.gpusched_version = version_string();
-        auto cases = run_fuzz(o, [](const FuzzCase &c, int done, int total) {
+        // The summary is rewritten after every seed, so a long run that is
+        // stopped still leaves the seeds it finished.
+        auto write_summary = [&](const std::vector<FuzzCase> &cases) {
+            const std::string md = fuzz_report_markdown(o, cases, command_line);
+            if (args->output.empty()) return;
+            const std::string tmp = args->output + ".tmp";
+            {
+                std::ofstream f(tmp);
+                f << md;
+                if (!f) throw UserError("cannot write '" + tmp + "'");
+            }
+            std::filesystem::rename(tmp, args->output);
+        };
+        std::vector<FuzzCase> finished;
+        auto cases = run_fuzz(o, [&](const FuzzCase &c, int done, int total) {
             if (c.outcome == FuzzOutcome::Passed)
                 spdlog::info("[{}/{}] seed {}: passed ({} schedules validated, {:.0f} s)", done, total, c.seed,
                              c.validated, c.seconds);
             else
                 spdlog::warn("[{}/{}] seed {}: {}: {}", done, total, c.seed, to_string(c.outcome), c.detail);
+            finished.push_back(c);
+            if (done < total) write_summary(finished);
         });
-        const std::string md = fuzz_report_markdown(o, cases, command_line);
-        if (args->output.empty()) {
-            std::cout << md;
-        } else {
-            std::ofstream f(args->output);
-            f << md;
-            if (!f) throw UserError("cannot write '" + args->output + "'");
-        }
+        if (args->output.empty()) std::cout << fuzz_report_markdown(o, cases, command_line);
+        else write_summary(cases);
         (void)global;
         for (const auto &c : cases)
             if (c.outcome != FuzzOutcome::Passed) return kExitError;

@@ -1,8 +1,15 @@
 #include "tuner/fuzz_runner.h"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
+#include <mutex>
+#include <regex>
+#include <set>
 #include <sstream>
+#include <thread>
 
+#include "db/database.h"
 #include "tuner/oneshot.h"
 #include "tuner/report_stamp.h"
 
@@ -58,13 +65,41 @@ FuzzCase classify(uint64_t seed, const OneShotResult &r) {
     return c;
 }
 
+// What the pipeline has that the search must handle, read from a schedule
+// the search emitted (every Func of the pipeline appears in it): how many
+// outputs, and whether some Func has update stages (a reduction).
+void describe_pipeline(const OneShotResult &r, FuzzCase &c) {
+    static const std::regex output_func(R"(::Halide::Func (output_[0-9]+) = pipeline\.get_func)");
+    for (const auto &s : r.samples) {
+        if (s.schedule_source_text.empty()) continue;
+        std::set<std::string> outputs;
+        for (auto it = std::sregex_iterator(s.schedule_source_text.begin(), s.schedule_source_text.end(), output_func);
+             it != std::sregex_iterator(); ++it)
+            outputs.insert((*it)[1].str());
+        c.outputs = static_cast<int>(outputs.size());
+        c.has_reduction = s.schedule_source_text.find(".update(") != std::string::npos;
+        return;
+    }
+}
+
 } // namespace
 
 std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progress) {
     if (opt.last_seed < opt.first_seed) throw UserError("the seed range is empty");
-    std::vector<FuzzCase> cases;
+    if (opt.jobs < 1) throw UserError("--jobs must be at least 1");
     const int total = static_cast<int>(opt.last_seed - opt.first_seed + 1);
-    for (uint64_t seed = opt.first_seed; seed <= opt.last_seed; ++seed) {
+    // Create the database (and its schema) before the seeds run in
+    // parallel: two One Shots creating a new file at once both tried to
+    // create its tables.
+    (void)db::Database::open(opt.db_path);
+    std::vector<FuzzCase> cases(static_cast<std::size_t>(total));
+    // Seeds run --jobs at a time, each One Shot with one process at a time:
+    // a seed's validation is sequential, so parallel samples within a seed
+    // left cores idle for half of it.
+    std::atomic<int> next{0};
+    int done = 0;
+    std::mutex progress_mutex;
+    auto run_seed = [&](uint64_t seed) {
         OneShotOptions o;
         o.generator_path = opt.generator_path;
         o.generator_name = opt.generator_name;
@@ -78,15 +113,16 @@ std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progr
         o.beam_size = opt.beam_size;
         o.passes = opt.passes;
         o.seed = seed * 1000;  // distinct search seeds per pipeline
-        o.jobs = opt.jobs;
+        o.jobs = 1;
         o.validate = true;
         o.validate_every_sample = true;
         o.timeout = opt.timeout;
         o.gpusched_version = opt.gpusched_version;
-        const auto t0 = std::chrono::steady_clock::now();
         FuzzCase c;
         try {
-            c = classify(seed, run_oneshot(o));
+            const OneShotResult r = run_oneshot(o);
+            c = classify(seed, r);
+            describe_pipeline(r, c);
         } catch (const UserError &e) {
             // Every sample failed: the message says how.
             c.seed = seed;
@@ -100,10 +136,23 @@ std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progr
             c.outcome = FuzzOutcome::SearchFailed;
             c.detail = e.what();
         }
-        c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        cases.push_back(c);
-        if (progress) progress(cases.back(), static_cast<int>(cases.size()), total);
-    }
+        return c;
+    };
+    auto worker = [&] {
+        for (int i = next++; i < total; i = next++) {
+            const uint64_t seed = opt.first_seed + static_cast<uint64_t>(i);
+            const auto t0 = std::chrono::steady_clock::now();
+            FuzzCase c = run_seed(seed);
+            c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            std::lock_guard<std::mutex> lock(progress_mutex);
+            cases[static_cast<std::size_t>(i)] = c;
+            ++done;
+            if (progress) progress(c, done, total);
+        }
+    };
+    std::vector<std::thread> threads;
+    for (int j = 0; j < std::min(opt.jobs, total); ++j) threads.emplace_back(worker);
+    for (auto &t : threads) t.join();
     return cases;
 }
 
@@ -131,10 +180,31 @@ std::string fuzz_report_markdown(const FuzzOptions &opt, const std::vector<FuzzC
     for (auto o : {FuzzOutcome::Passed, FuzzOutcome::SearchFailed, FuzzOutcome::PtxasFailed,
                    FuzzOutcome::ValidationFailed, FuzzOutcome::NotValidated})
         md << "| " << to_string(o) << " | " << counts[o] << " |\n";
+    const uint64_t range = opt.last_seed - opt.first_seed + 1;
+    if (cases.size() < range)
+        md << "\n**In progress or stopped: " << cases.size() << " of " << range
+           << " seeds finished.**\n";
     md << "\n" << cases.size() << " pipelines, " << samples << " schedules, " << validated
-       << " validated on POCL, " << static_cast<long>(seconds) << " s in all.\n";
-    bool any = false;
+       << " validated on POCL, " << static_cast<long>(seconds) << " s of seed time in all (seeds ran " << opt.jobs
+       << " at a time).\n";
+    int several = 0, reductions = 0, both = 0, unknown = 0;
     for (const auto &c : cases) {
+        if (c.outputs == 0) {
+            ++unknown;
+            continue;
+        }
+        several += c.outputs > 1;
+        reductions += c.has_reduction;
+        both += c.outputs > 1 && c.has_reduction;
+    }
+    md << "\nPipelines with several outputs: " << several << "; with a reduction (a Func with update stages): "
+       << reductions << "; with both (the case of Halide issue 8000): " << both;
+    if (unknown) md << "; not known (no schedule emitted): " << unknown;
+    md << ".\n";
+    bool any = false;
+    std::vector<FuzzCase> by_seed = cases;
+    std::sort(by_seed.begin(), by_seed.end(), [](const FuzzCase &a, const FuzzCase &b) { return a.seed < b.seed; });
+    for (const auto &c : by_seed) {
         if (c.outcome == FuzzOutcome::Passed) continue;
         if (!any) md << "\n## Failures\n\n| seed | outcome | detail |\n|---:|---|---|\n";
         any = true;

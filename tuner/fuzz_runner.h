@@ -26,7 +26,7 @@ struct FuzzOptions {
     uint64_t first_seed = 0, last_seed = 9;
     int samples = 2;  // the beam search + greedy samples
     int beam_size = 32, passes = 5;
-    int jobs = 2;
+    int jobs = 2;  // seeds run at a time (each runs its steps one at a time)
     GpuProfile gpu;
     std::string work_dir, db_path;
     std::chrono::seconds timeout{600};
@@ -39,6 +39,8 @@ struct FuzzCase {
     std::string detail;
     int samples = 0, validated = 0;
     double seconds = 0;
+    int outputs = 0;             // the pipeline's outputs (0: not known, no schedule was emitted)
+    bool has_reduction = false;  // some Func has update stages
 };
 
 using FuzzProgress = std::function<void(const FuzzCase &, int done, int total)>;

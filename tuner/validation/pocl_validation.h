@@ -9,7 +9,9 @@
 // Everything runs out of process: the generators, the linker, and the two
 // runners (Halide's JIT with OpenCL in the same process as libHalide has
 // crashed; DESIGN.md). Inputs are random with a fixed seed at the
-// generator's estimated sizes.
+// generator's estimated sizes. The reference is built and run once per
+// pipeline (generator, params, input seed) in a process, and its outputs are
+// reused by every schedule of that pipeline validated afterwards.
 
 #include <chrono>
 #include <map>
