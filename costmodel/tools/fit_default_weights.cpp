@@ -7,7 +7,7 @@
 //       [--rows-out FILE] [--gpu NAME] [--targets analytic|measured] [--epochs N]
 //       [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS]
 //       [--pipeline-names TSV] [--holdout-fraction F] [--compare WEIGHTS|default]...
-//       [--max-states-per-pipeline N] [--report FILE] --out WEIGHTS
+//       [--max-states-per-pipeline N] [--batch-within pipeline|step] [--report FILE] --out WEIGHTS
 //
 // --rows reads a feature-rows file (docs/weights-format.md); --synthesize
 // makes rows with tools/synthetic_states (and --rows-out saves them).
@@ -22,6 +22,13 @@
 // float inference. --max-states-per-pipeline keeps a seeded random subset of
 // each training pipeline's states (held-out pipelines keep all). --report
 // writes the held-out comparison, per pipeline, as Markdown.
+//
+// --batch-within step trains on same-step groups (states with the same stage
+// ids, at least 4) instead of whole pipelines: the loss compares the samples
+// of a batch to the batch's fastest, and a pipeline's fastest sampled state
+// is one with few Funcs decided yet, so with whole-pipeline batches the loss
+// mostly teaches the order of near-empty states; the search only ever
+// compares states of one step. Training validation is then per group too.
 
 #include <algorithm>
 #include <cmath>
@@ -49,7 +56,8 @@ using namespace gpusched;
 namespace {
 
 struct Args {
-    std::string rows, rows_out, out, init, gpu = "h100", targets = "analytic", pipeline_names, report;
+    std::string rows, rows_out, out, init, gpu = "h100", targets = "analytic", pipeline_names, report,
+        batch_within = "pipeline";
     std::vector<std::string> compare;
     int synthesize = 0, states_per_pipeline = 64, epochs = 300, batch_size = 64, max_states_per_pipeline = 0;
     double learning_rate = 3e-3, holdout_fraction = 0;
@@ -62,7 +70,7 @@ struct Args {
                  "[--states-per-pipeline N] [--rows-out FILE]) [--gpu NAME] [--targets analytic|measured] "
                  "[--epochs N] [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS] "
                  "[--pipeline-names TSV] [--holdout-fraction F] [--compare WEIGHTS|default]... "
-                 "[--max-states-per-pipeline N] [--report FILE] --out WEIGHTS\n",
+                 "[--max-states-per-pipeline N] [--batch-within pipeline|step] [--report FILE] --out WEIGHTS\n",
                  why.c_str());
     std::exit(2);
 }
@@ -98,6 +106,7 @@ Args parse(int argc, char **argv) {
         else if (k == "--compare") a.compare.push_back(value());
         else if (k == "--max-states-per-pipeline") a.max_states_per_pipeline = int(number(value()));
         else if (k == "--report") a.report = value();
+        else if (k == "--batch-within") a.batch_within = value();
         else usage("unknown argument " + k);
     }
     if (a.out.empty()) usage("--out is required");
@@ -106,6 +115,7 @@ Args parse(int argc, char **argv) {
     if (!(a.holdout_fraction >= 0 && a.holdout_fraction < 1)) usage("--holdout-fraction must be in [0, 1)");
     if (a.holdout_fraction > 0 && a.rows.empty()) usage("--holdout-fraction needs --rows");
     if (!a.compare.empty() && a.holdout_fraction == 0) usage("--compare needs --holdout-fraction");
+    if (a.batch_within != "pipeline" && a.batch_within != "step") usage("--batch-within must be pipeline or step");
     return a;
 }
 
@@ -151,6 +161,24 @@ PipelineSamples subsample(PipelineSamples p, int max_states, std::mt19937_64 &rn
     for (std::size_t i : idx) {
         out.states.push_back(std::move(p.states[i]));
         out.runtimes_ms.push_back(p.runtimes_ms[i]);
+    }
+    return out;
+}
+
+// Each pipeline's same-step groups (holdout_evaluation.h) of at least
+// min_group states as pipelines of their own; smaller groups are dropped.
+std::vector<PipelineSamples> split_by_step(std::vector<PipelineSamples> pipes, int min_group) {
+    std::vector<PipelineSamples> out;
+    for (auto &p : pipes) {
+        const auto groups = same_step_groups(p.states, min_group);
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            PipelineSamples q{p.name + " step group " + std::to_string(g), p.stages, {}, {}};
+            for (int i : groups[g]) {
+                q.states.push_back(std::move(p.states[static_cast<std::size_t>(i)]));
+                q.runtimes_ms.push_back(p.runtimes_ms[static_cast<std::size_t>(i)]);
+            }
+            out.push_back(std::move(q));
+        }
     }
     return out;
 }
@@ -275,6 +303,8 @@ int main(int argc, char **argv) {
             else train.push_back(subsample(std::move(data[i]), a.max_states_per_pipeline, subsample_rng));
         }
         data.clear();
+        std::size_t training_pipelines = train.size();
+        if (a.batch_within == "step") train = split_by_step(std::move(train), 4);
 
         std::size_t states = 0, rows = 0;
         for (const auto &p : train) {
@@ -283,8 +313,8 @@ int main(int argc, char **argv) {
         }
         std::size_t held_states = 0;
         for (const auto &p : held_out) held_states += p.states.size();
-        std::fprintf(stderr, "training on %zu pipelines (%zu states, %zu stage rows); %zu pipelines (%zu states) held out\n",
-                     train.size(), states, rows, held_out.size(), held_states);
+        std::fprintf(stderr, "training on %zu pipelines (%zu states, %zu stage rows, batches within %s: %zu sets); %zu pipelines (%zu states) held out\n",
+                     training_pipelines, states, rows, a.batch_within.c_str(), train.size(), held_out.size(), held_states);
 
         NetworkWeights w = a.init.empty() ? NetworkWeights::initial(a.seed) : read_weights_file(a.init).weights;
         TrainingOptions opt;
@@ -301,9 +331,13 @@ int main(int argc, char **argv) {
                            std::to_string(a.seed) + (a.init.empty() ? ", from NetworkWeights::initial" : ", from " + a.init) +
                            ") to " + (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu->name
                                                               : std::string("measured runtimes")) +
-                           " on " + rows_origin + "; " + std::to_string(train.size()) + " pipelines, " +
-                           std::to_string(states) + " states, " + std::to_string(rows) +
-                           " stage rows; validation (20% of each pipeline's states) before: " + describe(rep.validation_before) +
+                           " on " + rows_origin + "; " + std::to_string(training_pipelines) + " pipelines, " +
+                           std::to_string(states) + " states, " + std::to_string(rows) + " stage rows" +
+                           (a.batch_within == "step" ? ", batches within " + std::to_string(train.size()) +
+                                                           " same-step groups of >= 4 states"
+                                                     : std::string()) +
+                           "; validation (20% of each " + (a.batch_within == "step" ? "group" : "pipeline") +
+                           "'s states) before: " + describe(rep.validation_before) +
                            "; after: " + describe(rep.validation_after);
         std::printf("train before:      %s\ntrain after:       %s\nvalidation before: %s\nvalidation after:  %s\n",
                     describe(rep.train_before).c_str(), describe(rep.train_after).c_str(),
