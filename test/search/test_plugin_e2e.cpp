@@ -1,15 +1,21 @@
 // The plugin end to end, through a real generator in its own process.
+// Every program runs through tuner/subprocess.h (an argv, never a shell
+// line), so paths with spaces or quotes cannot break the commands.
 #include <catch2/catch.hpp>
 
-#include <cstdlib>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "costmodel/feature_rows_file.h"
 #include "costmodel/featurization_blob.h"
+#include "tuner/subprocess.h"
 
 namespace fs = std::filesystem;
 
@@ -22,24 +28,32 @@ std::string read_file(const fs::path &p) {
     return ss.str();
 }
 
-std::string quote(const std::string &s) { return "'" + s + "'"; }
+// Runs a program; stdout and stderr, and how it failed if it did, go to log.
+bool run(std::vector<std::string> argv, std::string &log, std::map<std::string, std::string> env = {}) {
+    gpusched::ProcessSpec spec;
+    spec.argv = std::move(argv);
+    spec.env = std::move(env);
+    spec.timeout = std::chrono::minutes(10);
+    const gpusched::ProcessResult r = gpusched::run_process(spec);
+    log = r.out + r.err;
+    if (!r.ok()) log += "\n[" + spec.argv[0] + ": " + (r.started ? r.describe_failure() : r.start_error) + "]";
+    return r.ok();
+}
 
 // Runs the generator with the plugin for `target` and config `cfg` into a
-// fresh directory; returns the exit status, output in `log`.
-int run_generator(const std::string &name, const std::string &target, const nlohmann::json &cfg, fs::path &dir,
-                  std::string &log) {
+// fresh directory (extra_args after the others, e.g. -f NAME); true if it
+// succeeded, its output in `log`.
+bool run_generator(const std::string &name, const std::string &target, const nlohmann::json &cfg, fs::path &dir,
+                   std::string &log, const std::vector<std::string> &extra_args = {}) {
     dir = fs::path(GS_WORK_DIR) / name;
     fs::remove_all(dir);
     fs::create_directories(dir);
     std::ofstream(dir / "config.json") << cfg.dump(2);
-    std::string cmd = "GPUSCHED_CONFIG=" + quote((dir / "config.json").string()) + " " + quote(GS_BLUR_GENERATOR) +
-                      " -g gs_blur -o " + quote(dir.string()) +
-                      " -e static_library,h,registration,schedule,featurization -p " + quote(GS_PLUGIN) +
-                      " -s gpusched target=" + target + " auto_schedule=true > " + quote((dir / "log.txt").string()) +
-                      " 2>&1";
-    int rc = std::system(cmd.c_str());
-    log = read_file(dir / "log.txt");
-    return rc;
+    std::vector<std::string> argv = {GS_BLUR_GENERATOR, "-g", "gs_blur", "-o", dir.string(),
+                                     "-e", "static_library,h,registration,schedule,featurization",
+                                     "-p", GS_PLUGIN, "-s", "gpusched", "target=" + target, "auto_schedule=true"};
+    argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+    return run(argv, log, {{"GPUSCHED_CONFIG", (dir / "config.json").string()}});
 }
 
 std::string extract_ptx(const std::string &archive) {
@@ -58,18 +72,21 @@ TEST_CASE("the plugin schedules a generator for CUDA; its PTX assembles for sm_9
     nlohmann::json cfg = {{"beam_size", 4}, {"passes", 2}, {"seed", 11}, {"cost_model", "analytic"}};
     cfg["record_path"] = (fs::path(GS_WORK_DIR) / "cuda_record.json").string();
     fs::create_directories(GS_WORK_DIR);
-    int rc = run_generator("cuda", "host-cuda-cuda_capability_86", cfg, dir, log);
+    const bool ok = run_generator("cuda", "host-cuda-cuda_capability_86", cfg, dir, log);
     INFO(log);
-    REQUIRE(rc == 0);
+    REQUIRE(ok);
     std::string ptx = extract_ptx(read_file(dir / "gs_blur.a"));
     REQUIRE(!ptx.empty());
     std::ofstream(dir / "kernels.ptx") << ptx;
     if (!fs::exists(GS_PTXAS)) {
         WARN("ptxas not found at " GS_PTXAS ": PTX not assembled");
     } else {
-        std::string cmd = std::string(GS_PTXAS) + " -arch=sm_90 " + quote((dir / "kernels.ptx").string()) + " -o " +
-                          quote((dir / "kernels.cubin").string());
-        CHECK(std::system(cmd.c_str()) == 0);
+        std::string ptxas_log;
+        const bool assembled = run({GS_PTXAS, "-arch=sm_90", (dir / "kernels.ptx").string(), "-o",
+                                    (dir / "kernels.cubin").string()},
+                                   ptxas_log);
+        INFO(ptxas_log);
+        CHECK(assembled);
     }
     std::string schedule = read_file(dir / "gs_blur.schedule.h");
     CHECK(schedule.find("apply_schedule_gs_blur") != std::string::npos);
@@ -92,20 +109,20 @@ TEST_CASE("the plugin schedules a generator for CUDA; its PTX assembles for sm_9
         fs::remove_all(sdir);
         fs::create_directories(sdir);
         std::string gen = (sdir / "gs_blur_from_schedule.gen").string();
-        std::string cc = std::string(GS_CXX) + " -std=c++17 -O0 -fno-rtti -o " + quote(gen) +
-                         " -DGS_SCHEDULE_HEADER='\"" + (dir / "gs_blur.schedule.h").string() + "\"' -I" +
-                         quote(GS_HALIDE_INCLUDE) + " " + quote(GS_GENERATOR_SOURCE) + " " + quote(GS_GENGEN) + " " +
-                         quote(GS_HALIDE_LIB) + " -ldl -lpthread -rdynamic > " + quote((sdir / "cc.txt").string()) +
-                         " 2>&1";
-        int crc = std::system(cc.c_str());
-        INFO(read_file(sdir / "cc.txt"));
-        REQUIRE(crc == 0);
-        std::string run = quote(gen) + " -g gs_blur -o " + quote(sdir.string()) +
-                          " -e static_library,h target=host-cuda-cuda_capability_86 > " +
-                          quote((sdir / "log.txt").string()) + " 2>&1";
-        int rrc = std::system(run.c_str());
-        INFO(read_file(sdir / "log.txt"));
-        REQUIRE(rrc == 0);
+        std::string cc_log;
+        const bool compiled = run({GS_CXX, "-std=c++17", "-O0", "-fno-rtti", "-o", gen,
+                                   "-DGS_SCHEDULE_HEADER=\"" + (dir / "gs_blur.schedule.h").string() + "\"",
+                                   std::string("-I") + GS_HALIDE_INCLUDE, GS_GENERATOR_SOURCE, GS_GENGEN, GS_HALIDE_LIB,
+                                   "-ldl", "-lpthread", "-rdynamic"},
+                                  cc_log);
+        INFO(cc_log);
+        REQUIRE(compiled);
+        std::string gen_log;
+        const bool generated = run({gen, "-g", "gs_blur", "-o", sdir.string(), "-e", "static_library,h",
+                                    "target=host-cuda-cuda_capability_86"},
+                                   gen_log);
+        INFO(gen_log);
+        REQUIRE(generated);
         std::string ptx2 = extract_ptx(read_file(sdir / "gs_blur.a"));
         REQUIRE(!ptx2.empty());
         CHECK(ptx2 == ptx);
@@ -116,9 +133,9 @@ TEST_CASE("the plugin schedules a generator for CUDA; its PTX assembles for sm_9
         replay["record_path"] = (fs::path(GS_WORK_DIR) / "replay_record.json").string();
         fs::path rdir;
         std::string rlog;
-        int rrc = run_generator("replay", "host-cuda-cuda_capability_86", replay, rdir, rlog);
+        const bool replayed = run_generator("replay", "host-cuda-cuda_capability_86", replay, rdir, rlog);
         INFO(rlog);
-        REQUIRE(rrc == 0);
+        REQUIRE(replayed);
         nlohmann::json rrec = nlohmann::json::parse(read_file(replay["record_path"].get<std::string>()));
         CHECK(rrec["decisions"] == rec["decisions"]);
         CHECK(rrec["replayed"].get<bool>());
@@ -129,8 +146,7 @@ TEST_CASE("the plugin schedules a generator for CUDA; its PTX assembles for sm_9
 TEST_CASE("a bad config key makes the generator fail, naming the key", "[e2e]") {
     fs::path dir;
     std::string log;
-    int rc = run_generator("badkey", "host-cuda", {{"beam_sise", 2}}, dir, log);
-    CHECK(rc != 0);
+    CHECK_FALSE(run_generator("badkey", "host-cuda", {{"beam_sise", 2}}, dir, log));
     CHECK(log.find("beam_sise") != std::string::npos);
 }
 
@@ -139,11 +155,11 @@ TEST_CASE("dump_states_path writes a bounded sample of the costed states that re
     std::string log;
     const fs::path rows = fs::path(GS_WORK_DIR) / "dumped_states.rows";
     fs::remove(rows);
-    int rc = run_generator("dump", "host-cuda",
-                           {{"beam_size", 4}, {"passes", 2}, {"dump_states_path", rows.string()}, {"dump_states_max", 16}},
-                           dir, log);
+    const bool ok = run_generator(
+        "dump", "host-cuda",
+        {{"beam_size", 4}, {"passes", 2}, {"dump_states_path", rows.string()}, {"dump_states_max", 16}}, dir, log);
     INFO(log);
-    REQUIRE(rc == 0);
+    REQUIRE(ok);
     std::vector<gpusched::PipelineSamples> back = gpusched::read_feature_rows(rows.string());
     REQUIRE(back.size() == 1);
     CHECK(back[0].states.size() == 16);
@@ -154,12 +170,10 @@ TEST_CASE("dump_states_path writes a bounded sample of the costed states that re
 }
 
 TEST_CASE("the OpenCL build scheduled by the plugin matches the CPU build on POCL", "[e2e][opencl]") {
-    std::string cmd = "HL_OCL_DEVICE_TYPE=cpu " + quote(GS_POCL_RUNNER) + " > " +
-                      quote((fs::path(GS_WORK_DIR) / "pocl_log.txt").string()) + " 2>&1";
-    fs::create_directories(GS_WORK_DIR);
-    int rc = std::system(cmd.c_str());
-    INFO(read_file(fs::path(GS_WORK_DIR) / "pocl_log.txt"));
-    CHECK(rc == 0);
+    std::string log;
+    const bool ok = run({GS_POCL_RUNNER}, log, {{"HL_OCL_DEVICE_TYPE", "cpu"}});
+    INFO(log);
+    CHECK(ok);
 }
 
 TEST_CASE("forced shared-memory, register and staged schedules run correctly on POCL", "[e2e][opencl]") {
@@ -197,25 +211,27 @@ TEST_CASE("forced shared-memory, register and staged schedules run correctly on 
         std::string log;
         std::string fn = std::string("gs_blur_") + v.name;
         // -f names the function; no_runtime: the runner links the build's runtime.
-        int rc = run_generator(std::string("forced_") + v.name, "host-opencl-no_runtime -f " + fn, cfg, dir, log);
+        const bool ok = run_generator(std::string("forced_") + v.name, "host-opencl-no_runtime", cfg, dir, log,
+                                      {"-f", fn});
         INFO(log);
-        REQUIRE(rc == 0);
+        REQUIRE(ok);
         // With -f the outputs are named after the function.
         std::string schedule = read_file(dir / (fn + ".schedule.h"));
         if (std::string(v.name) == "shared") CHECK(schedule.find("GPUShared") != std::string::npos);
         if (std::string(v.name) == "staged") CHECK(schedule.find(".in(output)") != std::string::npos);
         std::string exe = (dir / "runner").string();
-        std::string cmd = std::string(GS_CXX) + " -std=c++17 -O1 -o " + quote(exe) + " -DGS_FUNC=" + fn +
-                          " -DGS_HEADER='\"" + (dir / (fn + ".h")).string() + "\"' -I" + quote(GS_CPU_INCLUDE) +
-                          " -I" + quote(GS_HALIDE_INCLUDE) + " " + quote(GS_RUNNER_SOURCE) + " " +
-                          quote((dir / (fn + ".a")).string()) + " " + quote(GS_CPU_LIB) + " " +
-                          quote(GS_OCL_RUNTIME) + " -ldl -lpthread > " + quote((dir / "cc.txt").string()) + " 2>&1";
-        int cc = std::system(cmd.c_str());
-        INFO(read_file(dir / "cc.txt"));
-        REQUIRE(cc == 0);
-        std::string run = "HL_OCL_DEVICE_TYPE=cpu " + quote(exe) + " > " + quote((dir / "run.txt").string()) + " 2>&1";
-        int rr = std::system(run.c_str());
-        INFO(read_file(dir / "run.txt"));
-        CHECK(rr == 0);
+        std::string cc_log;
+        const bool compiled =
+            run({GS_CXX, "-std=c++17", "-O1", "-o", exe, "-DGS_FUNC=" + fn,
+                 "-DGS_HEADER=\"" + (dir / (fn + ".h")).string() + "\"", std::string("-I") + GS_CPU_INCLUDE,
+                 std::string("-I") + GS_HALIDE_INCLUDE, GS_RUNNER_SOURCE, (dir / (fn + ".a")).string(), GS_CPU_LIB,
+                 GS_OCL_RUNTIME, "-ldl", "-lpthread"},
+                cc_log);
+        INFO(cc_log);
+        REQUIRE(compiled);
+        std::string run_log;
+        const bool ran = run({exe}, run_log, {{"HL_OCL_DEVICE_TYPE", "cpu"}});
+        INFO(run_log);
+        CHECK(ran);
     }
 }
