@@ -61,10 +61,25 @@ struct Pass {
     std::vector<State> children;
     std::vector<size_t> fresh;  // children still to be costed
 
-    void add_featurized(std::shared_ptr<const Decisions> d, const LoopNest &nest) {
+    // One scratch state and its loop nest: a candidate is written into
+    // `work` (the parent with the step Func's decision replaced) and the
+    // nest rebuilt in place, so checking and featurizing a candidate
+    // allocates almost nothing; only candidates that are kept get their
+    // own copy of the decisions.
+    Decisions work;
+    std::unique_ptr<LoopNest> scratch;
+
+    const LoopNest &nest_for(const FuncDecision &f, int n) {
+        work.funcs[n] = f;
+        if (!scratch) scratch = std::make_unique<LoopNest>(dag, work);
+        else scratch->rebuild();
+        return *scratch;
+    }
+
+    void add_featurized(const LoopNest &nest) {
         auto t = Clock::now();
         State c;
-        c.d = std::move(d);
+        c.d = std::make_shared<const Decisions>(nest.decisions);
         c.features = std::make_shared<const StateFeatures>(featurize(nest, gpu, memo));
         stats.seconds_featurize += since(t);
         stats.states_featurized++;
@@ -81,46 +96,36 @@ struct Pass {
             children.push_back(p);  // unchanged: same features, same cost
             return;
         }
+        work = *p.d;  // copy-assignment: reuses the scratch's capacity
         if (fz && id.phase == 0) {
             // A frozen Func takes its pre-pass decision, tiling included, in
             // one step. If the unfrozen Funcs around it made that illegal
             // (e.g. an inlined Func now recomputes too much), it is searched
             // for this state like any other.
-            auto d = std::make_shared<Decisions>(*p.d);
-            d->funcs[n] = *fz;
             stats.states_enumerated++;
-            LoopNest nest(dag, *d);
+            const LoopNest &nest = nest_for(*fz, n);
             if (classify_candidate(nest, id, gpu, config.limits) != Verdict::Hard) {
-                add_featurized(std::move(d), nest);
+                add_featurized(nest);
                 return;
             }
             stats.states_pruned_hard++;
         }
         std::vector<FuncDecision> opts = enumerate_options(dag, *p.d, id, gpu, prepass);
         stats.states_enumerated += static_cast<int64_t>(opts.size());
-        auto make = [&](size_t i) {
-            auto d = std::make_shared<Decisions>(*p.d);
-            d->funcs[n] = std::move(opts[i]);
-            return std::shared_ptr<const Decisions>(std::move(d));
-        };
         if (!config.hierarchical_sampling) {
             // All candidates that pass pruning; soft criteria apply only when
             // some sibling meets them.
-            std::vector<std::pair<std::shared_ptr<const Decisions>, std::unique_ptr<LoopNest>>> ok;
-            std::vector<std::shared_ptr<const Decisions>> soft;
+            std::vector<Verdict> verdict(opts.size());
+            bool any_ok = false;
             for (size_t i = 0; i < opts.size(); i++) {
-                auto d = make(i);
-                auto nest = std::make_unique<LoopNest>(dag, *d);
-                Verdict v = classify_candidate(*nest, id, gpu, config.limits);
-                if (v == Verdict::Hard) stats.states_pruned_hard++;
-                else if (v == Verdict::Soft) soft.push_back(std::move(d));
-                else ok.emplace_back(std::move(d), std::move(nest));
+                verdict[i] = classify_candidate(nest_for(opts[i], n), id, gpu, config.limits);
+                if (verdict[i] == Verdict::Hard) stats.states_pruned_hard++;
+                any_ok = any_ok || verdict[i] == Verdict::Ok;
             }
-            if (!ok.empty()) {
-                stats.states_pruned_soft += static_cast<int64_t>(soft.size());
-                for (auto &o : ok) add_featurized(std::move(o.first), *o.second);
-            } else {
-                for (auto &d : soft) add_featurized(d, LoopNest(dag, *d));
+            const Verdict take = any_ok ? Verdict::Ok : Verdict::Soft;
+            for (size_t i = 0; i < opts.size(); i++) {
+                if (verdict[i] == take) add_featurized(nest_for(opts[i], n));
+                else if (verdict[i] == Verdict::Soft) stats.states_pruned_soft++;
             }
             return;
         }
@@ -140,6 +145,7 @@ struct Pass {
             if (b.empty()) bucket_order.push_back(h);
             b.push_back(i);
         }
+        std::vector<size_t> soft;
         for (uint64_t h : bucket_order) {
             std::vector<size_t> &b = buckets[h];
             size_t want = std::max<size_t>(1, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(b.size())))));
@@ -148,24 +154,23 @@ struct Pass {
                 std::swap(b[q], b[r]);
             }
             size_t ok = 0;
-            std::vector<std::shared_ptr<const Decisions>> soft;
+            soft.clear();
             size_t q = 0;
             for (; q < b.size() && ok < want; q++) {
-                auto d = make(b[q]);
-                LoopNest nest(dag, *d);
+                const LoopNest &nest = nest_for(opts[b[q]], n);
                 Verdict v = classify_candidate(nest, id, gpu, config.limits);
                 if (v == Verdict::Ok) {
-                    add_featurized(std::move(d), nest);
+                    add_featurized(nest);
                     ok++;
                 } else if (v == Verdict::Soft) {
-                    soft.push_back(std::move(d));
+                    soft.push_back(b[q]);
                 } else {
                     stats.states_pruned_hard++;
                 }
             }
-            for (auto &d : soft) {
+            for (size_t i : soft) {
                 if (ok < want) {
-                    add_featurized(d, LoopNest(dag, *d));
+                    add_featurized(nest_for(opts[i], n));
                     ok++;
                 } else {
                     stats.states_pruned_soft++;
@@ -344,7 +349,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     Frozen frozen;
     if (config.freezing) {
         auto tp = Clock::now();
-        Pass pre{dag, model, gpu, config, rng, stats, memo_ptr, nullptr, true, 0, nullptr, nullptr, {}, {}};
+        Pass pre{dag, model, gpu, config, rng, stats, memo_ptr, nullptr, true, 0, nullptr, nullptr, {}, {}, {}, {}};
         std::vector<State> beam = pre.run(start);
         if (const State *best = cheapest(beam)) {
             frozen = choose_frozen(dag, *best);
@@ -364,7 +369,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     for (int pass = 0; pass < passes; pass++) {
         std::map<uint64_t, int> expanded_this_pass;
         Pass p{dag,   model, gpu,  config, rng, stats, memo_ptr, frozen.empty() ? nullptr : &frozen, false,
-               pass,  &expanded_in_earlier_passes, &expanded_this_pass, {}, {}};
+               pass,  &expanded_in_earlier_passes, &expanded_this_pass, {}, {}, {}, {}};
         std::vector<State> beam = p.run(start);
         for (auto &kv : expanded_this_pass) expanded_in_earlier_passes[kv.first] += kv.second;
         for (State &s : beam) {

@@ -471,18 +471,30 @@ namespace {
 // What a kernel's features depend on: its Funcs' decisions, and for every
 // producer its stages read (through inlined Funcs) whether it is inlined,
 // and if not where it is stored.
-std::vector<int64_t> kernel_key(const LoopNest &nest, int kernel) {
+// Scratch buffers of kernel_key, reused across kernels and states.
+struct KeyScratch {
+    std::vector<int> members;
+    std::vector<char> visited;
+    std::vector<const Stage *> work;
+};
+
+void kernel_key(const LoopNest &nest, int kernel, std::vector<int64_t> &key, KeyScratch &scratch) {
     const FunctionDAG &dag = nest.dag;
     const Kernel &k = nest.kernels[kernel];
-    std::vector<int64_t> key{k.node, k.stage};
-    std::vector<int> members;
+    key.clear();
+    key.push_back(k.node);
+    key.push_back(k.stage);
+    std::vector<int> &members = scratch.members;
+    members.clear();
     for (int idx : k.stages) {
         int n = nest.stages[idx].node;
         if (std::find(members.begin(), members.end(), n) == members.end()) members.push_back(n);
     }
     std::sort(members.begin(), members.end());
-    std::vector<bool> visited(dag.nodes.size(), false);
-    std::vector<const Stage *> work;
+    std::vector<char> &visited = scratch.visited;
+    visited.assign(dag.nodes.size(), 0);
+    std::vector<const Stage *> &work = scratch.work;
+    work.clear();
     for (int n : members) {
         const FuncDecision &f = nest.decisions.funcs[n];
         key.push_back(-1);
@@ -505,7 +517,7 @@ std::vector<int64_t> kernel_key(const LoopNest &nest, int kernel) {
         for (const Edge &e : st->edges) {
             if (e.producer.is_image || visited[e.producer.index]) continue;
             int p = e.producer.index;
-            visited[p] = true;
+            visited[p] = 1;
             ComputeLocation loc = nest.location(p);
             if (loc == ComputeLocation::Unscheduled) loc = ComputeLocation::Root;  // both read from global
             key.push_back(p);
@@ -513,7 +525,6 @@ std::vector<int64_t> kernel_key(const LoopNest &nest, int kernel) {
             if (loc == ComputeLocation::Inline) work.push_back(&dag.nodes[p].stages[0]);
         }
     }
-    return key;
 }
 
 // Calls made to inlined Funcs by one evaluation of `st`, each call site
@@ -535,12 +546,13 @@ void count_inlined_calls(const LoopNest &nest, const Stage &st, double calls_per
 // call inside its consumers' threads, so the row carries the total call
 // count as its points and scalars; the loads it issues are already in its
 // consumers' rows (collect_accesses follows inlined calls).
-void append_inlined_rows(const LoopNest &nest, const std::vector<ScheduleFeatures> &rows, StateFeatures &s) {
+void append_inlined_rows(const LoopNest &nest, StateFeatures &s) {
     using SF = ScheduleFeature;
     std::map<int, double> calls;
     for (size_t i = 0; i < nest.stages.size(); i++) {
         const ScheduledStage &ss = nest.stages[i];
-        count_inlined_calls(nest, nest.dag.nodes[ss.node].stages[ss.stage], rows[i][SF::points_computed_total], calls, 0);
+        count_inlined_calls(nest, nest.dag.nodes[ss.node].stages[ss.stage], s.schedule[i][SF::points_computed_total],
+                            calls, 0);
     }
     for (const auto &[node, n_calls] : calls) {
         if (n_calls <= 0) continue;
@@ -606,12 +618,15 @@ void FeatureMemo::insert(std::vector<int64_t> key, std::vector<ScheduleFeatures>
 }
 
 StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo) {
-    std::vector<ScheduleFeatures> rows(nest.stages.size());
+    StateFeatures s;
+    std::vector<ScheduleFeatures> &rows = s.schedule;
+    rows.resize(nest.stages.size());
+    thread_local std::vector<int64_t> key;
+    thread_local KeyScratch scratch;
     for (size_t kidx = 0; kidx < nest.kernels.size(); kidx++) {
         const Kernel &k = nest.kernels[kidx];
-        std::vector<int64_t> key;
         if (memo) {
-            key = kernel_key(nest, static_cast<int>(kidx));
+            kernel_key(nest, static_cast<int>(kidx), key, scratch);
             const std::vector<ScheduleFeatures> *cached = memo->find(key);
             if (cached && cached->size() == k.stages.size()) {
                 memo->hits++;
@@ -627,7 +642,7 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
         }
         if (memo) {
             memo->misses++;
-            memo->insert(std::move(key), std::move(fresh));
+            memo->insert(key, std::move(fresh));
         }
     }
     // working_set_at_root depends on every root allocation: per state.
@@ -636,15 +651,12 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
         if (nest.location(static_cast<int>(n)) == ComputeLocation::Root)
             ws_root += static_cast<double>(region_points(nest.dag.nodes[n].region)) * nest.dag.nodes[n].bytes_per_point;
     }
-    StateFeatures s;
     s.stage_ids.reserve(nest.stages.size());
-    s.schedule.reserve(nest.stages.size());
     for (size_t i = 0; i < nest.stages.size(); i++) {
         rows[i][ScheduleFeature::working_set_at_root] = ws_root;
         s.stage_ids.push_back(nest.dag.stage_id(nest.stages[i].node, nest.stages[i].stage));
-        s.schedule.push_back(rows[i]);
     }
-    append_inlined_rows(nest, rows, s);
+    append_inlined_rows(nest, s);
     return s;
 }
 

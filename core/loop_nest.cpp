@@ -68,15 +68,70 @@ Region LoopNest::written(const Stage &s, const std::vector<Span> &loop_bounds) c
     return r;
 }
 
-LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), decisions(d) {
+LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), decisions(d) { rebuild(); }
+
+namespace {
+
+// Loop bounds of a stage when its Func's region is func_region, into out
+// (FunctionDAG::loop_bounds without allocating when out has the capacity).
+void loop_bounds_into(const Stage &s, const Region &func_region, std::vector<Span> &out) {
+    out.resize(s.loops.size());
+    for (size_t i = 0; i < s.loops.size(); i++) {
+        const LoopDim &l = s.loops[i];
+        if (l.is_rvar) out[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
+        else out[i] = func_region[l.func_arg];
+    }
+}
+
+template <typename T>
+T take(std::vector<T> &spare) {
+    if (spare.empty()) return T{};
+    T t = std::move(spare.back());
+    spare.pop_back();
+    return t;
+}
+
+} // namespace
+
+void LoopNest::rebuild() {
+    const Decisions &d = decisions;
     const size_t n_nodes = dag.nodes.size();
     assert(d.funcs.size() == n_nodes && "decisions must have one entry per Func");
-    stage_at.assign(n_nodes, {});
-    realization_region.assign(n_nodes, {});
-    block_region.assign(n_nodes, {});
+    // Keep the previous build's parts for their capacity (every field that
+    // matters is assigned again below before it is read).
+    for (ScheduledStage &ss : stages) spare_stages_.push_back(std::move(ss));
+    stages.clear();
+    for (LoopNode &ln : loops) spare_loops_.push_back(std::move(ln));
+    loops.clear();
+    for (Kernel &k : kernels) spare_kernels_.push_back(std::move(k));
+    kernels.clear();
+    stage_at.resize(n_nodes);
+    realization_region.resize(n_nodes);
+    block_region.resize(n_nodes);
+    for (size_t i = 0; i < n_nodes; i++) {
+        stage_at[i].clear();
+        realization_region[i].clear();
+        block_region[i].clear();
+    }
     realizations.assign(n_nodes, 0);
-    std::vector<int> kernel_of_node(n_nodes, -1);  // kernel of stage 0 of a root Func
+    std::vector<int> &kernel_of_node = kernel_of_node_;  // kernel of stage 0 of a root Func
+    kernel_of_node.assign(n_nodes, -1);
 
+    auto new_stage = [&](int n, int si, ComputeLocation loc, size_t nl) {
+        ScheduledStage ss = take(spare_stages_);
+        ss.node = n;
+        ss.stage = si;
+        ss.location = loc;
+        ss.kernel = -1;
+        ss.serial.assign(nl, 1);
+        ss.thread.assign(nl, 1);
+        ss.block.assign(nl, 1);
+        ss.num_realizations = 1;
+        ss.threads = 1;
+        ss.thread_shape = {1, 1, 1};
+        ss.thread_slot.clear();
+        return ss;
+    };
     auto middle_thread_tile = [](ScheduledStage &ss) {
         ss.loops_thread = ss.loops_block;
         for (size_t i = 0; i < ss.serial.size(); i++) {
@@ -126,20 +181,19 @@ LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), dec
             realizations[ni] = 1;
             for (size_t si = 0; si < node.stages.size(); si++) {
                 const Stage &st = node.stages[si];
-                ScheduledStage ss;
-                ss.node = n;
-                ss.stage = static_cast<int>(si);
-                ss.location = fd.location;
-                ss.loops_realization = dag.loop_bounds(st, node.region);
                 size_t nl = st.loops.size();
-                ss.serial.assign(nl, 1);
-                ss.thread.assign(nl, 1);
-                ss.block.assign(nl, 1);
+                ScheduledStage ss = new_stage(n, static_cast<int>(si), fd.location, nl);
+                loop_bounds_into(st, node.region, ss.loops_realization);
                 const StageTiling *t = fd.tiled && si < fd.stages.size() ? &fd.stages[si] : nullptr;
                 ss.loops_block = ss.loops_realization;
-                Kernel k;
+                Kernel k = take(spare_kernels_);
                 k.node = n;
                 k.stage = static_cast<int>(si);
+                k.num_blocks = 1;
+                k.block_shape = {1, 1, 1};
+                k.threads_per_block = 1;
+                k.shared_bytes = 0;
+                k.stages.clear();
                 for (size_t i = 0; i < nl; i++) {
                     int64_t ext = ss.loops_realization[i].extent();
                     if (st.loops[i].is_rvar) {
@@ -165,7 +219,7 @@ LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), dec
                     block_region[ni] = written(st, ss.loops_block);
                 }
                 k.stages.push_back(static_cast<int>(stages.size()));
-                kernels.push_back(k);
+                kernels.push_back(std::move(k));
                 stage_at[ni][si] = static_cast<int>(stages.size());
                 stages.push_back(std::move(ss));
             }
@@ -182,17 +236,11 @@ LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), dec
             realizations[ni] = kernels[kernel].num_blocks;
             for (size_t si = 0; si < node.stages.size(); si++) {
                 const Stage &st = node.stages[si];
-                ScheduledStage ss;
-                ss.node = n;
-                ss.stage = static_cast<int>(si);
-                ss.location = fd.location;
-                ss.kernel = kernel;
-                ss.loops_realization = dag.loop_bounds(st, r);
-                ss.loops_block = ss.loops_realization;
                 size_t nl = st.loops.size();
-                ss.serial.assign(nl, 1);
-                ss.thread.assign(nl, 1);
-                ss.block.assign(nl, 1);
+                ScheduledStage ss = new_stage(n, static_cast<int>(si), fd.location, nl);
+                ss.kernel = kernel;
+                loop_bounds_into(st, r, ss.loops_realization);
+                ss.loops_block = ss.loops_realization;
                 int pure_seen = 0;
                 for (size_t i = 0; i < nl; i++) {
                     int64_t ext = ss.loops_realization[i].extent();
@@ -225,33 +273,29 @@ LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), dec
         // Thread level: computed serially by each thread of the host stage.
         int host_idx = stage_at[fd.host].empty() ? -1 : stage_at[fd.host][0];
         assert(host_idx >= 0 && "a Thread-level Func's host must be scheduled before it");
-        const ScheduledStage host = stages[host_idx];
-        int kernel = host.kernel;
+        // Copies, not a reference: `stages` grows below.
+        const int kernel = stages[host_idx].kernel;
+        const int64_t host_threads = stages[host_idx].threads;
+        const std::array<int64_t, 3> host_shape = stages[host_idx].thread_shape;
         Region r = consumers_in_kernel(n, kernel, true);
         if (r.empty()) r = node.region;
         Region rb = consumers_in_kernel(n, kernel, false);
         if (rb.empty()) rb = r;
         realization_region[ni] = r;
         block_region[ni] = rb;
-        realizations[ni] = kernels[kernel].num_blocks * host.threads;
+        realizations[ni] = kernels[kernel].num_blocks * host_threads;
         for (size_t si = 0; si < node.stages.size(); si++) {
             const Stage &st = node.stages[si];
-            ScheduledStage ss;
-            ss.node = n;
-            ss.stage = static_cast<int>(si);
-            ss.location = fd.location;
-            ss.kernel = kernel;
-            ss.loops_realization = dag.loop_bounds(st, r);
-            ss.loops_block = dag.loop_bounds(st, rb);
-            ss.loops_thread = ss.loops_realization;
             size_t nl = st.loops.size();
-            ss.thread.assign(nl, 1);
-            ss.block.assign(nl, 1);
-            ss.serial.resize(nl);
+            ScheduledStage ss = new_stage(n, static_cast<int>(si), fd.location, nl);
+            ss.kernel = kernel;
+            loop_bounds_into(st, r, ss.loops_realization);
+            loop_bounds_into(st, rb, ss.loops_block);
+            ss.loops_thread = ss.loops_realization;
             for (size_t i = 0; i < nl; i++) ss.serial[i] = ss.loops_realization[i].extent();
             ss.thread_slot.assign(nl, -1);
-            ss.thread_shape = host.thread_shape;
-            ss.threads = host.threads;
+            ss.thread_shape = host_shape;
+            ss.threads = host_threads;
             ss.num_realizations = realizations[ni];
             kernels[kernel].stages.push_back(static_cast<int>(stages.size()));
             stage_at[ni][si] = static_cast<int>(stages.size());
@@ -261,45 +305,56 @@ LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), dec
     for (Kernel &k : kernels) k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
 
     // The tree. Children in realization order: larger node index = producer.
-    loops.push_back(LoopNode{});
-    std::vector<int> thread_node_of_stage(stages.size(), -1);
-    std::vector<int> order(stages.size());
-    for (size_t i = 0; i < order.size(); i++) order[i] = static_cast<int>(i);
     auto add = [&](int parent, LoopKind kind, const ScheduledStage &ss, const std::vector<int64_t> &ext) {
-        LoopNode ln;
+        LoopNode ln = take(spare_loops_);
         ln.kind = kind;
         ln.node = ss.node;
         ln.stage = ss.stage;
         ln.extent = ext;
         ln.parent = parent;
-        loops.push_back(ln);
+        ln.children.clear();
+        ln.stored.clear();
+        loops.push_back(std::move(ln));
         int id = static_cast<int>(loops.size()) - 1;
         loops[parent].children.push_back(id);
         return id;
     };
-    std::vector<int> kernel_block_node(kernels.size(), -1);
+    {
+        LoopNode root = take(spare_loops_);
+        root.kind = LoopKind::Root;
+        root.node = root.stage = root.parent = -1;
+        root.extent.clear();
+        root.children.clear();
+        root.stored.clear();
+        loops.push_back(std::move(root));
+    }
+    std::vector<int> &thread_node_of_stage = thread_node_of_stage_;
+    thread_node_of_stage.assign(stages.size(), -1);
+    std::vector<int> &kernel_block_node = kernel_block_node_;
+    kernel_block_node.assign(kernels.size(), -1);
     // Stages were created consumers first; walk them producers first.
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        const ScheduledStage &ss = stages[*it];
+    const int num_stages = static_cast<int>(stages.size());
+    for (int i = num_stages - 1; i >= 0; i--) {
+        const ScheduledStage &ss = stages[i];
         if (ss.location != ComputeLocation::Root) continue;
         int b = add(0, LoopKind::Block, ss, ss.block);
         kernel_block_node[ss.kernel] = b;
         int t = add(b, LoopKind::Thread, ss, ss.thread);
-        thread_node_of_stage[*it] = t;
+        thread_node_of_stage[i] = t;
         add(t, LoopKind::Serial, ss, ss.serial);
         if (ss.stage == 0) loops[0].stored.push_back(ss.node);
     }
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        const ScheduledStage &ss = stages[*it];
+    for (int i = num_stages - 1; i >= 0; i--) {
+        const ScheduledStage &ss = stages[i];
         if (ss.location != ComputeLocation::Block) continue;
         int b = kernel_block_node[ss.kernel];
         int t = add(b, LoopKind::Thread, ss, ss.thread);
-        thread_node_of_stage[*it] = t;
+        thread_node_of_stage[i] = t;
         add(t, LoopKind::Serial, ss, ss.serial);
         if (ss.stage == 0) loops[b].stored.push_back(ss.node);
     }
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-        const ScheduledStage &ss = stages[*it];
+    for (int i = num_stages - 1; i >= 0; i--) {
+        const ScheduledStage &ss = stages[i];
         if (ss.location != ComputeLocation::Thread) continue;
         int host_stage = stage_at[d.funcs[ss.node].host][0];
         int t = thread_node_of_stage[host_stage];
@@ -307,8 +362,11 @@ LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), dec
         add(t, LoopKind::Serial, ss, ss.serial);
         if (ss.stage == 0) loops[t].stored.push_back(ss.node);
     }
+    // (node, stage) pairs are distinct among a node's children, so this
+    // order is total and std::sort (no temporary buffer, unlike
+    // std::stable_sort) gives the same result.
     for (LoopNode &ln : loops) {
-        std::stable_sort(ln.children.begin(), ln.children.end(), [&](int a, int b) {
+        std::sort(ln.children.begin(), ln.children.end(), [&](int a, int b) {
             if (loops[a].node != loops[b].node) return loops[a].node > loops[b].node;
             return loops[a].stage < loops[b].stage;
         });
