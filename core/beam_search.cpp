@@ -36,6 +36,14 @@ double uniform01(std::mt19937_64 &rng) { return static_cast<double>(rng() >> 11)
 // at one address for the loop nest that refers to them.
 struct State {
     std::shared_ptr<const Decisions> d;
+    // A child not yet selected into a beam keeps only its parent's decisions
+    // and the step Func's new one: most children are dropped after costing,
+    // and copying a whole state for each was a large part of the search's
+    // allocations. materialize() builds d when the child is selected.
+    std::shared_ptr<const Decisions> base;
+    int changed = -1;
+    FuncDecision change;
+    uint64_t penalty_hash = 0;  // structural hash at the penalty depth (sec. 4.5)
     double cost = 0;
     double ranked_cost = 0;
     std::shared_ptr<const std::vector<double>> stage_costs;
@@ -43,6 +51,15 @@ struct State {
 };
 
 using Frozen = std::vector<std::optional<FuncDecision>>;  // per Func
+
+void materialize(State &s) {
+    if (s.changed < 0) return;
+    auto d = std::make_shared<Decisions>(*s.base);
+    d->funcs[s.changed] = std::move(s.change);
+    s.d = std::move(d);
+    s.base.reset();
+    s.changed = -1;
+}
 
 struct Pass {
     const FunctionDAG &dag;
@@ -76,10 +93,19 @@ struct Pass {
         return *scratch;
     }
 
-    void add_featurized(const LoopNest &nest) {
+    // The parent being expanded and its structural hash at the penalty depth.
+    const State *parent = nullptr;
+    uint64_t parent_penalty_hash = 0;
+
+    void add_featurized(const LoopNest &nest, int n) {
         auto t = Clock::now();
         State c;
-        c.d = std::make_shared<const Decisions>(nest.decisions);
+        c.base = parent->d;
+        c.changed = n;
+        c.change = nest.decisions.funcs[n];
+        if (earlier && index > 0)
+            c.penalty_hash = parent_penalty_hash - func_structural_hash(n, parent->d->funcs[n], index) +
+                             func_structural_hash(n, c.change, index);
         c.features = std::make_shared<const StateFeatures>(featurize(nest, gpu, memo));
         stats.seconds_featurize += since(t);
         stats.states_featurized++;
@@ -97,6 +123,8 @@ struct Pass {
             return;
         }
         work = *p.d;  // copy-assignment: reuses the scratch's capacity
+        parent = &p;
+        if (earlier && index > 0) parent_penalty_hash = structural_hash(*p.d, index);
         if (fz && id.phase == 0) {
             // A frozen Func takes its pre-pass decision, tiling included, in
             // one step. If the unfrozen Funcs around it made that illegal
@@ -105,7 +133,7 @@ struct Pass {
             stats.states_enumerated++;
             const LoopNest &nest = nest_for(*fz, n);
             if (classify_candidate(nest, id, gpu, config.limits) != Verdict::Hard) {
-                add_featurized(nest);
+                add_featurized(nest, n);
                 return;
             }
             stats.states_pruned_hard++;
@@ -124,7 +152,7 @@ struct Pass {
             }
             const Verdict take = any_ok ? Verdict::Ok : Verdict::Soft;
             for (size_t i = 0; i < opts.size(); i++) {
-                if (verdict[i] == take) add_featurized(nest_for(opts[i], n));
+                if (verdict[i] == take) add_featurized(nest_for(opts[i], n), n);
                 else if (verdict[i] == Verdict::Soft) stats.states_pruned_soft++;
             }
             return;
@@ -160,7 +188,7 @@ struct Pass {
                 const LoopNest &nest = nest_for(opts[b[q]], n);
                 Verdict v = classify_candidate(nest, id, gpu, config.limits);
                 if (v == Verdict::Ok) {
-                    add_featurized(nest);
+                    add_featurized(nest, n);
                     ok++;
                 } else if (v == Verdict::Soft) {
                     soft.push_back(b[q]);
@@ -170,7 +198,7 @@ struct Pass {
             }
             for (size_t i : soft) {
                 if (ok < want) {
-                    add_featurized(nest_for(opts[i], n));
+                    add_featurized(nest_for(opts[i], n), n);
                     ok++;
                 } else {
                     stats.states_pruned_soft++;
@@ -187,7 +215,7 @@ struct Pass {
     void rank(State &c) const {
         double penalty = 1;
         if (earlier && index > 0) {
-            auto it = earlier->find(structural_hash(*c.d, index));
+            auto it = earlier->find(c.changed >= 0 ? c.penalty_hash : structural_hash(*c.d, index));
             if (it != earlier->end()) penalty += it->second;
         }
         c.ranked_cost = c.cost * penalty;
@@ -274,6 +302,7 @@ struct Pass {
                 if (config.dropout > 0 && !last_chance && uniform01(rng) < config.dropout) continue;
                 next.push_back(std::move(children[order[q]]));
             }
+            for (State &s : next) materialize(s);
             beam = std::move(next);
         }
         return beam;

@@ -620,6 +620,11 @@ void FeatureMemo::insert(std::vector<int64_t> key, std::vector<ScheduleFeatures>
 StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo) {
     StateFeatures s;
     std::vector<ScheduleFeatures> &rows = s.schedule;
+    // Room for the inlined Funcs' rows too: growing the vector later would
+    // copy every row.
+    size_t inlined = 0;
+    for (const FuncDecision &f : nest.decisions.funcs) inlined += f.location == ComputeLocation::Inline ? 1 : 0;
+    rows.reserve(nest.stages.size() + inlined);
     rows.resize(nest.stages.size());
     thread_local std::vector<int64_t> key;
     thread_local KeyScratch scratch;
@@ -651,7 +656,7 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
         if (nest.location(static_cast<int>(n)) == ComputeLocation::Root)
             ws_root += static_cast<double>(region_points(nest.dag.nodes[n].region)) * nest.dag.nodes[n].bytes_per_point;
     }
-    s.stage_ids.reserve(nest.stages.size());
+    s.stage_ids.reserve(nest.stages.size() + inlined);
     for (size_t i = 0; i < nest.stages.size(); i++) {
         rows[i][ScheduleFeature::working_set_at_root] = ws_root;
         s.stage_ids.push_back(nest.dag.stage_id(nest.stages[i].node, nest.stages[i].stage));
