@@ -22,6 +22,8 @@ TEST_CASE("the search's schedules for random pipelines compile, assemble and kee
     CHECK(r.ok());
     CHECK(md.find("| passed | 2 |") != std::string::npos);
     CHECK(md.find("4 schedules, 4 validated on POCL") != std::string::npos);
+    // The summary says which shapes the seeds covered, read from the schedules.
+    CHECK(md.find("Pipelines with several outputs: 2;") != std::string::npos);
 }
 
 TEST_CASE("fuzz refuses a seed range that is not a range", "[fuzz][bad-input]") {
