@@ -126,6 +126,60 @@ Region output_estimates(const Function &f, const VarValues &params) {
     return r;
 }
 
+// Sets Edge::bounded_below_root on the edges of s (producers named by
+// edge_names, parallel to s.edges). Halide's allocation bounds inference
+// runs on the simplified definition, after the loops outside a compute
+// level have become plain variables: mirror that with every subset of the
+// pure loops in scope as intervals (the rest left free) and ask Halide's
+// own boxes_required. Boundedness is not monotone in the scope (max_filter's
+// read is bounded with its t loop an interval and unbounded with t free),
+// so every subset is tried rather than only "none" and "all"; the cost is
+// 2^(pure loops) calls per stage, once per DAG.
+void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_names, const std::vector<Expr> &exprs,
+                             const FuncValueBounds &value_bounds) {
+    bool any_func = false;
+    for (const Edge &e : s.edges) any_func = any_func || !e.producer.is_image;
+    if (!any_func) return;
+    std::vector<Expr> lowered;
+    for (const Expr &e : exprs) lowered.push_back(simplify(e));
+    std::vector<size_t> pure;
+    for (size_t l = 0; l < s.loops.size(); l++)
+        if (!s.loops[l].is_rvar) pure.push_back(l);
+    // 2^8 scopes at most; beyond that (never in practice) stay at root.
+    constexpr size_t kMaxPureLoops = 8;
+    if (pure.size() > kMaxPureLoops) {
+        for (Edge &e : s.edges) e.bounded_below_root = e.producer.is_image;
+        return;
+    }
+    for (uint32_t mask = 0; mask < (1u << pure.size()); mask++) {
+        Scope<Interval> scope;
+        for (size_t l = 0; l < s.loops.size(); l++) {
+            bool iterates = s.loops[l].is_rvar;
+            for (size_t q = 0; q < pure.size(); q++)
+                if (pure[q] == l && (mask >> q & 1u)) iterates = true;
+            if (!iterates) continue;
+            scope.push(s.loops[l].var, Interval(Variable::make(Int(32), FunctionDAG::loop_min_name(s.loops[l].var)),
+                                                Variable::make(Int(32), FunctionDAG::loop_max_name(s.loops[l].var))));
+        }
+        std::map<std::string, Box> boxes;
+        for (const Expr &e : lowered) {
+            for (auto &kv : boxes_required(e, scope, value_bounds)) {
+                auto it = boxes.find(kv.first);
+                if (it == boxes.end()) boxes.emplace(kv.first, kv.second);
+                else merge_boxes(it->second, kv.second);
+            }
+        }
+        for (size_t i = 0; i < s.edges.size(); i++) {
+            Edge &e = s.edges[i];
+            if (e.producer.is_image || !e.bounded_below_root) continue;
+            auto it = boxes.find(edge_names[i]);
+            if (it == boxes.end()) continue;  // simplified away: nothing to bound
+            for (const Interval &iv : it->second.bounds)
+                if (!iv.is_bounded()) e.bounded_below_root = false;
+        }
+    }
+}
+
 } // namespace
 
 FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
@@ -272,6 +326,11 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             }
             std::sort(s.edges.begin(), s.edges.end(),
                       [](const Edge &a, const Edge &b) { return a.producer < b.producer; });
+            std::vector<std::string> edge_names;
+            for (const Edge &e : s.edges)
+                edge_names.push_back(e.producer.is_image ? images[e.producer.index].name
+                                                         : nodes[e.producer.index].name);
+            mark_bounded_below_root(s, edge_names, exprs, value_bounds);
             n.stages.push_back(std::move(s));
         }
     }
@@ -337,6 +396,11 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             }
         }
         n.always_inline = pointwise || forwards;
+        for (int c : n.consumers)
+            for (const Stage &s : nodes[c].stages)
+                for (const Edge &e : s.edges)
+                    if (!e.producer.is_image && e.producer.index == static_cast<int>(&n - nodes.data()))
+                        n.bounded_below_root = n.bounded_below_root && e.bounded_below_root;
     }
     int offset = 0;
     for (const Node &n : nodes) {

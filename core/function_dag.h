@@ -76,6 +76,21 @@ struct Edge {
     ProducerRef producer;
     std::vector<std::pair<Halide::Expr, Halide::Expr>> box;  // per producer dimension
     bool affine = true;  // every bound is affine in the loop bounds (see is_affine_bound)
+    // Whether Halide 14 can bound this footprint wherever the producer is
+    // computed below root: for every subset of the stage's pure loops that
+    // iterate inside the producer's compute level (the other pure loops are
+    // then fixed outer loops, free symbols to Halide; RVars always iterate),
+    // Halide's bounds of the simplified definition, the form its allocation
+    // bounds inference sees, are finite in every dimension. Not implied by
+    // `affine`, which is judged on the unsimplified definition with every
+    // loop an interval: the simplifier turns `1 << k` (k >= 0) into
+    // shift_left(1, uint32(k)), which Halide 14 bounds as [0, +inf) unless
+    // k is a single point, and k = select(t < 16, 0, 1) + ... with t a
+    // fixed outer loop bounds to [0, 5], not a point (max_filter). A Func
+    // read through an inlined one is judged on the inlined Func's own
+    // definition, not on the composition Halide lowers (an approximation).
+    // Images: always true.
+    bool bounded_below_root = true;
     int num_calls = 0;
 };
 
@@ -106,6 +121,10 @@ struct Node {
     Region region;               // as if compute_root (outputs: estimates)
     bool can_inline = false;     // single pure stage, not an output
     bool always_inline = false;  // can_inline and every call site is pointwise
+    // Every Edge into this Func (from any consumer stage, inlined ones
+    // included) is bounded_below_root: only then may it be computed at a
+    // Block or Thread level, or staged per thread, and still lower.
+    bool bounded_below_root = true;
 };
 
 struct ImageInput {

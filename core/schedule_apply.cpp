@@ -219,7 +219,11 @@ StageVars tile_stage(FuncScheduler &fs, const gpusched::Stage &st, const Schedul
 // single pure stage whose threads each compute several points (serial
 // product > 1), and the producer is a Func read through an affine footprint
 // (so the per-thread buffer has a static size) of at most
-// kMaxStagedBytes. Thread-level producers already live there.
+// kMaxStagedBytes, which Halide can bound per thread (bounded_below_root:
+// max_filter's vert reads its input at y + h + 1 - (1 << lvl(t)), finite
+// over all t but unbounded to Halide's allocation bounds inference once t
+// is a fixed outer loop, and lowering failed with "accessed over an
+// unbounded domain"). Thread-level producers already live there.
 std::vector<int> staged_producers(const FunctionDAG &dag, const Decisions &d, const LoopNest &nest, int n) {
     constexpr int64_t kMaxStagedBytes = 256;
     std::vector<int> out;
@@ -231,7 +235,7 @@ std::vector<int> staged_producers(const FunctionDAG &dag, const Decisions &d, co
         if (!node.stages[0].loops[l].is_rvar) serial *= ss.serial[l];
     if (serial <= 1 || ss.threads <= 1) return out;
     for (const Edge &e : node.stages[0].edges) {
-        if (e.producer.is_image || !e.affine) continue;
+        if (e.producer.is_image || !e.affine || !e.bounded_below_root) continue;
         ComputeLocation loc = d.funcs[e.producer.index].location;
         if (loc == ComputeLocation::Thread || loc == ComputeLocation::Unscheduled) continue;
         Region r = dag.required_or_all(node.stages[0], e, ss.loops_thread);

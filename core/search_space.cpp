@@ -231,7 +231,10 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             candidates.push_back(with(ComputeLocation::Root, -1));
             if (node.can_inline) candidates.push_back(with(ComputeLocation::Inline, -1));
             std::set<int> eff;
-            bool ok = effective_consumers(dag, parent, n, eff) && !eff.empty();
+            // Below root only where Halide can bound n's region per block or
+            // thread (FunctionDAG: Node::bounded_below_root); else lowering
+            // fails with "accessed over an unbounded domain".
+            bool ok = effective_consumers(dag, parent, n, eff) && !eff.empty() && node.bounded_below_root;
             bool all_stages_pure = true;
             for (const Stage &st : node.stages) all_stages_pure = all_stages_pure && st.num_pure_loops() > 0;
             // Block level: all uses inside one kernel of a single-stage Func.

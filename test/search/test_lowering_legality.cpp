@@ -1,0 +1,207 @@
+// Compute levels below root must lower: Halide bounds a producer's region at
+// its compute level from the simplified definition, with the loops outside
+// that level fixed, and the search (staging, Block and Thread locations)
+// must only choose levels where those bounds are finite.
+//
+// The pipeline is the access pattern of the max_filter suite app: a column
+// read at y - h(t) and y + h(t) + 1 - (1 << lvl(t)), where lvl counts how
+// many powers of two fit in 2h + 1. The footprint is small and affine in the
+// loop bounds when every loop is an interval, but Halide 14 simplifies
+// `1 << lvl` to shift_left(1, uint32(lvl)) and, with t a fixed outer loop,
+// bounds it as [0, +inf): lowering a per-thread or per-block copy of the
+// input failed with "accessed over an unbounded domain in dimension _1".
+#include <catch2/catch.hpp>
+
+#include <set>
+
+#include "core/beam_search.h"
+#include "core/schedule_apply.h"
+#include "core/search_space.h"
+#include "test/search/test_cost_model.h"
+
+using namespace gpusched;
+
+namespace {
+
+GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+
+// max_filter's vertical pass at radius r, reduced to its indexing.
+struct ShiftedColumn {
+    Halide::Var x{"x"}, y{"y"}, c{"c"}, t{"t"};
+    Halide::ImageParam in{Halide::Float(32), 3, "sc_in"};
+    Halide::Func clamped{"sc_clamped"}, vert{"sc_vert"}, out{"sc_out"};
+    explicit ShiftedColumn(int r = 26) {
+        using namespace Halide;
+        clamped = BoundaryConditions::repeat_edge(in);
+        Expr h = clamp(cast<int>(floor(sqrt(cast<float>(r * r - t * t)))), 0, r);
+        Expr lvl = 0;
+        for (int l = 1; (1 << l) <= 2 * r + 1; l++) lvl += select(2 * h + 1 >= (1 << l), 1, 0);
+        vert(x, y, c, t) = max(clamped(x, y - h, c), clamped(x, y + h + 1 - (1 << lvl), c));
+        RDom dx(-r, 2 * r + 1, "sc_dx");
+        out(x, y, c) = maximum(vert(x + dx, y, c, cast<int>(abs(dx))));
+        in.dim(0).set_estimate(0, 512);
+        in.dim(1).set_estimate(0, 512);
+        in.dim(2).set_estimate(0, 3);
+        out.set_estimate(x, 0, 512).set_estimate(y, 0, 512).set_estimate(c, 0, 3);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
+};
+
+// 3-tap blur of a repeat_edge'd input: plain affine reads, the control.
+struct PlainBlur {
+    Halide::Var x{"x"}, y{"y"};
+    Halide::ImageParam in{Halide::Float(32), 2, "pb_in"};
+    Halide::Func clamped{"pb_clamped"}, out{"pb_out"};
+    PlainBlur() {
+        clamped = Halide::BoundaryConditions::repeat_edge(in);
+        out(x, y) = clamped(x, y - 1) + clamped(x, y) + clamped(x, y + 1);
+        in.dim(0).set_estimate(0, 512);
+        in.dim(1).set_estimate(0, 512);
+        out.set_estimate(x, 0, 512).set_estimate(y, 0, 512);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
+};
+
+int node_named(const FunctionDAG &dag, const Halide::Func &f) {
+    int n = dag.node_index(f.name());
+    REQUIRE(n >= 0);
+    return n;
+}
+
+const Edge &edge_into(const FunctionDAG &dag, int consumer, int producer) {
+    for (const Edge &e : dag.nodes[consumer].stages[0].edges)
+        if (!e.producer.is_image && e.producer.index == producer) return e;
+    FAIL("no edge from " << dag.nodes[consumer].name << " to " << dag.nodes[producer].name);
+    return dag.nodes[consumer].stages[0].edges[0];
+}
+
+// Applies the decisions and lowers for CUDA (PTX codegen needs no GPU).
+void lower_for_cuda(const Halide::Func &out, const FunctionDAG &dag, const Decisions &d) {
+    Halide::Pipeline p(out);
+    schedule_pipeline(dag, d, p, true);
+    Halide::Target target("x86-64-linux-cuda-cuda_capability_86");
+    REQUIRE_NOTHROW(p.compile_to_module(p.infer_arguments(), "gs_legality", target));
+}
+
+// Every Func at root (one thread, one serial point per loop), the inlinable
+// rest inline.
+Decisions all_root(const FunctionDAG &dag) {
+    Decisions d;
+    for (const Node &n : dag.nodes) {
+        FuncDecision f;
+        f.location = n.always_inline ? ComputeLocation::Inline : ComputeLocation::Root;
+        f.tiled = f.location == ComputeLocation::Root;
+        if (f.tiled)
+            for (const Stage &st : n.stages)
+                f.stages.push_back(StageTiling{std::vector<int64_t>(st.loops.size(), 1),
+                                               std::vector<int64_t>(st.loops.size(), 1)});
+        d.funcs.push_back(f);
+    }
+    return d;
+}
+
+} // namespace
+
+TEST_CASE("a footprint through a shift by a loop-fixed amount is not bounded below root", "[search][legality]") {
+    ShiftedColumn p;
+    FunctionDAG dag(p.outputs());
+    const int vert = node_named(dag, p.vert), clamped = node_named(dag, p.clamped);
+    const Edge &e = edge_into(dag, vert, clamped);
+    // The search's own footprint (every loop an interval) is affine and small ...
+    CHECK(e.affine);
+    // ... but Halide cannot bound it once t is fixed outside the level.
+    CHECK_FALSE(e.bounded_below_root);
+    CHECK_FALSE(dag.nodes[clamped].bounded_below_root);
+    // vert is read at x + dx with t = |dx|: Halide bounds that everywhere.
+    CHECK(dag.nodes[vert].bounded_below_root);
+
+    PlainBlur b;
+    FunctionDAG bdag(b.outputs());
+    CHECK(bdag.nodes[node_named(bdag, b.clamped)].bounded_below_root);
+}
+
+TEST_CASE("staging skips a producer Halide cannot bound per thread", "[search][legality]") {
+    // The failing schedule of the max_filter bug: vert at root, 32x8 threads
+    // each computing 2 rows, clamped at root; staging clamped into vert's
+    // threads made lowering throw.
+    ShiftedColumn p;
+    FunctionDAG dag(p.outputs());
+    Decisions d = all_root(dag);
+    const int vert = node_named(dag, p.vert);
+    REQUIRE(d.funcs[vert].location == ComputeLocation::Root);
+    d.funcs[vert].stages[0].serial = {1, 2, 1, 1};
+    d.funcs[vert].stages[0].thread = {32, 8, 1, 1};
+    d.funcs[0].stages[0].thread = std::vector<int64_t>(dag.nodes[0].stages[0].loops.size(), 1);
+    d.funcs[0].stages[0].thread[0] = 32;
+    lower_for_cuda(p.out, dag, d);
+
+    // The control: a blur's producer is still staged, and lowers.
+    PlainBlur b;
+    FunctionDAG bdag(b.outputs());
+    Decisions bd = all_root(bdag);
+    bd.funcs[0].stages[0].serial = {1, 4};
+    bd.funcs[0].stages[0].thread = {32, 8};
+    Halide::Pipeline bp(b.out);
+    std::string src = schedule_pipeline(bdag, bd, bp, false);
+    CHECK(src.find(".in(") != std::string::npos);
+    lower_for_cuda(b.out, bdag, bd);
+}
+
+namespace {
+
+// Locations offered (before pruning) to producer when every earlier step
+// took its first child, and the Func host was put at root tiled with
+// `serial` and `thread`.
+std::set<ComputeLocation> offered_locations(const FunctionDAG &dag, int producer, int host,
+                                            const std::vector<int64_t> &serial, const std::vector<int64_t> &thread) {
+    Decisions d = initial_decisions(dag);
+    StepId target{producer, 0};
+    for (int step = 0; step < num_steps(dag); step++) {
+        StepId id = step_at(dag, step);
+        if (id.node == target.node && id.phase == target.phase) break;
+        auto kids = enumerate_children(dag, d, id, h100(), PruningLimits{});
+        REQUIRE(!kids.empty());
+        d = kids[0];
+        if (id.node == host && id.phase == 0) REQUIRE(d.funcs[host].location == ComputeLocation::Root);
+        if (id.node == host && id.phase == 1) {
+            d.funcs[host].stages[0].serial = serial;
+            d.funcs[host].stages[0].thread = thread;
+        }
+    }
+    std::set<ComputeLocation> offered;
+    for (const FuncDecision &f : enumerate_options(dag, d, target, h100())) offered.insert(f.location);
+    return offered;
+}
+
+} // namespace
+
+TEST_CASE("the search space offers no block or thread level Halide cannot bound", "[search][legality]") {
+    ShiftedColumn p;
+    FunctionDAG dag(p.outputs());
+    std::set<ComputeLocation> offered =
+        offered_locations(dag, node_named(dag, p.clamped), node_named(dag, p.vert), {1, 2, 1, 1}, {32, 8, 1, 1});
+    CHECK(offered.count(ComputeLocation::Root));
+    CHECK_FALSE(offered.count(ComputeLocation::Block));
+    CHECK_FALSE(offered.count(ComputeLocation::Thread));
+
+    // The control: the blur's producer gets both.
+    PlainBlur b;
+    FunctionDAG bdag(b.outputs());
+    std::set<ComputeLocation> boffered =
+        offered_locations(bdag, node_named(bdag, b.clamped), node_named(bdag, b.out), {1, 2}, {32, 8});
+    CHECK(boffered.count(ComputeLocation::Block));
+    CHECK(boffered.count(ComputeLocation::Thread));
+}
+
+TEST_CASE("beam search on the max_filter access pattern gives a schedule that lowers", "[search][legality]") {
+    ShiftedColumn p;
+    FunctionDAG dag(p.outputs());
+    test_support::TestCostModel model;
+    model.set_pipeline(pipeline_features(dag));
+    SearchConfig cfg;
+    cfg.beam_size = 8;
+    cfg.passes = 2;
+    cfg.seed = 1;
+    SearchResult r = beam_search(dag, model, h100(), cfg);
+    lower_for_cuda(p.out, dag, r.decisions);
+}
