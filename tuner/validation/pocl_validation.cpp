@@ -1,5 +1,6 @@
 #include "tuner/validation/pocl_validation.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -220,9 +221,14 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
         return finish(fail(ValidationStatus::Failed, "the OpenCL build did not run on POCL (" +
                                                          cand_run.describe_failure() + "): " + last_lines(cand_run.err, 1)));
 
+    return finish(compare_output_dirs(ref_dir, cand_dir));
+}
+
+ValidationReport compare_output_dirs(const std::string &ref_dir, const std::string &cand_dir) {
     ValidationReport report;
     report.status = ValidationStatus::Passed;
-    for (const auto &entry : fs::directory_iterator(ref_dir)) {
+    std::error_code ec;
+    for (const auto &entry : fs::directory_iterator(ref_dir, ec)) {
         if (entry.path().extension() != ".raw") continue;
         const std::string output = entry.path().stem().string();
         OutputComparison c;
@@ -235,12 +241,35 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
         if (!c.passed()) report.status = ValidationStatus::Failed;
         report.outputs.emplace_back(output, c);
     }
-    if (report.outputs.empty()) return finish(fail(ValidationStatus::NotRun, "the reference wrote no outputs"));
+    std::sort(report.outputs.begin(), report.outputs.end(),
+              [](const auto &a, const auto &b) { return a.first < b.first; });
+    if (report.outputs.empty()) return fail(ValidationStatus::NotRun, "the reference wrote no outputs");
     for (const auto &[name, c] : report.outputs) {
         if (!report.detail.empty()) report.detail += "; ";
         report.detail += name + ": " + c.detail;
     }
-    return finish(report);
+    return report;
+}
+
+std::string build_and_run_outputs(const GeneratorInvocation &build, uint64_t input_seed) {
+    const std::string archive = locate_output_runner_archive();
+    if (archive.empty()) return "the validation runner (libgpusched_output_runner.a) was not found";
+    const char *cxx_env = std::getenv("CXX");
+    auto compiler = find_executable(cxx_env && *cxx_env ? cxx_env : "c++");
+    if (!compiler) return "no C++ compiler to link the validation runners";
+    std::error_code ec;
+    fs::remove_all(build.output_dir, ec);
+    fs::create_directories(build.output_dir, ec);
+    GeneratorInvocation inv = build;
+    inv.emit = {"static_library", "h", "registration"};
+    GeneratorOutcome out = run_generator(inv);
+    if (!out.ok()) return "build failed: " + out.message;
+    const auto timeout = std::chrono::duration_cast<std::chrono::seconds>(inv.timeout);
+    ProcessResult link = link_runner(*compiler, archive, inv.output_dir, inv.generator_name, timeout);
+    if (!link.ok()) return "linking the runner failed (" + link.describe_failure() + "): " + last_lines(link.err, 1);
+    ProcessResult run = run_runner(inv.output_dir, input_seed, timeout);
+    if (!run.ok()) return "it did not run (" + run.describe_failure() + "): " + last_lines(run.err, 1);
+    return {};
 }
 
 } // namespace gpusched
