@@ -381,7 +381,8 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     start[0].d = std::make_shared<const Decisions>(initial_decisions(dag));
 
     Frozen frozen;
-    if (config.freezing) {
+    const bool freeze = config.freezing && dag.nodes.size() >= static_cast<size_t>(std::max(0, config.freezing_min_funcs));
+    if (freeze) {
         auto tp = Clock::now();
         Pass pre{dag, model, gpu, config, rng, stats, memo_ptr, nullptr, true, 0, nullptr, nullptr, {}, {}, {}, {}};
         std::vector<State> beam = pre.run(start);
@@ -391,7 +392,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
         }
         stats.seconds_prepass = since(tp);
     }
-    r.frozen.assign(config.freezing ? dag.nodes.size() : 0, false);
+    r.frozen.assign(freeze ? dag.nodes.size() : 0, false);
     for (size_t n = 0; n < frozen.size(); n++) {
         r.frozen[n] = frozen[n].has_value();
         stats.funcs_frozen += frozen[n].has_value() ? 1 : 0;

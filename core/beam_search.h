@@ -43,6 +43,12 @@ struct SearchConfig {
     // sec. 3.2: pre-pass over root/inline options, then freeze the decisions
     // of all but the ceil(log2 N) costliest Funcs.
     bool freezing = true;
+    // Freezing applies only to pipelines with at least this many Funcs (0:
+    // always). It exists to make large pipelines searchable; on our suite's
+    // 15-35-Func pipelines it cost 1.3x-3.7x in predicted cost (harris,
+    // camera_pipe, stencil_chain) while the unfrozen search stayed under
+    // 10 CPU s (docs/results/search-ablation.md).
+    int freezing_min_funcs = 40;
     size_t memo_max_bytes = size_t(64) << 20;  // LRU bound of the sec. 3.3 memo
     PruningLimits limits;
 };

@@ -146,7 +146,10 @@ def main():
     for key, gen, name, params in jobs:
         for c in CONFIGS:
             cfg = {"beam_size": ARGS.beam, "passes": ARGS.passes, "memoize": bool(c[0]),
-                   "hierarchical_sampling": bool(c[1]), "freezing": bool(c[2])}
+                   "hierarchical_sampling": bool(c[1]), "freezing": bool(c[2]),
+                   # the ablation measures the mechanism on every pipeline,
+                   # not the size rule of the plugin's default
+                   "freezing_min_funcs": 0}
             work = os.path.join(ARGS.work_dir, key.replace(" ", "_").replace(":", "_").replace("=", ""), label(c).replace("/", ""))
             r = run_one(gen, name, params, cfg, work, ARGS.timeout_all_on if c == (1, 1, 1) and ARGS.timeout_all_on else ARGS.timeout)
             results[(key, c)] = r

@@ -54,6 +54,7 @@ SearchConfig small(bool sampling, bool freezing, bool memoize) {
     cfg.seed = 3;
     cfg.hierarchical_sampling = sampling;
     cfg.freezing = freezing;
+    cfg.freezing_min_funcs = 0;  // the mechanism, on a small pipeline
     cfg.memoize = memoize;
     return cfg;
 }
@@ -76,6 +77,21 @@ TEST_CASE("freezing keeps the pre-pass decisions of all but the log2 N costliest
         CHECK((pre == ComputeLocation::Root || pre == ComputeLocation::Inline));
         if (r.frozen[n]) CHECK(r.decisions.funcs[n] == r.prepass_decisions.funcs[n]);
     }
+}
+
+TEST_CASE("freezing leaves pipelines with fewer Funcs than freezing_min_funcs unfrozen", "[search][freezing]") {
+    Chain6 p;
+    FunctionDAG dag(p.outputs());
+    SearchConfig below = small(true, true, true), at = small(true, true, true);
+    below.freezing_min_funcs = 10;  // the pipeline has 9 Funcs
+    at.freezing_min_funcs = 9;
+    SearchResult r_below = run(dag, below), r_at = run(dag, at);
+    CHECK(r_below.stats.funcs_frozen == 0);
+    CHECK(r_below.frozen.empty());
+    CHECK(r_at.stats.funcs_frozen == 3);
+    // Below the threshold the search is the unfrozen one, decision for decision.
+    SearchResult r_off = run(dag, small(true, false, true));
+    CHECK(r_below.decisions.funcs == r_off.decisions.funcs);
 }
 
 TEST_CASE("freezing featurizes fewer states over the paper's five passes", "[search][freezing]") {

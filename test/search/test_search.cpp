@@ -193,6 +193,8 @@ TEST_CASE("config errors name the key", "[config]") {
     CHECK_THROWS_WITH(parse_plugin_config(json{{"gpu_profile", "gtx9000"}}), Catch::Contains("gpu_profile"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"dump_states_path", ""}}), Catch::Contains("dump_states_path"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"dump_states_max", -4}}), Catch::Contains("dump_states_max"));
+    CHECK_THROWS_WITH(parse_plugin_config(json{{"freezing_min_funcs", "many"}}), Catch::Contains("freezing_min_funcs"));
+    CHECK(parse_plugin_config(json{{"freezing_min_funcs", 0}}).search.freezing_min_funcs == 0);
     PluginConfig c = parse_plugin_config(json{{"beam_size", 3}, {"passes", 2}, {"seed", 9}, {"gpu_profile", "a100"}});
     CHECK(c.search.beam_size == 3);
     CHECK(c.search.passes == 2);
