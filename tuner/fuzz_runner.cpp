@@ -123,7 +123,7 @@ void cross_check_with_naive_opencl(const FuzzOptions &opt, uint64_t seed, const 
     naive.generator_path = opt.generator_path;
     naive.generator_name = opt.generator_name;
     naive.output_dir = seed_dir + "/naive-opencl";
-    naive.target = "host-opencl";
+    naive.target = kValidationOpenClTarget;
     naive.params = opt.params;
     naive.params["seed"] = std::to_string(seed);
     naive.params["schedule"] = "naive";

@@ -127,7 +127,7 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
     ref.generator_name = req.generator_name;
     ref.output_dir = dir;
     ref.emit = {"static_library", "h", "registration"};
-    ref.target = "host";
+    ref.target = kValidationCpuTarget;
     ref.params = req.generator_params;
     ref.timeout = req.timeout;
     ref.plugin_path = std::string(GPUSCHED_HALIDE_PLUGIN_DIR) + "/libautoschedule_mullapudi2016.so";
@@ -193,7 +193,7 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
     cand.generator_name = req.generator_name;
     cand.output_dir = cand_dir;
     cand.emit = {"static_library", "h", "registration"};
-    cand.target = "host-opencl";
+    cand.target = kValidationOpenClTarget;
     cand.params = req.generator_params;
     cand.timeout = req.timeout;
     if (req.source.schedule_param) cand.params["schedule"] = *req.source.schedule_param;

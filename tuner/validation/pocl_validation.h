@@ -27,6 +27,17 @@
 
 namespace gpusched {
 
+// The targets of the two builds compared. Both use strict_float: without
+// it Halide and POCL may fuse a*b+c into an FMA or reassociate, and which
+// ones they fuse depends on what the schedule inlines, so a pipeline that
+// bins float values (random_pipeline seed 41: two chained histograms of a
+// bilinear upsample) changed a hundred bins between correct schedules.
+// strict_float keeps the loops, tiles and memory of the schedule under test
+// and only pins the rounding; what is left between the builds is the math
+// library (sin, exp, ...) of POCL against the CPU's.
+inline constexpr const char *kValidationCpuTarget = "host-strict_float";
+inline constexpr const char *kValidationOpenClTarget = "host-opencl-strict_float";
+
 struct ValidationRequest {
     std::string generator_path;
     std::string generator_name;
