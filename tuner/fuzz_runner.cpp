@@ -26,7 +26,6 @@ const char *to_string(FuzzOutcome o) {
     case FuzzOutcome::PtxasFailed: return "ptxas rejected the PTX";
     case FuzzOutcome::ValidationFailed: return "output changed on POCL";
     case FuzzOutcome::NotValidated: return "not validated";
-    case FuzzOutcome::OpenClDiffersFromCpu: return "OpenCL differs from CPU with any schedule";
     }
     return "?";
 }
@@ -93,63 +92,6 @@ void describe_pipeline(const std::string &seed_dir, const std::string &generator
     if (c.samples == 0) c.samples = samples;
 }
 
-// A seed whose schedules changed the output: is it the schedules? The
-// CPU reference and the OpenCL builds use different math libraries (sin,
-// exp, ...), and a pipeline that bins values (histograms) turns an ulp into
-// a different bin. random_pipeline has its own naive GPU schedule
-// (schedule=naive: compute_root, 16x16 tiles), written without gpusched; it
-// is built for OpenCL and run like the samples. If it differs from the CPU
-// build too, and every failed sample agrees with it, the case is
-// reclassified (with the evidence in its detail); otherwise it stands.
-void cross_check_with_naive_opencl(const FuzzOptions &opt, uint64_t seed, const std::string &seed_dir, FuzzCase &c) {
-    if (c.outcome != FuzzOutcome::ValidationFailed || opt.params.count("schedule")) return;
-    std::error_code ec;
-    std::string ref_dir;
-    std::vector<std::string> validated;  // OpenCL build dirs of the validated samples
-    for (const auto &sample : fs::directory_iterator(seed_dir + "/samples", ec)) {
-        const fs::path v = sample.path() / "validate";
-        if (fs::exists(v / "reference" / "reference-done", ec)) ref_dir = (v / "reference").string();
-        if (fs::exists(v / "opencl", ec)) validated.push_back((v / "opencl").string());
-    }
-    if (ref_dir.empty()) return;
-    // The samples that failed against the CPU build. One that crashed or
-    // did not build has no outputs: it fails against any build and the case
-    // stands.
-    std::vector<std::string> failed;
-    for (const std::string &dir : validated)
-        if (compare_output_dirs(ref_dir, dir).status != ValidationStatus::Passed) failed.push_back(dir);
-    if (failed.empty()) return;
-    GeneratorInvocation naive;
-    naive.generator_path = opt.generator_path;
-    naive.generator_name = opt.generator_name;
-    naive.output_dir = seed_dir + "/naive-opencl";
-    naive.target = kValidationOpenClTarget;
-    naive.params = opt.params;
-    naive.params["seed"] = std::to_string(seed);
-    naive.params["schedule"] = "naive";
-    naive.timeout = opt.timeout;
-    const std::string why_not = build_and_run_outputs(naive);
-    if (!why_not.empty()) {
-        c.detail += " [cross-check with the naive OpenCL build not possible: " + why_not + "]";
-        return;
-    }
-    const ValidationReport naive_vs_cpu = compare_output_dirs(ref_dir, naive.output_dir);
-    if (naive_vs_cpu.status != ValidationStatus::Failed) {
-        c.detail += " [the naive OpenCL build agrees with the CPU build]";
-        return;
-    }
-    for (const std::string &dir : failed) {
-        const ValidationReport r = compare_output_dirs(naive.output_dir, dir);
-        if (r.status != ValidationStatus::Passed) {
-            c.detail += " [" + dir + " also differs from the naive OpenCL build: " + r.detail + "]";
-            return;
-        }
-    }
-    c.outcome = FuzzOutcome::OpenClDiffersFromCpu;
-    c.detail = "the naive OpenCL build differs from the CPU build (" + naive_vs_cpu.detail + "); the " +
-               std::to_string(failed.size()) + " schedule(s) that differ from the CPU build agree with it";
-}
-
 } // namespace
 
 std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progress) {
@@ -203,7 +145,6 @@ std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progr
             c.detail = e.what();
         }
         describe_pipeline(o.output_dir, opt.generator_name, c);
-        cross_check_with_naive_opencl(opt, seed, o.output_dir, c);
         return c;
     };
     auto worker = [&] {
@@ -246,7 +187,7 @@ std::string fuzz_report_markdown(const FuzzOptions &opt, const std::vector<FuzzC
        << opt.gpu.ptxas_arch() << ", and its OpenCL build run on POCL against a CPU build.\n\n";
     md << "| outcome | seeds |\n|---|---:|\n";
     for (auto o : {FuzzOutcome::Passed, FuzzOutcome::SearchFailed, FuzzOutcome::PtxasFailed,
-                   FuzzOutcome::ValidationFailed, FuzzOutcome::OpenClDiffersFromCpu, FuzzOutcome::NotValidated})
+                   FuzzOutcome::ValidationFailed, FuzzOutcome::NotValidated})
         md << "| " << to_string(o) << " | " << counts[o] << " |\n";
     const uint64_t range = opt.last_seed - opt.first_seed + 1;
     if (cases.size() < range)

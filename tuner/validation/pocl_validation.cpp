@@ -251,25 +251,4 @@ ValidationReport compare_output_dirs(const std::string &ref_dir, const std::stri
     return report;
 }
 
-std::string build_and_run_outputs(const GeneratorInvocation &build, uint64_t input_seed) {
-    const std::string archive = locate_output_runner_archive();
-    if (archive.empty()) return "the validation runner (libgpusched_output_runner.a) was not found";
-    const char *cxx_env = std::getenv("CXX");
-    auto compiler = find_executable(cxx_env && *cxx_env ? cxx_env : "c++");
-    if (!compiler) return "no C++ compiler to link the validation runners";
-    std::error_code ec;
-    fs::remove_all(build.output_dir, ec);
-    fs::create_directories(build.output_dir, ec);
-    GeneratorInvocation inv = build;
-    inv.emit = {"static_library", "h", "registration"};
-    GeneratorOutcome out = run_generator(inv);
-    if (!out.ok()) return "build failed: " + out.message;
-    const auto timeout = std::chrono::duration_cast<std::chrono::seconds>(inv.timeout);
-    ProcessResult link = link_runner(*compiler, archive, inv.output_dir, inv.generator_name, timeout);
-    if (!link.ok()) return "linking the runner failed (" + link.describe_failure() + "): " + last_lines(link.err, 1);
-    ProcessResult run = run_runner(inv.output_dir, input_seed, timeout);
-    if (!run.ok()) return "it did not run (" + run.describe_failure() + "): " + last_lines(run.err, 1);
-    return {};
-}
-
 } // namespace gpusched

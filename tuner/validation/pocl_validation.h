@@ -74,13 +74,6 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &request);
 // outputs in ref_dir).
 ValidationReport compare_output_dirs(const std::string &ref_dir, const std::string &cand_dir);
 
-// One build of a pipeline run the way validation runs them: the generator
-// (build's target, params, plugin and environment) into build.output_dir,
-// the runner linked around it and run there (on POCL for an OpenCL target)
-// on the inputs of input_seed. Returns an empty string when the output
-// files are there, else why not.
-std::string build_and_run_outputs(const GeneratorInvocation &build, uint64_t input_seed = 1);
-
 // The prebuilt runner archive (output_runner_main.cpp); empty if not found.
 std::string locate_output_runner_archive();
 
