@@ -556,16 +556,8 @@ void append_inlined_rows(const LoopNest &nest, StateFeatures &s) {
     }
     for (const auto &[node, n_calls] : calls) {
         if (n_calls <= 0) continue;
-        ScheduleFeatures f;
-        f[SF::inlined_calls] = n_calls;
-        f[SF::num_scalars] = n_calls;
-        f[SF::points_computed_total] = n_calls;
-        f[SF::points_computed_per_thread] = n_calls;
-        f[SF::num_blocks] = 1;
-        f[SF::num_tasks] = 1;
-        f[SF::num_threads_per_block] = 1;
         s.stage_ids.push_back(nest.dag.stage_id(node, 0));
-        s.schedule.push_back(f);
+        s.schedule.push_back(inlined_stage_row(n_calls));
     }
 }
 

@@ -14,4 +14,17 @@ const char *schedule_feature_name(ScheduleFeature f) {
     return kNames[i];
 }
 
+ScheduleFeatures inlined_stage_row(double total_calls) {
+    using F = ScheduleFeature;
+    ScheduleFeatures f;
+    f[F::inlined_calls] = total_calls;
+    f[F::num_scalars] = total_calls;
+    f[F::points_computed_total] = total_calls;
+    f[F::points_computed_per_thread] = total_calls;
+    f[F::num_blocks] = 1;
+    f[F::num_tasks] = 1;
+    f[F::num_threads_per_block] = 1;
+    return f;
+}
+
 } // namespace gpusched

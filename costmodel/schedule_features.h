@@ -120,4 +120,11 @@ struct ScheduleFeatures {
     double operator[](ScheduleFeature f) const { return values[static_cast<std::size_t>(f)]; }
 };
 
+// The row of an inlined Func (docs/features.md, "Inlined Funcs"): its total
+// call count as inlined_calls, scalars and points, one block of one thread,
+// every other feature 0; its loads are counted in its consumers' rows. One
+// definition, so the search, the synthetic training states and the tests
+// cannot disagree on the convention the cost formula reads.
+ScheduleFeatures inlined_stage_row(double total_calls);
+
 } // namespace gpusched

@@ -169,16 +169,8 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
             // else; its loads are in its consumer's row.
             const double consumer_taps = double(2 * p.radius[s + 1] + 1) * (2 * p.radius[s + 1] + 1);
             const double calls = W * H * consumer_taps;
-            ScheduleFeatures inl;
-            inl[F::inlined_calls] = calls;
-            inl[F::num_scalars] = calls;
-            inl[F::points_computed_total] = calls;
-            inl[F::points_computed_per_thread] = calls;
-            inl[F::num_blocks] = 1;
-            inl[F::num_tasks] = 1;
-            inl[F::num_threads_per_block] = 1;
             state.stage_ids.push_back(s);
-            state.schedule.push_back(inl);
+            state.schedule.push_back(inlined_stage_row(calls));
             continue;
         }
 

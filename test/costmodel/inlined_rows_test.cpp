@@ -20,17 +20,6 @@ using F = ScheduleFeature;
 
 namespace {
 
-ScheduleFeatures inlined_row(double calls) {
-    ScheduleFeatures f;
-    f[F::inlined_calls] = calls;
-    f[F::num_scalars] = calls;
-    f[F::points_computed_total] = calls;
-    f[F::points_computed_per_thread] = calls;
-    f[F::num_blocks] = 1;
-    f[F::num_tasks] = 1;
-    f[F::num_threads_per_block] = 1;
-    return f;
-}
 
 double analytic_cost(const PipelineFeatures &stage, const ScheduleFeatures &row) {
     AnalyticGpuCostModel m(test::h100());
@@ -48,7 +37,7 @@ double analytic_cost(const PipelineFeatures &stage, const ScheduleFeatures &row)
 TEST_CASE("cost terms of an inlined row are its calls in c3 and c4 and nothing else", "[formula][inlined]") {
     const double calls = 3.0e6;
     CostTerms t;
-    compute_cost_terms(inlined_row(calls), formula_context_for(test::h100()), t);
+    compute_cost_terms(inlined_stage_row(calls), formula_context_for(test::h100()), t);
     CHECK(t[3] == Approx(calls * kTermUnitMs[3]));
     CHECK(t[4] == Approx(calls * kTermUnitMs[4]));
     for (int i = 0; i < kNumCoefficients; ++i) {
@@ -62,7 +51,7 @@ TEST_CASE("cost terms of an inlined row count its calls even without points per 
     // Appendix B's points_computed = threads x points_per_thread; for a row of
     // one thread that is the call count only if the featurizer repeated it
     // there. points_computed_total holds it either way.
-    auto f = inlined_row(5.0e5);
+    auto f = inlined_stage_row(5.0e5);
     CostTerms with, without;
     compute_cost_terms(f, FormulaContext{}, with);
     f[F::points_computed_per_thread] = 0;
@@ -77,20 +66,20 @@ TEST_CASE("analytic model: an inlined row costs its arithmetic per call and no s
     const double warp_instr_per_ms = g.fp32_tflops * 1e9 / 64.0;
     // 2 adds + 1 mul + 1 call = 4 instructions per call; no store.
     const PipelineFeatures stage = test::simple_pipeline_stage();
-    CHECK(analytic_cost(stage, inlined_row(calls)) == Approx(calls * 4.0 / 32.0 / warp_instr_per_ms));
+    CHECK(analytic_cost(stage, inlined_stage_row(calls)) == Approx(calls * 4.0 / 32.0 / warp_instr_per_ms));
     // A Func that only forwards its producer (one call) costs that call.
     PipelineFeatures forward;
     forward.op(OpType::FuncCall, ScalarTypeBucket::Float) = 1;
-    CHECK(analytic_cost(forward, inlined_row(calls)) == Approx(calls * 1.0 / 32.0 / warp_instr_per_ms));
+    CHECK(analytic_cost(forward, inlined_stage_row(calls)) == Approx(calls * 1.0 / 32.0 / warp_instr_per_ms));
     // Twice the calls, twice the cost.
-    CHECK(analytic_cost(stage, inlined_row(2 * calls)) == Approx(2 * analytic_cost(stage, inlined_row(calls))));
+    CHECK(analytic_cost(stage, inlined_stage_row(2 * calls)) == Approx(2 * analytic_cost(stage, inlined_stage_row(calls))));
 }
 
 TEST_CASE("analytic model: an inlined row's placeholder block and thread counts do not change its cost", "[analytic][inlined]") {
     // The row's one block of one thread is not its consumers' launch shape:
     // reading it as occupancy would charge a full wave and no latency hiding.
     const PipelineFeatures stage = test::simple_pipeline_stage();
-    const auto f = inlined_row(1.0e6);
+    const auto f = inlined_stage_row(1.0e6);
     auto g = f;
     g[F::num_blocks] = 4096;
     g[F::num_threads_per_block] = 256;
@@ -103,7 +92,7 @@ TEST_CASE("analytic model: inlining is cheaper than a root kernel doing the same
     // kernel, arithmetic plus traffic plus a launch.
     const PipelineFeatures stage = test::simple_pipeline_stage();
     const auto root = test::root_kernel_row();
-    CHECK(analytic_cost(stage, inlined_row(root[F::points_computed_total])) < analytic_cost(stage, root));
+    CHECK(analytic_cost(stage, inlined_stage_row(root[F::points_computed_total])) < analytic_cost(stage, root));
 }
 
 TEST_CASE("network cost of states with inlined rows is finite and positive", "[network][inlined]") {
@@ -111,7 +100,7 @@ TEST_CASE("network cost of states with inlined rows is finite and positive", "[n
     m.set_pipeline({test::simple_pipeline_stage(), test::simple_pipeline_stage()});
     StateFeatures s;
     s.stage_ids = {0, 1};
-    s.schedule = {test::root_kernel_row(), inlined_row(4.0 * 1024 * 1024 * 9)};
+    s.schedule = {test::root_kernel_row(), inlined_stage_row(4.0 * 1024 * 1024 * 9)};
     std::vector<double> c;
     std::vector<std::vector<double>> per_stage;
     m.evaluate({&s}, c, &per_stage);
@@ -131,7 +120,7 @@ TEST_CASE("synthetic states write inlined rows the way the search does", "[synth
             for (const auto &row : random_synthetic_state(sp, g, rng).schedule) {
                 if (row[F::inlined_calls] == 0) continue;
                 ++inlined_rows;
-                const auto expect = inlined_row(row[F::inlined_calls]);
+                const auto expect = inlined_stage_row(row[F::inlined_calls]);
                 for (int i = 0; i < kNumScheduleFeatures; ++i) {
                     INFO(schedule_feature_name(static_cast<ScheduleFeature>(i)));
                     REQUIRE(row.values[static_cast<std::size_t>(i)] == expect.values[static_cast<std::size_t>(i)]);
