@@ -8,15 +8,21 @@
 
 using namespace gpusched;
 
+// gpusched fuzz on the given seeds, 2 samples each, with a beam of 8x2 that
+// keeps the suite's time down (the search code paths are the same at any
+// width); the report goes to dir/fuzz.md.
+static ProcessResult run_fuzz(const test::TempDir &dir, const std::string &seeds) {
+    return test::run_gpusched({"fuzz", "--generator", RANDOM_PIPELINE_GENERATOR, "--seeds", seeds, "--samples", "2",
+                               "--beam-size", "8", "--passes", "2", "--work-dir", dir / "work", "-o", dir / "fuzz.md"});
+}
+
 // Seeds 2 and 3 draw pipelines with several outputs and reductions (2 and 3
 // outputs; `describe=true` lists their stages), the case the reference
 // implementation failed on (Halide issue 8000). A smaller beam keeps this
 // inside the suite's time; the search code paths are the same.
 TEST_CASE("the search's schedules for random pipelines compile and assemble and keep their outputs", "[fuzz]") {
     test::TempDir dir;
-    auto r = test::run_gpusched({"fuzz", "--generator", RANDOM_PIPELINE_GENERATOR, "--seeds", "2:3", "--samples", "2",
-                                 "--beam-size", "8", "--passes", "2", "--work-dir", dir / "work", "-o",
-                                 dir / "fuzz.md"});
+    auto r = run_fuzz(dir, "2:3");
     const std::string md = test::read_file(dir / "fuzz.md");
     INFO(r.err << "\n" << md);
     CHECK(r.ok());
@@ -33,9 +39,7 @@ TEST_CASE("the search's schedules for random pipelines compile and assemble and 
 // schedule of this pipeline. Both builds now use strict_float.
 TEST_CASE("a pipeline that bins float values near a bin edge validates", "[fuzz]") {
     test::TempDir dir;
-    auto r = test::run_gpusched({"fuzz", "--generator", RANDOM_PIPELINE_GENERATOR, "--seeds", "29", "--samples", "2",
-                                 "--beam-size", "8", "--passes", "2", "--work-dir", dir / "work", "-o",
-                                 dir / "fuzz.md"});
+    auto r = run_fuzz(dir, "29");
     const std::string md = test::read_file(dir / "fuzz.md");
     INFO(r.err << "\n" << md);
     CHECK(r.ok());

@@ -115,6 +115,20 @@ std::shared_ptr<ReferenceEntry> reference_entry(const std::string &key) {
 
 // Builds the CPU reference into dir, links its runner and runs it; returns
 // an empty string, or why there is no reference.
+// What the reference and the candidate build share: the request's generator
+// and params, built as a library for the runner, into dir, for target.
+GeneratorInvocation validation_build(const ValidationRequest &req, const std::string &dir, const std::string &target) {
+    GeneratorInvocation g;
+    g.generator_path = req.generator_path;
+    g.generator_name = req.generator_name;
+    g.output_dir = dir;
+    g.emit = {"static_library", "h", "registration"};
+    g.target = target;
+    g.params = req.generator_params;
+    g.timeout = req.timeout;
+    return g;
+}
+
 std::string build_and_run_reference(const ValidationRequest &req, const std::string &compiler,
                                     const std::string &archive, const std::string &dir) {
     std::error_code ec;
@@ -122,14 +136,7 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
     fs::create_directories(dir, ec);
     // Mullapudi2016 keeps deep pipelines fast; if it cannot schedule this
     // one, the unscheduled (all inline) build is just as correct.
-    GeneratorInvocation ref;
-    ref.generator_path = req.generator_path;
-    ref.generator_name = req.generator_name;
-    ref.output_dir = dir;
-    ref.emit = {"static_library", "h", "registration"};
-    ref.target = kValidationCpuTarget;
-    ref.params = req.generator_params;
-    ref.timeout = req.timeout;
+    GeneratorInvocation ref = validation_build(req, dir, kValidationCpuTarget);
     ref.plugin_path = std::string(GPUSCHED_HALIDE_PLUGIN_DIR) + "/libautoschedule_mullapudi2016.so";
     ref.autoscheduler = "Mullapudi2016";
     GeneratorOutcome ref_out = run_generator(ref);
@@ -188,14 +195,7 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
     }
 
     // The candidate: the same schedule, for OpenCL.
-    GeneratorInvocation cand;
-    cand.generator_path = req.generator_path;
-    cand.generator_name = req.generator_name;
-    cand.output_dir = cand_dir;
-    cand.emit = {"static_library", "h", "registration"};
-    cand.target = kValidationOpenClTarget;
-    cand.params = req.generator_params;
-    cand.timeout = req.timeout;
+    GeneratorInvocation cand = validation_build(req, cand_dir, kValidationOpenClTarget);
     if (req.source.schedule_param) cand.params["schedule"] = *req.source.schedule_param;
     if (req.source.plugin_path) {
         cand.plugin_path = req.source.plugin_path;
