@@ -5,10 +5,18 @@
 
 namespace gpusched {
 
-namespace {
-
 using namespace Halide;
 using namespace Halide::Internal;
+
+enum class CompiledExpr::Op : uint8_t {
+    Const, Slot, LetSlot, Fail,
+    Add, Sub, Mul, Min, Max, DivInt, DivFloat, ModInt, ModFloat,
+    EQ, NE, LT, LE, GT, GE, And, Or, Not, Select,
+    CastToFloat, CastToInt, Let,
+    Abs, Floor, Ceil, Round, Trunc, Sqrt,
+};
+
+namespace {
 
 int64_t floor_div(int64_t a, int64_t b) {
     // Halide's integer division is Euclidean: the remainder is never negative.
@@ -24,117 +32,214 @@ int64_t euclid_mod(int64_t a, int64_t b) {
     return m;
 }
 
+} // namespace
+
+int32_t CompiledExpr::add(Node n) {
+    nodes_.push_back(n);
+    return static_cast<int32_t>(nodes_.size()) - 1;
+}
+
 // Values are carried as doubles (exact for integers below 2^53, far beyond
 // any image size) so index arithmetic that goes through floats, e.g.
 // int(floor((x + 0.5f) * scale)), evaluates too; integer nodes apply Halide's
 // integer semantics.
-class Evaluator {
-public:
-    explicit Evaluator(const VarValues &values) : values_(values) {}
+int32_t CompiledExpr::compile(const Expr &e, const VarResolver &resolve,
+                              std::vector<std::pair<std::string, int32_t>> &lets) {
+    auto binary = [&](Op op, const Expr &a, const Expr &b) {
+        Node n{op};
+        n.a = compile(a, resolve, lets);
+        n.b = compile(b, resolve, lets);
+        return add(n);
+    };
+    auto unary = [&](Op op, const Expr &a) {
+        Node n{op};
+        n.a = compile(a, resolve, lets);
+        return add(n);
+    };
+    auto constant = [&](double v) {
+        Node n{Op::Const};
+        n.imm = v;
+        return add(n);
+    };
 
-    std::optional<double> eval(const Expr &e) {
-        if (!e.defined()) return std::nullopt;
-        if (const auto *i = e.as<IntImm>()) return static_cast<double>(i->value);
-        if (const auto *u = e.as<UIntImm>()) return static_cast<double>(u->value);
-        if (const auto *f = e.as<FloatImm>()) return f->value;
-        if (const auto *v = e.as<Variable>()) {
-            auto l = lets_.find(v->name);
-            if (l != lets_.end()) return l->second;
-            auto it = values_.find(v->name);
-            if (it == values_.end()) return std::nullopt;
-            return static_cast<double>(it->second);
-        }
-        if (const auto *op = e.as<Add>()) return bin(op->a, op->b, [](double a, double b) { return a + b; });
-        if (const auto *op = e.as<Sub>()) return bin(op->a, op->b, [](double a, double b) { return a - b; });
-        if (const auto *op = e.as<Mul>()) return bin(op->a, op->b, [](double a, double b) { return a * b; });
-        if (const auto *op = e.as<Min>()) return bin(op->a, op->b, [](double a, double b) { return std::min(a, b); });
-        if (const auto *op = e.as<Max>()) return bin(op->a, op->b, [](double a, double b) { return std::max(a, b); });
-        if (const auto *op = e.as<Div>()) {
-            auto a = eval(op->a), b = eval(op->b);
-            if (!a || !b || *b == 0) return std::nullopt;
-            if (op->type.is_float()) return *a / *b;
-            return static_cast<double>(floor_div(static_cast<int64_t>(*a), static_cast<int64_t>(*b)));
-        }
-        if (const auto *op = e.as<Mod>()) {
-            auto a = eval(op->a), b = eval(op->b);
-            if (!a || !b || *b == 0) return std::nullopt;
-            if (op->type.is_float()) return *a - *b * std::floor(*a / *b);
-            return static_cast<double>(euclid_mod(static_cast<int64_t>(*a), static_cast<int64_t>(*b)));
-        }
-        if (const auto *op = e.as<EQ>()) return bin(op->a, op->b, [](double a, double b) -> double { return a == b; });
-        if (const auto *op = e.as<NE>()) return bin(op->a, op->b, [](double a, double b) -> double { return a != b; });
-        if (const auto *op = e.as<LT>()) return bin(op->a, op->b, [](double a, double b) -> double { return a < b; });
-        if (const auto *op = e.as<LE>()) return bin(op->a, op->b, [](double a, double b) -> double { return a <= b; });
-        if (const auto *op = e.as<GT>()) return bin(op->a, op->b, [](double a, double b) -> double { return a > b; });
-        if (const auto *op = e.as<GE>()) return bin(op->a, op->b, [](double a, double b) -> double { return a >= b; });
-        if (const auto *op = e.as<And>()) return bin(op->a, op->b, [](double a, double b) -> double { return a && b; });
-        if (const auto *op = e.as<Or>()) return bin(op->a, op->b, [](double a, double b) -> double { return a || b; });
-        if (const auto *op = e.as<Not>()) {
-            auto a = eval(op->a);
-            if (!a) return std::nullopt;
-            return static_cast<double>(!*a);
-        }
-        if (const auto *op = e.as<Select>()) {
-            auto c = eval(op->condition);
-            if (!c) return std::nullopt;
-            return *c ? eval(op->true_value) : eval(op->false_value);
-        }
-        if (const auto *op = e.as<Cast>()) {
-            auto v = eval(op->value);
-            if (!v) return std::nullopt;
-            if (op->type.is_float()) return op->type.bits() <= 32 ? static_cast<double>(static_cast<float>(*v)) : *v;
-            // Float to integer truncates towards zero, as in Halide.
-            return std::trunc(*v);
-        }
-        if (const auto *op = e.as<Let>()) {
-            auto v = eval(op->value);
-            if (!v) return std::nullopt;
-            auto it = lets_.find(op->name);
-            std::optional<double> saved = it == lets_.end() ? std::nullopt : std::optional<double>(it->second);
-            lets_[op->name] = *v;
-            auto r = eval(op->body);
-            if (saved) lets_[op->name] = *saved;
-            else lets_.erase(op->name);
-            return r;
-        }
-        if (const auto *op = e.as<Call>()) {
-            if ((op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost) ||
-                 op->is_intrinsic(Call::promise_clamped) || op->is_intrinsic(Call::unsafe_promise_clamped)) &&
-                !op->args.empty()) {
-                return eval(op->args[0]);
+    if (!e.defined()) return add(Node{Op::Fail});
+    if (const auto *i = e.as<IntImm>()) return constant(static_cast<double>(i->value));
+    if (const auto *u = e.as<UIntImm>()) return constant(static_cast<double>(u->value));
+    if (const auto *f = e.as<FloatImm>()) return constant(f->value);
+    if (const auto *v = e.as<Variable>()) {
+        for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+            if (it->first == v->name) {
+                Node n{Op::LetSlot};
+                n.slot = it->second;
+                return add(n);
             }
-            if (op->is_intrinsic(Call::abs) && op->args.size() == 1) {
-                auto a = eval(op->args[0]);
-                if (!a) return std::nullopt;
-                return std::fabs(*a);
-            }
-            if (op->call_type == Call::PureExtern && op->args.size() == 1) {
-                auto a = eval(op->args[0]);
-                if (!a) return std::nullopt;
-                const std::string &n = op->name;
-                if (n.rfind("floor_f", 0) == 0) return std::floor(*a);
-                if (n.rfind("ceil_f", 0) == 0) return std::ceil(*a);
-                if (n.rfind("round_f", 0) == 0) return std::nearbyint(*a);
-                if (n.rfind("trunc_f", 0) == 0) return std::trunc(*a);
-                if (n.rfind("sqrt_f", 0) == 0) return std::sqrt(*a);
-            }
-            return std::nullopt;
         }
-        return std::nullopt;
+        VarBinding b = resolve(v->name);
+        if (b.slot >= 0) {
+            Node n{Op::Slot};
+            n.slot = b.slot;
+            return add(n);
+        }
+        if (b.constant) return constant(static_cast<double>(*b.constant));
+        return add(Node{Op::Fail});
+    }
+    if (const auto *op = e.as<Add>()) return binary(Op::Add, op->a, op->b);
+    if (const auto *op = e.as<Sub>()) return binary(Op::Sub, op->a, op->b);
+    if (const auto *op = e.as<Mul>()) return binary(Op::Mul, op->a, op->b);
+    if (const auto *op = e.as<Min>()) return binary(Op::Min, op->a, op->b);
+    if (const auto *op = e.as<Max>()) return binary(Op::Max, op->a, op->b);
+    if (const auto *op = e.as<Div>()) return binary(op->type.is_float() ? Op::DivFloat : Op::DivInt, op->a, op->b);
+    if (const auto *op = e.as<Mod>()) return binary(op->type.is_float() ? Op::ModFloat : Op::ModInt, op->a, op->b);
+    if (const auto *op = e.as<EQ>()) return binary(Op::EQ, op->a, op->b);
+    if (const auto *op = e.as<NE>()) return binary(Op::NE, op->a, op->b);
+    if (const auto *op = e.as<LT>()) return binary(Op::LT, op->a, op->b);
+    if (const auto *op = e.as<LE>()) return binary(Op::LE, op->a, op->b);
+    if (const auto *op = e.as<GT>()) return binary(Op::GT, op->a, op->b);
+    if (const auto *op = e.as<GE>()) return binary(Op::GE, op->a, op->b);
+    if (const auto *op = e.as<And>()) return binary(Op::And, op->a, op->b);
+    if (const auto *op = e.as<Or>()) return binary(Op::Or, op->a, op->b);
+    if (const auto *op = e.as<Not>()) return unary(Op::Not, op->a);
+    if (const auto *op = e.as<Select>()) {
+        Node n{Op::Select};
+        n.a = compile(op->condition, resolve, lets);
+        n.b = compile(op->true_value, resolve, lets);
+        n.c = compile(op->false_value, resolve, lets);
+        return add(n);
+    }
+    if (const auto *op = e.as<Cast>()) {
+        if (!op->type.is_float()) return unary(Op::CastToInt, op->value);
+        Node n{Op::CastToFloat};
+        n.a = compile(op->value, resolve, lets);
+        n.imm = op->type.bits() <= 32 ? 1 : 0;
+        return add(n);
+    }
+    if (const auto *op = e.as<Let>()) {
+        Node n{Op::Let};
+        n.a = compile(op->value, resolve, lets);
+        n.slot = num_lets_++;
+        lets.emplace_back(op->name, n.slot);
+        n.b = compile(op->body, resolve, lets);
+        lets.pop_back();
+        return add(n);
+    }
+    if (const auto *op = e.as<Call>()) {
+        if ((op->is_intrinsic(Call::likely) || op->is_intrinsic(Call::likely_if_innermost) ||
+             op->is_intrinsic(Call::promise_clamped) || op->is_intrinsic(Call::unsafe_promise_clamped)) &&
+            !op->args.empty()) {
+            return compile(op->args[0], resolve, lets);
+        }
+        if (op->is_intrinsic(Call::abs) && op->args.size() == 1) return unary(Op::Abs, op->args[0]);
+        if (op->call_type == Call::PureExtern && op->args.size() == 1) {
+            const std::string &n = op->name;
+            if (n.rfind("floor_f", 0) == 0) return unary(Op::Floor, op->args[0]);
+            if (n.rfind("ceil_f", 0) == 0) return unary(Op::Ceil, op->args[0]);
+            if (n.rfind("round_f", 0) == 0) return unary(Op::Round, op->args[0]);
+            if (n.rfind("trunc_f", 0) == 0) return unary(Op::Trunc, op->args[0]);
+            if (n.rfind("sqrt_f", 0) == 0) return unary(Op::Sqrt, op->args[0]);
+        }
+    }
+    return add(Node{Op::Fail});
+}
+
+CompiledExpr::CompiledExpr(const Expr &e, const VarResolver &resolve) {
+    std::vector<std::pair<std::string, int32_t>> lets;
+    root_ = compile(e, resolve, lets);
+    float_result_ = e.defined() && e.type().is_float();
+}
+
+std::optional<double> CompiledExpr::run(int32_t i, const int64_t *slots, double *let_values) const {
+    const Node &n = nodes_[i];
+    switch (n.op) {
+    case Op::Const: return n.imm;
+    case Op::Slot: return static_cast<double>(slots[n.slot]);
+    case Op::LetSlot: return let_values[n.slot];
+    case Op::Fail: return std::nullopt;
+    case Op::Select: {
+        auto c = run(n.a, slots, let_values);
+        if (!c) return std::nullopt;
+        return *c ? run(n.b, slots, let_values) : run(n.c, slots, let_values);
+    }
+    case Op::Let: {
+        auto v = run(n.a, slots, let_values);
+        if (!v) return std::nullopt;
+        let_values[n.slot] = *v;
+        return run(n.b, slots, let_values);
+    }
+    default: break;
     }
 
-private:
-    template <typename F> std::optional<double> bin(const Expr &a, const Expr &b, F f) {
-        auto x = eval(a);
-        if (!x) return std::nullopt;
-        auto y = eval(b);
-        if (!y) return std::nullopt;
-        return f(*x, *y);
+    auto x = run(n.a, slots, let_values);
+    if (!x) return std::nullopt;
+    const double a = *x;
+    switch (n.op) {
+    case Op::Not: return static_cast<double>(!a);
+    case Op::CastToFloat: return n.imm != 0 ? static_cast<double>(static_cast<float>(a)) : a;
+    case Op::CastToInt: return std::trunc(a);  // float to integer truncates towards zero, as in Halide
+    case Op::Abs: return std::fabs(a);
+    case Op::Floor: return std::floor(a);
+    case Op::Ceil: return std::ceil(a);
+    case Op::Round: return std::nearbyint(a);
+    case Op::Trunc: return std::trunc(a);
+    case Op::Sqrt: return std::sqrt(a);
+    default: break;
     }
 
-    const VarValues &values_;
-    std::unordered_map<std::string, double> lets_;
-};
+    auto y = run(n.b, slots, let_values);
+    if (!y) return std::nullopt;
+    const double b = *y;
+    switch (n.op) {
+    case Op::Add: return a + b;
+    case Op::Sub: return a - b;
+    case Op::Mul: return a * b;
+    case Op::Min: return std::min(a, b);
+    case Op::Max: return std::max(a, b);
+    case Op::DivFloat: return b == 0 ? std::nullopt : std::optional<double>(a / b);
+    case Op::DivInt:
+        if (b == 0) return std::nullopt;
+        return static_cast<double>(floor_div(static_cast<int64_t>(a), static_cast<int64_t>(b)));
+    case Op::ModFloat: return b == 0 ? std::nullopt : std::optional<double>(a - b * std::floor(a / b));
+    case Op::ModInt:
+        if (b == 0) return std::nullopt;
+        return static_cast<double>(euclid_mod(static_cast<int64_t>(a), static_cast<int64_t>(b)));
+    case Op::EQ: return static_cast<double>(a == b);
+    case Op::NE: return static_cast<double>(a != b);
+    case Op::LT: return static_cast<double>(a < b);
+    case Op::LE: return static_cast<double>(a <= b);
+    case Op::GT: return static_cast<double>(a > b);
+    case Op::GE: return static_cast<double>(a >= b);
+    case Op::And: return static_cast<double>(a && b);
+    case Op::Or: return static_cast<double>(a || b);
+    default: return std::nullopt;
+    }
+}
+
+std::optional<int64_t> CompiledExpr::evaluate(const int64_t *slots) const {
+    if (root_ < 0) return std::nullopt;
+    // Let values live on the stack for the common case (few lets).
+    constexpr int kInline = 16;
+    double inline_lets[kInline];
+    std::vector<double> heap_lets;
+    double *lets = inline_lets;
+    if (num_lets_ > kInline) {
+        heap_lets.resize(num_lets_);
+        lets = heap_lets.data();
+    }
+    auto v = run(root_, slots, lets);
+    if (!v || !std::isfinite(*v)) return std::nullopt;
+    return static_cast<int64_t>(float_result_ ? std::floor(*v) : *v);
+}
+
+std::optional<int64_t> evaluate(const Expr &e, const VarValues &values) {
+    CompiledExpr c(e, [&](const std::string &name) {
+        VarBinding b;
+        auto it = values.find(name);
+        if (it != values.end()) b.constant = it->second;
+        return b;
+    });
+    return c.evaluate(nullptr);
+}
+
+namespace {
 
 class AffineCheck : public IRVisitor {
 public:
@@ -160,14 +265,7 @@ private:
 
 } // namespace
 
-std::optional<int64_t> evaluate(const Halide::Expr &e, const VarValues &values) {
-    Evaluator ev(values);
-    auto v = ev.eval(e);
-    if (!v || !std::isfinite(*v)) return std::nullopt;
-    return static_cast<int64_t>(e.type().is_float() ? std::floor(*v) : *v);
-}
-
-bool is_affine_bound(const Halide::Expr &e) {
+bool is_affine_bound(const Expr &e) {
     if (!e.defined()) return false;
     AffineCheck c;
     e.accept(&c);

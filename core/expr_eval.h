@@ -1,19 +1,27 @@
 #pragma once
 // A small integer evaluator for the index and bound expressions of a Halide
 // pipeline. The search evaluates the symbolic footprints of the function DAG
-// (core/function_dag.h) tens of thousands of times per search with concrete
-// loop bounds; substituting and calling Halide's simplifier each time would
-// dominate the search time, so this walks the Expr directly.
+// (core/function_dag.h) hundreds of thousands of times per search with
+// concrete loop bounds; substituting and calling Halide's simplifier each
+// time would dominate the search time, and so would looking variables up by
+// name (bgu: 55 % of a search went to string hashing). So an Expr is
+// compiled once into a flat program whose variables are either constants
+// (parameter estimates) or numbered slots (loop bounds), and run with the
+// slots' values.
 //
-// Invariant: evaluate() never guesses. It returns nullopt when the expression
+// Invariant: evaluation never guesses. It returns nullopt when the expression
 // contains anything whose value is not a pure function of the bound
-// variables (a load, an unknown variable, an unsupported node); the caller
-// then falls back to a documented approximation.
+// variables (a load, an unknown variable, an unsupported node, a division by
+// zero); the caller then falls back to a documented approximation. A
+// subexpression that cannot be evaluated only matters if its value is used
+// (the untaken side of a select does not).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include <Halide.h>
 
@@ -21,9 +29,46 @@ namespace gpusched {
 
 using VarValues = std::unordered_map<std::string, int64_t>;
 
-// Value of e with every Variable looked up in values (Halide semantics:
-// integer division and modulo are Euclidean, float-to-int casts truncate;
-// a float-typed result is floored).
+// How a compiled expression's free variables are bound: a slot index (its
+// value is passed at evaluation), a constant, or neither (the variable is
+// unknown and any use of it fails evaluation).
+struct VarBinding {
+    int slot = -1;
+    std::optional<int64_t> constant;
+};
+using VarResolver = std::function<VarBinding(const std::string &name)>;
+
+class CompiledExpr {
+public:
+    CompiledExpr() = default;  // undefined: evaluates to nullopt
+    CompiledExpr(const Halide::Expr &e, const VarResolver &resolve);
+
+    // Halide semantics: integer division and modulo are Euclidean, float-to-
+    // int casts truncate; a float-typed result is floored. slots[i] is the
+    // value of slot i; the caller passes at least as many as were bound.
+    std::optional<int64_t> evaluate(const int64_t *slots) const;
+
+private:
+    enum class Op : uint8_t;
+    struct Node {
+        Op op;
+        int32_t a = -1, b = -1, c = -1;  // child nodes
+        int32_t slot = -1;               // Slot / LetSlot / Let target
+        double imm = 0;                  // Const; Cast: 1 if to float32
+    };
+    int32_t compile(const Halide::Expr &e, const VarResolver &resolve,
+                    std::vector<std::pair<std::string, int32_t>> &lets);
+    int32_t add(Node n);
+    std::optional<double> run(int32_t node, const int64_t *slots, double *let_values) const;
+
+    std::vector<Node> nodes_;
+    int32_t root_ = -1;
+    int32_t num_lets_ = 0;
+    bool float_result_ = false;
+};
+
+// Value of e with every Variable looked up in values (one-off evaluations;
+// the search's repeated ones use CompiledExpr with slots).
 std::optional<int64_t> evaluate(const Halide::Expr &e, const VarValues &values);
 
 // True if e is built only from +, -, *, constant division, variables and

@@ -52,38 +52,77 @@ struct EffectiveAccess {
     int bytes = 4;
     Jacobian jacobian;  // [producer arg][stage loop]
     bool through_inline = false;
+    double count = 1;  // load sites with this pattern (paths through inlined Funcs)
 };
 
-// Follows calls to inlined Funcs, composing index jacobians, so a stage's
-// accesses are the loads it really issues after inlining.
-void collect_accesses(const LoopNest &nest, const Stage &s, const Jacobian *outer, bool inl,
-                      std::vector<EffectiveAccess> &out, int depth) {
-    const FunctionDAG &dag = nest.dag;
-    for (const Access &a : s.accesses) {
-        Jacobian j = a.jacobian;
-        if (outer) {
-            // j is relative to s's loops; s's loop l is its Func's argument
-            // func_arg(l), which the outer stage indexes with outer[arg].
-            size_t n_outer_loops = outer->empty() ? 0 : (*outer)[0].size();
-            Jacobian c(j.size(), std::vector<std::optional<int64_t>>(n_outer_loops, int64_t(0)));
-            for (size_t k = 0; k < j.size(); k++) {
-                for (size_t l = 0; l < s.loops.size(); l++) {
-                    int arg = s.loops[l].func_arg;
-                    for (size_t q = 0; q < n_outer_loops; q++) {
-                        if (!c[k][q]) continue;
-                        if (!j[k][l] || arg < 0 || !(*outer)[arg][q]) c[k][q] = std::nullopt;
-                        else *c[k][q] += *j[k][l] * *(*outer)[arg][q];
-                    }
-                }
+// j (relative to inlined stage s's loops) composed with outer, the jacobian
+// of the call into s's Func: s's loop l is its Func's argument func_arg(l),
+// which the caller indexes with outer[arg].
+Jacobian compose(const Jacobian &j, const Stage &s, const Jacobian &outer) {
+    size_t n_outer_loops = outer.empty() ? 0 : outer[0].size();
+    Jacobian c(j.size(), std::vector<std::optional<int64_t>>(n_outer_loops, int64_t(0)));
+    for (size_t k = 0; k < j.size(); k++) {
+        for (size_t l = 0; l < s.loops.size(); l++) {
+            int arg = s.loops[l].func_arg;
+            for (size_t q = 0; q < n_outer_loops; q++) {
+                if (!c[k][q]) continue;
+                if (!j[k][l] || arg < 0 || !outer[arg][q]) c[k][q] = std::nullopt;
+                else *c[k][q] += *j[k][l] * outer[arg][q].value();
             }
-            j = std::move(c);
         }
-        if (!a.producer.is_image && nest.location(a.producer.index) == ComputeLocation::Inline && depth < 16) {
-            collect_accesses(nest, dag.nodes[a.producer.index].stages[0], &j, true, out, depth + 1);
-            continue;
-        }
-        out.push_back(EffectiveAccess{a.producer, a.bytes, std::move(j), inl});
     }
+    return c;
+}
+
+void add_pattern(std::vector<std::pair<Jacobian, double>> &patterns, Jacobian j, double count) {
+    for (auto &p : patterns) {
+        if (p.first == j) {
+            p.second += count;
+            return;
+        }
+    }
+    patterns.emplace_back(std::move(j), count);
+}
+
+// The loads a stage really issues after inlining: calls to inlined Funcs are
+// followed, composing index jacobians. Every path through the inlined Funcs
+// is a load site, but paths share Funcs (bgu's solver reaches the same
+// inlined Func along thousands of paths), so the walk goes Func by Func in
+// DAG order (consumers have smaller indices), carrying each distinct
+// jacobian with the number of paths that reach it.
+std::vector<EffectiveAccess> collect_accesses(const LoopNest &nest, const Stage &st) {
+    const FunctionDAG &dag = nest.dag;
+    std::vector<EffectiveAccess> out;
+    auto emit = [&](const Access &a, Jacobian j, double count, bool inl) {
+        for (EffectiveAccess &e : out) {
+            if (e.producer == a.producer && e.bytes == a.bytes && e.through_inline == inl && e.jacobian == j) {
+                e.count += count;
+                return;
+            }
+        }
+        out.push_back(EffectiveAccess{a.producer, a.bytes, std::move(j), inl, count});
+    };
+    auto inlined = [&](const Access &a) {
+        return !a.producer.is_image && nest.location(a.producer.index) == ComputeLocation::Inline;
+    };
+    std::map<int, std::vector<std::pair<Jacobian, double>>> pending;
+    for (const Access &a : st.accesses) {
+        if (inlined(a)) add_pattern(pending[a.producer.index], a.jacobian, 1);
+        else emit(a, a.jacobian, 1, false);
+    }
+    while (!pending.empty()) {
+        auto [node, patterns] = std::move(*pending.begin());
+        pending.erase(pending.begin());
+        const Stage &s = dag.nodes[node].stages[0];
+        for (const auto &[outer, count] : patterns) {
+            for (const Access &a : s.accesses) {
+                Jacobian j = compose(a.jacobian, s, outer);
+                if (inlined(a)) add_pattern(pending[a.producer.index], std::move(j), count);
+                else emit(a, std::move(j), count, true);
+            }
+        }
+    }
+    return out;
 }
 
 struct Lanes {
@@ -299,8 +338,7 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     // Loads: after following inlined Funcs.
     // (inlined_calls stays 0 here: it belongs to the inlined Func's own row,
     // see inlined_rows below.)
-    std::vector<EffectiveAccess> accesses;
-    collect_accesses(nest, st, nullptr, false, accesses, 0);
+    std::vector<EffectiveAccess> accesses = collect_accesses(nest, st);
 
     auto dm_real = nest.demand(st, ss.loops_realization);
     auto dm_thread = nest.demand(st, ss.loops_thread);
@@ -404,8 +442,8 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
                                                 gpu.shared_mem_banks);
         if (!prev) seen.emplace_back(&a, m);
         MemStats &acc = lvl == MemoryLevel::Global ? gl : sl;
-        acc.transactions += m.transactions;
-        acc.bytes_used += m.bytes_used;
+        acc.transactions += m.transactions * a.count;
+        acc.bytes_used += m.bytes_used * a.count;
     }
     MemoryLevel own = ss.location == ComputeLocation::Root    ? MemoryLevel::Global
                       : ss.location == ComputeLocation::Block ? MemoryLevel::Shared
@@ -529,15 +567,25 @@ void kernel_key(const LoopNest &nest, int kernel, std::vector<int64_t> &key, Key
 
 // Calls made to inlined Funcs by one evaluation of `st`, each call site
 // counted once per point; calls an inlined Func makes to further inlined
-// Funcs happen once per call to it.
-void count_inlined_calls(const LoopNest &nest, const Stage &st, double calls_per_eval, std::map<int, double> &calls,
-                         int depth) {
-    for (const Access &a : st.accesses) {
-        if (a.producer.is_image || a.is_self || depth >= 16) continue;
-        int p = a.producer.index;
-        if (nest.location(p) != ComputeLocation::Inline) continue;
-        calls[p] += calls_per_eval;
-        count_inlined_calls(nest, nest.dag.nodes[p].stages[0], calls_per_eval, calls, depth + 1);
+// Funcs happen once per call to it. Counted Func by Func in DAG order
+// (consumers first), not path by path: the number of paths can be
+// exponential in the depth of the inlined chain.
+void count_inlined_calls(const LoopNest &nest, const Stage &st, double calls_per_eval, std::map<int, double> &calls) {
+    std::map<int, double> pending;  // inlined Func -> calls reaching it from st
+    auto visit = [&](const Stage &s, double per_eval) {
+        for (const Access &a : s.accesses) {
+            if (a.producer.is_image || a.is_self) continue;
+            int p = a.producer.index;
+            if (nest.location(p) != ComputeLocation::Inline) continue;
+            pending[p] += per_eval;
+        }
+    };
+    visit(st, calls_per_eval);
+    while (!pending.empty()) {
+        auto [node, n_calls] = *pending.begin();
+        pending.erase(pending.begin());
+        calls[node] += n_calls;
+        visit(nest.dag.nodes[node].stages[0], n_calls);
     }
 }
 
@@ -552,7 +600,7 @@ void append_inlined_rows(const LoopNest &nest, StateFeatures &s) {
     for (size_t i = 0; i < nest.stages.size(); i++) {
         const ScheduledStage &ss = nest.stages[i];
         count_inlined_calls(nest, nest.dag.nodes[ss.node].stages[ss.stage], s.schedule[i][SF::points_computed_total],
-                            calls, 0);
+                            calls);
     }
     for (const auto &[node, n_calls] : calls) {
         if (n_calls <= 0) continue;

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "core/algorithm_features.h"
 
@@ -335,6 +336,31 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
         }
     }
 
+    // Footprints compiled once; required() runs them per loop nest.
+    for (Node &n : nodes) {
+        for (Stage &s : n.stages) {
+            std::unordered_map<std::string, int> slot_of;
+            for (size_t i = 0; i < s.loops.size(); i++) {
+                slot_of[loop_min_name(s.loops[i].var)] = static_cast<int>(2 * i);
+                slot_of[loop_max_name(s.loops[i].var)] = static_cast<int>(2 * i + 1);
+            }
+            auto resolve = [&](const std::string &name) {
+                VarBinding b;
+                auto si = slot_of.find(name);
+                if (si != slot_of.end()) {
+                    b.slot = si->second;
+                    return b;
+                }
+                auto pi = param_values.find(name);
+                if (pi != param_values.end()) b.constant = pi->second;
+                return b;
+            };
+            for (Edge &e : s.edges) {
+                for (const auto &[mn, mx] : e.box) e.compiled_box.emplace_back(CompiledExpr(mn, resolve), CompiledExpr(mx, resolve));
+            }
+        }
+    }
+
     // Consumers.
     for (size_t ni = 0; ni < nodes.size(); ni++) {
         for (const Stage &s : nodes[ni].stages) {
@@ -431,21 +457,21 @@ std::vector<Span> FunctionDAG::loop_bounds(const Stage &s, const Region &func_re
 }
 
 std::optional<Region> FunctionDAG::required(const Stage &s, const Edge &e, const std::vector<Span> &loops) const {
-    // A scratch copy of the parameter values per thread: loop variables of
-    // different stages have distinct names, so stale entries never matter.
-    thread_local const FunctionDAG *scratch_owner = nullptr;
-    thread_local VarValues v;
-    if (scratch_owner != this || v.size() < param_values.size()) {
-        v = param_values;
-        scratch_owner = this;
+    constexpr size_t kInline = 16;  // loops per stage; more is rare
+    int64_t inline_slots[2 * kInline];
+    std::vector<int64_t> heap_slots;
+    int64_t *slots = inline_slots;
+    if (loops.size() > kInline) {
+        heap_slots.resize(2 * loops.size());
+        slots = heap_slots.data();
     }
-    for (size_t i = 0; i < s.loops.size(); i++) {
-        v[loop_min_name(s.loops[i].var)] = loops[i].min;
-        v[loop_max_name(s.loops[i].var)] = loops[i].max;
+    for (size_t i = 0; i < loops.size(); i++) {
+        slots[2 * i] = loops[i].min;
+        slots[2 * i + 1] = loops[i].max;
     }
-    Region r(e.box.size());
-    for (size_t d = 0; d < e.box.size(); d++) {
-        auto mn = evaluate(e.box[d].first, v), mx = evaluate(e.box[d].second, v);
+    Region r(e.compiled_box.size());
+    for (size_t d = 0; d < e.compiled_box.size(); d++) {
+        auto mn = e.compiled_box[d].first.evaluate(slots), mx = e.compiled_box[d].second.evaluate(slots);
         if (!mn || !mx) return std::nullopt;
         r[d] = Span{*mn, std::max(*mn, *mx)};
     }

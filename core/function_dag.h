@@ -75,6 +75,10 @@ struct Access {
 struct Edge {
     ProducerRef producer;
     std::vector<std::pair<Halide::Expr, Halide::Expr>> box;  // per producer dimension
+    // box compiled with the stage's loop bounds as slots (loop i's min is
+    // slot 2i, its max 2i+1) and parameter estimates as constants: what
+    // FunctionDAG::required evaluates.
+    std::vector<std::pair<CompiledExpr, CompiledExpr>> compiled_box;
     bool affine = true;  // every bound is affine in the loop bounds (see is_affine_bound)
     // Whether Halide 14 can bound this footprint wherever the producer is
     // computed below root: for every subset of the stage's pure loops that

@@ -41,20 +41,26 @@ const Region &LoopNest::allocation(const ProducerRef &p) const {
 
 std::map<ProducerRef, Region> LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
     std::map<ProducerRef, Region> out;
-    // Explicit stack instead of recursion: inlined chains can be long.
-    std::vector<std::pair<const Stage *, std::vector<Span>>> work{{&s, loop_bounds}};
-    while (!work.empty()) {
-        auto [st, lb] = std::move(work.back());
-        work.pop_back();
-        for (const Edge &e : st->edges) {
-            Region r = dag.required_or_all(*st, e, lb);
-            if (!e.producer.is_image && location(e.producer.index) == ComputeLocation::Inline) {
-                const Stage &ps = dag.nodes[e.producer.index].stages[0];
-                work.emplace_back(&ps, dag.loop_bounds(ps, r));
-            } else {
+    // Inlined Funcs are expanded Func by Func in DAG order (consumers have
+    // smaller indices, so a Func's region is complete when it is taken):
+    // each is expanded once over the union of what its callers need, not
+    // once per path, which is exponential in bgu's inlined solver chain.
+    std::map<int, Region> pending;
+    auto expand = [&](const Stage &st, const std::vector<Span> &lb) {
+        for (const Edge &e : st.edges) {
+            Region r = dag.required_or_all(st, e, lb);
+            if (!e.producer.is_image && location(e.producer.index) == ComputeLocation::Inline)
+                merge_region(pending[e.producer.index], r);
+            else
                 merge_region(out[e.producer], r);
-            }
         }
+    };
+    expand(s, loop_bounds);
+    while (!pending.empty()) {
+        auto [node, region] = std::move(*pending.begin());
+        pending.erase(pending.begin());
+        const Stage &ps = dag.nodes[node].stages[0];
+        expand(ps, dag.loop_bounds(ps, region));
     }
     return out;
 }

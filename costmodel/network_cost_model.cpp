@@ -11,6 +11,7 @@ NetworkCostModel::NetworkCostModel(const WeightsFile &weights, const GpuProfile 
 
 void NetworkCostModel::set_pipeline(std::vector<PipelineFeatures> stage_features) {
     evaluator_.set_pipeline(stage_features);
+    row_cache_.clear();
 }
 
 void NetworkCostModel::evaluate(const std::vector<const StateFeatures *> &states, std::vector<double> &costs,
@@ -25,7 +26,23 @@ void NetworkCostModel::evaluate(const std::vector<const StateFeatures *> &states
         for (const auto &row : s->schedule) rows_.push_back(&row);
     }
     stage_costs_.resize(rows_.size());
-    evaluator_.evaluate_rows(ids_.data(), rows_.data(), rows_.size(), stage_costs_.data());
+    keys_.resize(rows_.size());
+    misses_.clear();
+    miss_ids_.clear();
+    miss_rows_.clear();
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+        keys_[i] = RowCostCache::key(ids_[i], *rows_[i]);
+        if (row_cache_.lookup(keys_[i], stage_costs_[i])) continue;
+        misses_.push_back(i);
+        miss_ids_.push_back(ids_[i]);
+        miss_rows_.push_back(rows_[i]);
+    }
+    miss_costs_.resize(misses_.size());
+    evaluator_.evaluate_rows(miss_ids_.data(), miss_rows_.data(), miss_rows_.size(), miss_costs_.data());
+    for (std::size_t m = 0; m < misses_.size(); ++m) {
+        stage_costs_[misses_[m]] = miss_costs_[m];
+        row_cache_.store(keys_[misses_[m]], miss_costs_[m]);
+    }
 
     costs.assign(states.size(), 0.0);
     if (per_stage) per_stage->assign(states.size(), {});

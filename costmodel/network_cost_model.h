@@ -4,8 +4,9 @@
 // per stage, the appendix B formula (cost_formula.h) turns them into a stage
 // cost, and a state's cost is the sum over its stages.
 //
-// evaluate() gathers the rows of all states in the batch and runs them
-// through one NetworkEvaluator pass.
+// evaluate() gathers the rows of all states in the batch and runs the ones
+// not already in its row cache (row_cost_cache.h) through one
+// NetworkEvaluator pass.
 //
 // Invariants: returned costs are finite and > 0. Coefficients are softplus
 // outputs (> 0) and formula terms are >= 0, so a state's cost is > 0 unless
@@ -19,6 +20,7 @@
 #include "core/gpu_profile.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/network_evaluator.h"
+#include "costmodel/row_cost_cache.h"
 #include "costmodel/weights_file.h"
 
 namespace gpusched {
@@ -35,6 +37,7 @@ public:
 
     const std::string &provenance() const { return provenance_; }
     const NetworkEvaluator &evaluator() const { return evaluator_; }
+    const RowCostCache &row_cache() const { return row_cache_; }
 
 private:
     NetworkEvaluator evaluator_;
@@ -43,6 +46,12 @@ private:
     std::vector<int> ids_;
     std::vector<const ScheduleFeatures *> rows_;
     std::vector<double> stage_costs_;
+    RowCostCache row_cache_;
+    std::vector<RowCostCache::Key> keys_;
+    std::vector<std::size_t> misses_;  // indices into rows_ not in the cache
+    std::vector<int> miss_ids_;
+    std::vector<const ScheduleFeatures *> miss_rows_;
+    std::vector<double> miss_costs_;
 };
 
 } // namespace gpusched

@@ -3,6 +3,7 @@
 // in the constructor, with estimates on inputs and outputs, and exposes the
 // output Functions the way the plugin receives them.
 
+#include <string>
 #include <vector>
 
 #include <Halide.h>
@@ -31,6 +32,28 @@ struct Blur {
         in.dim(0).set_estimate(-1, w + 2);
         in.dim(1).set_estimate(-1, h + 2);
         out.set_estimate(x, 0, w).set_estimate(y, 0, h);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
+};
+
+// A diamond chain: level k reads level k-1 at x-1 and x+1, so with every
+// level inlined the output reaches the input along 2^depth paths while the
+// chain has only depth + 1 Funcs (bgu's inlined solver has the same shape).
+struct DiamondChain {
+    Var x{"x"};
+    ImageParam in{Halide::Float(32), 1, "dmd_in"};  // read through Halide's wrapper Func "dmd_in_im"
+    std::vector<Func> level;
+    Func out{"diamond_out"};
+    DiamondChain(int depth, int w) {
+        level.emplace_back("diamond_0");
+        level[0](x) = in(x);
+        for (int k = 1; k <= depth; k++) {
+            level.emplace_back("diamond_" + std::to_string(k));
+            level[k](x) = level[k - 1](x - 1) + level[k - 1](x + 1);
+        }
+        out(x) = level[depth](x);
+        in.dim(0).set_estimate(-depth, w + 2 * depth);
+        out.set_estimate(x, 0, w);
     }
     std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
 };

@@ -1,6 +1,8 @@
 // Featurization on small loop nests whose features were worked out by hand.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -216,5 +218,46 @@ TEST_CASE("an inlined Func gets its own row counting every call and its consumer
         CHECK(bx[SF::points_computed_total] == Approx(256.0 * 130.0));  // y - 1 .. y + 1
         CHECK((*row.at(dag.stage_id(node["blur_out"], 0)))[SF::inlined_calls] == 0);
         CHECK((*row.at(dag.stage_id(node["blur_in_im"], 0)))[SF::inlined_calls] == Approx(3 * 256.0 * 130.0));
+    }
+}
+
+TEST_CASE("a diamond of inlined Funcs is featurized Func by Func: 2^40 paths counted exactly and the footprint is the union", "[featurize]") {
+    // Level k is called 2^(40-k) times per output point, and so is the
+    // input's wrapper below level 0 (2^40); the input is read over
+    // x - 40 .. x + 40.
+    // Walking the paths one by one would take 2^40 steps.
+    const int depth = 40, w = 1024;
+    test_pipelines::DiamondChain p(depth, w);
+    FunctionDAG dag(p.outputs());
+    int out = -1;
+    std::map<int, int> level_of;  // node -> k
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        const std::string name = dag.nodes[n].name.substr(0, dag.nodes[n].name.find('$'));
+        if (name == "diamond_out") out = static_cast<int>(n);
+        else if (name == "dmd_in_im") level_of[static_cast<int>(n)] = -1;  // the input's wrapper, below level 0
+        else if (name.rfind("diamond_", 0) == 0) level_of[static_cast<int>(n)] = std::stoi(name.substr(8));
+        else FAIL("unexpected Func " << name);
+    }
+    REQUIRE(out >= 0);
+    REQUIRE(level_of.size() == depth + 2);
+    Decisions d = all_inline(dag);
+    d.funcs[out] = root({32}, {1});
+    LoopNest nest(dag, d);
+    StateFeatures s = featurize(nest, h100());
+    REQUIRE(s.stage_ids.size() == depth + 3);
+    for (size_t i = 0; i < s.stage_ids.size(); i++) {
+        const ScheduleFeatures &row = s.schedule[i];
+        if (s.stage_ids[i] == dag.stage_id(out, 0)) {
+            CHECK(row[SF::inlined_calls] == 0);
+            CHECK(row[SF::unique_bytes_read_per_realization] == Approx(4.0 * (w + 2 * depth)));
+            CHECK(row[SF::unique_global_bytes_read_per_realization] == Approx(4.0 * (w + 2 * depth)));
+            continue;
+        }
+        int node = -1;
+        for (const auto &[n, k] : level_of)
+            if (dag.stage_id(n, 0) == s.stage_ids[i]) node = n;
+        REQUIRE(node >= 0);
+        const int k = std::max(0, level_of[node]);
+        CHECK(row[SF::inlined_calls] == Approx(std::ldexp(1.0, depth - k) * w));
     }
 }

@@ -1,0 +1,50 @@
+#pragma once
+// A bounded cache of per-stage network costs, keyed by the stage and its
+// whole feature row. The search costs ~100k states per pipeline, but most
+// of a state's rows are identical to rows already costed (featurization
+// memoizes kernels, sec. 3.3, and a step changes one Func), so the network
+// runs only for rows it has not seen.
+//
+// Invariants: direct-mapped with a fixed number of slots (memory is
+// constant: 24 bytes a slot); a lookup hits only if the stage id and a
+// 128-bit hash of the row's bits both match (a wrong hit needs a 128-bit
+// collision); clear() forgets everything (a new pipeline or new weights).
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "costmodel/schedule_features.h"
+
+namespace gpusched {
+
+class RowCostCache {
+public:
+    struct Key {
+        uint64_t a = 0, b = 0;
+    };
+
+    explicit RowCostCache(int slots_log2 = 17);
+
+    static Key key(int stage_id, const ScheduleFeatures &row);
+    bool lookup(const Key &k, double &cost);
+    void store(const Key &k, double cost);
+    void clear();
+
+    uint64_t hits() const { return hits_; }
+    uint64_t misses() const { return misses_; }
+
+private:
+    struct Slot {
+        Key key;
+        double cost = 0;
+        bool used = false;
+    };
+    std::size_t index(const Key &k) const { return static_cast<std::size_t>(k.a >> shift_); }
+
+    std::vector<Slot> slots_;
+    int shift_;
+    uint64_t hits_ = 0, misses_ = 0;
+};
+
+} // namespace gpusched
