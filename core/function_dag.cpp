@@ -399,6 +399,12 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
     for (Node &n : nodes) {
         const Function &f = n.func;
         n.can_inline = !n.is_output && f.updates().empty() && !f.has_extern_definition();
+        for (const Definition &u : f.updates()) {
+            for (size_t i = 0; i < u.args().size(); i++) {
+                const auto *v = u.args()[i].as<Variable>();
+                if (!v || i >= n.args.size() || v->name != n.args[i]) n.updates_write_own_point = false;
+            }
+        }
         bool pointwise = n.can_inline;
         for (int c : n.consumers) {
             for (const Stage &s : nodes[c].stages) {

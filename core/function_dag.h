@@ -129,6 +129,13 @@ struct Node {
     // included) is bounded_below_root: only then may it be computed at a
     // Block or Thread level, or staged per thread, and still lower.
     bool bounded_below_root = true;
+    // Every update stage writes the point of its own pure variables
+    // (f(x, y) = f(x, y) + ..., not f(x, r) or f(x, g(x)) = ...). Otherwise
+    // Halide sizes the Func's allocation by the union of its consumers'
+    // region and the updates' stores, which is not a constant size below
+    // root (bilateral_grid's histogram at a data-dependent z): GPU registers
+    // need one, so a Func at Thread level must have this.
+    bool updates_write_own_point = true;
 };
 
 struct ImageInput {

@@ -261,9 +261,10 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 }
             }
             // Thread level: all uses in one single-stage consumer (or in Funcs
-            // at its thread level), through affine footprints only, so the
-            // per-thread allocation has a static size.
-            if (!root_or_inline_only && ok && eff.size() >= 1) {
+            // at its thread level), through affine footprints only, and
+            // updates that write in place, so the per-thread allocation has a
+            // static size (Halide refuses a register allocation without one).
+            if (!root_or_inline_only && ok && eff.size() >= 1 && node.updates_write_own_point) {
                 int host = -1;
                 for (int c : eff) {
                     bool inside = parent.funcs[c].location == ComputeLocation::Thread;

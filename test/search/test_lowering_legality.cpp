@@ -62,6 +62,43 @@ struct PlainBlur {
     std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
 };
 
+// bilateral_grid's histogram, reduced: each (x, y) cell adds its 4x4 pixels
+// into the z bin their value falls in, and a blur in z reads it.
+struct ScatteredHistogram {
+    Halide::Var x{"x"}, y{"y"}, z{"z"};
+    Halide::ImageParam in{Halide::Float(32), 2, "sh_in"};
+    Halide::RDom r{0, 4, 0, 4, "sh_r"};
+    Halide::Func hist{"sh_hist"}, out{"sh_out"};
+    ScatteredHistogram() {
+        using namespace Halide;
+        hist(x, y, z) = 0.0f;
+        Expr bin = clamp(cast<int>(in(x * 4 + r.x, y * 4 + r.y) * 8), 0, 7);
+        hist(x, y, bin) += 1.0f;
+        out(x, y, z) = hist(x, y, z - 1) + 2.0f * hist(x, y, z) + hist(x, y, z + 1);
+        in.dim(0).set_estimate(0, 256);
+        in.dim(1).set_estimate(0, 256);
+        out.set_estimate(x, 0, 64).set_estimate(y, 0, 64).set_estimate(z, 0, 8);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
+};
+
+// The control: a reduction that accumulates in place, f(x, y) += ...
+struct InPlaceSum {
+    Halide::Var x{"x"}, y{"y"}, z{"z"};
+    Halide::ImageParam in{Halide::Float(32), 2, "ip_in"};
+    Halide::RDom r{0, 4, "ip_r"};
+    Halide::Func sum{"ip_sum"}, out{"ip_out"};
+    InPlaceSum() {
+        sum(x, y, z) = 0.0f;
+        sum(x, y, z) += in(x * 4 + r, y) * Halide::cast<float>(z);
+        out(x, y, z) = sum(x, y, z - 1) + 2.0f * sum(x, y, z) + sum(x, y, z + 1);
+        in.dim(0).set_estimate(0, 256);
+        in.dim(1).set_estimate(0, 64);
+        out.set_estimate(x, 0, 64).set_estimate(y, 0, 64).set_estimate(z, 0, 8);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
+};
+
 int node_named(const FunctionDAG &dag, const Halide::Func &f) {
     int n = dag.node_index(f.name());
     REQUIRE(n >= 0);
@@ -204,4 +241,42 @@ TEST_CASE("beam search on the max_filter access pattern gives a schedule that lo
     cfg.seed = 1;
     SearchResult r = beam_search(dag, model, h100(), cfg);
     lower_for_cuda(p.out, dag, r.decisions);
+}
+
+TEST_CASE("a Func whose update writes a data-dependent point is never put in a thread's registers", "[search][legality]") {
+    ScatteredHistogram p;
+    FunctionDAG dag(p.outputs());
+    const int hist = node_named(dag, p.hist), out = node_named(dag, p.out);
+    CHECK_FALSE(dag.nodes[hist].updates_write_own_point);
+    std::set<ComputeLocation> offered = offered_locations(dag, hist, out, {1, 1, 2}, {16, 8, 1});
+    CHECK(offered.count(ComputeLocation::Root));
+    CHECK_FALSE(offered.count(ComputeLocation::Thread));
+
+    // Why: forced there, Halide 14 refuses the register allocation (its size
+    // is the union of the consumer's bins and the data-dependent store).
+    Decisions d = all_root(dag);
+    d.funcs[out].stages[0].thread = {16, 8, 1};
+    d.funcs[out].stages[0].serial = {1, 1, 2};
+    FuncDecision at_thread;
+    at_thread.location = ComputeLocation::Thread;
+    at_thread.host = out;
+    d.funcs[hist] = at_thread;
+    Halide::Pipeline pipe(p.out);
+    schedule_pipeline(dag, d, pipe, true);
+    CHECK_THROWS(pipe.compile_to_module(pipe.infer_arguments(), "gs_legality",
+                                        Halide::Target("x86-64-linux-cuda-cuda_capability_86")));
+
+    // The control: an in-place reduction is offered thread level, and lowers there.
+    InPlaceSum q;
+    FunctionDAG qdag(q.outputs());
+    const int sum = node_named(qdag, q.sum), qout = node_named(qdag, q.out);
+    CHECK(qdag.nodes[sum].updates_write_own_point);
+    CHECK(offered_locations(qdag, sum, qout, {1, 1, 2}, {16, 8, 1}).count(ComputeLocation::Thread));
+    Decisions qd = all_root(qdag);
+    qd.funcs[qout].stages[0].thread = {16, 8, 1};
+    qd.funcs[qout].stages[0].serial = {1, 1, 2};
+    FuncDecision q_thread = at_thread;
+    q_thread.host = qout;
+    qd.funcs[sum] = q_thread;
+    lower_for_cuda(q.out, qdag, qd);
 }
