@@ -125,7 +125,8 @@ std::vector<double> predict_samples(const std::vector<double> &params, const Pre
 }
 
 double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe, const std::vector<int> &samples,
-                  double negative_penalty, std::vector<double> *grad) {
+                  const LossWeights &weights, std::vector<double> *grad) {
+    const double negative_penalty = weights.negative_penalty;
     if (samples.empty()) return 0.0;
     if (grad && grad->size() != NetworkWeights::num_parameters())
         throw std::invalid_argument("batch_loss: gradient vector has the wrong size");
@@ -153,13 +154,40 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
     const double rows = static_cast<double>(std::max<std::size_t>(total_rows, 1));
     double loss = 0;
     std::vector<double> dloss_dp(samples.size(), 0.0);
+    std::vector<double> p(samples.size()), t(samples.size());
+    std::vector<bool> clamped(samples.size());
     for (std::size_t i = 0; i < samples.size(); ++i) {
-        const double t = pipe.samples[static_cast<std::size_t>(samples[i])].runtime_ms;
-        const bool clamped = !(predicted[i] > kMinPredictedCostMs);
-        const double p = clamped ? kMinPredictedCostMs : predicted[i];
-        const double diff = t_ref / p - t_ref / t;
-        loss += diff * diff / n;
-        if (!clamped) dloss_dp[i] = 2.0 / n * diff * (-t_ref / (p * p));
+        t[i] = pipe.samples[static_cast<std::size_t>(samples[i])].runtime_ms;
+        clamped[i] = !(predicted[i] > kMinPredictedCostMs);
+        p[i] = clamped[i] ? kMinPredictedCostMs : predicted[i];
+    }
+    if (weights.throughput != 0) {
+        for (std::size_t i = 0; i < samples.size(); ++i) {
+            const double diff = t_ref / p[i] - t_ref / t[i];
+            loss += weights.throughput * diff * diff / n;
+            if (!clamped[i]) dloss_dp[i] += weights.throughput * 2.0 / n * diff * (-t_ref / (p[i] * p[i]));
+        }
+    }
+    if (weights.ranking != 0) {
+        // Pairs (i faster than j); d = log p_j - log p_i should be > 0.
+        double total_gap = 0;
+        for (std::size_t i = 0; i < samples.size(); ++i)
+            for (std::size_t j = 0; j < samples.size(); ++j)
+                if (t[i] < t[j]) total_gap += std::log(t[j] / t[i]);
+        if (total_gap > 0) {
+            for (std::size_t i = 0; i < samples.size(); ++i) {
+                for (std::size_t j = 0; j < samples.size(); ++j) {
+                    if (!(t[i] < t[j])) continue;
+                    const double g = weights.ranking * std::log(t[j] / t[i]) / total_gap;
+                    const double d = std::log(p[j]) - std::log(p[i]);
+                    // softplus(-d), computed without overflow.
+                    loss += g * (d > 0 ? std::log1p(std::exp(-d)) : -d + std::log1p(std::exp(d)));
+                    const double dl_dd = -g * sigmoid(-d);
+                    if (!clamped[j]) dloss_dp[j] += dl_dd / p[j];
+                    if (!clamped[i]) dloss_dp[i] -= dl_dd / p[i];
+                }
+            }
+        }
     }
     for (const auto &sample_acts : acts)
         for (const auto &a : sample_acts)

@@ -8,8 +8,16 @@
 // Loss of one batch of samples of the same pipeline, with reference sample
 // ref = the fastest measured sample in the batch (sec. 5.2 / DESIGN.md):
 //
-//   L = 1/n sum_s (t_ref/p_s - t_ref/t_s)^2                  (relative throughput)
+//   L = w_tp * 1/n sum_s (t_ref/p_s - t_ref/t_s)^2           (relative throughput)
+//     + w_rank * sum_{t_i<t_j} g_ij softplus(log p_i - log p_j) / sum g_ij   (ranking)
 //     + penalty * 1/rows sum_rows sum_m min(z_m, 0)^2         (negative pre-activations)
+//
+// The paper's loss is the first term alone (w_tp = 1, w_rank = 0, the
+// default). The ranking term is an option for fitting to a teacher whose
+// differences between sibling states are small next to the scale of its
+// predictions: it is RankNet's pairwise logistic loss on log predictions,
+// so it does not depend on their scale, with each pair weighted by how much
+// the two runtimes differ, g_ij = log(t_j / t_i) (docs/costmodel.md).
 //
 // where p_s is the predicted cost (sum of stage costs), t_s the measured one,
 // z the coefficient layer's pre-activations (coefficients are softplus(z) > 0,
@@ -55,9 +63,20 @@ PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages, c
 std::vector<double> predict_samples(const std::vector<double> &params, const PreparedPipeline &pipe,
                                     const std::vector<int> &samples);
 
+struct LossWeights {
+    double throughput = 1;  // w_tp
+    double ranking = 0;     // w_rank
+    double negative_penalty = 1e-4;
+};
+
 // The batch loss above; if grad is non-null, adds dL/dparams to it
 // (grad->size() must be NetworkWeights::num_parameters()).
 double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe, const std::vector<int> &samples,
-                  double negative_penalty, std::vector<double> *grad);
+                  const LossWeights &weights, std::vector<double> *grad);
+// The paper's loss: relative throughput plus the penalty.
+inline double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe,
+                         const std::vector<int> &samples, double negative_penalty, std::vector<double> *grad) {
+    return batch_loss(params, pipe, samples, LossWeights{1, 0, negative_penalty}, grad);
+}
 
 } // namespace gpusched

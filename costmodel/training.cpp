@@ -26,7 +26,7 @@ struct Split {
 };
 
 RankingQuality quality(const std::vector<double> &params, const std::vector<PreparedPipeline> &pipes,
-                       const std::vector<std::vector<int>> &subsets, double penalty) {
+                       const std::vector<std::vector<int>> &subsets, const LossWeights &loss_weights) {
     RankingQuality q;
     for (std::size_t i = 0; i < pipes.size(); ++i) {
         const auto &idx = subsets[i];
@@ -34,7 +34,7 @@ RankingQuality quality(const std::vector<double> &params, const std::vector<Prep
         const std::vector<double> pred = predict_samples(params, pipes[i], idx);
         std::vector<double> meas;
         for (int s : idx) meas.push_back(pipes[i].samples[static_cast<std::size_t>(s)].runtime_ms);
-        q.loss += batch_loss(params, pipes[i], idx, penalty, nullptr);
+        q.loss += batch_loss(params, pipes[i], idx, loss_weights, nullptr);
         q.spearman += spearman_correlation(pred, meas);
         q.kendall += kendall_tau(pred, meas);
         q.best_predicted_slowdown += best_predicted_slowdown(pred, meas);
@@ -82,7 +82,7 @@ RankingQuality evaluate_ranking(const NetworkWeights &weights, const std::vector
         std::iota(idx.begin(), idx.end(), 0);
         all.push_back(idx);
     }
-    return quality(to_double(weights.flatten()), pipes, all, negative_penalty);
+    return quality(to_double(weights.flatten()), pipes, all, LossWeights{1, 0, negative_penalty});
 }
 
 TrainingReport train_network(NetworkWeights &weights, const std::vector<PipelineSamples> &data,
@@ -105,9 +105,10 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
     }
 
     std::vector<double> params = to_double(weights.flatten());
+    const LossWeights loss_weights{opt.throughput_weight, opt.ranking_weight, opt.negative_penalty};
     TrainingReport report;
-    report.train_before = quality(params, pipes, train_idx, opt.negative_penalty);
-    report.validation_before = quality(params, pipes, val_idx, opt.negative_penalty);
+    report.train_before = quality(params, pipes, train_idx, loss_weights);
+    report.validation_before = quality(params, pipes, val_idx, loss_weights);
 
     const std::size_t np = params.size();
     std::vector<double> m(np, 0.0), v(np, 0.0), grad(np);
@@ -129,7 +130,7 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
         double epoch_loss = 0;
         for (const auto &[p, batch] : batches) {
             std::fill(grad.begin(), grad.end(), 0.0);
-            epoch_loss += batch_loss(params, pipes[p], batch, opt.negative_penalty, &grad);
+            epoch_loss += batch_loss(params, pipes[p], batch, loss_weights, &grad);
             ++step;
             const double c1 = 1.0 - std::pow(opt.beta1, double(step));
             const double c2 = 1.0 - std::pow(opt.beta2, double(step));
@@ -145,8 +146,8 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
     for (double x : params)
         if (!std::isfinite(x)) throw std::runtime_error("train_network: training diverged (non-finite parameter); "
                                                         "lower the learning rate");
-    report.train_after = quality(params, pipes, train_idx, opt.negative_penalty);
-    report.validation_after = quality(params, pipes, val_idx, opt.negative_penalty);
+    report.train_after = quality(params, pipes, train_idx, loss_weights);
+    report.validation_after = quality(params, pipes, val_idx, loss_weights);
     report.epochs = opt.epochs;
     report.steps = static_cast<int>(step);
     weights = NetworkWeights::unflatten(to_float(params));

@@ -7,7 +7,8 @@
 //       [--rows-out FILE] [--gpu NAME] [--targets analytic|measured] [--epochs N]
 //       [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS]
 //       [--pipeline-names TSV] [--holdout-fraction F] [--compare WEIGHTS|default]...
-//       [--max-states-per-pipeline N] [--batch-within pipeline|step] [--report FILE] --out WEIGHTS
+//       [--max-states-per-pipeline N] [--batch-within pipeline|step]
+//       [--throughput-weight W] [--ranking-weight W] [--report FILE] --out WEIGHTS
 //
 // --rows reads a feature-rows file (docs/weights-format.md); --synthesize
 // makes rows with tools/synthetic_states (and --rows-out saves them).
@@ -29,6 +30,10 @@
 // is one with few Funcs decided yet, so with whole-pipeline batches the loss
 // mostly teaches the order of near-empty states; the search only ever
 // compares states of one step. Training validation is then per group too.
+//
+// --throughput-weight and --ranking-weight weigh the loss's two terms
+// (network_gradient.h): the paper's relative throughput (default 1) and a
+// pairwise ranking term on log predictions (default 0).
 
 #include <algorithm>
 #include <cmath>
@@ -60,7 +65,7 @@ struct Args {
         batch_within = "pipeline";
     std::vector<std::string> compare;
     int synthesize = 0, states_per_pipeline = 64, epochs = 300, batch_size = 64, max_states_per_pipeline = 0;
-    double learning_rate = 3e-3, holdout_fraction = 0;
+    double learning_rate = 3e-3, holdout_fraction = 0, throughput_weight = 1, ranking_weight = 0;
     unsigned long long seed = 1;
 };
 
@@ -70,7 +75,7 @@ struct Args {
                  "[--states-per-pipeline N] [--rows-out FILE]) [--gpu NAME] [--targets analytic|measured] "
                  "[--epochs N] [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS] "
                  "[--pipeline-names TSV] [--holdout-fraction F] [--compare WEIGHTS|default]... "
-                 "[--max-states-per-pipeline N] [--batch-within pipeline|step] [--report FILE] --out WEIGHTS\n",
+                 "[--max-states-per-pipeline N] [--batch-within pipeline|step] [--throughput-weight W] [--ranking-weight W] [--report FILE] --out WEIGHTS\n",
                  why.c_str());
     std::exit(2);
 }
@@ -107,6 +112,8 @@ Args parse(int argc, char **argv) {
         else if (k == "--max-states-per-pipeline") a.max_states_per_pipeline = int(number(value()));
         else if (k == "--report") a.report = value();
         else if (k == "--batch-within") a.batch_within = value();
+        else if (k == "--throughput-weight") a.throughput_weight = number(value());
+        else if (k == "--ranking-weight") a.ranking_weight = number(value());
         else usage("unknown argument " + k);
     }
     if (a.out.empty()) usage("--out is required");
@@ -116,6 +123,8 @@ Args parse(int argc, char **argv) {
     if (a.holdout_fraction > 0 && a.rows.empty()) usage("--holdout-fraction needs --rows");
     if (!a.compare.empty() && a.holdout_fraction == 0) usage("--compare needs --holdout-fraction");
     if (a.batch_within != "pipeline" && a.batch_within != "step") usage("--batch-within must be pipeline or step");
+    if (!(a.throughput_weight >= 0) || !(a.ranking_weight >= 0) || a.throughput_weight + a.ranking_weight <= 0)
+        usage("--throughput-weight and --ranking-weight must be >= 0 and not both 0");
     return a;
 }
 
@@ -322,6 +331,8 @@ int main(int argc, char **argv) {
         opt.learning_rate = a.learning_rate;
         opt.batch_size = a.batch_size;
         opt.seed = a.seed;
+        opt.throughput_weight = a.throughput_weight;
+        opt.ranking_weight = a.ranking_weight;
         opt.formula = formula_context_for(*gpu);
         opt.progress = progress;
         const TrainingReport rep = train_network(w, train, opt);
@@ -329,7 +340,8 @@ int main(int argc, char **argv) {
         std::string prov = "gpusched_fit_default_weights: network fitted by Adam (lr " + std::to_string(a.learning_rate) +
                            ", batch " + std::to_string(a.batch_size) + ", " + std::to_string(a.epochs) + " epochs, seed " +
                            std::to_string(a.seed) + (a.init.empty() ? ", from NetworkWeights::initial" : ", from " + a.init) +
-                           ") to " + (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu->name
+                           ", loss " + std::to_string(a.throughput_weight) + " x relative throughput + " +
+                           std::to_string(a.ranking_weight) + " x pairwise ranking) to " + (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu->name
                                                               : std::string("measured runtimes")) +
                            " on " + rows_origin + "; " + std::to_string(training_pipelines) + " pipelines, " +
                            std::to_string(states) + " states, " + std::to_string(rows) + " stage rows" +

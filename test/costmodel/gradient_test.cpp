@@ -117,3 +117,46 @@ TEST_CASE("gradient: training forward pass agrees with the fast inference path",
         CHECK(total == Approx(train_pred[s]).epsilon(1e-4));
     }
 }
+
+TEST_CASE("gradient: the pairwise ranking term matches central finite differences", "[gradient]") {
+    Problem p = make_problem(33);
+    std::vector<int> batch(p.pipe.samples.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<int>(i);
+    for (const LossWeights lw : {LossWeights{0, 1, 0}, LossWeights{0.5, 2, 0.01}}) {
+        std::vector<double> grad(p.params.size(), 0.0);
+        const double loss = batch_loss(p.params, p.pipe, batch, lw, &grad);
+        REQUIRE(std::isfinite(loss));
+        REQUIRE(loss > 0);
+        const std::size_t coef_start = p.params.size() - std::size_t(kNumCoefficients) * (kHiddenWidth + 1);
+        std::mt19937_64 rng(9);
+        std::uniform_int_distribution<std::size_t> pick(0, p.params.size() - 1);
+        int nonzero = 0, mismatches = 0;
+        for (int q = 0; q < 300; ++q) {
+            const std::size_t i = q < 64 ? coef_start + std::size_t(q) * 7 % (p.params.size() - coef_start) : pick(rng);
+            const double h = 1e-6 * std::max(1.0, std::abs(p.params[i]));
+            std::vector<double> plus = p.params, minus = p.params;
+            plus[i] += h;
+            minus[i] -= h;
+            const double fd = (batch_loss(plus, p.pipe, batch, lw, nullptr) - batch_loss(minus, p.pipe, batch, lw, nullptr)) / (2 * h);
+            if (grad[i] != 0) nonzero++;
+            const double tol = 1e-5 + 1e-3 * std::max(std::abs(fd), std::abs(grad[i]));
+            if (std::abs(fd - grad[i]) > tol) mismatches++;
+        }
+        CHECK(mismatches == 0);
+        CHECK(nonzero > 50);
+    }
+}
+
+TEST_CASE("ranking term: zero weight leaves the paper's loss unchanged and a uniform runtime scale changes nothing", "[gradient]") {
+    Problem p = make_problem(34);
+    std::vector<int> batch(p.pipe.samples.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<int>(i);
+    CHECK(batch_loss(p.params, p.pipe, batch, LossWeights{1, 0, 0.05}, nullptr) ==
+          batch_loss(p.params, p.pipe, batch, 0.05, nullptr));
+    // Doubling every measured runtime keeps the pairs' order and their
+    // log-ratio weights, so the ranking loss is the same.
+    PreparedPipeline doubled = p.pipe;
+    for (auto &s : doubled.samples) s.runtime_ms *= 2;
+    CHECK(batch_loss(p.params, doubled, batch, LossWeights{0, 1, 0}, nullptr) ==
+          Approx(batch_loss(p.params, p.pipe, batch, LossWeights{0, 1, 0}, nullptr)).epsilon(1e-12));
+}
