@@ -1,8 +1,10 @@
 #include "db/database.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <sqlite3.h>
 
@@ -157,21 +159,50 @@ Database Database::open(const std::string &path) {
         if (ec) throw DbError("cannot create directory for database '" + path + "': " + ec.message());
     }
     Database db = open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-    const int app_id = query_int(db.db_, "PRAGMA application_id", path);
-    const int version = query_int(db.db_, "PRAGMA user_version", path);
-    const int tables = query_int(db.db_, "SELECT count(*) FROM sqlite_master", path);
+    // One read transaction, so the three reads see the same snapshot even
+    // while another process is creating the schema.
+    db.exec("BEGIN");
+    int app_id = 0, version = 0, tables = 0;
+    try {
+        app_id = query_int(db.db_, "PRAGMA application_id", path);
+        version = query_int(db.db_, "PRAGMA user_version", path);
+        tables = query_int(db.db_, "SELECT count(*) FROM sqlite_master", path);
+    } catch (...) {
+        sqlite3_exec(db.db_, "ROLLBACK", nullptr, nullptr, nullptr);
+        throw;
+    }
+    db.exec("COMMIT");
     if (app_id != kApplicationId && (app_id != 0 || tables > 0)) {
         throw DbError("'" + path + "' is a SQLite database of another application, not a gpusched database");
     }
     refuse_newer_schema(path, version);
-    db.exec("PRAGMA journal_mode = WAL");
+    // Switching to WAL takes an exclusive lock, and when that conflicts with
+    // another process opening the same file SQLite reports "database is
+    // locked" at once instead of waiting out the busy timeout (waiting could
+    // deadlock); so retry for as long as the busy timeout would wait.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    for (;;) {
+        const int rc = sqlite3_exec(db.db_, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+        if (rc == SQLITE_OK) break;
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || std::chrono::steady_clock::now() > deadline)
+            throw DbError("cannot switch database '" + path + "' to WAL mode: " + sqlite3_errmsg(db.db_));
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
     db.exec("PRAGMA foreign_keys = ON");
-    for (const auto &m : migrations()) {
-        if (m.version <= version) continue;
+    if (version < current_schema_version()) {
+        // All pending migrations in one write transaction, deciding what is
+        // pending from the version read under its lock: processes started
+        // together on a new file (nightly jobs) would otherwise all see
+        // version 0 above and the later ones fail creating the tables.
         db.transaction([&] {
-            db.exec(m.sql);
-            db.exec("PRAGMA user_version = " + std::to_string(m.version));
-            db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+            const int locked_version = query_int(db.db_, "PRAGMA user_version", path);
+            refuse_newer_schema(path, locked_version);
+            for (const auto &m : migrations()) {
+                if (m.version <= locked_version) continue;
+                db.exec(m.sql);
+                db.exec("PRAGMA user_version = " + std::to_string(m.version));
+                db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+            }
         });
     }
     return db;

@@ -1,4 +1,6 @@
 #include <fstream>
+#include <thread>
+#include <vector>
 
 #include <catch2/catch.hpp>
 #include <sqlite3.h>
@@ -202,4 +204,32 @@ TEST_CASE("a database of an older schema is migrated when opened", "[db]") {
     Database db = Database::open_existing(dir / "old.sqlite");
     CHECK(db.schema_version() == current_schema_version());
     db.exec("SELECT validation_detail FROM samples");  // added by migration 2
+}
+
+TEST_CASE("processes creating the same new database at once all open it at the newest schema", "[db]") {
+    // Each thread holds its own SQLite connection, as separate gpusched
+    // processes (nightly jobs started together) would.
+    test::TempDir dir;
+    for (int round = 0; round < 20; round++) {
+        const std::string path = dir / ("new-" + std::to_string(round) + ".sqlite");
+        std::vector<std::string> errors(6);
+        std::vector<int> versions(6, -1);
+        std::vector<std::thread> openers;
+        for (int t = 0; t < 6; t++) {
+            openers.emplace_back([&, t] {
+                try {
+                    Database db = Database::open(path);
+                    versions[t] = db.schema_version();
+                } catch (const std::exception &e) {
+                    errors[t] = e.what();
+                }
+            });
+        }
+        for (auto &th : openers) th.join();
+        for (int t = 0; t < 6; t++) {
+            INFO("round " << round << " opener " << t);
+            CHECK(errors[t] == "");
+            CHECK(versions[t] == current_schema_version());
+        }
+    }
 }
