@@ -39,6 +39,7 @@ nlohmann::json config_echo(const PluginConfig &c) {
     j["hierarchical_sampling"] = c.search.hierarchical_sampling;
     j["freezing"] = c.search.freezing;
     j["freezing_min_funcs"] = c.search.freezing_min_funcs;
+    j["freeze_tilings"] = c.search.freeze_tilings;
     j["sampling_max_depth"] = c.search.sampling_max_depth;
     j["gpu_profile"] = to_json(c.gpu);
     if (!c.replay_path.empty()) j["replay"] = c.replay_path;

@@ -117,6 +117,7 @@ struct Pass {
     void expand(const State &p, StepId id) {
         const int n = id.node;
         const FuncDecision *fz = frozen && (*frozen)[n] ? &*(*frozen)[n] : nullptr;
+        if (fz && !config.freeze_tilings && id.phase > 0) fz = nullptr;  // tiling searched freely
         if (is_pass_through(*p.d, id) || (fz && id.phase > 0 && p.d->funcs[n] == *fz)) {
             stats.states_enumerated++;
             children.push_back(p);  // unchanged: same features, same cost
@@ -131,6 +132,17 @@ struct Pass {
             // (e.g. an inlined Func now recomputes too much), it is searched
             // for this state like any other.
             stats.states_enumerated++;
+            FuncDecision location_only;
+            if (!config.freeze_tilings && fz->location == ComputeLocation::Root) {
+                // The untiled root option, as enumerate_options offers it:
+                // the tiling steps that follow choose the tiling.
+                location_only.location = ComputeLocation::Root;
+                location_only.tiled = true;
+                for (const Stage &st : dag.nodes[n].stages)
+                    location_only.stages.push_back(StageTiling{std::vector<int64_t>(st.loops.size(), 1),
+                                                               std::vector<int64_t>(st.loops.size(), 1)});
+                fz = &location_only;
+            }
             const LoopNest &nest = nest_for(*fz, n);
             if (classify_candidate(nest, id, gpu, config.limits) != Verdict::Hard) {
                 add_featurized(nest, n);

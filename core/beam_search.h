@@ -49,6 +49,9 @@ struct SearchConfig {
     // camera_pipe, stencil_chain) while the unfrozen search stayed under
     // 10 CPU s (docs/results/search-ablation.md).
     int freezing_min_funcs = 40;
+    // Whether a frozen root Func also keeps the pre-pass's tiling, or only
+    // its location (root or inline) and has its tiling searched as usual.
+    bool freeze_tilings = true;
     size_t memo_max_bytes = size_t(64) << 20;  // LRU bound of the sec. 3.3 memo
     PruningLimits limits;
 };

@@ -28,14 +28,15 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
     if (!j.is_object()) throw UserError("gpusched config: must be a JSON object, got " + j.dump());
     static const std::set<std::string> known = {"beam_size", "passes", "seed", "dropout", "cost_model",
                                                 "weights_path", "gpu_profile", "record_path", "replay", "memoize", "hierarchical_sampling",
-                                                "freezing", "freezing_min_funcs", "sampling_max_depth", "dump_states_path", "dump_states_max"};
+                                                "freezing", "freezing_min_funcs", "freeze_tilings", "sampling_max_depth",
+                                                "dump_states_path", "dump_states_max"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string &key = it.key();
         const nlohmann::json &v = it.value();
         if (!known.count(key)) {
-            bad(key, "unknown key (known: beam_size, passes, seed, dropout, cost_model, weights_path, "
-                     "gpu_profile, record_path, replay, memoize, hierarchical_sampling, freezing, freezing_min_funcs, sampling_max_depth, dump_states_path, "
-                     "dump_states_max)");
+            std::string names;
+            for (const std::string &k : known) names += (names.empty() ? "" : ", ") + k;
+            bad(key, "unknown key (known: " + names + ")");
         }
         if (key == "beam_size") c.search.beam_size = positive_int(v, key);
         else if (key == "passes") c.search.passes = positive_int(v, key);
@@ -55,6 +56,9 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
         } else if (key == "freezing") {
             if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
             c.search.freezing = v.get<bool>();
+        } else if (key == "freeze_tilings") {
+            if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
+            c.search.freeze_tilings = v.get<bool>();
         } else if (key == "freezing_min_funcs") {
             if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000)
                 bad(key, "must be an integer >= 0, got " + v.dump());

@@ -79,6 +79,27 @@ TEST_CASE("freezing keeps the pre-pass decisions of all but the log2 N costliest
     }
 }
 
+TEST_CASE("with freeze_tilings off frozen Funcs keep their pre-pass location and their tilings are searched", "[search][freezing]") {
+    Chain6 p;
+    FunctionDAG dag(p.outputs());
+    SearchConfig keep = small(true, true, true), loose = keep;
+    loose.freeze_tilings = false;
+    SearchResult r_keep = run(dag, keep), r_loose = run(dag, loose);
+    REQUIRE(r_loose.stats.funcs_frozen == 3);
+    // Same pre-pass, same Funcs frozen.
+    CHECK(r_loose.prepass_decisions.funcs == r_keep.prepass_decisions.funcs);
+    CHECK(r_loose.frozen == r_keep.frozen);
+    int frozen_root = 0;
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        if (!r_loose.frozen[n]) continue;
+        CHECK(r_loose.decisions.funcs[n].location == r_loose.prepass_decisions.funcs[n].location);
+        frozen_root += r_loose.prepass_decisions.funcs[n].location == ComputeLocation::Root ? 1 : 0;
+    }
+    REQUIRE(frozen_root > 0);
+    // The frozen root Funcs' tiling steps are searched: more states costed.
+    CHECK(r_loose.stats.states_featurized > r_keep.stats.states_featurized);
+}
+
 TEST_CASE("freezing leaves pipelines with fewer Funcs than freezing_min_funcs unfrozen", "[search][freezing]") {
     Chain6 p;
     FunctionDAG dag(p.outputs());
