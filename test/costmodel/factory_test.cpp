@@ -62,13 +62,10 @@ TEST_CASE("factory: a config that is not an object is an error", "[factory]") {
 TEST_CASE("network cost model: batching does not change any state's cost", "[network]") {
     auto m = make_cost_model(json::object(), test::h100());
     std::mt19937_64 rng(11);
-    const GpuProfile g = test::h100();
-    const auto sp = random_synthetic_pipeline(rng);
-    m->set_pipeline(sp.stages);
-    std::vector<StateFeatures> states;
-    for (int i = 0; i < 40; ++i) states.push_back(random_synthetic_state(sp, g, rng));
-    std::vector<const StateFeatures *> all;
-    for (const auto &s : states) all.push_back(&s);
+    const test::SyntheticBatch batch = test::synthetic_batch(rng, 40);
+    m->set_pipeline(batch.pipeline.stages);
+    const std::vector<StateFeatures> &states = batch.states;
+    const std::vector<const StateFeatures *> all = batch.pointers();
     std::vector<double> batched, single;
     m->evaluate(all, batched);
     for (std::size_t i = 0; i < states.size(); ++i) {

@@ -74,6 +74,24 @@ inline PipelineFeatures simple_pipeline_stage() {
     return p;
 }
 
+// A random synthetic pipeline and n random featurized states of it (H100).
+struct SyntheticBatch {
+    SyntheticPipeline pipeline;
+    std::vector<StateFeatures> states;
+    std::vector<const StateFeatures *> pointers() const {
+        std::vector<const StateFeatures *> p;
+        for (const StateFeatures &s : states) p.push_back(&s);
+        return p;
+    }
+};
+
+inline SyntheticBatch synthetic_batch(std::mt19937_64 &rng, int n) {
+    SyntheticBatch b;
+    b.pipeline = random_synthetic_pipeline(rng);
+    for (int i = 0; i < n; ++i) b.states.push_back(random_synthetic_state(b.pipeline, h100(), rng));
+    return b;
+}
+
 inline std::string tmp_path(const std::string &name) { return std::string(GPUSCHED_COSTMODEL_TEST_TMP) + "/" + name; }
 
 } // namespace gpusched::test

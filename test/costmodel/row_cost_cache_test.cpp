@@ -37,17 +37,12 @@ TEST_CASE("row cache: cached costs equal the network's own and repeated rows are
     auto *net = dynamic_cast<NetworkCostModel *>(m.get());
     REQUIRE(net != nullptr);
     std::mt19937_64 rng(5);
-    const GpuProfile g = test::h100();
-    const auto sp = random_synthetic_pipeline(rng);
-    m->set_pipeline(sp.stages);
-    std::vector<StateFeatures> states;
-    for (int i = 0; i < 30; ++i) states.push_back(random_synthetic_state(sp, g, rng));
-    std::vector<const StateFeatures *> all;
+    const test::SyntheticBatch batch = test::synthetic_batch(rng, 30);
+    m->set_pipeline(batch.pipeline.stages);
+    const std::vector<StateFeatures> &states = batch.states;
+    const std::vector<const StateFeatures *> all = batch.pointers();
     std::size_t rows = 0;
-    for (const auto &s : states) {
-        all.push_back(&s);
-        rows += s.schedule.size();
-    }
+    for (const auto &s : states) rows += s.schedule.size();
     const std::vector<double> expected = uncached_costs(net->evaluator(), states);
 
     std::vector<double> first, second;
@@ -63,7 +58,7 @@ TEST_CASE("row cache: cached costs equal the network's own and repeated rows are
     CHECK(net->row_cache().hits() >= rows);
 
     SECTION("a new pipeline forgets the cached rows") {
-        std::vector<PipelineFeatures> other = sp.stages;  // same stages, other op histograms
+        std::vector<PipelineFeatures> other = batch.pipeline.stages;  // same stages, other op histograms
         for (PipelineFeatures &f : other)
             for (auto &v : f.values) v = v * 2 + 1;
         m->set_pipeline(other);
