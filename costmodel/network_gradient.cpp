@@ -168,6 +168,13 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
             if (!clamped[i]) dloss_dp[i] += weights.throughput * 2.0 / n * diff * (-t_ref / (p[i] * p[i]));
         }
     }
+    if (weights.scale != 0) {
+        double mean_log_ratio = 0;
+        for (std::size_t i = 0; i < samples.size(); ++i) mean_log_ratio += std::log(p[i] / t[i]) / n;
+        loss += weights.scale * mean_log_ratio * mean_log_ratio;
+        for (std::size_t i = 0; i < samples.size(); ++i)
+            if (!clamped[i]) dloss_dp[i] += weights.scale * 2.0 * mean_log_ratio / (n * p[i]);
+    }
     if (weights.ranking != 0) {
         // Pairs (i faster than j); d = log p_j - log p_i should be > 0.
         double total_gap = 0;

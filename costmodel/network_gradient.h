@@ -10,6 +10,7 @@
 //
 //   L = w_tp * 1/n sum_s (t_ref/p_s - t_ref/t_s)^2           (relative throughput)
 //     + w_rank * sum_{t_i<t_j} g_ij softplus(log p_i - log p_j) / sum g_ij   (ranking)
+//     + w_scale * (1/n sum_s log(p_s / t_s))^2                (overall scale)
 //     + penalty * 1/rows sum_rows sum_m min(z_m, 0)^2         (negative pre-activations)
 //
 // The paper's loss is the first term alone (w_tp = 1, w_rank = 0, the
@@ -17,7 +18,11 @@
 // differences between sibling states are small next to the scale of its
 // predictions: it is RankNet's pairwise logistic loss on log predictions,
 // so it does not depend on their scale, with each pair weighted by how much
-// the two runtimes differ, g_ij = log(t_j / t_i) (docs/costmodel.md).
+// the two runtimes differ, g_ij = log(t_j / t_i) (docs/costmodel.md). The
+// ranking term leaves the predictions' scale free (fitted alone, the
+// predicted milliseconds drifted 140-fold); the scale term pins only the
+// batch's mean log ratio of predicted to measured, so it does not compete
+// with the order.
 //
 // where p_s is the predicted cost (sum of stage costs), t_s the measured one,
 // z the coefficient layer's pre-activations (coefficients are softplus(z) > 0,
@@ -67,6 +72,7 @@ struct LossWeights {
     double throughput = 1;  // w_tp
     double ranking = 0;     // w_rank
     double negative_penalty = 1e-4;
+    double scale = 0;       // w_scale
 };
 
 // The batch loss above; if grad is non-null, adds dL/dparams to it

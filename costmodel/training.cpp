@@ -105,7 +105,7 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
     }
 
     std::vector<double> params = to_double(weights.flatten());
-    const LossWeights loss_weights{opt.throughput_weight, opt.ranking_weight, opt.negative_penalty};
+    const LossWeights loss_weights{opt.throughput_weight, opt.ranking_weight, opt.negative_penalty, opt.scale_weight};
     TrainingReport report;
     report.train_before = quality(params, pipes, train_idx, loss_weights);
     report.validation_before = quality(params, pipes, val_idx, loss_weights);

@@ -42,6 +42,7 @@ struct TrainingOptions {
     double negative_penalty = 1e-4; // weight of sum min(z, 0)^2
     double throughput_weight = 1;   // the paper's relative-throughput term (network_gradient.h)
     double ranking_weight = 0;      // the optional pairwise ranking term (network_gradient.h)
+    double scale_weight = 0;        // the optional mean-log-ratio scale term (network_gradient.h)
     std::uint64_t seed = 1;
     FormulaContext formula;         // the GPU the runtimes were measured on
     // Called after each epoch with (epoch, mean training batch loss); may be empty.

@@ -8,7 +8,7 @@
 //       [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS]
 //       [--pipeline-names TSV] [--holdout-fraction F] [--compare WEIGHTS|default]...
 //       [--max-states-per-pipeline N] [--batch-within pipeline|step]
-//       [--throughput-weight W] [--ranking-weight W] [--report FILE] --out WEIGHTS
+//       [--throughput-weight W] [--ranking-weight W] [--scale-weight W] [--report FILE] --out WEIGHTS
 //
 // --rows reads a feature-rows file (docs/weights-format.md); --synthesize
 // makes rows with tools/synthetic_states (and --rows-out saves them).
@@ -33,7 +33,8 @@
 //
 // --throughput-weight and --ranking-weight weigh the loss's two terms
 // (network_gradient.h): the paper's relative throughput (default 1) and a
-// pairwise ranking term on log predictions (default 0).
+// pairwise ranking term on log predictions (default 0); --scale-weight the
+// term that pins the mean log ratio of predicted to target (default 0).
 
 #include <algorithm>
 #include <cmath>
@@ -65,7 +66,7 @@ struct Args {
         batch_within = "pipeline";
     std::vector<std::string> compare;
     int synthesize = 0, states_per_pipeline = 64, epochs = 300, batch_size = 64, max_states_per_pipeline = 0;
-    double learning_rate = 3e-3, holdout_fraction = 0, throughput_weight = 1, ranking_weight = 0;
+    double learning_rate = 3e-3, holdout_fraction = 0, throughput_weight = 1, ranking_weight = 0, scale_weight = 0;
     unsigned long long seed = 1;
 };
 
@@ -75,7 +76,7 @@ struct Args {
                  "[--states-per-pipeline N] [--rows-out FILE]) [--gpu NAME] [--targets analytic|measured] "
                  "[--epochs N] [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS] "
                  "[--pipeline-names TSV] [--holdout-fraction F] [--compare WEIGHTS|default]... "
-                 "[--max-states-per-pipeline N] [--batch-within pipeline|step] [--throughput-weight W] [--ranking-weight W] [--report FILE] --out WEIGHTS\n",
+                 "[--max-states-per-pipeline N] [--batch-within pipeline|step] [--throughput-weight W] [--ranking-weight W] [--scale-weight W] [--report FILE] --out WEIGHTS\n",
                  why.c_str());
     std::exit(2);
 }
@@ -114,6 +115,7 @@ Args parse(int argc, char **argv) {
         else if (k == "--batch-within") a.batch_within = value();
         else if (k == "--throughput-weight") a.throughput_weight = number(value());
         else if (k == "--ranking-weight") a.ranking_weight = number(value());
+        else if (k == "--scale-weight") a.scale_weight = number(value());
         else usage("unknown argument " + k);
     }
     if (a.out.empty()) usage("--out is required");
@@ -123,8 +125,9 @@ Args parse(int argc, char **argv) {
     if (a.holdout_fraction > 0 && a.rows.empty()) usage("--holdout-fraction needs --rows");
     if (!a.compare.empty() && a.holdout_fraction == 0) usage("--compare needs --holdout-fraction");
     if (a.batch_within != "pipeline" && a.batch_within != "step") usage("--batch-within must be pipeline or step");
-    if (!(a.throughput_weight >= 0) || !(a.ranking_weight >= 0) || a.throughput_weight + a.ranking_weight <= 0)
-        usage("--throughput-weight and --ranking-weight must be >= 0 and not both 0");
+    if (!(a.throughput_weight >= 0) || !(a.ranking_weight >= 0) || !(a.scale_weight >= 0) ||
+        a.throughput_weight + a.ranking_weight <= 0)
+        usage("--throughput-weight, --ranking-weight and --scale-weight must be >= 0, and the first two not both 0");
     return a;
 }
 
@@ -333,6 +336,7 @@ int main(int argc, char **argv) {
         opt.seed = a.seed;
         opt.throughput_weight = a.throughput_weight;
         opt.ranking_weight = a.ranking_weight;
+        opt.scale_weight = a.scale_weight;
         opt.formula = formula_context_for(*gpu);
         opt.progress = progress;
         const TrainingReport rep = train_network(w, train, opt);
@@ -341,7 +345,8 @@ int main(int argc, char **argv) {
                            ", batch " + std::to_string(a.batch_size) + ", " + std::to_string(a.epochs) + " epochs, seed " +
                            std::to_string(a.seed) + (a.init.empty() ? ", from NetworkWeights::initial" : ", from " + a.init) +
                            ", loss " + std::to_string(a.throughput_weight) + " x relative throughput + " +
-                           std::to_string(a.ranking_weight) + " x pairwise ranking) to " + (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu->name
+                           std::to_string(a.ranking_weight) + " x pairwise ranking + " +
+                           std::to_string(a.scale_weight) + " x mean log ratio squared) to " + (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu->name
                                                               : std::string("measured runtimes")) +
                            " on " + rows_origin + "; " + std::to_string(training_pipelines) + " pipelines, " +
                            std::to_string(states) + " states, " + std::to_string(rows) + " stage rows" +

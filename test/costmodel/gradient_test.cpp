@@ -118,11 +118,11 @@ TEST_CASE("gradient: training forward pass agrees with the fast inference path",
     }
 }
 
-TEST_CASE("gradient: the pairwise ranking term matches central finite differences", "[gradient]") {
+TEST_CASE("gradient: the pairwise ranking and scale terms match central finite differences", "[gradient]") {
     Problem p = make_problem(33);
     std::vector<int> batch(p.pipe.samples.size());
     for (std::size_t i = 0; i < batch.size(); ++i) batch[i] = static_cast<int>(i);
-    for (const LossWeights lw : {LossWeights{0, 1, 0}, LossWeights{0.5, 2, 0.01}}) {
+    for (const LossWeights lw : {LossWeights{0, 1, 0, 0}, LossWeights{0, 0, 0, 1}, LossWeights{0.5, 2, 0.01, 0.7}}) {
         std::vector<double> grad(p.params.size(), 0.0);
         const double loss = batch_loss(p.params, p.pipe, batch, lw, &grad);
         REQUIRE(std::isfinite(loss));
