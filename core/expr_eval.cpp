@@ -36,7 +36,67 @@ int64_t euclid_mod(int64_t a, int64_t b) {
 
 int32_t CompiledExpr::add(Node n) {
     nodes_.push_back(n);
-    return static_cast<int32_t>(nodes_.size()) - 1;
+    return fold(static_cast<int32_t>(nodes_.size()) - 1);
+}
+
+// Constant folding: parameter estimates are constants, so boundary clamps
+// like min(x.gs_hi, in.extent.0 - 1) keep only their loop-dependent part.
+// A node whose children are all constants is evaluated once now; if that
+// fails (a division by zero), it becomes Fail, which fails the same way
+// when (and only when) its value is used.
+int32_t CompiledExpr::fold(int32_t i) {
+    const Node n = nodes_[i];
+    if (n.op == Op::Const || n.op == Op::Slot || n.op == Op::LetSlot || n.op == Op::Fail || n.op == Op::Let)
+        return i;
+    for (int32_t c : {n.a, n.b, n.c})
+        if (c >= 0 && nodes_[c].op != Op::Const) return i;
+    std::optional<double> v = run(i, nullptr, nullptr);
+    nodes_[i] = v ? Node{Op::Const} : Node{Op::Fail};
+    nodes_[i].imm = v.value_or(0);
+    return i;
+}
+
+void CompiledExpr::find_linear_form() {
+    // (constant, slot -> coefficient) of the subtree at i, if it is linear
+    // with integer constants (then double arithmetic is exact, as in run()).
+    struct Form {
+        double c = 0;
+        std::vector<std::pair<int32_t, double>> terms;
+    };
+    std::function<std::optional<Form>(int32_t)> form = [&](int32_t i) -> std::optional<Form> {
+        const Node &n = nodes_[i];
+        switch (n.op) {
+        case Op::Const:
+            if (n.imm != std::floor(n.imm) || std::fabs(n.imm) > 1e15) return std::nullopt;
+            return Form{n.imm, {}};
+        case Op::Slot: return Form{0, {{n.slot, 1.0}}};
+        case Op::Add:
+        case Op::Sub: {
+            auto x = form(n.a), y = form(n.b);
+            if (!x || !y) return std::nullopt;
+            const double sign = n.op == Op::Add ? 1 : -1;
+            x->c += sign * y->c;
+            for (auto [slot, k] : y->terms) x->terms.emplace_back(slot, sign * k);
+            return x;
+        }
+        case Op::Mul: {
+            auto x = form(n.a), y = form(n.b);
+            if (!x || !y) return std::nullopt;
+            if (!y->terms.empty()) std::swap(x, y);
+            if (!y->terms.empty()) return std::nullopt;  // product of two variables
+            x->c *= y->c;
+            for (auto &t : x->terms) t.second *= y->c;
+            return x;
+        }
+        default: return std::nullopt;
+        }
+    };
+    if (root_ < 0) return;
+    if (auto f = form(root_)) {
+        linear_ = true;
+        linear_constant_ = f->c;
+        linear_terms_ = std::move(f->terms);
+    }
 }
 
 // Values are carried as doubles (exact for integers below 2^53, far beyond
@@ -145,6 +205,7 @@ CompiledExpr::CompiledExpr(const Expr &e, const VarResolver &resolve) {
     std::vector<std::pair<std::string, int32_t>> lets;
     root_ = compile(e, resolve, lets);
     float_result_ = e.defined() && e.type().is_float();
+    find_linear_form();
 }
 
 std::optional<double> CompiledExpr::run(int32_t i, const int64_t *slots, double *let_values) const {
@@ -215,6 +276,11 @@ std::optional<double> CompiledExpr::run(int32_t i, const int64_t *slots, double 
 
 std::optional<int64_t> CompiledExpr::evaluate(const int64_t *slots) const {
     if (root_ < 0) return std::nullopt;
+    if (linear_) {
+        double v = linear_constant_;
+        for (const auto &[slot, k] : linear_terms_) v += k * static_cast<double>(slots[slot]);
+        return static_cast<int64_t>(float_result_ ? std::floor(v) : v);
+    }
     // Let values live on the stack for the common case (few lets).
     constexpr int kInline = 16;
     double inline_lets[kInline];

@@ -61,8 +61,16 @@ private:
     int32_t add(Node n);
     std::optional<double> run(int32_t node, const int64_t *slots, double *let_values) const;
 
+    int32_t fold(int32_t node);
+    void find_linear_form();
+
     std::vector<Node> nodes_;
     int32_t root_ = -1;
+    // Most footprint bounds are c + sum a_i * slot_i with integer a_i, c
+    // (x.gs_lo - 1, 2 * x.gs_hi + 3): those evaluate without the tree.
+    bool linear_ = false;
+    double linear_constant_ = 0;
+    std::vector<std::pair<int32_t, double>> linear_terms_;  // (slot, coefficient)
     int32_t num_lets_ = 0;
     bool float_result_ = false;
 };

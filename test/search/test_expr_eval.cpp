@@ -71,3 +71,16 @@ TEST_CASE("lets bind in order and an inner let shadows an outer one of the same 
     CHECK(CompiledExpr(e, bind).evaluate(slots) == 45);
     CHECK(evaluate(e, {{"x.lo", 3}}) == 45);
 }
+
+TEST_CASE("linear bounds and constant parts fold at compile time with the same results", "[expr_eval]") {
+    int64_t slots[2] = {-5, 9};
+    // Linear in the slots: evaluated as c + sum a_i * slot_i.
+    CHECK(CompiledExpr((var("x.hi") + var("n")) * 2 - var("x.lo") * 3 + 1, bind).evaluate(slots) == 2 * 109 + 15 + 1);
+    // A clamp against a parameter folds to a constant bound.
+    CHECK(CompiledExpr(Halide::min(var("x.hi"), var("n") - 1) + Halide::max(var("n") / 3, 0), bind).evaluate(slots) ==
+          9 + 33);
+    // A constant division by zero fails only where its value is used.
+    Expr bad = var("n") / (var("n") - 100);
+    CHECK_FALSE(CompiledExpr(var("x.lo") + bad, bind).evaluate(slots).has_value());
+    CHECK(CompiledExpr(Halide::select(var("x.hi") > 0, var("x.lo"), bad), bind).evaluate(slots) == -5);
+}
