@@ -35,6 +35,50 @@ bool effective_consumers(const FunctionDAG &dag, const Decisions &d, int n, std:
     return true;
 }
 
+// Halide sizes a Func computed inside a kernel (Block or Thread level) by the
+// union of what the kernel's stages read of it per block (per thread),
+// symbolically in the position of the tile. When two reads move differently
+// with the tile, e.g. f(x, y) beside f(y, x) (a transpose), that union's
+// extent grows with the tile's distance from the diagonal: Halide then
+// launches the threads the largest block needs, past the 1024 limit
+// (random_pipeline seed 46: CL_INVALID_WORK_GROUP_SIZE), or cannot size the
+// registers. The nest's regions are for one tile, so this moves the tile by
+// different multiples of its size per dimension (staying inside the
+// consumer's loops, away from boundary clamps) and compares n's extents.
+// `stages`: the consumer stages whose per-block (per_thread: per-thread)
+// loops to move.
+bool extent_fixed_as_tile_moves(const FunctionDAG &dag, const LoopNest &nest, int n, const std::vector<int> &stages,
+                                bool per_thread) {
+    for (int idx : stages) {
+        const ScheduledStage &ss = nest.stages[idx];
+        const Stage &st = dag.nodes[ss.node].stages[ss.stage];
+        const std::vector<Span> &tile = per_thread ? ss.loops_thread : ss.loops_block;
+        const std::vector<Span> &room = per_thread ? ss.loops_block : ss.loops_realization;
+        // Variant 0 puts the tile one tile in from the corner in every
+        // dimension; variant 1 moves it i more tiles in dimension i, as far
+        // as the room allows with a tile to spare at the far end.
+        auto moved = [&](int variant) {
+            std::vector<Span> l = tile;
+            for (size_t i = 0; i < l.size(); i++) {
+                if (st.loops[i].is_rvar) continue;
+                const int64_t t = std::max<int64_t>(1, l[i].extent());
+                const int64_t tiles = room[i].extent() / t;
+                if (tiles < 3) continue;  // too small to leave the boundary
+                const int64_t k = variant == 0 ? 1 : std::min<int64_t>(1 + static_cast<int64_t>(i), tiles - 2);
+                l[i].min = room[i].min + k * t;
+                l[i].max = l[i].min + t - 1;
+            }
+            return l;
+        };
+        const auto a = nest.demand(st, moved(0)), b = nest.demand(st, moved(1));
+        auto ia = a.find(ProducerRef{n, false}), ib = b.find(ProducerRef{n, false});
+        if (ia == a.end() || ib == b.end()) continue;
+        for (size_t d = 0; d < ia->second.size() && d < ib->second.size(); d++)
+            if (ia->second[d].extent() != ib->second[d].extent()) return false;
+    }
+    return true;
+}
+
 std::vector<std::vector<int64_t>> cartesian(const std::vector<std::vector<int64_t>> &options) {
     std::vector<std::vector<int64_t>> out{{}};
     for (const auto &opts : options) {
@@ -249,12 +293,18 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 Decisions base = parent;
                 base.funcs[n] = with(ComputeLocation::Block, k);
                 LoopNest nest(dag, base);
+                std::vector<int> in_kernel;
+                const int host_stage = nest.stage_at[k][0];
+                for (size_t i = 0; i < nest.stages.size(); i++)
+                    if (nest.stages[i].node != n && host_stage >= 0 && nest.stages[i].kernel == nest.stages[host_stage].kernel)
+                        in_kernel.push_back(static_cast<int>(i));
+                const bool rigid = extent_fixed_as_tile_moves(dag, nest, n, in_kernel, false);
                 const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
                 const Stage &st = node.stages[0];
                 std::vector<std::vector<int64_t>> opts;
                 std::vector<int> tl = tileable_loops(st);
                 for (int l : tl) opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
-                for (const auto &combo : cartesian(opts)) {
+                for (const auto &combo : rigid ? cartesian(opts) : std::vector<std::vector<int64_t>>{}) {
                     FuncDecision c = base.funcs[n];
                     for (size_t q = 0; q < tl.size(); q++) c.stages[0].serial[tl[q]] = combo[q];
                     candidates.push_back(std::move(c));
@@ -287,7 +337,8 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 if (legal) {
                     LoopNest pn(dag, parent);
                     int hidx = pn.stage_at[host][0];
-                    if (hidx >= 0 && pn.stages[hidx].threads > 1) candidates.push_back(with(ComputeLocation::Thread, host));
+                    if (hidx >= 0 && pn.stages[hidx].threads > 1 && extent_fixed_as_tile_moves(dag, pn, n, {hidx}, true))
+                        candidates.push_back(with(ComputeLocation::Thread, host));
                 }
             }
         }

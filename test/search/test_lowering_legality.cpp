@@ -99,6 +99,23 @@ struct InPlaceSum {
     std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
 };
 
+// out reads f at (x, y) and at (y, x): per block, f's region is the union of
+// the tile and its transpose, whose extent grows with the distance from the
+// diagonal (random_pipeline seed 46).
+struct ReadAndTranspose {
+    Halide::Var x{"x"}, y{"y"};
+    Halide::ImageParam in{Halide::Float(32), 2, "rt_in"};
+    Halide::Func f{"rt_f"}, out{"rt_out"};
+    explicit ReadAndTranspose(bool transpose) {
+        f(x, y) = in(x, y) * 2.0f + 1.0f;
+        out(x, y) = transpose ? f(x, y) + f(y, x) : f(x, y) + f(x + 1, y);
+        in.dim(0).set_estimate(0, 512);
+        in.dim(1).set_estimate(0, 512);
+        out.set_estimate(x, 0, 256).set_estimate(y, 0, 256);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
+};
+
 int node_named(const FunctionDAG &dag, const Halide::Func &f) {
     int n = dag.node_index(f.name());
     REQUIRE(n >= 0);
@@ -279,4 +296,22 @@ TEST_CASE("a Func whose update writes a data-dependent point is never put in a t
     q_thread.host = qout;
     qd.funcs[sum] = q_thread;
     lower_for_cuda(q.out, qdag, qd);
+}
+
+TEST_CASE("a Func read both as is and transposed in one kernel is not computed per block or per thread", "[search][legality]") {
+    ReadAndTranspose p(true);
+    FunctionDAG dag(p.outputs());
+    std::set<ComputeLocation> offered =
+        offered_locations(dag, node_named(dag, p.f), node_named(dag, p.out), {1, 2}, {32, 8});
+    CHECK(offered.count(ComputeLocation::Root));
+    CHECK_FALSE(offered.count(ComputeLocation::Block));
+    CHECK_FALSE(offered.count(ComputeLocation::Thread));
+
+    // The control: two reads that move together with the tile.
+    ReadAndTranspose q(false);
+    FunctionDAG qdag(q.outputs());
+    std::set<ComputeLocation> qoffered =
+        offered_locations(qdag, node_named(qdag, q.f), node_named(qdag, q.out), {1, 2}, {32, 8});
+    CHECK(qoffered.count(ComputeLocation::Block));
+    CHECK(qoffered.count(ComputeLocation::Thread));
 }
