@@ -440,6 +440,35 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
         offset += static_cast<int>(n.stages.size());
     }
     stage_offsets_.push_back(offset);
+    // Consumers first (smaller indices), so a consumer's flag is final when
+    // its producers are visited.
+    for (size_t ni = 0; ni < nodes.size(); ni++) {
+        Node &n = nodes[ni];
+        std::vector<const std::vector<std::vector<std::optional<int64_t>>> *> patterns;
+        for (int c : n.consumers) {
+            // Through a consumer that may be inlined, its own reads compose
+            // with these (seed 46: a transpose of a stencil of this Func).
+            if (nodes[c].can_inline && nodes[c].reads_vary_with_tile) n.reads_vary_with_tile = true;
+            for (const Stage &st : nodes[c].stages) {
+                for (const Access &a : st.accesses) {
+                    if (a.producer.is_image || a.producer.index != static_cast<int>(ni)) continue;
+                    bool seen = false;
+                    for (const auto *p : patterns) seen = seen || *p == a.jacobian;
+                    if (!seen) patterns.push_back(&a.jacobian);
+                    // Each argument must follow at most one loop, with step 1.
+                    for (const auto &row : a.jacobian) {
+                        int moving = 0;
+                        // (A data-dependent index, nullopt, reads a fixed range:
+                        // the whole region, wherever the tile is.)
+                        for (const auto &v : row)
+                            if (v && *v != 0) moving += (*v == 1 || *v == -1) ? 1 : 2;
+                        if (moving > 1) n.reads_vary_with_tile = true;
+                    }
+                }
+            }
+        }
+        if (patterns.size() > 1) n.reads_vary_with_tile = true;
+    }
 }
 
 int FunctionDAG::node_index(const std::string &name) const {

@@ -136,6 +136,12 @@ struct Node {
     // root (bilateral_grid's histogram at a data-dependent z): GPU registers
     // need one, so a Func at Thread level must have this.
     bool updates_write_own_point = true;
+    // Some path of reads into this Func (directly or through consumers that
+    // may be inlined) reads it with more than one index pattern or with
+    // dimensions mixed (a transpose, a scale). Only then can the region a
+    // block or thread needs change extent as the tile moves, which the
+    // search then checks (search_space.cpp, extent_fixed_as_tile_moves).
+    bool reads_vary_with_tile = false;
 };
 
 struct ImageInput {

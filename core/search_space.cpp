@@ -1,6 +1,7 @@
 #include "core/search_space.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <functional>
 #include <set>
 
@@ -73,8 +74,10 @@ bool extent_fixed_as_tile_moves(const FunctionDAG &dag, const LoopNest &nest, in
         const auto a = nest.demand(st, moved(0)), b = nest.demand(st, moved(1));
         auto ia = a.find(ProducerRef{n, false}), ib = b.find(ProducerRef{n, false});
         if (ia == a.end() || ib == b.end()) continue;
+        // Rounding moves a footprint like x / 2 by one point between tile
+        // positions; a read that moves with another dimension moves by tiles.
         for (size_t d = 0; d < ia->second.size() && d < ib->second.size(); d++)
-            if (ia->second[d].extent() != ib->second[d].extent()) return false;
+            if (std::abs(ia->second[d].extent() - ib->second[d].extent()) > 2) return false;
     }
     return true;
 }
@@ -293,12 +296,10 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 Decisions base = parent;
                 base.funcs[n] = with(ComputeLocation::Block, k);
                 LoopNest nest(dag, base);
-                std::vector<int> in_kernel;
-                const int host_stage = nest.stage_at[k][0];
+                std::vector<int> readers;  // the stages of n's effective consumers (all in kernel k)
                 for (size_t i = 0; i < nest.stages.size(); i++)
-                    if (nest.stages[i].node != n && host_stage >= 0 && nest.stages[i].kernel == nest.stages[host_stage].kernel)
-                        in_kernel.push_back(static_cast<int>(i));
-                const bool rigid = extent_fixed_as_tile_moves(dag, nest, n, in_kernel, false);
+                    if (eff.count(nest.stages[i].node)) readers.push_back(static_cast<int>(i));
+                const bool rigid = !node.reads_vary_with_tile || extent_fixed_as_tile_moves(dag, nest, n, readers, false);
                 const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
                 const Stage &st = node.stages[0];
                 std::vector<std::vector<int64_t>> opts;
@@ -337,7 +338,8 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 if (legal) {
                     LoopNest pn(dag, parent);
                     int hidx = pn.stage_at[host][0];
-                    if (hidx >= 0 && pn.stages[hidx].threads > 1 && extent_fixed_as_tile_moves(dag, pn, n, {hidx}, true))
+                    if (hidx >= 0 && pn.stages[hidx].threads > 1 &&
+                        (!node.reads_vary_with_tile || extent_fixed_as_tile_moves(dag, pn, n, {hidx}, true)))
                         candidates.push_back(with(ComputeLocation::Thread, host));
                 }
             }
