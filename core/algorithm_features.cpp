@@ -28,7 +28,7 @@ VarValues base_values(const std::vector<LoopDim> &loops, const VarValues &params
     return v;
 }
 
-AccessPattern classify(const std::vector<std::vector<std::optional<int64_t>>> &jac, const Stage &stage) {
+AccessPattern classify(const Jacobian &jac, const Stage &stage) {
     // Slice: some coordinate does not move with any loop (a constant or a
     // data-dependent index).
     for (const auto &row : jac) {
@@ -185,12 +185,9 @@ int strahler_of(const Expr &e) {
 
 } // namespace
 
-std::vector<std::vector<std::optional<int64_t>>> index_jacobian(const std::vector<Expr> &args,
-                                                                const std::vector<LoopDim> &loops,
-                                                                const VarValues &params) {
+Jacobian index_jacobian(const std::vector<Expr> &args, const std::vector<LoopDim> &loops, const VarValues &params) {
     VarValues v = base_values(loops, params);
-    std::vector<std::vector<std::optional<int64_t>>> jac(args.size(),
-                                                         std::vector<std::optional<int64_t>>(loops.size()));
+    Jacobian jac(args.size(), std::vector<std::optional<int64_t>>(loops.size()));
     for (size_t i = 0; i < args.size(); i++) {
         auto base = evaluate(args[i], v);
         for (size_t j = 0; j < loops.size(); j++) {

@@ -31,7 +31,7 @@ struct StageAnalysisInput {
 
 struct StageAnalysis {
     std::vector<Access> accesses;
-    std::vector<std::vector<std::optional<int64_t>>> store_jacobian;
+    Jacobian store_jacobian;
     PipelineFeatures features;
     int strahler = 1;
 };
@@ -39,9 +39,8 @@ struct StageAnalysis {
 StageAnalysis analyze_stage(const StageAnalysisInput &in);
 
 // Jacobian of index expressions with respect to a stage's loops.
-std::vector<std::vector<std::optional<int64_t>>> index_jacobian(const std::vector<Halide::Expr> &args,
-                                                                const std::vector<LoopDim> &loops,
-                                                                const VarValues &params);
+Jacobian index_jacobian(const std::vector<Halide::Expr> &args, const std::vector<LoopDim> &loops,
+                        const VarValues &params);
 
 // True if every argument steps with exactly its own pure loop (f(x, y) read
 // as g(x + a, y + b)): inlining such a call never recomputes.

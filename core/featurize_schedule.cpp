@@ -45,13 +45,10 @@ int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, in
 
 namespace {
 
-using Jacobian = std::vector<std::vector<std::optional<int64_t>>>;
-
 struct EffectiveAccess {
     ProducerRef producer;
     int bytes = 4;
     Jacobian jacobian;  // [producer arg][stage loop]
-    bool through_inline = false;
     double count = 1;  // load sites with this pattern (paths through inlined Funcs)
 };
 
@@ -86,21 +83,19 @@ void add_pattern(std::vector<std::pair<Jacobian, double>> &patterns, Jacobian j,
 
 // The loads a stage really issues after inlining: calls to inlined Funcs are
 // followed, composing index jacobians. Every path through the inlined Funcs
-// is a load site, but paths share Funcs (bgu's solver reaches the same
-// inlined Func along thousands of paths), so the walk goes Func by Func in
-// DAG order (consumers have smaller indices), carrying each distinct
-// jacobian with the number of paths that reach it.
+// is a load site; the walk goes Func by Func (drain_in_dag_order), carrying
+// each distinct jacobian with the number of paths that reach it.
 std::vector<EffectiveAccess> collect_accesses(const LoopNest &nest, const Stage &st) {
     const FunctionDAG &dag = nest.dag;
     std::vector<EffectiveAccess> out;
-    auto emit = [&](const Access &a, Jacobian j, double count, bool inl) {
+    auto emit = [&](const Access &a, Jacobian j, double count) {
         for (EffectiveAccess &e : out) {
-            if (e.producer == a.producer && e.bytes == a.bytes && e.through_inline == inl && e.jacobian == j) {
+            if (e.producer == a.producer && e.bytes == a.bytes && e.jacobian == j) {
                 e.count += count;
                 return;
             }
         }
-        out.push_back(EffectiveAccess{a.producer, a.bytes, std::move(j), inl, count});
+        out.push_back(EffectiveAccess{a.producer, a.bytes, std::move(j), count});
     };
     auto inlined = [&](const Access &a) {
         return !a.producer.is_image && nest.location(a.producer.index) == ComputeLocation::Inline;
@@ -108,20 +103,18 @@ std::vector<EffectiveAccess> collect_accesses(const LoopNest &nest, const Stage 
     std::map<int, std::vector<std::pair<Jacobian, double>>> pending;
     for (const Access &a : st.accesses) {
         if (inlined(a)) add_pattern(pending[a.producer.index], a.jacobian, 1);
-        else emit(a, a.jacobian, 1, false);
+        else emit(a, a.jacobian, 1);
     }
-    while (!pending.empty()) {
-        auto [node, patterns] = std::move(*pending.begin());
-        pending.erase(pending.begin());
+    drain_in_dag_order(pending, [&](int node, const std::vector<std::pair<Jacobian, double>> &patterns) {
         const Stage &s = dag.nodes[node].stages[0];
         for (const auto &[outer, count] : patterns) {
             for (const Access &a : s.accesses) {
                 Jacobian j = compose(a.jacobian, s, outer);
                 if (inlined(a)) add_pattern(pending[a.producer.index], std::move(j), count);
-                else emit(a, std::move(j), count, true);
+                else emit(a, std::move(j), count);
             }
         }
-    }
+    });
     return out;
 }
 
@@ -567,9 +560,8 @@ void kernel_key(const LoopNest &nest, int kernel, std::vector<int64_t> &key, Key
 
 // Calls made to inlined Funcs by one evaluation of `st`, each call site
 // counted once per point; calls an inlined Func makes to further inlined
-// Funcs happen once per call to it. Counted Func by Func in DAG order
-// (consumers first), not path by path: the number of paths can be
-// exponential in the depth of the inlined chain.
+// Funcs happen once per call to it. Counted Func by Func
+// (drain_in_dag_order), not path by path.
 void count_inlined_calls(const LoopNest &nest, const Stage &st, double calls_per_eval, std::map<int, double> &calls) {
     std::map<int, double> pending;  // inlined Func -> calls reaching it from st
     auto visit = [&](const Stage &s, double per_eval) {
@@ -581,12 +573,10 @@ void count_inlined_calls(const LoopNest &nest, const Stage &st, double calls_per
         }
     };
     visit(st, calls_per_eval);
-    while (!pending.empty()) {
-        auto [node, n_calls] = *pending.begin();
-        pending.erase(pending.begin());
+    drain_in_dag_order(pending, [&](int node, double n_calls) {
         calls[node] += n_calls;
         visit(nest.dag.nodes[node].stages[0], n_calls);
-    }
+    });
 }
 
 // A row per inlined Func (Adams et al. 2019; Anderson et al. 2021 appendix B

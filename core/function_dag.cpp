@@ -127,6 +127,28 @@ Region output_estimates(const Function &f, const VarValues &params) {
     return r;
 }
 
+// A stage loop as the symbolic interval [var.gs_lo, var.gs_hi] its
+// footprints are expressed in.
+Interval loop_interval(const LoopDim &l) {
+    return Interval(Variable::make(Int(32), FunctionDAG::loop_min_name(l.var)),
+                    Variable::make(Int(32), FunctionDAG::loop_max_name(l.var)));
+}
+
+// The box of each Func or image read by exprs (Halide's boxes_required),
+// merged over all of them.
+std::map<std::string, Box> required_boxes(const std::vector<Expr> &exprs, const Scope<Interval> &scope,
+                                          const FuncValueBounds &value_bounds) {
+    std::map<std::string, Box> boxes;
+    for (const Expr &e : exprs) {
+        for (auto &kv : boxes_required(e, scope, value_bounds)) {
+            auto it = boxes.find(kv.first);
+            if (it == boxes.end()) boxes.emplace(kv.first, kv.second);
+            else merge_boxes(it->second, kv.second);
+        }
+    }
+    return boxes;
+}
+
 // Sets Edge::bounded_below_root on the edges of s (producers named by
 // edge_names, parallel to s.edges). Halide's allocation bounds inference
 // runs on the simplified definition, after the loops outside a compute
@@ -159,17 +181,9 @@ void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_name
             for (size_t q = 0; q < pure.size(); q++)
                 if (pure[q] == l && (mask >> q & 1u)) iterates = true;
             if (!iterates) continue;
-            scope.push(s.loops[l].var, Interval(Variable::make(Int(32), FunctionDAG::loop_min_name(s.loops[l].var)),
-                                                Variable::make(Int(32), FunctionDAG::loop_max_name(s.loops[l].var))));
+            scope.push(s.loops[l].var, loop_interval(s.loops[l]));
         }
-        std::map<std::string, Box> boxes;
-        for (const Expr &e : lowered) {
-            for (auto &kv : boxes_required(e, scope, value_bounds)) {
-                auto it = boxes.find(kv.first);
-                if (it == boxes.end()) boxes.emplace(kv.first, kv.second);
-                else merge_boxes(it->second, kv.second);
-            }
-        }
+        const std::map<std::string, Box> boxes = required_boxes(lowered, scope, value_bounds);
         for (size_t i = 0; i < s.edges.size(); i++) {
             Edge &e = s.edges[i];
             if (e.producer.is_image || !e.bounded_below_root) continue;
@@ -179,6 +193,34 @@ void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_name
                 if (!iv.is_bounded()) e.bounded_below_root = false;
         }
     }
+}
+
+// Node::reads_vary_with_tile of nodes[n], given that flag of its consumers.
+bool reads_vary_with_tile(const std::vector<Node> &nodes, int n) {
+    std::vector<const Jacobian *> patterns;
+    for (int c : nodes[n].consumers) {
+        // Through a consumer that may be inlined, its own reads compose with
+        // these (seed 46: a transpose of a stencil of this Func).
+        if (nodes[c].can_inline && nodes[c].reads_vary_with_tile) return true;
+        for (const Stage &st : nodes[c].stages) {
+            for (const Access &a : st.accesses) {
+                if (a.producer.is_image || a.producer.index != n) continue;
+                bool seen = false;
+                for (const Jacobian *p : patterns) seen = seen || *p == a.jacobian;
+                if (!seen) patterns.push_back(&a.jacobian);
+                // Each argument must follow at most one loop, with step 1. (A
+                // data-dependent index, nullopt, reads a fixed range: the whole
+                // region, wherever the tile is.)
+                for (const auto &row : a.jacobian) {
+                    int moving = 0;
+                    for (const auto &v : row)
+                        if (v && *v != 0) moving += (*v == 1 || *v == -1) ? 1 : 2;
+                    if (moving > 1) return true;
+                }
+            }
+        }
+    }
+    return patterns.size() > 1;
 }
 
 } // namespace
@@ -294,17 +336,9 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             // Symbolic footprints of every producer.
             Scope<Interval> scope;
             for (const LoopDim &l : s.loops) {
-                scope.push(l.var, Interval(Variable::make(Int(32), loop_min_name(l.var)),
-                                           Variable::make(Int(32), loop_max_name(l.var))));
+                scope.push(l.var, loop_interval(l));
             }
-            std::map<std::string, Box> boxes;
-            for (const Expr &e : exprs) {
-                for (auto &kv : boxes_required(e, scope, value_bounds)) {
-                    auto it = boxes.find(kv.first);
-                    if (it == boxes.end()) boxes.emplace(kv.first, kv.second);
-                    else merge_boxes(it->second, kv.second);
-                }
-            }
+            const std::map<std::string, Box> boxes = required_boxes(exprs, scope, value_bounds);
             for (auto &kv : boxes) {
                 if (kv.first == n.name) continue;  // self reads of updates stay in the Func
                 Edge e;
@@ -442,33 +476,7 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
     stage_offsets_.push_back(offset);
     // Consumers first (smaller indices), so a consumer's flag is final when
     // its producers are visited.
-    for (size_t ni = 0; ni < nodes.size(); ni++) {
-        Node &n = nodes[ni];
-        std::vector<const std::vector<std::vector<std::optional<int64_t>>> *> patterns;
-        for (int c : n.consumers) {
-            // Through a consumer that may be inlined, its own reads compose
-            // with these (seed 46: a transpose of a stencil of this Func).
-            if (nodes[c].can_inline && nodes[c].reads_vary_with_tile) n.reads_vary_with_tile = true;
-            for (const Stage &st : nodes[c].stages) {
-                for (const Access &a : st.accesses) {
-                    if (a.producer.is_image || a.producer.index != static_cast<int>(ni)) continue;
-                    bool seen = false;
-                    for (const auto *p : patterns) seen = seen || *p == a.jacobian;
-                    if (!seen) patterns.push_back(&a.jacobian);
-                    // Each argument must follow at most one loop, with step 1.
-                    for (const auto &row : a.jacobian) {
-                        int moving = 0;
-                        // (A data-dependent index, nullopt, reads a fixed range:
-                        // the whole region, wherever the tile is.)
-                        for (const auto &v : row)
-                            if (v && *v != 0) moving += (*v == 1 || *v == -1) ? 1 : 2;
-                        if (moving > 1) n.reads_vary_with_tile = true;
-                    }
-                }
-            }
-        }
-        if (patterns.size() > 1) n.reads_vary_with_tile = true;
-    }
+    for (size_t ni = 0; ni < nodes.size(); ni++) nodes[ni].reads_vary_with_tile = reads_vary_with_tile(nodes, static_cast<int>(ni));
 }
 
 int FunctionDAG::node_index(const std::string &name) const {

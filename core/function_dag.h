@@ -15,6 +15,7 @@
 // whose estimates are in param_values; all regions are non-empty.
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -58,6 +59,10 @@ struct ProducerRef {
     }
 };
 
+// Change of each index argument (rows) per unit step of each loop of a
+// stage (columns); nullopt where it is data dependent or not evaluable.
+using Jacobian = std::vector<std::vector<std::optional<int64_t>>>;
+
 // One call site (a load) in a stage's definition.
 struct Access {
     ProducerRef producer;
@@ -65,7 +70,7 @@ struct Access {
     int bytes = 4;         // bytes of the loaded element
     // jacobian[arg][loop]: change of the call's argument per unit step of the
     // stage's loop (nullopt: data dependent or otherwise not evaluable).
-    std::vector<std::vector<std::optional<int64_t>>> jacobian;
+    Jacobian jacobian;
     // offset[arg]: the argument minus its own loop variable at an interior
     // point (0 for f(x, y) read as g(x, y)); nullopt if not evaluable.
     std::vector<std::optional<int64_t>> offset;
@@ -107,7 +112,7 @@ struct Stage {
     std::vector<Access> accesses;
     // Store jacobian: change of the stored coordinate per loop step (the
     // identity for pure definitions).
-    std::vector<std::vector<std::optional<int64_t>>> store_jacobian;
+    Jacobian store_jacobian;
     PipelineFeatures features;
     int strahler = 1;  // registers needed to evaluate the values (Strahler number)
     int num_pure_loops() const;
@@ -191,6 +196,22 @@ public:
 private:
     std::vector<int> stage_offsets_;
 };
+
+// Takes the Funcs in `pending` smallest index first, each with what has
+// accumulated for it, and lets visit add more. Consumers have smaller indices
+// than their producers, so when a Func is taken every contribution to it has
+// arrived: a walk down chains of inlined Funcs visits each Func once, not once
+// per path (paths are exponential in number in bgu's inlined solver).
+template <typename T, typename Visit>
+void drain_in_dag_order(std::map<int, T> &pending, Visit &&visit) {
+    while (!pending.empty()) {
+        auto first = pending.begin();
+        const int node = first->first;
+        T value = std::move(first->second);
+        pending.erase(first);
+        visit(node, value);
+    }
+}
 
 // Accumulates b into a (union of boxes).
 void merge_region(Region &a, const Region &b);

@@ -41,10 +41,8 @@ const Region &LoopNest::allocation(const ProducerRef &p) const {
 
 std::map<ProducerRef, Region> LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
     std::map<ProducerRef, Region> out;
-    // Inlined Funcs are expanded Func by Func in DAG order (consumers have
-    // smaller indices, so a Func's region is complete when it is taken):
-    // each is expanded once over the union of what its callers need, not
-    // once per path, which is exponential in bgu's inlined solver chain.
+    // Each inlined Func is expanded once, over the union of what its callers
+    // need (drain_in_dag_order).
     std::map<int, Region> pending;
     auto expand = [&](const Stage &st, const std::vector<Span> &lb) {
         for (const Edge &e : st.edges) {
@@ -56,12 +54,10 @@ std::map<ProducerRef, Region> LoopNest::demand(const Stage &s, const std::vector
         }
     };
     expand(s, loop_bounds);
-    while (!pending.empty()) {
-        auto [node, region] = std::move(*pending.begin());
-        pending.erase(pending.begin());
+    drain_in_dag_order(pending, [&](int node, const Region &region) {
         const Stage &ps = dag.nodes[node].stages[0];
         expand(ps, dag.loop_bounds(ps, region));
-    }
+    });
     return out;
 }
 

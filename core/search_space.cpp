@@ -299,16 +299,16 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 std::vector<int> readers;  // the stages of n's effective consumers (all in kernel k)
                 for (size_t i = 0; i < nest.stages.size(); i++)
                     if (eff.count(nest.stages[i].node)) readers.push_back(static_cast<int>(i));
-                const bool rigid = !node.reads_vary_with_tile || extent_fixed_as_tile_moves(dag, nest, n, readers, false);
-                const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
-                const Stage &st = node.stages[0];
-                std::vector<std::vector<int64_t>> opts;
-                std::vector<int> tl = tileable_loops(st);
-                for (int l : tl) opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
-                for (const auto &combo : rigid ? cartesian(opts) : std::vector<std::vector<int64_t>>{}) {
-                    FuncDecision c = base.funcs[n];
-                    for (size_t q = 0; q < tl.size(); q++) c.stages[0].serial[tl[q]] = combo[q];
-                    candidates.push_back(std::move(c));
+                if (!node.reads_vary_with_tile || extent_fixed_as_tile_moves(dag, nest, n, readers, false)) {
+                    const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
+                    std::vector<std::vector<int64_t>> opts;
+                    std::vector<int> tl = tileable_loops(node.stages[0]);
+                    for (int l : tl) opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
+                    for (const auto &combo : cartesian(opts)) {
+                        FuncDecision c = base.funcs[n];
+                        for (size_t q = 0; q < tl.size(); q++) c.stages[0].serial[tl[q]] = combo[q];
+                        candidates.push_back(std::move(c));
+                    }
                 }
             }
             // Thread level: all uses in one single-stage consumer (or in Funcs

@@ -161,17 +161,14 @@ Database Database::open(const std::string &path) {
     Database db = open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
     // One read transaction, so the three reads see the same snapshot even
     // while another process is creating the schema.
-    db.exec("BEGIN");
     int app_id = 0, version = 0, tables = 0;
-    try {
-        app_id = query_int(db.db_, "PRAGMA application_id", path);
-        version = query_int(db.db_, "PRAGMA user_version", path);
-        tables = query_int(db.db_, "SELECT count(*) FROM sqlite_master", path);
-    } catch (...) {
-        sqlite3_exec(db.db_, "ROLLBACK", nullptr, nullptr, nullptr);
-        throw;
-    }
-    db.exec("COMMIT");
+    db.transaction(
+        [&] {
+            app_id = query_int(db.db_, "PRAGMA application_id", path);
+            version = query_int(db.db_, "PRAGMA user_version", path);
+            tables = query_int(db.db_, "SELECT count(*) FROM sqlite_master", path);
+        },
+        Access::Read);
     if (app_id != kApplicationId && (app_id != 0 || tables > 0)) {
         throw DbError("'" + path + "' is a SQLite database of another application, not a gpusched database");
     }
@@ -226,14 +223,14 @@ void Database::exec(const std::string &sql) {
 
 int64_t Database::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
 
-void Database::transaction(const std::function<void()> &fn) {
+void Database::transaction(const std::function<void()> &fn, Access access) {
     // Nested calls join the outer transaction: a run is written atomically
     // together with its samples, each of which is atomic on its own.
     if (!sqlite3_get_autocommit(db_)) {
         fn();
         return;
     }
-    exec("BEGIN IMMEDIATE");
+    exec(access == Access::Write ? "BEGIN IMMEDIATE" : "BEGIN");
     try {
         fn();
         exec("COMMIT");

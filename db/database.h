@@ -89,8 +89,10 @@ public:
     Statement prepare(const std::string &sql) { return Statement(db_, sql); }
     int64_t last_insert_id() const;
 
-    // Runs fn inside BEGIN IMMEDIATE ... COMMIT; rolls back if it throws.
-    void transaction(const std::function<void()> &fn);
+    // Runs fn inside BEGIN IMMEDIATE ... COMMIT (a write transaction; read:
+    // a plain BEGIN, one consistent snapshot); rolls back if it throws.
+    enum class Access { Write, Read };
+    void transaction(const std::function<void()> &fn, Access access = Access::Write);
 
 private:
     Database(sqlite3 *db, std::string path);
