@@ -7,6 +7,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libhalide14-0-dev            # Halide 14 + its Li2018/Adams2019/Mullapudi2016 plugins
+  libpng-dev libjpeg-dev       # HalideConfig.cmake requires PNG and JPEG (Halide::ImageIO)
   libcli11-dev libspdlog-dev nlohmann-json3-dev libsqlite3-dev sqlite3 catch2
   pocl-opencl-icd ocl-icd-opencl-dev  # run GPU schedules on the CPU to validate them
 )

@@ -11,6 +11,7 @@
 
 #include "db/sample_store.h"
 #include "tuner/autoschedulers.h"
+#include "tuner/host_target.h"
 #include "tuner/ptx_extract.h"
 #include "tuner/sample_selection.h"
 
@@ -88,7 +89,9 @@ db::SampleRow to_row(const OneShotSample &s, const nlohmann::json &search_config
 
 } // namespace
 
-std::string default_cuda_target(const GpuProfile &gpu) { return "host-cuda-" + gpu.halide_cuda_capability_feature(); }
+std::string default_cuda_target(const GpuProfile &gpu) {
+    return host_target_with("cuda-" + gpu.halide_cuda_capability_feature());
+}
 
 std::string canonical_params(const std::map<std::string, std::string> &params) {
     nlohmann::json j = nlohmann::json::object();

@@ -98,7 +98,8 @@ using ValidationProgressFn = std::function<void(const OneShotSample &, const Val
 OneShotResult run_oneshot(const OneShotOptions &options, const ProgressFn &progress = {},
                           const ValidationProgressFn &progress_validation = {});
 
-// The default Halide target for a profile: host-cuda-cuda_capability_XX.
+// The default Halide target for a profile: this CPU (host_cpu_target())
+// with cuda-cuda_capability_XX.
 std::string default_cuda_target(const GpuProfile &gpu);
 
 // Canonical JSON text of generator params (sorted keys), the pipeline identity.

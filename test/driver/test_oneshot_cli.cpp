@@ -89,7 +89,7 @@ TEST_CASE("oneshot --json reports the run, samples and kernels", "[oneshot]") {
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["gpu"] == "a100");
-    CHECK(j["target"] == "host-cuda-cuda_capability_80");
+    CHECK(j["target"] == GPUSCHED_HOST_TARGET "-cuda-cuda_capability_80");
     CHECK(j["run_id"].get<int>() == 1);
     CHECK(j["samples"][0]["validation"]["status"] == "passed");
     REQUIRE(j["samples"].size() == 1);

@@ -42,7 +42,7 @@ TEST_CASE("every CUDA kernel of a compiled library is found in its PTX", "[ptx]"
 
 TEST_CASE("a CPU-only library contains no PTX", "[ptx]") {
     test::TempDir dir;
-    auto out = compile_tiny_stencil(dir.path(), "host", "none");
+    auto out = compile_tiny_stencil(dir.path(), GPUSCHED_HOST_TARGET, "none");
     REQUIRE(out.ok());
     CHECK(extract_ptx_modules_from_file(dir / "tiny_stencil.a").empty());
 }

@@ -87,7 +87,7 @@ TEST_CASE("a thread-level Func read at half resolution in a wider kernel needs n
     CHECK(source.find("ts_pointwise.compute_at(ts_upsample, v0_x_gt).store_in(::Halide::MemoryType::Register)") !=
           std::string::npos);
 
-    for (const char *target : {"host-opencl", "host-cuda-cuda_capability_86"}) {
+    for (const char *target : {GPUSCHED_HOST_TARGET "-opencl", GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86"}) {
         // Only the output lives in global memory; a halide_device_malloc is the
         // kernel heap that FuseGPUThreadLoops sized wrongly.
         const std::string stmt = lowered_host_and_kernels(pipeline, target);

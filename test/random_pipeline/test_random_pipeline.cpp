@@ -236,14 +236,14 @@ TEST_CASE("the same seed and params give a byte-identical pipeline", "[random_pi
     // Both runs write into the same directory: the header guard names the path.
     const TempDir dir_tmp("same");
     const std::string &dir = dir_tmp.path;
-    const ProcessResult ra = run_generator(dir, "stmt,h", "host", params);
+    const ProcessResult ra = run_generator(dir, "stmt,h", GPUSCHED_HOST_TARGET, params);
     INFO(describe_result(ra));
     REQUIRE(ra.exit_code == 0);
     const std::string stmt_a = read_file(dir + "/random_pipeline.stmt");
     const std::string header_a = read_file(dir + "/random_pipeline.h");
     REQUIRE(stmt_a.size() > 1000);
     REQUIRE(::unlink((dir + "/random_pipeline.stmt").c_str()) == 0);
-    const ProcessResult rb = run_generator(dir, "stmt,h", "host", params);
+    const ProcessResult rb = run_generator(dir, "stmt,h", GPUSCHED_HOST_TARGET, params);
     REQUIRE(rb.exit_code == 0);
     CHECK(stmt_a == read_file(dir + "/random_pipeline.stmt"));
     CHECK(header_a == read_file(dir + "/random_pipeline.h"));
@@ -259,7 +259,7 @@ TEST_CASE("different seeds give different pipelines", "[random_pipeline]") {
         const TempDir dir_tmp("variety");
         const std::string &dir = dir_tmp.path;
         const ProcessResult r =
-            run_generator(dir, "h", "host", small_params(seed, {"describe=true", "schedule=root"}));
+            run_generator(dir, "h", GPUSCHED_HOST_TARGET, small_params(seed, {"describe=true", "schedule=root"}));
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
         structures.insert(strip_first_line(r.output));
@@ -269,9 +269,9 @@ TEST_CASE("different seeds give different pipelines", "[random_pipeline]") {
     // And the lowered code differs, not only the description.
     const TempDir t1("variety_stmt1"), t2("variety_stmt2");
     const std::string &d1 = t1.path, &d2 = t2.path;
-    REQUIRE(run_generator(d1, "stmt", "host", small_params(1, {"max_stages=4", "schedule=root"})).exit_code ==
+    REQUIRE(run_generator(d1, "stmt", GPUSCHED_HOST_TARGET, small_params(1, {"max_stages=4", "schedule=root"})).exit_code ==
             0);
-    REQUIRE(run_generator(d2, "stmt", "host", small_params(2, {"max_stages=4", "schedule=root"})).exit_code ==
+    REQUIRE(run_generator(d2, "stmt", GPUSCHED_HOST_TARGET, small_params(2, {"max_stages=4", "schedule=root"})).exit_code ==
             0);
     CHECK(read_file(d1 + "/random_pipeline.stmt") != read_file(d2 + "/random_pipeline.stmt"));
 }
@@ -289,7 +289,7 @@ TEST_CASE("the family covers every stage kind, several outputs and reductions to
         const TempDir dir_tmp("family");
         const std::string &dir = dir_tmp.path;
         const ProcessResult r = run_generator(
-            dir, "h", "host", small_params(seed, {"num_outputs=0", "describe=true", "schedule=root"}));
+            dir, "h", GPUSCHED_HOST_TARGET, small_params(seed, {"num_outputs=0", "describe=true", "schedule=root"}));
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
         const std::string header = read_file(dir + "/random_pipeline.h");
@@ -328,7 +328,7 @@ TEST_CASE("the family covers every stage kind, several outputs and reductions to
 TEST_CASE("schedule=naive on a target without a GPU is a clear error", "[random_pipeline]") {
     const TempDir dir_tmp("naive_cpu");
     const std::string &dir = dir_tmp.path;
-    const ProcessResult r = run_generator(dir, "h", "host", small_params(1, {"schedule=naive"}));
+    const ProcessResult r = run_generator(dir, "h", GPUSCHED_HOST_TARGET, small_params(1, {"schedule=naive"}));
     CHECK(r.exit_code != 0);
     CHECK(r.output.find("needs a target with a GPU feature") != std::string::npos);
 }
@@ -341,7 +341,7 @@ TEST_CASE("50 seeds compile for the host CPU", "[random_pipeline][slow]") {
         const TempDir dir_tmp("host");
         const std::string &dir = dir_tmp.path;
         const ProcessResult r =
-            run_generator(dir, "static_library,h", "host-no_runtime",
+            run_generator(dir, "static_library,h", GPUSCHED_HOST_TARGET "-no_runtime",
                           small_params(seed, {"num_outputs=0", "max_stages=8", "schedule=root"}));
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
@@ -391,7 +391,7 @@ TEST_CASE("AOT host builds run and produce finite values between 0 and 1", "[ran
         // As many outputs as the generator declares for these params.
         const TempDir gdir_tmp("run_cpu_h");
         const std::string &gdir = gdir_tmp.path;
-        REQUIRE(run_generator(gdir, "h", "host", runner_params(seed)).exit_code == 0);
+        REQUIRE(run_generator(gdir, "h", GPUSCHED_HOST_TARGET, runner_params(seed)).exit_code == 0);
         REQUIRE((int)images.size() == count_header_outputs(read_file(gdir + "/random_pipeline.h")));
 
         bool any_varying = false;

@@ -211,7 +211,7 @@ TEST_CASE("forced shared-memory, register and staged schedules run correctly on 
         std::string log;
         std::string fn = std::string("gs_blur_") + v.name;
         // -f names the function; no_runtime: the runner links the build's runtime.
-        const bool ok = run_generator(std::string("forced_") + v.name, "host-opencl-no_runtime", cfg, dir, log,
+        const bool ok = run_generator(std::string("forced_") + v.name, GPUSCHED_HOST_TARGET "-opencl-no_runtime", cfg, dir, log,
                                       {"-f", fn});
         INFO(log);
         REQUIRE(ok);

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 
 #include "tuner/generator_run.h"
+#include "tuner/host_target.h"
 #include "tuner/subprocess.h"
 
 namespace gpusched {
@@ -25,18 +26,57 @@ const char *to_string(ValidationStatus s) {
     return "?";
 }
 
-std::string locate_output_runner_archive() {
-    if (const char *env = std::getenv("GPUSCHED_OUTPUT_RUNNER"); env && *env) return env;
+std::string validation_cpu_target() { return host_target_with("strict_float"); }
+std::string validation_opencl_target() { return host_target_with("opencl-strict_float"); }
+
+namespace {
+
+// A file gpusched builds and installs beside itself: $ENV_VAR, else next to
+// the running binary's build tree (tuner/) or install tree (lib/gpusched/),
+// else where this build put it. Empty if none exists.
+std::string locate_build_artifact(const char *env_var, const char *file_name, const char *build_path) {
+    if (const char *env = std::getenv(env_var); env && *env) return env;
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
-    for (const fs::path &c : {self / "../tuner/libgpusched_output_runner.a",
-                              self / "../lib/gpusched/libgpusched_output_runner.a"}) {
+    for (const fs::path &c : {self / "../tuner" / file_name, self / "../lib/gpusched" / file_name}) {
         if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
     }
-#ifdef GPUSCHED_BUILD_OUTPUT_RUNNER
-    if (fs::exists(GPUSCHED_BUILD_OUTPUT_RUNNER, ec)) return GPUSCHED_BUILD_OUTPUT_RUNNER;
-#endif
+    if (build_path && fs::exists(build_path, ec)) return build_path;
     return {};
+}
+
+} // namespace
+
+std::string locate_output_runner_archive() {
+#ifdef GPUSCHED_BUILD_OUTPUT_RUNNER
+    const char *built = GPUSCHED_BUILD_OUTPUT_RUNNER;
+#else
+    const char *built = nullptr;
+#endif
+    return locate_build_artifact("GPUSCHED_OUTPUT_RUNNER", "libgpusched_output_runner.a", built);
+}
+
+std::string locate_opencl_probe() {
+#ifdef GPUSCHED_BUILD_OPENCL_PROBE
+    const char *built = GPUSCHED_BUILD_OPENCL_PROBE;
+#else
+    const char *built = nullptr;
+#endif
+    return locate_build_artifact("GPUSCHED_OPENCL_PROBE", "gpusched-opencl-probe", built);
+}
+
+std::string opencl_environment_problem(std::chrono::seconds timeout) {
+    const std::string probe = locate_opencl_probe();
+    if (probe.empty()) return "the OpenCL probe (gpusched-opencl-probe) was not found";
+    ProcessSpec spec;
+    spec.argv = {probe};
+    spec.timeout = timeout;
+    ProcessResult r = run_process(spec);
+    if (r.ok()) return {};
+    std::string why = last_lines(r.err, 1);
+    if (why.empty()) why = r.describe_failure();
+    return "OpenCL cannot run a kernel on this machine (" + why +
+           "); check POCL (pocl-opencl-icd), its ICD file and that /sys is mounted";
 }
 
 namespace {
@@ -136,7 +176,7 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
     fs::create_directories(dir, ec);
     // Mullapudi2016 keeps deep pipelines fast; if it cannot schedule this
     // one, the unscheduled (all inline) build is just as correct.
-    GeneratorInvocation ref = validation_build(req, dir, kValidationCpuTarget);
+    GeneratorInvocation ref = validation_build(req, dir, validation_cpu_target());
     ref.plugin_path = std::string(GPUSCHED_HALIDE_PLUGIN_DIR) + "/libautoschedule_mullapudi2016.so";
     ref.autoscheduler = "Mullapudi2016";
     GeneratorOutcome ref_out = run_generator(ref);
@@ -166,6 +206,11 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
     };
     if (!opencl_runtime_present())
         return finish(fail(ValidationStatus::NotRun, "no OpenCL runtime (install pocl-opencl-icd and ocl-icd-libopencl1)"));
+    // A runtime that cannot run even a trivial kernel would fail every
+    // schedule alike: that is the environment's fault, not a verdict.
+    if (std::string problem = opencl_environment_problem(std::min(req.timeout, std::chrono::seconds(120)));
+        !problem.empty())
+        return finish(fail(ValidationStatus::NotRun, problem));
     const std::string archive = locate_output_runner_archive();
     if (archive.empty())
         return finish(fail(ValidationStatus::NotRun, "the validation runner (libgpusched_output_runner.a) was not found"));
@@ -195,7 +240,7 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
     }
 
     // The candidate: the same schedule, for OpenCL.
-    GeneratorInvocation cand = validation_build(req, cand_dir, kValidationOpenClTarget);
+    GeneratorInvocation cand = validation_build(req, cand_dir, validation_opencl_target());
     if (req.source.schedule_param) cand.params["schedule"] = *req.source.schedule_param;
     if (req.source.plugin_path) {
         cand.plugin_path = req.source.plugin_path;

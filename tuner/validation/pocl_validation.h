@@ -34,9 +34,10 @@ namespace gpusched {
 // bilinear upsample) changed a hundred bins between correct schedules.
 // strict_float keeps the loops, tiles and memory of the schedule under test
 // and only pins the rounding; what is left between the builds is the math
-// library (sin, exp, ...) of POCL against the CPU's.
-inline constexpr const char *kValidationCpuTarget = "host-strict_float";
-inline constexpr const char *kValidationOpenClTarget = "host-opencl-strict_float";
+// library (sin, exp, ...) of POCL against the CPU's. Both run on this CPU, so
+// they start from host_cpu_target() (tuner/host_target.h), not Halide's host.
+std::string validation_cpu_target();
+std::string validation_opencl_target();
 
 struct ValidationRequest {
     std::string generator_path;
@@ -76,5 +77,13 @@ ValidationReport compare_output_dirs(const std::string &ref_dir, const std::stri
 
 // The prebuilt runner archive (output_runner_main.cpp); empty if not found.
 std::string locate_output_runner_archive();
+
+// The OpenCL probe (opencl_probe_main.cpp); empty if not found.
+std::string locate_opencl_probe();
+
+// Empty if this machine's OpenCL runs a trivial kernel (the probe, in a
+// process of its own), else one line saying what is wrong with the OpenCL
+// environment. Validation asks this before it builds anything.
+std::string opencl_environment_problem(std::chrono::seconds timeout);
 
 } // namespace gpusched
