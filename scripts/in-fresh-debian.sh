@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Runs a command in this repository's committed HEAD, cloned into a fresh
+# minimal Debian 12 root, as root: what a newcomer's new machine is. CI runs
+# the README's commands this way (.ci/run), so a package that only the
+# developers' machines have (installed by hand once) fails CI instead of
+# hiding behind it.
+#
+#   scripts/in-fresh-debian.sh 'scripts/run-demo.sh && scripts/run-tests.sh'
+#
+# The pristine root (debootstrap --variant=minbase bookworm) is made once and
+# cached; every run gets a throwaway copy of it (an overlay, or a copy where
+# overlays cannot be mounted), so nothing installed by one run is there for
+# the next. Two caches are shared with the runs and change no result: the
+# downloaded .deb files (apt still installs them fresh) and ccache. The
+# host's CUDA toolkit is mounted read-only at /usr/local/cuda, as a CUDA user
+# has it. Needs root (debootstrap, mount, chroot).
+#
+# Environment: GPUSCHED_FRESH_ROOT_CACHE (default /var/cache/gpusched-ci).
+set -euo pipefail
+[ $# -ge 1 ] || { echo "usage: $0 'COMMAND'" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "in-fresh-debian: needs root (debootstrap, mount, chroot)" >&2; exit 2; }
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cache=${GPUSCHED_FRESH_ROOT_CACHE:-/var/cache/gpusched-ci}
+pristine=$cache/bookworm-minbase
+mkdir -p "$cache/apt-archives/partial" "$cache/ccache" "$cache/runs"
+
+log() { echo "in-fresh-debian: $*" >&2; }
+
+if [ ! -x "$pristine/bin/bash" ]; then
+  # The Debian mirror this machine's apt uses (deb822 sources first).
+  mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+  [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+  [ -n "$mirror" ] || { log "no Debian mirror in this machine's apt sources"; exit 2; }
+  if ! command -v debootstrap >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
+  fi
+  log "making a minimal Debian 12 root at $pristine (once)"
+  rm -rf "$pristine.partial"
+  debootstrap --variant=minbase bookworm "$pristine.partial" "$mirror" >"$cache/debootstrap.log" 2>&1 ||
+    { log "debootstrap failed: see $cache/debootstrap.log"; exit 2; }
+  mv "$pristine.partial" "$pristine"
+fi
+
+run=$(mktemp -d "$cache/runs/run.XXXXXX")
+root=$run/root
+mounted=()
+cleanup() {
+  local i
+  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R -l "${mounted[i]}" 2>/dev/null || true; done
+  rm -rf "$run"
+}
+trap cleanup EXIT
+mount_at() {  # mount_at DIR MOUNT-ARGS...
+  local dir=$1; shift
+  mkdir -p "$dir"
+  mount "$@" "$dir"
+  mounted+=("$dir")
+}
+
+mkdir -p "$root" "$run/upper" "$run/work"
+if mount -t overlay overlay -o "lowerdir=$pristine,upperdir=$run/upper,workdir=$run/work" "$root" 2>/dev/null; then
+  mounted+=("$root")
+else
+  log "no overlay mounts here: copying the root instead"
+  cp -a "$pristine/." "$root/"
+fi
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+mount_at "$root/proc" -t proc proc
+mount_at "$root/sys" --rbind /sys
+mount_at "$root/dev" --rbind /dev
+mount_at "$root/var/cache/apt/archives" --bind "$cache/apt-archives"
+mount_at "$root/root/.cache/ccache" --bind "$cache/ccache"
+if [ -e /usr/local/cuda ]; then
+  mount_at "$root/usr/local/cuda" --bind "$(readlink -f /usr/local/cuda)"
+  mount -o remount,bind,ro "$root/usr/local/cuda"
+else
+  log "no CUDA toolkit at /usr/local/cuda on this machine: the root has none either"
+fi
+# Keep downloaded packages for the next run (Debian's docker-style images
+# delete them; a minbase root keeps them, but say so).
+echo 'Binary::apt::APT::Keep-Downloaded-Packages "true";' >"$root/etc/apt/apt.conf.d/99keep-debs"
+
+git clone -q "$repo" "$root/home/newcomer/project"
+log "running in a fresh Debian 12 root: $*"
+chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb CI="${CI:-}" \
+  PATH=/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+  bash -c "cd /home/newcomer/project && $*"
