@@ -13,6 +13,7 @@
 
 #include "core/beam_search.h"
 #include "core/function_dag.h"
+#include "core/launch_check.h"
 #include "core/schedule_apply.h"
 #include "core/search_config.h"
 #include "core/search_cost_model.h"
@@ -41,6 +42,7 @@ nlohmann::json config_echo(const PluginConfig &c) {
     j["freezing_min_funcs"] = c.search.freezing_min_funcs;
     j["freeze_tilings"] = c.search.freeze_tilings;
     j["sampling_max_depth"] = c.search.sampling_max_depth;
+    j["check_launches"] = c.check_launches;
     j["gpu_profile"] = to_json(c.gpu);
     if (!c.replay_path.empty()) j["replay"] = c.replay_path;
     if (!c.dump_states_path.empty()) {
@@ -87,6 +89,12 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     }
 
     std::string body = schedule_pipeline(dag, result.decisions, pipeline, true);
+    if (cfg.check_launches) {
+        // The search's footprints decided these sizes; Halide's bounds
+        // inference decides the launch. Never hand over one a GPU refuses.
+        const std::string violations = check_kernel_launches(pipeline, target, cfg.gpu);
+        if (!violations.empty()) throw UserError("gpusched: launch check failed (a search bug): " + violations);
+    }
     results->scheduler_name = "gpusched";
     results->schedule_source = "    // gpusched: predicted cost " + std::to_string(result.cost) + "\n" + body;
     std::vector<unsigned char> blob = serialize_featurization(pipeline_features(dag), result.features);

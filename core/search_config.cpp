@@ -20,6 +20,11 @@ int positive_int(const nlohmann::json &v, const std::string &key) {
     return v.get<int>();
 }
 
+bool boolean(const nlohmann::json &v, const std::string &key) {
+    if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
+    return v.get<bool>();
+}
+
 } // namespace
 
 PluginConfig parse_plugin_config(const nlohmann::json &j) {
@@ -29,7 +34,7 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
     static const std::set<std::string> known = {"beam_size", "passes", "seed", "dropout", "cost_model",
                                                 "weights_path", "gpu_profile", "record_path", "replay", "memoize", "hierarchical_sampling",
                                                 "freezing", "freezing_min_funcs", "freeze_tilings", "sampling_max_depth",
-                                                "dump_states_path", "dump_states_max"};
+                                                "dump_states_path", "dump_states_max", "check_launches"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string &key = it.key();
         const nlohmann::json &v = it.value();
@@ -51,21 +56,19 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
                 bad(key, "must be a number in [0, 1), got " + v.dump());
             c.search.dropout = v.get<double>();
         } else if (key == "hierarchical_sampling") {
-            if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
-            c.search.hierarchical_sampling = v.get<bool>();
+            c.search.hierarchical_sampling = boolean(v, key);
         } else if (key == "freezing") {
-            if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
-            c.search.freezing = v.get<bool>();
+            c.search.freezing = boolean(v, key);
         } else if (key == "freeze_tilings") {
-            if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
-            c.search.freeze_tilings = v.get<bool>();
+            c.search.freeze_tilings = boolean(v, key);
         } else if (key == "freezing_min_funcs") {
             if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 1000000)
                 bad(key, "must be an integer >= 0, got " + v.dump());
             c.search.freezing_min_funcs = v.get<int>();
+        } else if (key == "check_launches") {
+            c.check_launches = boolean(v, key);
         } else if (key == "memoize") {
-            if (!v.is_boolean()) bad(key, "must be true or false, got " + v.dump());
-            c.search.memoize = v.get<bool>();
+            c.search.memoize = boolean(v, key);
         } else if (key == "cost_model") {
             if (!v.is_string()) bad(key, "must be a string, got " + v.dump());
             c.cost_model_config[key] = v;

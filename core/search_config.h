@@ -27,6 +27,9 @@ struct PluginConfig {
     // (a feature-rows file, costmodel/state_sampling_cost_model.h)
     std::string dump_states_path;
     int dump_states_max = 4096;
+    // Lower the scheduled pipeline and refuse kernel launches over the GPU's
+    // limits (core/launch_check.h). Off only to study what it catches.
+    bool check_launches = true;
     nlohmann::json cost_model_config = nlohmann::json::object();  // cost_model, weights_path
 };
 

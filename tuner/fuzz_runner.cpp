@@ -23,6 +23,7 @@ const char *to_string(FuzzOutcome o) {
     switch (o) {
     case FuzzOutcome::Passed: return "passed";
     case FuzzOutcome::SearchFailed: return "search or codegen failed";
+    case FuzzOutcome::LaunchRefused: return "launch over the GPU's limits (search bug)";
     case FuzzOutcome::PtxasFailed: return "ptxas rejected the PTX";
     case FuzzOutcome::ValidationFailed: return "output changed on POCL";
     case FuzzOutcome::NotValidated: return "not validated";
@@ -32,6 +33,9 @@ const char *to_string(FuzzOutcome o) {
 
 namespace {
 
+// The plugin's words when core/launch_check.h refuses a schedule.
+bool is_launch_refusal(const std::string &message) { return message.find("launch check failed") != std::string::npos; }
+
 // The worst thing that happened to any sample of the run.
 FuzzCase classify(uint64_t seed, const OneShotResult &r) {
     FuzzCase c;
@@ -39,7 +43,7 @@ FuzzCase classify(uint64_t seed, const OneShotResult &r) {
     c.samples = static_cast<int>(r.samples.size());
     for (const auto &s : r.samples) {
         if (!s.generator.ok()) {
-            c.outcome = FuzzOutcome::SearchFailed;
+            c.outcome = is_launch_refusal(s.generator.message) ? FuzzOutcome::LaunchRefused : FuzzOutcome::SearchFailed;
             c.detail = "sample " + std::to_string(s.index) + ": " + s.generator.message;
             return c;
         }
@@ -137,6 +141,7 @@ std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progr
             const std::string what = e.what();
             c.outcome = what.find("changed the pipeline's output") != std::string::npos ? FuzzOutcome::ValidationFailed
                         : what.find("ptxas rejected") != std::string::npos             ? FuzzOutcome::PtxasFailed
+                        : is_launch_refusal(what)                                      ? FuzzOutcome::LaunchRefused
                                                                                         : FuzzOutcome::SearchFailed;
             c.detail = what;
         } catch (const std::exception &e) {
@@ -186,7 +191,7 @@ std::string fuzz_report_markdown(const FuzzOptions &opt, const std::vector<FuzzC
        << opt.passes << " and greedy samples); every sample compiled for CUDA, its PTX assembled by ptxas -arch="
        << opt.gpu.ptxas_arch() << ", and its OpenCL build run on POCL against a CPU build.\n\n";
     md << "| outcome | seeds |\n|---|---:|\n";
-    for (auto o : {FuzzOutcome::Passed, FuzzOutcome::SearchFailed, FuzzOutcome::PtxasFailed,
+    for (auto o : {FuzzOutcome::Passed, FuzzOutcome::SearchFailed, FuzzOutcome::LaunchRefused, FuzzOutcome::PtxasFailed,
                    FuzzOutcome::ValidationFailed, FuzzOutcome::NotValidated})
         md << "| " << to_string(o) << " | " << counts[o] << " |\n";
     const uint64_t range = opt.last_seed - opt.first_seed + 1;

@@ -16,7 +16,10 @@
 
 namespace gpusched {
 
-enum class FuzzOutcome { Passed, SearchFailed, PtxasFailed, ValidationFailed, NotValidated };
+// LaunchRefused: the plugin's post-lowering check (core/launch_check.h)
+// refused a schedule a GPU would not launch: a search bug caught before it
+// reached a GPU.
+enum class FuzzOutcome { Passed, SearchFailed, LaunchRefused, PtxasFailed, ValidationFailed, NotValidated };
 const char *to_string(FuzzOutcome o);
 
 struct FuzzOptions {

@@ -1,0 +1,160 @@
+#include "core/launch_check.h"
+
+#include <map>
+#include <sstream>
+#include <set>
+
+namespace gpusched {
+
+namespace {
+
+using namespace Halide;
+using namespace Halide::Internal;
+
+// CUDA's block dimension limits (x, y, z) since compute capability 2.0
+// (CUDA C Programming Guide, "Technical Specifications per Compute
+// Capability"); OpenCL devices report theirs, POCL's CPU device allows as
+// many. The per-block total is the profile's max_threads_per_block.
+constexpr int64_t kMaxBlockDim[3] = {1024, 1024, 64};
+
+std::string text_of(const Expr &e) {
+    std::ostringstream s;
+    s << e;
+    return s.str();
+}
+
+bool is_kernel_launch(const Call *op) {
+    static const std::set<std::string> runs = {"halide_cuda_run", "halide_opencl_run", "halide_metal_run",
+                                               "halide_d3d12compute_run", "halide_openglcompute_run"};
+    // In the lowered host code (the user context is added at code
+    // generation): (state, entry name, blocks x y z, threads x y z, shared
+    // memory bytes, argument sizes, arguments, which are buffers).
+    return op->call_type == Call::Extern && runs.count(op->name) && op->args.size() >= 9;
+}
+
+class FreeVariables : public IRVisitor {
+public:
+    std::set<std::string> names;
+
+protected:
+    using IRVisitor::visit;
+    void visit(const Variable *op) override { names.insert(op->name); }
+};
+
+// Walks the host code keeping the values of the enclosing lets, so a launch
+// argument can be written in terms of constants where it is one.
+class LaunchFinder : public IRVisitor {
+public:
+    std::vector<KernelLaunch> launches;
+
+protected:
+    using IRVisitor::visit;
+
+    void visit(const LetStmt *op) override {
+        op->value.accept(this);
+        lets[op->name].push_back(op->value);
+        op->body.accept(this);
+        lets[op->name].pop_back();
+    }
+    void visit(const Let *op) override {
+        op->value.accept(this);
+        lets[op->name].push_back(op->value);
+        op->body.accept(this);
+        lets[op->name].pop_back();
+    }
+    void visit(const Call *op) override {
+        if (is_kernel_launch(op)) {
+            KernelLaunch l;
+            const Expr name = resolve(op->args[1]);
+            if (const StringImm *s = name.as<StringImm>()) l.kernel = s->value;
+            else l.kernel = text_of(name);
+            for (int d = 0; d < 3; d++) {
+                const Expr t = resolve(op->args[5 + d]);
+                l.threads_expr[d] = text_of(t);
+                if (const int64_t *c = as_const_int(t)) l.threads[d] = *c;
+            }
+            const Expr smem = resolve(op->args[8]);
+            l.shared_mem_expr = text_of(smem);
+            if (const int64_t *c = as_const_int(smem)) l.shared_mem_bytes = *c;
+            launches.push_back(std::move(l));
+        }
+        IRVisitor::visit(op);
+    }
+
+private:
+    std::map<std::string, std::vector<Expr>> lets;
+
+    // Substitutes the innermost value of every let the expression uses, until
+    // none is left (the values may use outer lets), then simplifies.
+    Expr resolve(Expr e) {
+        for (int round = 0; round < 64; round++) {
+            FreeVariables vars;
+            e.accept(&vars);
+            std::map<std::string, Expr> bound;
+            for (const std::string &v : vars.names) {
+                auto it = lets.find(v);
+                if (it != lets.end() && !it->second.empty()) bound[v] = it->second.back();
+            }
+            if (bound.empty()) break;
+            e = substitute(bound, e);
+        }
+        return simplify(e);
+    }
+};
+
+} // namespace
+
+std::vector<KernelLaunch> kernel_launches(const Halide::Module &module) {
+    LaunchFinder finder;
+    for (const auto &f : module.functions()) f.body.accept(&finder);
+    return std::move(finder.launches);
+}
+
+std::vector<std::string> launch_violations(const KernelLaunch &l, const GpuProfile &gpu) {
+    static const char *dims = "xyz";
+    std::vector<std::string> out;
+    const std::string where = "kernel '" + l.kernel + "'";
+    int64_t total = 1;
+    bool all_constant = true;
+    for (int d = 0; d < 3; d++) {
+        if (!l.threads[d]) {
+            all_constant = false;
+            out.push_back(where + " has a thread extent in " + dims[d] + " that is not a constant (" +
+                          l.threads_expr[d] + "): Halide would size the block at run time");
+            continue;
+        }
+        total *= *l.threads[d];
+        if (*l.threads[d] > kMaxBlockDim[d]) {
+            out.push_back(where + " asks for " + std::to_string(*l.threads[d]) + " threads in " + dims[d] +
+                          ", over the limit of " + std::to_string(kMaxBlockDim[d]) + " per block dimension");
+        }
+    }
+    if (all_constant && total > gpu.max_threads_per_block) {
+        out.push_back(where + " asks for " + std::to_string(total) + " threads per block (" +
+                      std::to_string(*l.threads[0]) + " x " + std::to_string(*l.threads[1]) + " x " +
+                      std::to_string(*l.threads[2]) + "), over the limit of " +
+                      std::to_string(gpu.max_threads_per_block) + " on " + gpu.name);
+    }
+    if (!l.shared_mem_bytes) {
+        out.push_back(where + " has a shared memory size that is not a constant (" + l.shared_mem_expr +
+                      "): Halide would size it at run time");
+    } else if (*l.shared_mem_bytes > gpu.shared_mem_per_block_bytes) {
+        out.push_back(where + " asks for " + std::to_string(*l.shared_mem_bytes) +
+                      " bytes of shared memory per block, over the limit of " +
+                      std::to_string(gpu.shared_mem_per_block_bytes) + " on " + gpu.name);
+    }
+    return out;
+}
+
+std::string check_kernel_launches(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                                  const GpuProfile &gpu) {
+    Halide::Pipeline p = pipeline;
+    const Halide::Module m = p.compile_to_module(p.infer_arguments(), "gpusched_launch_check", target);
+    std::string all;
+    for (const KernelLaunch &l : kernel_launches(m)) {
+        for (const std::string &v : launch_violations(l, gpu)) all += (all.empty() ? "" : "; ") + v;
+    }
+    return all;
+}
+
+} // namespace gpusched

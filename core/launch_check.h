@@ -1,0 +1,51 @@
+#pragma once
+// The last check between the search and a GPU: the kernel launches of the
+// lowered pipeline, against the GPU profile's limits.
+//
+// The search sizes blocks, threads and shared memory from its own footprint
+// model. Where that model and Halide's bounds inference disagree (a scan
+// whose reduction domain reaches past the consumer's tile; per-block regions
+// that change extent with the block's position through rounding divisions),
+// the kernel compiles and ptxas accepts it, but the launch asks for more
+// threads or shared memory than a block may have, and the GPU refuses it at
+// run time (POCL: CL_INVALID_WORK_GROUP_SIZE). So the plugin lowers what it
+// scheduled, as the generator will, and reads every launch from the host
+// code: the arguments of each halide_cuda_run / halide_opencl_run call, with
+// the enclosing lets substituted. A launch is legal when its thread extents
+// are constants within the per-dimension and per-block limits and its shared
+// memory is a constant within the per-block limit. Halide sizes both at run
+// time from expressions otherwise, which the search must never leave to
+// chance.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <Halide.h>
+
+#include "core/gpu_profile.h"
+
+namespace gpusched {
+
+// One kernel launch in the host code, as Halide will make it.
+struct KernelLaunch {
+    std::string kernel;                       // the entry name
+    std::optional<int64_t> threads[3];        // x, y, z; nullopt: not a constant
+    std::optional<int64_t> shared_mem_bytes;  // nullopt: not a constant
+    std::string threads_expr[3];              // as lowered, for messages
+    std::string shared_mem_expr;
+};
+
+// Every GPU kernel launch in the module's host code.
+std::vector<KernelLaunch> kernel_launches(const Halide::Module &module);
+
+// One line per limit a launch breaks, naming the kernel, the limit and what
+// it asks for; empty if it breaks none.
+std::vector<std::string> launch_violations(const KernelLaunch &launch, const GpuProfile &gpu);
+
+// Lowers the pipeline (as scheduled now) for the target and checks every
+// launch: empty if all are legal, else the violations joined by "; ".
+std::string check_kernel_launches(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                                  const GpuProfile &gpu);
+
+} // namespace gpusched
