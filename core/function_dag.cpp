@@ -1,6 +1,7 @@
 #include "core/function_dag.h"
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 #include <set>
 #include <sstream>
@@ -428,9 +429,14 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
         for (Stage &s : n.stages) {
             std::vector<Span> loops = loop_bounds(s, n.region);
             for (Edge &e : s.edges) {
-                if (!required(s, e, loops)) use_estimates_where_unbounded(s, e, loops);
+                std::optional<Region> r = required(s, e, loops);
+                if (!r) {
+                    use_estimates_where_unbounded(s, e, loops);
+                    r = required(s, e, loops);
+                    assert(r && "every dimension is evaluable or estimated after use_estimates_where_unbounded");
+                }
                 Region &target = e.producer.is_image ? images[e.producer.index].region : nodes[e.producer.index].region;
-                merge_region(target, *required(s, e, loops));
+                merge_region(target, *r);
             }
         }
     }
