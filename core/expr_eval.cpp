@@ -105,16 +105,24 @@ void CompiledExpr::find_linear_form() {
 // integer semantics.
 int32_t CompiledExpr::compile(const Expr &e, const VarResolver &resolve,
                               std::vector<std::pair<std::string, int32_t>> &lets) {
+    // float32 arithmetic rounds every result to float32.
+    auto rounded = [&](int32_t r) {
+        if (!e.type().is_float() || e.type().bits() > 32) return r;
+        Node round{Op::CastToFloat};
+        round.a = r;
+        round.imm = 1;
+        return add(round);
+    };
     auto binary = [&](Op op, const Expr &a, const Expr &b) {
         Node n{op};
         n.a = compile(a, resolve, lets);
         n.b = compile(b, resolve, lets);
-        return add(n);
+        return rounded(add(n));
     };
     auto unary = [&](Op op, const Expr &a) {
         Node n{op};
         n.a = compile(a, resolve, lets);
-        return add(n);
+        return rounded(add(n));
     };
     auto constant = [&](double v) {
         Node n{Op::Const};
@@ -140,7 +148,7 @@ int32_t CompiledExpr::compile(const Expr &e, const VarResolver &resolve,
             n.slot = b.slot;
             return add(n);
         }
-        if (b.constant) return constant(static_cast<double>(*b.constant));
+        if (b.constant) return constant(*b.constant);
         return add(Node{Op::Fail});
     }
     if (const auto *op = e.as<Add>()) return binary(Op::Add, op->a, op->b);
@@ -274,12 +282,12 @@ std::optional<double> CompiledExpr::run(int32_t i, const int64_t *slots, double 
     }
 }
 
-std::optional<int64_t> CompiledExpr::evaluate(const int64_t *slots) const {
+std::optional<double> CompiledExpr::evaluate_number(const int64_t *slots) const {
     if (root_ < 0) return std::nullopt;
     if (linear_) {
         double v = linear_constant_;
         for (const auto &[slot, k] : linear_terms_) v += k * static_cast<double>(slots[slot]);
-        return static_cast<int64_t>(float_result_ ? std::floor(v) : v);
+        return v;
     }
     // Let values live on the stack for the common case (few lets).
     constexpr int kInline = 16;
@@ -292,17 +300,34 @@ std::optional<int64_t> CompiledExpr::evaluate(const int64_t *slots) const {
     }
     auto v = run(root_, slots, lets);
     if (!v || !std::isfinite(*v)) return std::nullopt;
+    return v;
+}
+
+std::optional<int64_t> CompiledExpr::evaluate(const int64_t *slots) const {
+    auto v = evaluate_number(slots);
+    if (!v) return std::nullopt;
     return static_cast<int64_t>(float_result_ ? std::floor(*v) : *v);
 }
 
-std::optional<int64_t> evaluate(const Expr &e, const VarValues &values) {
-    CompiledExpr c(e, [&](const std::string &name) {
+namespace {
+
+CompiledExpr compile_with_values(const Expr &e, const VarValues &values) {
+    return CompiledExpr(e, [&](const std::string &name) {
         VarBinding b;
         auto it = values.find(name);
         if (it != values.end()) b.constant = it->second;
         return b;
     });
-    return c.evaluate(nullptr);
+}
+
+} // namespace
+
+std::optional<int64_t> evaluate(const Expr &e, const VarValues &values) {
+    return compile_with_values(e, values).evaluate(nullptr);
+}
+
+std::optional<double> evaluate_number(const Expr &e, const VarValues &values) {
+    return compile_with_values(e, values).evaluate_number(nullptr);
 }
 
 namespace {

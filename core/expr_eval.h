@@ -9,6 +9,11 @@
 // (parameter estimates) or numbered slots (loop bounds), and run with the
 // slots' values.
 //
+// Float arithmetic is rounded to float32 after every float32-typed
+// operation, as the generated code computes it: a bin index
+// cast<int>(v * (1.0f / r_sigma)) with r_sigma = 0.1f reaches 10 (1.0f / 0.1f
+// is 10.0f in float32, 9.99999985 in double).
+//
 // Invariant: evaluation never guesses. It returns nullopt when the expression
 // contains anything whose value is not a pure function of the bound
 // variables (a load, an unknown variable, an unsupported node, a division by
@@ -27,14 +32,16 @@
 
 namespace gpusched {
 
-using VarValues = std::unordered_map<std::string, int64_t>;
+// Values of named variables: integers (loop bounds, integer parameters,
+// buffer shapes) and the estimates of float parameters, exactly.
+using VarValues = std::unordered_map<std::string, double>;
 
 // How a compiled expression's free variables are bound: a slot index (its
 // value is passed at evaluation), a constant, or neither (the variable is
 // unknown and any use of it fails evaluation).
 struct VarBinding {
     int slot = -1;
-    std::optional<int64_t> constant;
+    std::optional<double> constant;
 };
 using VarResolver = std::function<VarBinding(const std::string &name)>;
 
@@ -47,6 +54,8 @@ public:
     // int casts truncate; a float-typed result is floored. slots[i] is the
     // value of slot i; the caller passes at least as many as were bound.
     std::optional<int64_t> evaluate(const int64_t *slots) const;
+    // The value itself, not floored (a float parameter's estimate).
+    std::optional<double> evaluate_number(const int64_t *slots) const;
 
 private:
     enum class Op : uint8_t;
@@ -78,6 +87,8 @@ private:
 // Value of e with every Variable looked up in values (one-off evaluations;
 // the search's repeated ones use CompiledExpr with slots).
 std::optional<int64_t> evaluate(const Halide::Expr &e, const VarValues &values);
+// As evaluate(), without flooring a float result.
+std::optional<double> evaluate_number(const Halide::Expr &e, const VarValues &values);
 
 // True if e is built only from +, -, *, constant division, variables and
 // constants: such a bound has the same extent wherever the loop tile sits, so

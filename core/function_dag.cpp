@@ -1,6 +1,7 @@
 #include "core/function_dag.h"
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 #include <set>
 #include <sstream>
@@ -67,9 +68,11 @@ private:
         if (op->param.is_buffer()) {
             add_buffer(op->param);
         } else if (!values_.count(op->name)) {
+            // Exactly, float parameters included: r_sigma = 0.1f must not
+            // become 0 (bilateral_grid's bins are v * (1.0f / r_sigma)).
             Expr est = op->param.estimate();
             if (est.defined()) {
-                if (auto v = evaluate(est, values_)) values_[op->name] = *v;
+                if (auto v = evaluate_number(est, values_)) values_[op->name] = *v;
             }
         }
     }
@@ -90,33 +93,34 @@ std::string dim_name(const Function &f, int d) {
     return d < static_cast<int>(f.args().size()) ? f.args()[d] : std::to_string(d);
 }
 
-Region output_estimates(const Function &f, const VarValues &params) {
-    Region r(f.args().size());
-    std::vector<bool> found(r.size(), false);
+// The Func's own estimates (Func::set_estimate / set_estimates, kept in its
+// schedule), per dimension; an output's also from its output buffer, where
+// generators record them. Empty or unevaluable estimates count as none.
+std::vector<std::optional<Span>> func_estimates(const Function &f, const VarValues &params) {
+    std::vector<std::optional<Span>> r(f.args().size());
     for (const Bound &b : f.schedule().estimates()) {
         for (size_t d = 0; d < r.size(); d++) {
             if (f.args()[d] != b.var) continue;
             auto mn = evaluate(b.min, params), ex = evaluate(b.extent, params);
-            if (mn && ex) {
-                r[d] = Span{*mn, *mn + *ex - 1};
-                found[d] = true;
-            }
+            if (mn && ex && *ex > 0) r[d] = Span{*mn, *mn + *ex - 1};
         }
     }
-    // Generators also record the estimates on the output buffer.
     for (size_t d = 0; d < r.size(); d++) {
-        if (found[d] || f.output_buffers().empty()) continue;
+        if (r[d] || f.output_buffers().empty()) continue;
         const Parameter &p = f.output_buffers()[0];
         Expr mn = p.min_constraint_estimate(static_cast<int>(d)), ex = p.extent_constraint_estimate(static_cast<int>(d));
         std::optional<int64_t> m = evaluate(mn, params);
         std::optional<int64_t> e = evaluate(ex, params);
-        if (m && e) {
-            r[d] = Span{*m, *m + *e - 1};
-            found[d] = true;
-        }
+        if (m && e && *e > 0) r[d] = Span{*m, *m + *e - 1};
     }
+    return r;
+}
+
+Region output_estimates(const Function &f, const std::vector<std::optional<Span>> &estimates) {
+    Region r(estimates.size());
     for (size_t d = 0; d < r.size(); d++) {
-        if (!found[d] || r[d].extent() <= 0) {
+        if (estimates[d]) r[d] = *estimates[d];
+        else {
             std::ostringstream msg;
             msg << "gpusched: output Func '" << f.name() << "' has no usable estimate for dimension " << d << " ('"
                 << dim_name(f, static_cast<int>(d))
@@ -261,6 +265,7 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             n.max_element_bytes = std::max(n.max_element_bytes, t.bytes());
         }
         for (const Function &o : outputs) n.is_output = n.is_output || o.name() == n.name;
+        n.estimate = func_estimates(n.func, param_values);
         nodes.push_back(std::move(n));
     }
 
@@ -407,23 +412,28 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
     }
     for (Node &n : nodes) std::sort(n.consumers.begin(), n.consumers.end());
 
-    // Regions, consumers first.
+    // Regions, consumers first. A bound that cannot be evaluated (a
+    // data-dependent index Halide bounds only symbolically, or not at all)
+    // takes the producer's Func estimate in that dimension, in the DAG's
+    // regions and in every footprint the search evaluates alike
+    // (Edge::estimated); an evaluable bound wins over an estimate, since it
+    // is what Halide computes (docs/search.md, "What gpusched reads from a
+    // generator").
     for (size_t ni = 0; ni < nodes.size(); ni++) {
         Node &n = nodes[ni];
         if (n.is_output) {
-            n.region = output_estimates(n.func, param_values);
+            n.region = output_estimates(n.func, n.estimate);
         } else if (n.consumers.empty()) {
             throw UserError("gpusched: Func '" + n.name + "' is not used by any output");
         }
-        for (const Stage &s : n.stages) {
+        for (Stage &s : n.stages) {
             std::vector<Span> loops = loop_bounds(s, n.region);
-            for (const Edge &e : s.edges) {
-                auto r = required(s, e, loops);
+            for (Edge &e : s.edges) {
+                std::optional<Region> r = required(s, e, loops);
                 if (!r) {
-                    throw UserError("gpusched: cannot bound the region of '" + producer_name(e.producer) +
-                                    "' read by " + s.name +
-                                    " (data-dependent or unbounded index?); clamp the index or give the "
-                                    "parameters it uses estimates");
+                    use_estimates_where_unbounded(s, e, loops);
+                    r = required(s, e, loops);
+                    assert(r && "every dimension is evaluable or estimated after use_estimates_where_unbounded");
                 }
                 Region &target = e.producer.is_image ? images[e.producer.index].region : nodes[e.producer.index].region;
                 merge_region(target, *r);
@@ -462,11 +472,29 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             }
         }
         n.always_inline = pointwise || forwards;
-        for (int c : n.consumers)
-            for (const Stage &s : nodes[c].stages)
-                for (const Edge &e : s.edges)
-                    if (!e.producer.is_image && e.producer.index == static_cast<int>(&n - nodes.data()))
-                        n.bounded_below_root = n.bounded_below_root && e.bounded_below_root;
+        for (int c : n.consumers) {
+            for (Stage &s : nodes[c].stages) {
+                for (Edge &e : s.edges) {
+                    if (e.producer.is_image || e.producer.index != static_cast<int>(&n - nodes.data())) continue;
+                    // A region from an estimate is Halide's to size at lowering
+                    // (symbolically, from the parameters' run-time values): the
+                    // Func stays at root, where no constant size is needed.
+                    if (e.from_estimate()) e.bounded_below_root = false;
+                    n.bounded_below_root = n.bounded_below_root && e.bounded_below_root;
+                    if (!e.unbounded_in_halide) continue;
+                    // Halide cannot bound this read at any compute level: the
+                    // only schedule that lowers computes the Func where it is
+                    // read.
+                    if (!n.can_inline) {
+                        throw UserError("gpusched: the region of '" + n.name + "' read by " + s.name +
+                                        " is unbounded in Halide (a data-dependent index with no clamp), so '" +
+                                        n.name + "' could only be inlined, which a Func with update definitions "
+                                        "or an output cannot be; clamp the index");
+                    }
+                    n.always_inline = true;
+                }
+            }
+        }
     }
     int offset = 0;
     for (const Node &n : nodes) {
@@ -515,10 +543,45 @@ std::optional<Region> FunctionDAG::required(const Stage &s, const Edge &e, const
     Region r(e.compiled_box.size());
     for (size_t d = 0; d < e.compiled_box.size(); d++) {
         auto mn = e.compiled_box[d].first.evaluate(slots), mx = e.compiled_box[d].second.evaluate(slots);
-        if (!mn || !mx) return std::nullopt;
+        if (!mn || !mx) {
+            if (d < e.estimated.size() && e.estimated[d]) {
+                r[d] = *e.estimated[d];
+                continue;
+            }
+            return std::nullopt;
+        }
         r[d] = Span{*mn, std::max(*mn, *mx)};
     }
     return r;
+}
+
+void FunctionDAG::use_estimates_where_unbounded(const Stage &s, Edge &e, const std::vector<Span> &loops) const {
+    std::vector<int64_t> slots;
+    for (const Span &l : loops) {
+        slots.push_back(l.min);
+        slots.push_back(l.max);
+    }
+    e.estimated.assign(e.compiled_box.size(), std::nullopt);
+    for (size_t d = 0; d < e.compiled_box.size(); d++) {
+        if (e.compiled_box[d].first.evaluate(slots.data()) && e.compiled_box[d].second.evaluate(slots.data()))
+            continue;
+        if (!e.box[d].first.defined() || !e.box[d].second.defined()) e.unbounded_in_halide = true;
+        const std::string producer = producer_name(e.producer);
+        if (!e.producer.is_image && nodes[e.producer.index].estimate[d]) {
+            e.estimated[d] = nodes[e.producer.index].estimate[d];
+            continue;
+        }
+        std::string dim = std::to_string(d);
+        if (!e.producer.is_image) dim += " ('" + dim_name(nodes[e.producer.index].func, static_cast<int>(d)) + "')";
+        std::string fix = "clamp the index or give the parameters it uses estimates";
+        if (!e.producer.is_image) {
+            const std::string v = dim_name(nodes[e.producer.index].func, static_cast<int>(d));
+            fix += ", or give '" + producer + "' an estimate for '" + v + "' with Func::set_estimate";
+        }
+        throw UserError("gpusched: cannot bound dimension " + dim + " of the region of '" + producer + "' read by " +
+                        s.name + ": the index is data dependent or unbounded, and '" + producer +
+                        "' has no estimate there; " + fix);
+    }
 }
 
 Region FunctionDAG::required_or_all(const Stage &s, const Edge &e, const std::vector<Span> &loops) const {

@@ -9,10 +9,15 @@
 // box of the stage's loop variables (from Halide's bounds machinery).
 //
 // Invariants: nodes[i].region is the region Halide would compute if the Func
-// were compute_root (outputs: their estimates); every Edge's box has one
-// (min, max) per producer dimension expressed in the variables
-// loop_min_name()/loop_max_name() of the stage's loops and in parameters
-// whose estimates are in param_values; all regions are non-empty.
+// were compute_root (outputs: their estimates), evaluated with the
+// parameters' estimates; every Edge's box has one (min, max) per producer
+// dimension expressed in the variables loop_min_name()/loop_max_name() of
+// the stage's loops and in parameters whose estimates are in param_values;
+// where such a bound cannot be evaluated (a data-dependent index Halide
+// bounds only symbolically or not at all), the producer's own Func estimate
+// stands in for that dimension (Edge::estimated), and the DAG refuses the
+// pipeline, naming the Func and dimension, when there is none; all regions
+// are non-empty.
 
 #include <cstdint>
 #include <map>
@@ -101,6 +106,21 @@ struct Edge {
     // Images: always true.
     bool bounded_below_root = true;
     int num_calls = 0;
+    // Per producer dimension, empty if none: the producer's Func estimate,
+    // where the bound above cannot be evaluated (required() uses it in
+    // place of the bound). Such an edge is not bounded_below_root: Halide
+    // sizes that region from the parameters' run-time values, which is
+    // fine at root but not a constant size inside a kernel.
+    std::vector<std::optional<Span>> estimated;
+    // Some dimension of box is undefined: Halide itself cannot bound the
+    // read (an unclamped data-dependent index), so the producer cannot be
+    // computed at any level and must be inlined (Node::always_inline).
+    bool unbounded_in_halide = false;
+    bool from_estimate() const {
+        for (const auto &s : estimated)
+            if (s) return true;
+        return false;
+    }
 };
 
 struct Stage {
@@ -128,8 +148,13 @@ struct Node {
     std::vector<Stage> stages;
     std::vector<int> consumers;  // node indices, ascending, unique
     Region region;               // as if compute_root (outputs: estimates)
+    // The Func's own estimate per dimension (set_estimate / set_estimates;
+    // outputs also from their output buffer), if given.
+    std::vector<std::optional<Span>> estimate;
     bool can_inline = false;     // single pure stage, not an output
-    bool always_inline = false;  // can_inline and every call site is pointwise
+    // can_inline and every call site is pointwise, or some read of it is
+    // unbounded in Halide (Edge::unbounded_in_halide)
+    bool always_inline = false;
     // Every Edge into this Func (from any consumer stage, inlined ones
     // included) is bounded_below_root: only then may it be computed at a
     // Block or Thread level, or staged per thread, and still lower.
@@ -173,8 +198,9 @@ public:
 
     // Loop bounds of a stage when its Func's region is func_region.
     std::vector<Span> loop_bounds(const Stage &s, const Region &func_region) const;
-    // Box of edge e's producer required when the stage runs over loops.
-    // nullopt if some bound cannot be evaluated.
+    // Box of edge e's producer required when the stage runs over loops
+    // (Edge::estimated in the dimensions it covers). nullopt if some other
+    // bound cannot be evaluated.
     std::optional<Region> required(const Stage &s, const Edge &e, const std::vector<Span> &loops) const;
     // As required(), falling back to the producer's whole region (documented
     // over-approximation for data-dependent accesses).
@@ -194,6 +220,11 @@ public:
     static std::string loop_max_name(const std::string &var) { return var + ".gs_hi"; }
 
 private:
+    // Fills e.estimated for the dimensions whose bound cannot be evaluated
+    // over loops, from the producer's Func estimates; throws UserError naming
+    // the producer and the dimension where it has none.
+    void use_estimates_where_unbounded(const Stage &s, Edge &e, const std::vector<Span> &loops) const;
+
     std::vector<int> stage_offsets_;
 };
 

@@ -13,7 +13,7 @@
 //
 // Invariants the construction keeps, so that any schedule can run on any input:
 //   * inputs go through BoundaryConditions, and every Func is defined on all of
-//     Z^3; data-dependent indices (histogram bins) are clamped;
+//     Z^3; data-dependent indices (histogram bins, gathers) are clamped;
 //   * each Func carries a static value range [lo, hi] computed by interval
 //     arithmetic; integer stages never overflow their type, float stages are
 //     renormalised before they grow large, and each output maps its producer's
@@ -78,6 +78,7 @@ enum class StageKind {
     Histogram,
     ChannelSum,
     ChannelMix,
+    Gather,  // only with gathers=true (kGatherWeight)
 };
 
 struct KindWeight {
@@ -102,7 +103,13 @@ constexpr KindWeight kKindWeights[] = {
     {StageKind::ChannelMix, 5, "channel_mix"},
 };
 
+// The gather kind is drawn only with gathers=true, as the draws above 100
+// of a draw over 100 + kGatherWeight: without it no draw changes, so every
+// seed keeps the pipeline it had before the kind existed.
+constexpr int kGatherWeight = 8;
+
 const char *kind_name(StageKind k) {
+    if (k == StageKind::Gather) return "gather";
     for (const KindWeight &kw : kKindWeights) {
         if (kw.kind == k) return kw.name;
     }
@@ -159,6 +166,9 @@ public:
         SizeKind::Large,
         {{"large", SizeKind::Large}, {"medium", SizeKind::Medium}, {"small", SizeKind::Small}}};
     GeneratorParam<bool> describe{"describe", false};
+    // Adds the `gather` stage kind (a read at a clamped, data-dependent
+    // index); off by default so that existing seeds give the same pipelines.
+    GeneratorParam<bool> gathers{"gathers", false};
 
     void configure() {
         rng_ = SplitMix64(static_cast<uint64_t>(static_cast<int64_t>(seed)));
@@ -338,7 +348,8 @@ private:
 
     StageKind pick_kind(const Node &src) {
         for (int attempt = 0; attempt < 64; attempt++) {
-            int r = rng_.below(100);
+            int r = gathers ? rng_.below(100 + kGatherWeight) : rng_.below(100);
+            if (r >= 100) return StageKind::Gather;
             StageKind kind = StageKind::Pointwise;
             for (const KindWeight &kw : kKindWeights) {
                 if (r < kw.weight) {
@@ -453,6 +464,14 @@ private:
         case StageKind::ChannelMix:
             detail = channel_mix(n, src);
             break;
+        case StageKind::Gather: {
+            const int index_src = pick_second_operand(src_index);
+            uses_[index_src]++;
+            inputs += ", " + nodes_[index_src].label;
+            n.has_reduction = n.has_reduction || nodes_[index_src].has_reduction;
+            detail = gather(n, src, nodes_[index_src]);
+            break;
+        }
         }
         // Cheap pointwise stages stay inline in the naive schedule, as a person
         // writing it would leave them; everything else gets its own kernel.
@@ -853,6 +872,37 @@ private:
         }
         finish_float(n, select(c <= 0, rows[0], c == 1, rows[1], rows[2]), lo, hi);
         return "3x3 matrix";
+    }
+
+    // Reads a at a position that depends on the values of b (mapped onto
+    // [0, 1] by b's static range): a displacement of x or y by up to
+    // +-radius pixels, or a lookup of a's row (column) at the position b
+    // names across the whole logical image. Either way the index is clamped,
+    // by constants or by the image's extent (which the input's estimates
+    // give an autoscheduler), so bounds inference bounds the read without
+    // knowing b's values.
+    std::string gather(Node &n, const Node &a, const Node &b) {
+        const bool along_x = rng_.chance(50);
+        const bool lookup = rng_.chance(40);
+        const double scale = b.hi > b.lo ? 1.0 / (b.hi - b.lo) : 0.0;
+        Expr t = clamp((cast<float>(b.f(x, y, c)) - fconst(b.lo)) * fconst(scale), 0.0f, 1.0f);
+        std::string detail;
+        Expr at;
+        if (lookup) {
+            Expr extent = along_x ? a.w : a.h;
+            at = clamp(cast<int32_t>(t * cast<float>(extent - 1) + 0.5f), 0, extent - 1);
+            detail = std::string("lookup along ") + (along_x ? "x" : "y");
+        } else {
+            const int radius = rng_.range(1, 4);
+            Expr offset = clamp(cast<int32_t>(t * fconst(2 * radius) + 0.5f) - radius, -radius, radius);
+            at = (along_x ? x : y) + offset;
+            detail = std::string("displace ") + (along_x ? "x" : "y") + " by up to " + std::to_string(radius);
+        }
+        n.f(x, y, c) = along_x ? a.f(at, y, c) : a.f(x, at, c);
+        n.type = a.type;
+        n.lo = a.lo;
+        n.hi = a.hi;
+        return detail;
     }
 
     void add_outputs() {

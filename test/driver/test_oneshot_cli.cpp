@@ -149,6 +149,15 @@ TEST_CASE("a Func without estimates is refused, naming it", "[oneshot][bad-input
     CHECK(r.err.find("output") != std::string::npos);
 }
 
+TEST_CASE("a gather bounded by neither parameter nor Func estimates is refused, naming the Func and dimension", "[oneshot][bad-input][estimates]") {
+    test::TempDir dir;
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "estimated_grid", "gpusched");
+    args.insert(args.end(), {"--samples", "1", "estimates=false"});
+    auto r = test::run_gpusched(args);
+    check_refused(r, "cannot bound dimension 2 ('z') of the region of 'gy' read by slice", dir / "db.sqlite");
+    CHECK(r.err.find("set_estimate") != std::string::npos);
+}
+
 TEST_CASE("an unknown generator param is refused, naming it", "[oneshot][bad-input]") {
     test::TempDir dir;
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");

@@ -72,6 +72,18 @@ TEST_CASE("oneshot never keeps a schedule that changes the output", "[validation
     CHECK(r.err.find("changed the pipeline's output") != std::string::npos);
 }
 
+TEST_CASE("a bilateral grid written as Halide's example writes it is scheduled by gpusched and validates on POCL", "[validation][oneshot][estimates]") {
+    // The slice's bin index is bounded only by a clamp of the value and
+    // r_sigma's estimate, the grid's z extent also by Func estimates.
+    test::TempDir dir;
+    ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "estimated_grid", "width=512",
+                                          "height=384", "--samples", "2", "-o", dir / "out", "--db",
+                                          dir / "db.sqlite"});
+    INFO(r.out << r.err);
+    CHECK(r.exit_code == 0);
+    CHECK(r.out.find("Output validation (OpenCL build on POCL vs a CPU build): passed") != std::string::npos);
+}
+
 TEST_CASE("float outputs agree within tolerance and NaN where a value was expected is a mismatch", "[validation]") {
     test::TempDir dir;
     float ref[4] = {1.f, 2.f, 3.f, 1e6f};

@@ -11,9 +11,12 @@ using namespace gpusched;
 // gpusched fuzz on the given seeds, 2 samples each, with a beam of 8x2 that
 // keeps the suite's time down (the search code paths are the same at any
 // width); the report goes to dir/fuzz.md.
-static ProcessResult run_fuzz(const test::TempDir &dir, const std::string &seeds) {
-    return test::run_gpusched({"fuzz", "--generator", RANDOM_PIPELINE_GENERATOR, "--seeds", seeds, "--samples", "2",
-                               "--beam-size", "8", "--passes", "2", "--work-dir", dir / "work", "-o", dir / "fuzz.md"});
+static ProcessResult run_fuzz(const test::TempDir &dir, const std::string &seeds,
+                              const std::vector<std::string> &params = {}) {
+    std::vector<std::string> args{"fuzz", "--generator", RANDOM_PIPELINE_GENERATOR, "--seeds", seeds, "--samples", "2",
+                                  "--beam-size", "8", "--passes", "2", "--work-dir", dir / "work", "-o", dir / "fuzz.md"};
+    args.insert(args.end(), params.begin(), params.end());
+    return test::run_gpusched(args);
 }
 
 // Seeds 2 and 3 draw pipelines with several outputs and reductions (2 and 3
@@ -45,6 +48,20 @@ TEST_CASE("a pipeline that bins float values near a bin edge validates", "[fuzz]
     CHECK(r.ok());
     CHECK(md.find("| passed | 1 |") != std::string::npos);
     CHECK(md.find("2 schedules, 2 validated on POCL") != std::string::npos);
+}
+
+// With gathers=true, max_stages=8: seed 23 looks a row up at a data-dependent
+// y clamped to the image's height (which only the input's estimates bound),
+// seed 24 reads its input displaced in y by a data-dependent offset clamped
+// to +-1 (`describe=true` lists the stages).
+TEST_CASE("random pipelines that gather at clamped data-dependent indices get schedules that keep their outputs", "[fuzz][estimates]") {
+    test::TempDir dir;
+    auto r = run_fuzz(dir, "23:24", {"gathers=true", "max_stages=8"});
+    const std::string md = test::read_file(dir / "fuzz.md");
+    INFO(r.err << "\n" << md);
+    CHECK(r.ok());
+    CHECK(md.find("| passed | 2 |") != std::string::npos);
+    CHECK(md.find("4 schedules, 4 validated on POCL") != std::string::npos);
 }
 
 TEST_CASE("fuzz refuses a seed range that is not a range", "[fuzz][bad-input]") {

@@ -325,6 +325,42 @@ TEST_CASE("the family covers every stage kind, several outputs and reductions to
     CHECK(multi_output_with_reduction >= 3);
 }
 
+TEST_CASE("gathers=true adds gathers at clamped data-dependent indices, and without it a seed keeps its pipeline",
+          "[random_pipeline]") {
+    // Seed 24 as the generator drew it before the gather kind existed.
+    const std::string before = "  in0 input_0 mirror_interior: float32 [0, 1] est 128x96\n"
+                               "  s0 histogram(in0) 128 bins: float32 [0, 1] est 128x96\n"
+                               "  s1 histogram(s0) 256 bins: float32 [0, 1] est 128x96\n"
+                               "  s2 cast(s1) float32->uint8: uint8 [0, 255] est 128x96\n"
+                               "  s3 separable(s2) 5 taps: uint8 [0, 255] est 128x96\n"
+                               "  output_0 <- s3 (reduction upstream) est 128x96x3\n";
+    {
+        const TempDir dir("gathers_off");
+        const ProcessResult r = run_generator(dir.path, "stmt", GPUSCHED_HOST_TARGET,
+                                              small_params(24, {"num_outputs=0", "max_stages=8", "describe=true"}));
+        REQUIRE(r.exit_code == 0);
+        CHECK(strip_first_line(r.output) == before);
+    }
+    int lookups = 0, displacements = 0;
+    // Lowered only (-e stmt): compiling 20 pipelines to machine code would
+    // take minutes; lowering is where a read Halide cannot bound fails.
+    for (int seed = 0; seed < 20; seed++) {
+        const TempDir dir("gathers_on");
+        const ProcessResult r =
+            run_generator(dir.path, "stmt", GPUSCHED_HOST_TARGET,
+                          small_params(seed, {"num_outputs=0", "max_stages=8", "describe=true", "gathers=true"}));
+        INFO("seed " << seed << ": " << describe_result(r));
+        REQUIRE(r.exit_code == 0);
+        for (const std::string &line : split_lines(r.output)) {
+            if (line.find(" gather(") == std::string::npos) continue;
+            lookups += line.find(") lookup along ") != std::string::npos ? 1 : 0;
+            displacements += line.find(") displace ") != std::string::npos ? 1 : 0;
+        }
+    }
+    CHECK(lookups > 0);
+    CHECK(displacements > 0);
+}
+
 TEST_CASE("schedule=naive on a target without a GPU is a clear error", "[random_pipeline]") {
     const TempDir dir_tmp("naive_cpu");
     const std::string &dir = dir_tmp.path;

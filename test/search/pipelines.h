@@ -133,3 +133,74 @@ struct Staged {
 };
 
 } // namespace test_pipelines
+
+namespace test_pipelines {
+
+// A bilateral grid written the way Halide's apps/bilateral_grid writes it:
+// the slice reads the grid at bin cast<int>(clamp(in, 0, 1) * (1.0f /
+// r_sigma)) with r_sigma a scalar parameter and no clamp of the bin itself,
+// and the grid's z extent may be stated as estimates on the intermediate
+// Funcs (grid z in [-2, 14), the blurs z in [0, 12)). r_sigma_estimate <= 0
+// leaves the parameter without an estimate.
+struct EstimatedGrid {
+    Var x{"x"}, y{"y"}, z{"z"}, c{"c"};
+    ImageParam in{Halide::Float(32), 2, "eg_in"};
+    Halide::Param<float> r_sigma{"eg_r_sigma"};
+    RDom r{0, 8, 0, 8, "eg_r"};
+    Func grid{"eg_grid"}, gz{"eg_gz"}, gx{"eg_gx"}, gy{"eg_gy"}, slice{"eg_slice"}, out{"eg_out"};
+    EstimatedGrid(float r_sigma_estimate, bool func_estimates, int w = 256, int h = 256) {
+        using namespace Halide;
+        Func edge = BoundaryConditions::repeat_edge(in);
+        Expr v = clamp(edge(x * 8 + r.x - 4, y * 8 + r.y - 4), 0.0f, 1.0f);
+        grid(x, y, z, c) = 0.0f;
+        grid(x, y, cast<int>(v * (1.0f / r_sigma) + 0.5f), c) += select(c == 0, v, 1.0f);
+        gz(x, y, z, c) = grid(x, y, z - 2, c) + grid(x, y, z - 1, c) * 4.0f + grid(x, y, z, c) * 6.0f +
+                         grid(x, y, z + 1, c) * 4.0f + grid(x, y, z + 2, c);
+        gx(x, y, z, c) = gz(x - 2, y, z, c) + gz(x - 1, y, z, c) * 4.0f + gz(x, y, z, c) * 6.0f +
+                         gz(x + 1, y, z, c) * 4.0f + gz(x + 2, y, z, c);
+        gy(x, y, z, c) = gx(x, y - 2, z, c) + gx(x, y - 1, z, c) * 4.0f + gx(x, y, z, c) * 6.0f +
+                         gx(x, y + 1, z, c) * 4.0f + gx(x, y + 2, z, c);
+        Expr zv = clamp(in(x, y), 0.0f, 1.0f) * (1.0f / r_sigma);
+        Expr zi = cast<int>(zv);
+        Expr xf = cast<float>(x % 8) / 8, yf = cast<float>(y % 8) / 8;
+        auto plane = [&](Expr zz) {
+            return lerp(lerp(gy(x / 8, y / 8, zz, c), gy(x / 8 + 1, y / 8, zz, c), xf),
+                        lerp(gy(x / 8, y / 8 + 1, zz, c), gy(x / 8 + 1, y / 8 + 1, zz, c), xf), yf);
+        };
+        slice(x, y, c) = lerp(plane(zi), plane(zi + 1), zv - zi);
+        out(x, y) = slice(x, y, 0) / slice(x, y, 1);
+        in.dim(0).set_estimate(0, w);
+        in.dim(1).set_estimate(0, h);
+        if (r_sigma_estimate > 0) r_sigma.set_estimate(r_sigma_estimate);
+        if (func_estimates) {
+            grid.set_estimate(z, -2, 16);
+            gz.set_estimate(z, 0, 12);
+            gx.set_estimate(z, 0, 12);
+            gy.set_estimate(z, 0, 12);
+        }
+        out.set_estimate(x, 0, w).set_estimate(y, 0, h);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
+};
+
+// A lookup table read at an unclamped data-dependent index: Halide bounds
+// the read nowhere, so only inlining the table lowers. With an update
+// definition the table cannot be inlined.
+struct UnclampedLookup {
+    Var x{"x"}, y{"y"};
+    ImageParam in{Halide::Float(32), 2, "ul_in"};
+    Func lut{"ul_lut"}, out{"ul_out"};
+    UnclampedLookup(bool lut_estimate, bool lut_update) {
+        using namespace Halide;
+        lut(x) = cast<float>(x) * 0.5f;
+        if (lut_update) lut(x) += 1.0f;
+        out(x, y) = lut(cast<int>(in(x, y) * 255.0f)) + in(x, y);
+        in.dim(0).set_estimate(0, 128);
+        in.dim(1).set_estimate(0, 128);
+        if (lut_estimate) lut.set_estimate(x, 0, 256);
+        out.set_estimate(x, 0, 128).set_estimate(y, 0, 128);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
+};
+
+} // namespace test_pipelines

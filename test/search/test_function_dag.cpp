@@ -92,3 +92,118 @@ TEST_CASE("boundary conditions evaluate with the input's estimates", "[dag]") {
     CHECK(dag.images[0].region[0].max == 99);
     CHECK(dag.images[0].region[1].max == 49);
 }
+
+namespace {
+
+const gpusched::Edge &edge_of(const FunctionDAG &dag, const Func &consumer, const Func &producer) {
+    int c = dag.node_index(consumer.name()), p = dag.node_index(producer.name());
+    REQUIRE(c >= 0);
+    REQUIRE(p >= 0);
+    for (const gpusched::Edge &e : dag.nodes[c].stages[0].edges)
+        if (!e.producer.is_image && e.producer.index == p) return e;
+    FAIL("no edge " << consumer.name() << " -> " << producer.name());
+    return dag.nodes[c].stages[0].edges[0];
+}
+
+const gpusched::Region &region_of(const FunctionDAG &dag, const Func &f) {
+    int n = dag.node_index(f.name());
+    REQUIRE(n >= 0);
+    return dag.nodes[n].region;
+}
+
+std::string dag_error(const std::vector<Halide::Internal::Function> &outputs) {
+    try {
+        FunctionDAG dag(outputs);
+    } catch (const UserError &e) {
+        return e.what();
+    }
+    return "";
+}
+
+} // namespace
+
+TEST_CASE("a float parameter's estimate bounds a data-dependent gather, in float32 as the pipeline computes it", "[dag][estimates]") {
+    // bins 0 .. int(1.0f * (1.0f / 0.1f)) = 10, and the slice reads bin + 1:
+    // in double, 1 / 0.1f is 9.99999985 and the last bin would be lost.
+    test_pipelines::EstimatedGrid p(0.1f, false);
+    FunctionDAG dag(p.outputs());
+    CHECK(region_of(dag, p.gy)[2].min == 0);
+    CHECK(region_of(dag, p.gy)[2].max == 11);
+    CHECK(region_of(dag, p.grid)[2].min == -2);
+    CHECK(region_of(dag, p.grid)[2].max == 13);
+    CHECK(region_of(dag, p.gy)[0].max == 255 / 8 + 1);
+    const gpusched::Edge &e = edge_of(dag, p.slice, p.gy);
+    CHECK_FALSE(e.from_estimate());
+    CHECK_FALSE(e.unbounded_in_halide);
+}
+
+TEST_CASE("a bound computed from parameter estimates wins over the Func's estimate", "[dag][estimates]") {
+    // r_sigma 0.25: bins 0 .. 4, read up to 5; the Func estimates say 0 .. 11.
+    test_pipelines::EstimatedGrid p(0.25f, true);
+    FunctionDAG dag(p.outputs());
+    CHECK(region_of(dag, p.gy)[2].min == 0);
+    CHECK(region_of(dag, p.gy)[2].max == 5);
+    CHECK(region_of(dag, p.grid)[2].max == 7);
+    CHECK_FALSE(edge_of(dag, p.slice, p.gy).from_estimate());
+}
+
+TEST_CASE("Func estimates bound a gather whose parameter has no estimate, in the regions and in every footprint", "[dag][estimates]") {
+    test_pipelines::EstimatedGrid p(0.0f, true);
+    FunctionDAG dag(p.outputs());
+    // gy z from its estimate [0, 12); the blurs and the grid follow from it.
+    CHECK(region_of(dag, p.gy)[2].min == 0);
+    CHECK(region_of(dag, p.gy)[2].max == 11);
+    CHECK(region_of(dag, p.gx)[2].max == 11);
+    CHECK(region_of(dag, p.grid)[2].min == -2);
+    CHECK(region_of(dag, p.grid)[2].max == 13);
+    const gpusched::Edge &e = edge_of(dag, p.slice, p.gy);
+    REQUIRE(e.from_estimate());
+    CHECK_FALSE(e.unbounded_in_halide);
+    // The footprint of a 16x16 tile, as the featurization evaluates it: x, y
+    // from the tile, z from the estimate.
+    const gpusched::Stage &s = dag.nodes[dag.node_index(p.slice.name())].stages[0];
+    auto r = dag.required(s, e, {Span{0, 15}, Span{0, 15}, Span{0, 1}});
+    REQUIRE(r);
+    CHECK((*r)[0].extent() == 3);
+    CHECK((*r)[2].min == 0);
+    CHECK((*r)[2].max == 11);
+    // Sized by Halide from r_sigma at run time: never below root.
+    CHECK_FALSE(e.bounded_below_root);
+    CHECK_FALSE(dag.nodes[dag.node_index(p.gy.name())].bounded_below_root);
+}
+
+TEST_CASE("a gather with neither a bound nor a Func estimate names the Func and the dimension", "[dag][estimates]") {
+    test_pipelines::EstimatedGrid p(0.0f, false);
+    const std::string msg = dag_error(p.outputs());
+    INFO(msg);
+    CHECK(msg.find("dimension 2 ('z')") != std::string::npos);
+    CHECK(msg.find("'" + p.gy.name() + "'") != std::string::npos);
+    CHECK(msg.find("read by " + p.slice.name()) != std::string::npos);
+    CHECK(msg.find("set_estimate") != std::string::npos);
+}
+
+TEST_CASE("a table read at an index Halide cannot bound is inlined when it has an estimate, refused otherwise", "[dag][estimates]") {
+    {
+        test_pipelines::UnclampedLookup p(true, false);
+        FunctionDAG dag(p.outputs());
+        const int lut = dag.node_index(p.lut.name());
+        REQUIRE(lut >= 0);
+        CHECK(dag.nodes[lut].always_inline);
+        CHECK(dag.nodes[lut].region[0].min == 0);
+        CHECK(dag.nodes[lut].region[0].max == 255);
+        CHECK(edge_of(dag, p.out, p.lut).unbounded_in_halide);
+    }
+    {
+        test_pipelines::UnclampedLookup p(false, false);
+        const std::string msg = dag_error(p.outputs());
+        INFO(msg);
+        CHECK(msg.find("dimension 0 ('x') of the region of '" + p.lut.name() + "'") != std::string::npos);
+    }
+    {
+        test_pipelines::UnclampedLookup p(true, true);
+        const std::string msg = dag_error(p.outputs());
+        INFO(msg);
+        CHECK(msg.find("'" + p.lut.name() + "'") != std::string::npos);
+        CHECK(msg.find("could only be inlined") != std::string::npos);
+    }
+}

@@ -17,6 +17,7 @@
 #include "core/beam_search.h"
 #include "core/schedule_apply.h"
 #include "core/search_space.h"
+#include "test/search/pipelines.h"
 #include "test/search/test_cost_model.h"
 
 using namespace gpusched;
@@ -314,4 +315,53 @@ TEST_CASE("a Func read both as is and transposed in one kernel is not computed p
         offered_locations(qdag, node_named(qdag, q.f), node_named(qdag, q.out), {1, 2}, {32, 8});
     CHECK(qoffered.count(ComputeLocation::Block));
     CHECK(qoffered.count(ComputeLocation::Thread));
+}
+
+namespace {
+
+SearchResult small_beam_search(const FunctionDAG &dag) {
+    test_support::TestCostModel model;
+    model.set_pipeline(pipeline_features(dag));
+    SearchConfig cfg;
+    cfg.beam_size = 8;
+    cfg.passes = 2;
+    cfg.seed = 1;
+    return beam_search(dag, model, h100(), cfg);
+}
+
+} // namespace
+
+TEST_CASE("a Func read through its estimate stays at root or inline, and the schedule lowers", "[search][legality][estimates]") {
+    // r_sigma without an estimate: the grid's z extent comes from the
+    // Funcs' estimates, and Halide sizes it from r_sigma at run time.
+    test_pipelines::EstimatedGrid p(0.0f, true, 128, 128);
+    FunctionDAG dag(p.outputs());
+    SearchResult r = small_beam_search(dag);
+    // gy's z extent is the estimate; the blurs below it are sized from
+    // gy's tiles, which Halide bounds, so only gy is held at root.
+    const ComputeLocation loc = r.decisions.funcs[node_named(dag, p.gy)].location;
+    CHECK((loc == ComputeLocation::Root || loc == ComputeLocation::Inline));
+    lower_for_cuda(p.out, dag, r.decisions);
+}
+
+TEST_CASE("a table read at an index Halide cannot bound is inlined by the search, and the schedule lowers", "[search][legality][estimates]") {
+    test_pipelines::UnclampedLookup p(true, false);
+    FunctionDAG dag(p.outputs());
+    SearchResult r = small_beam_search(dag);
+    CHECK(r.decisions.funcs[node_named(dag, p.lut)].location == ComputeLocation::Inline);
+    lower_for_cuda(p.out, dag, r.decisions);
+    // Why: at root Halide refuses it (a fresh pipeline: the search's
+    // schedule is applied to p's Funcs).
+    test_pipelines::UnclampedLookup q(true, false);
+    FunctionDAG qdag(q.outputs());
+    Decisions d = all_root(qdag);
+    const int lut = node_named(qdag, q.lut);
+    d.funcs[lut].location = ComputeLocation::Root;
+    d.funcs[lut].tiled = true;
+    d.funcs[lut].stages = {StageTiling{{1}, {1}}};
+    Halide::Pipeline pipe(q.out);
+    schedule_pipeline(qdag, d, pipe, true);
+    CHECK_THROWS_WITH(pipe.compile_to_module(pipe.infer_arguments(), "gs_legality",
+                                             Halide::Target("x86-64-linux-cuda-cuda_capability_86")),
+                      Catch::Contains("unbounded"));
 }

@@ -88,6 +88,71 @@ public:
     }
 };
 
+// A bilateral grid written the way Halide's own apps/bilateral_grid writes
+// it: the intensity bin is cast<int>(value / r_sigma) with r_sigma a runtime
+// Input<float> that only has an estimate, the slicing stage reads the input
+// without a boundary condition and does not clamp the bin index itself, and
+// the generator states the grid's z extent as estimates on the intermediate
+// Funcs. An autoscheduler must bound the slice's gather from those.
+class EstimatedGrid : public Generator<EstimatedGrid> {
+public:
+    GeneratorParam<int> s_sigma{"s_sigma", 8};
+    GeneratorParam<int> width{"width", 1536};
+    GeneratorParam<int> height{"height", 2560};
+    // false: neither r_sigma nor the grid's Funcs have estimates, so nothing
+    // bounds the slice's gather (an autoscheduler must refuse, naming it).
+    GeneratorParam<bool> estimates{"estimates", true};
+    Input<Buffer<float>> input{"input", 2};
+    Input<float> r_sigma{"r_sigma"};
+    Output<Buffer<float>> output{"output", 2};
+
+    void generate() {
+        Var x("x"), y("y"), z("z"), c("c");
+        const int s = s_sigma;
+        Func edge = BoundaryConditions::repeat_edge(input);
+
+        // Splat every s x s block of pixels into its cell's intensity bins.
+        RDom r(0, s, 0, s, "cell");
+        Expr v = clamp(edge(x * s + r.x - s / 2, y * s + r.y - s / 2), 0.0f, 1.0f);
+        Func grid("grid");
+        grid(x, y, z, c) = 0.0f;
+        grid(x, y, cast<int>(v * (1.0f / r_sigma) + 0.5f), c) += select(c == 0, v, 1.0f);
+
+        // [1 4 6 4 1] along z, then x, then y.
+        Func gz("gz"), gx("gx"), gy("gy");
+        gz(x, y, z, c) = grid(x, y, z - 2, c) + 4.0f * grid(x, y, z - 1, c) + 6.0f * grid(x, y, z, c) +
+                         4.0f * grid(x, y, z + 1, c) + grid(x, y, z + 2, c);
+        gx(x, y, z, c) = gz(x - 2, y, z, c) + 4.0f * gz(x - 1, y, z, c) + 6.0f * gz(x, y, z, c) +
+                         4.0f * gz(x + 1, y, z, c) + gz(x + 2, y, z, c);
+        gy(x, y, z, c) = gx(x, y - 2, z, c) + 4.0f * gx(x, y - 1, z, c) + 6.0f * gx(x, y, z, c) +
+                         4.0f * gx(x, y + 1, z, c) + gx(x, y + 2, z, c);
+
+        // Slice: trilinear lookup at the pixel's own position; the bin index
+        // is bounded only through the clamp of the value and r_sigma.
+        Expr zv = clamp(input(x, y), 0.0f, 1.0f) * (1.0f / r_sigma);
+        Expr zi = cast<int>(zv);
+        Expr zf = zv - zi;
+        Expr xi = x / s, yi = y / s;
+        Expr xf = cast<float>(x % s) / s, yf = cast<float>(y % s) / s;
+        auto plane = [&](Expr zz) {
+            return lerp(lerp(gy(xi, yi, zz, c), gy(xi + 1, yi, zz, c), xf),
+                        lerp(gy(xi, yi + 1, zz, c), gy(xi + 1, yi + 1, zz, c), xf), yf);
+        };
+        Func slice("slice");
+        slice(x, y, c) = lerp(plane(zi), plane(zi + 1), zf);
+        output(x, y) = slice(x, y, 0) / slice(x, y, 1);
+
+        input.set_estimates({{0, width}, {0, height}});
+        output.set_estimates({{0, width}, {0, height}});
+        if (!estimates) return;
+        r_sigma.set_estimate(0.1f);
+        grid.set_estimate(z, -2, 16);
+        gz.set_estimate(z, 0, 12);
+        gx.set_estimate(z, 0, 12);
+        gy.set_estimate(z, 0, 12);
+    }
+};
+
 class NoEstimates : public Generator<NoEstimates> {
 public:
     Input<Buffer<float>> input{"input", 2};
@@ -129,6 +194,7 @@ public:
 HALIDE_REGISTER_GENERATOR(TinyStencil, tiny_stencil)
 HALIDE_REGISTER_GENERATOR(RowSums, row_sums)
 HALIDE_REGISTER_GENERATOR(WrongOnGpu, wrong_on_gpu)
+HALIDE_REGISTER_GENERATOR(EstimatedGrid, estimated_grid)
 HALIDE_REGISTER_GENERATOR(NoEstimates, no_estimates)
 HALIDE_REGISTER_GENERATOR(FailsToGenerate, fails_to_generate)
 HALIDE_REGISTER_GENERATOR(NeverFinishes, never_finishes)
