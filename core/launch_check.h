@@ -15,7 +15,8 @@
 // are constants within the per-dimension and per-block limits and its shared
 // memory is a constant within the per-block limit. Halide sizes both at run
 // time from expressions otherwise, which the search must never leave to
-// chance.
+// chance. (Lowering here advances Halide's per-process unique names once, so
+// the generator's own kernels end in "__1": names stay deterministic.)
 
 #include <optional>
 #include <string>
