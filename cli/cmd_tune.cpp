@@ -153,7 +153,7 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
 
     return [args, &global]() {
         if (args->mode == "autotune") {
-            spdlog::error("tune --mode autotune (the retraining loop) is not built yet in this version; "
+            spdlog::error("tune --mode autotune (the loop that benchmarks on a GPU and retrains) is not built yet in this version; "
                           "use --mode top5");
             return kExitUnavailable;
         }
