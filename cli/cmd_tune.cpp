@@ -61,7 +61,7 @@ std::string validation_text(const Top5Entry &e) {
 nlohmann::json entry_json(const Top5Entry &e) {
     nlohmann::json j = {{"label", e.label}, {"source", e.source}, {"run_id", e.run_id}, {"sample_id", e.sample_id},
                         {"ptxas", e.ptxas_status}, {"spill_bytes", e.spill_bytes},
-                        {"measurement", e.measurement.to_json()}};
+                        {"measurement", e.measurement.to_json()}, {"build_seconds", e.build.seconds}};
     j["predicted_rank"] = e.predicted_rank ? nlohmann::json(e.predicted_rank) : nlohmann::json(nullptr);
     j["predicted_cost"] = e.predicted_cost ? nlohmann::json(*e.predicted_cost) : nlohmann::json(nullptr);
     if (!e.build.ok) j["build_error"] = e.build.error;
@@ -233,6 +233,7 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
                                 {"gpu", b.gpu.name}, {"target", r.target}, {"benchmark_target", r.benchmark_target},
                                 {"device_kind", to_string(opt.device)}, {"device", r.device}, {"run_id", r.run_id},
                                 {"db", r.db_path}, {"files", r.best_files}, {"seconds", r.wall_seconds},
+                                {"batch_seconds", r.batch_seconds}, {"benchmark_seconds", r.benchmark_seconds},
                                 {"spill_check", r.spill_check}, {"samples", r.samples.size()},
                                 {"usable", r.ranking.size()}, {"spillers_dropped", r.spillers.size()}};
             j["benchmarked"] = nlohmann::json::array();

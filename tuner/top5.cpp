@@ -208,6 +208,8 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         if (progress.sample) progress.sample(s, done, total);
     });
     if (db_failure) std::rethrow_exception(db_failure);
+    const auto batch_done = std::chrono::steady_clock::now();
+    result.batch_seconds = std::chrono::duration<double>(batch_done - t0).count();
 
     // --- Choose what to benchmark: the best predicted that do not spill.
     const std::vector<SelectionCandidate> candidates = selection_candidates(result.samples);
@@ -408,6 +410,7 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         for (auto &t : threads) t.join();
     }
     if (db_failure) std::rethrow_exception(db_failure);
+    result.benchmark_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_done).count();
     result.reference_dir = reference.dir;
     for (std::size_t i = 0; i < entries.size(); ++i)
         (i < n_samples ? result.benchmarked : result.baselines).push_back(std::move(entries[i]));

@@ -75,6 +75,8 @@ struct Top5Result {
     std::string db_path;
     std::vector<std::string> best_files;
     double wall_seconds = 0;
+    double batch_seconds = 0;            // generating the batch (searches, compiles, ptxas)
+    double benchmark_seconds = 0;        // reference, builds and benchmarks
 };
 
 struct Top5Progress {

@@ -205,3 +205,34 @@ TEST_CASE("tune --device cuda without a GPU refuses in one line naming --device 
                                           "--db", dir / "db.sqlite", "-o", dir / "out"});
     check_one_line_error(d, 2, "--device opencl");
 }
+
+TEST_CASE("top5 without ptxas benchmarks unfiltered and says the spill check was not made", "[top5]") {
+    test::TempDir dir;
+    auto args = top5_args(dir, "out", DRIVER_TEST_GENERATORS, "tiny_stencil", {"--json"});
+    args[11] = "2";  // --samples 2
+    args[13] = "1";  // --top 1
+    ProcessResult r = test::run_gpusched(args, {{"GPUSCHED_PTXAS", "/nonexistent/ptxas"}});
+    INFO(r.err);
+    REQUIRE(r.ok());
+    auto j = nlohmann::json::parse(r.out);
+    const std::string check = j["spill_check"];
+    CHECK(check.rfind("not checked (ptxas not found", 0) == 0);
+    CHECK(check.find("a spiller may be among those benchmarked") != std::string::npos);
+    CHECK(j["benchmarked"][0]["ptxas"] == "not checked");
+    CHECK(j["benchmarked"][0]["measurement"]["outcome"] == "measured");
+}
+
+TEST_CASE("a database locked past the busy timeout is a one-line error before any work", "[top5][db]") {
+    test::TempDir dir;
+    { db::Database::open(dir / "db.sqlite"); }
+    // Another process's write transaction, held for the whole run.
+    sqlite3 *holder = nullptr;
+    REQUIRE(sqlite3_open((dir / "db.sqlite").c_str(), &holder) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(holder, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) == SQLITE_OK);
+    ProcessResult r = test::run_gpusched(top5_args(dir, "out", DRIVER_TEST_GENERATORS, "tiny_stencil"),
+                                         {{"GPUSCHED_DB_BUSY_TIMEOUT_MS", "300"}});
+    sqlite3_exec(holder, "ROLLBACK", nullptr, nullptr, nullptr);
+    sqlite3_close(holder);
+    check_one_line_error(r, 1, "stayed locked by another process for longer than the busy timeout (0.3 s)");
+    CHECK_FALSE(fs::exists(dir / "out/samples"));
+}
