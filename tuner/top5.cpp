@@ -125,7 +125,8 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     const auto t0 = std::chrono::steady_clock::now();
     const OneShotOptions &opt = options.batch;
 
-    // --- Refuse bad input and a missing device before anything is written.
+    // --- Refuse a missing device and bad input before anything is written.
+    std::unique_ptr<Runner> runner = make_runner(options.device, options.timing);
     const BatchInputs inputs = check_batch_inputs(opt);
     if (!inputs.source.searches) throw UserError("tune searches with gpusched; name other sources with --baselines");
     if (options.top < 1) throw UserError("--top must be at least 1");
@@ -140,7 +141,6 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         }
         baseline_sources.push_back(*src);
     }
-    std::unique_ptr<Runner> runner = make_runner(options.device, options.timing);
     if (locate_benchmark_runner_archive().empty())
         throw UnavailableError("the benchmark harness (libgpusched_benchmark_runner.a) was not found; build gpusched "
                                "or set GPUSCHED_BENCHMARK_RUNNER");

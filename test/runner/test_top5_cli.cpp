@@ -199,6 +199,7 @@ TEST_CASE("tune --device cuda without a GPU refuses in one line naming --device 
     ProcessResult r = test::run_gpusched(args);
     check_one_line_error(r, 2, "--device opencl");
     CHECK_FALSE(fs::exists(dir / "db.sqlite"));
+    CHECK_FALSE(fs::exists(dir / "out"));
 
     // Without --device, tune benchmarks on the GPU, so it refuses the same way.
     ProcessResult d = test::run_gpusched({"tune", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--gpu", "h100",

@@ -203,6 +203,7 @@ int main(int argc, char **argv) {
     }
     std::string device;
     const halide_device_interface_t *interface = device_interface(device);
+    const double setup_ms = ms_since(process_start);  // arguments, inputs made, bounds query
     const auto copy_start = Clock::now();
     if (interface) {
         for (halide_buffer_t *b : inputs) {
@@ -235,6 +236,7 @@ int main(int argc, char **argv) {
     const auto first_start = Clock::now();
     call();
     const double first_call_ms = ms_since(first_start);
+    const auto check_start = Clock::now();
     std::string validation = "not run", validation_detail;
     for (int i = 0; i < md->num_arguments; ++i) {
         if (md->arguments[i].kind != halide_argument_kind_output_buffer) continue;
@@ -261,11 +263,14 @@ int main(int argc, char **argv) {
         else if (validation != "failed") validation = "passed";
     }
 
+    const double check_ms = ms_since(check_start);  // outputs copied back, written and compared
+
     auto write_result = [&](const std::string &body) {
         std::ofstream f(out_dir + "/benchmark.json");
         f << "{\"device_interface\": \"" << device << "\", \"validation\": \"" << validation
           << "\", \"validation_detail\": \"" << json_escape(validation_detail) << "\", \"first_call_ms\": "
-          << first_call_ms << ", \"input_copy_ms\": " << input_copy_ms << body << ", \"process_ms\": "
+          << first_call_ms << ", \"input_copy_ms\": " << input_copy_ms << ", \"setup_ms\": " << setup_ms
+          << ", \"check_ms\": " << check_ms << body << ", \"process_ms\": "
           << ms_since(process_start) << "}\n";
         return static_cast<bool>(f);
     };

@@ -39,7 +39,8 @@ nlohmann::json Measurement::to_json() const {
         {"outcome", to_string(outcome)}, {"error", error}, {"min_ms", opt(min_ms)}, {"median_ms", opt(median_ms)},
         {"max_ms", opt(max_ms)}, {"reps", reps}, {"validation", validation},
         {"validation_detail", validation_detail}, {"first_call_ms", first_call_ms},
-        {"input_copy_ms", input_copy_ms}, {"timed_ms", timed_ms}, {"process_ms", process_ms},
+        {"input_copy_ms", input_copy_ms}, {"setup_ms", setup_ms}, {"check_ms", check_ms},
+        {"timed_ms", timed_ms}, {"process_ms", process_ms},
         {"wall_seconds", wall_seconds},
     };
     j["gpu_index"] = gpu_index ? nlohmann::json(*gpu_index) : nlohmann::json(nullptr);
@@ -98,6 +99,8 @@ Measurement run_benchmark_process(const BenchmarkBinary &b, const TimingOptions 
         m.validation_detail = result.value("validation_detail", "");
         m.first_call_ms = result.value("first_call_ms", 0.0);
         m.input_copy_ms = result.value("input_copy_ms", 0.0);
+        m.setup_ms = result.value("setup_ms", 0.0);
+        m.check_ms = result.value("check_ms", 0.0);
         m.process_ms = result.value("process_ms", 0.0);
         m.timed_ms = result.value("timed_ms", 0.0);
     }

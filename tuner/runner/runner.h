@@ -81,6 +81,8 @@ struct Measurement {
     // Provenance: the harness's own figures and the process as seen from here.
     double first_call_ms = 0;           // module load + JIT + first run, not counted
     double input_copy_ms = 0;           // host-to-device copies before timing, not counted
+    double setup_ms = 0;                // arguments parsed, inputs made, bounds query
+    double check_ms = 0;                // outputs copied back, written and compared with the reference
     double timed_ms = 0;                // sum of the timed calls
     double process_ms = 0;              // the harness's main(), start to end
     double wall_seconds = 0;            // the process, start to exit, from the driver

@@ -177,7 +177,7 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
     // Mullapudi2016 keeps deep pipelines fast; if it cannot schedule this
     // one, the unscheduled (all inline) build is just as correct.
     GeneratorInvocation ref = validation_build(req, dir, validation_cpu_target());
-    ref.plugin_path = std::string(GPUSCHED_HALIDE_PLUGIN_DIR) + "/libautoschedule_mullapudi2016.so";
+    ref.plugin_path = halide_plugin_dir() + "/libautoschedule_mullapudi2016.so";
     ref.autoscheduler = "Mullapudi2016";
     GeneratorOutcome ref_out = run_generator(ref);
     if (!ref_out.ok()) {
