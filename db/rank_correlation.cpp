@@ -16,9 +16,11 @@ std::vector<double> average_ranks(const std::vector<double> &v) {
     std::vector<double> rank(v.size());
     for (std::size_t i = 0; i < order.size();) {
         std::size_t j = i;
-        while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]]) ++j;
+        while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]])
+            ++j;
         const double r = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
-        for (std::size_t k = i; k <= j; ++k) rank[order[k]] = r;
+        for (std::size_t k = i; k <= j; ++k)
+            rank[order[k]] = r;
         i = j + 1;
     }
     return rank;
@@ -52,10 +54,14 @@ std::optional<double> kendall_tau_b(const std::vector<double> &a, const std::vec
         for (std::size_t j = i + 1; j < n; ++j) {
             const double da = a[i] - a[j], db = b[i] - b[j];
             if (da == 0 && db == 0) continue;
-            if (da == 0) ++ties_a;
-            else if (db == 0) ++ties_b;
-            else if ((da > 0) == (db > 0)) ++concordant;
-            else ++discordant;
+            if (da == 0)
+                ++ties_a;
+            else if (db == 0)
+                ++ties_b;
+            else if ((da > 0) == (db > 0))
+                ++concordant;
+            else
+                ++discordant;
         }
     }
     const double denom = std::sqrt((concordant + discordant + ties_a) * (concordant + discordant + ties_b));

@@ -94,7 +94,8 @@ void run_sample(const OneShotOptions &opt, const BatchInputs &in, OneShotSample 
     }
     std::vector<std::string> ptx;
     try {
-        for (auto &m : extract_ptx_modules_from_file(base + ".a")) ptx.push_back(std::move(m.text));
+        for (auto &m : extract_ptx_modules_from_file(base + ".a"))
+            ptx.push_back(std::move(m.text));
         s.ptxas = check_with_ptxas(ptx, opt.gpu.ptxas_arch(), s.dir);
     } catch (const std::exception &e) {
         s.ptxas.status = PtxasStatus::Failed;
@@ -117,19 +118,20 @@ std::string default_cuda_target(const GpuProfile &gpu) {
 
 std::string canonical_params(const std::map<std::string, std::string> &params) {
     nlohmann::json j = nlohmann::json::object();
-    for (const auto &[k, v] : params) j[k] = v;  // std::map: sorted keys
+    for (const auto &[k, v] : params)
+        j[k] = v; // std::map: sorted keys
     return j.dump();
 }
 
 std::string hash_file(const std::string &path) {
     std::ifstream f(path, std::ios::binary);
     if (!f) throw UserError("cannot read '" + path + "'");
-    uint64_t h = 1469598103934665603ull;  // FNV-1a 64 offset basis
+    uint64_t h = 1469598103934665603ull; // FNV-1a 64 offset basis
     char buf[1 << 16];
     while (f.read(buf, sizeof buf) || f.gcount() > 0) {
         for (std::streamsize i = 0; i < f.gcount(); ++i) {
             h ^= static_cast<unsigned char>(buf[i]);
-            h *= 1099511628211ull;  // FNV-1a 64 prime
+            h *= 1099511628211ull; // FNV-1a 64 prime
         }
     }
     char hex[17];
@@ -143,7 +145,8 @@ BatchInputs check_batch_inputs(const OneShotOptions &opt) {
     auto source = find_schedule_source(opt.schedule_source);
     if (!source) {
         std::string names;
-        for (const auto &n : schedule_source_names()) names += (names.empty() ? "" : ", ") + n;
+        for (const auto &n : schedule_source_names())
+            names += (names.empty() ? "" : ", ") + n;
         throw UserError("unknown schedule source '" + opt.schedule_source + "' (known: " + names + ")");
     }
     if (source->plugin_path) {
@@ -188,8 +191,10 @@ std::vector<OneShotSample> generate_batch(const OneShotOptions &opt, const Batch
         }
     };
     std::vector<std::thread> threads;
-    for (int j = 0; j < std::min(opt.jobs, n); ++j) threads.emplace_back(worker);
-    for (auto &t : threads) t.join();
+    for (int j = 0; j < std::min(opt.jobs, n); ++j)
+        threads.emplace_back(worker);
+    for (auto &t : threads)
+        t.join();
     return samples;
 }
 

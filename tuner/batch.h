@@ -36,23 +36,23 @@ struct OneShotOptions {
     std::string generator_name;
     std::map<std::string, std::string> generator_params;
     GpuProfile gpu;
-    std::string target;                  // empty: host-cuda-<profile's capability>
+    std::string target; // empty: host-cuda-<profile's capability>
     std::string schedule_source = "gpusched";
     std::string output_dir;
     std::string db_path;
-    int samples = 80;                    // paper: 80 per batch
+    int samples = 80; // paper: 80 per batch
     int jobs = 2;
-    int beam_size = 32;                  // paper: 32
-    int passes = 5;                      // paper: 5
-    uint64_t seed = 0;                   // seeds of greedy samples are seed+1 .. seed+N-1
+    int beam_size = 32; // paper: 32
+    int passes = 5;     // paper: 5
+    uint64_t seed = 0;  // seeds of greedy samples are seed+1 .. seed+N-1
     // Probability of dropping each ranked child in greedy samples. The
     // reference autotuner keeps the overall best path with 1% probability;
     // over the ~20 decisions of a typical app that is ~0.2 per decision.
     double greedy_dropout = 0.2;
-    bool validate = true;                // run the chosen schedule on POCL against a CPU build
-    bool validate_every_sample = false;  // validate all compiled samples (fuzzing)
-    nlohmann::json search_config;        // extra keys passed to the plugin config
-    std::chrono::seconds timeout{600};   // per generator run
+    bool validate = true;               // run the chosen schedule on POCL against a CPU build
+    bool validate_every_sample = false; // validate all compiled samples (fuzzing)
+    nlohmann::json search_config;       // extra keys passed to the plugin config
+    std::chrono::seconds timeout{600};  // per generator run
     std::string gpusched_version;
 };
 
@@ -65,10 +65,10 @@ struct OneShotSample {
     PtxasReport ptxas;
     std::optional<double> predicted_cost;
     std::optional<double> search_seconds;
-    nlohmann::json record;  // the plugin's decision record, if any
+    nlohmann::json record; // the plugin's decision record, if any
     std::string schedule_source_text;
     std::vector<uint8_t> featurization;
-    std::string validation = "not run";  // not run | passed | failed
+    std::string validation = "not run"; // not run | passed | failed
     std::string validation_detail;
 
     bool compiled() const { return generator.ok(); }
@@ -79,8 +79,8 @@ using ProgressFn = std::function<void(const OneShotSample &, int done, int total
 // What check_batch_inputs() resolved.
 struct BatchInputs {
     ScheduleSource source;
-    std::string target;  // the Halide target samples are compiled for
-    int samples = 1;     // the batch size (1 for a source that does not search)
+    std::string target; // the Halide target samples are compiled for
+    int samples = 1;    // the batch size (1 for a source that does not search)
 };
 
 // Refuses, with UserError, everything wrong that can be seen before work

@@ -23,7 +23,8 @@ namespace {
 
 // The validation request that names a schedule of this pipeline: what the
 // reference and every benchmark build start from.
-ValidationRequest schedule_request(const OneShotOptions &opt, const ScheduleSource &source, const std::string &work_dir) {
+ValidationRequest schedule_request(const OneShotOptions &opt, const ScheduleSource &source,
+                                   const std::string &work_dir) {
     ValidationRequest vr;
     vr.generator_path = opt.generator_path;
     vr.generator_name = opt.generator_name;
@@ -72,13 +73,16 @@ std::vector<std::size_t> benchmark_candidates(const std::vector<OneShotSample> &
     long least = -1;
     for (std::size_t i : ranking) {
         const long spill = samples[i].ptxas.total_spill_bytes();
-        if (spill == 0) keep.push_back(i);
-        else spillers.push_back(i);
+        if (spill == 0)
+            keep.push_back(i);
+        else
+            spillers.push_back(i);
         if (least < 0 || spill < least) least = spill;
     }
     if (!keep.empty() || ranking.empty()) return keep;
     for (std::size_t i : ranking) {
-        if (static_cast<double>(samples[i].ptxas.total_spill_bytes()) <= kSpillTolerance * static_cast<double>(least))
+        if (static_cast<double>(samples[i].ptxas.total_spill_bytes()) <=
+            kSpillTolerance * static_cast<double>(least))
             keep.push_back(i);
     }
     return keep;
@@ -100,7 +104,8 @@ std::string ptx_isa_version(const std::string &library) {
 std::string first_error(const std::vector<OneShotSample> &samples) {
     for (const auto &s : samples) {
         if (!s.generator.ok()) return s.generator.message;
-        if (s.ptxas.status == PtxasStatus::Failed) return "ptxas rejected the generated PTX: " + s.ptxas.detail;
+        if (s.ptxas.status == PtxasStatus::Failed)
+            return "ptxas rejected the generated PTX: " + s.ptxas.detail;
     }
     return "no usable sample";
 }
@@ -128,7 +133,8 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     // --- Refuse a missing device and bad input before anything is written.
     std::unique_ptr<Runner> runner = make_runner(options.device, options.timing);
     const BatchInputs inputs = check_batch_inputs(opt);
-    if (!inputs.source.searches) throw UserError("tune searches with gpusched; name other sources with --baselines");
+    if (!inputs.source.searches)
+        throw UserError("tune searches with gpusched; name other sources with --baselines");
     if (options.top < 1) throw UserError("--top must be at least 1");
     std::vector<ScheduleSource> baseline_sources;
     for (const auto &b : options.baselines) {
@@ -142,8 +148,9 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         baseline_sources.push_back(*src);
     }
     if (locate_benchmark_runner_archive().empty())
-        throw UnavailableError("the benchmark harness (libgpusched_benchmark_runner.a) was not found; build gpusched "
-                               "or set GPUSCHED_BENCHMARK_RUNNER");
+        throw UnavailableError(
+            "the benchmark harness (libgpusched_benchmark_runner.a) was not found; build gpusched "
+            "or set GPUSCHED_BENCHMARK_RUNNER");
     if (locate_cxx_compiler().empty())
         throw UnavailableError("no C++ compiler (c++ or $CXX) to link benchmarks with");
     db::Database database = db::Database::open(opt.db_path);
@@ -158,13 +165,24 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
 
     // --- The pipeline and the run first, so every sample can be written as it finishes.
     nlohmann::json run_config = {
-        {"samples", inputs.samples}, {"jobs", opt.jobs}, {"beam_size", opt.beam_size}, {"passes", opt.passes},
-        {"seed", opt.seed}, {"gpu", opt.gpu.name}, {"search_config", opt.search_config},
-        {"device", to_string(options.device)}, {"device_name", result.device}, {"top", options.top},
-        {"baselines", options.baselines}, {"benchmark_target", result.benchmark_target},
-        {"timing", {{"min_time_s", options.timing.min_time_s}, {"min_reps", options.timing.min_reps},
-                    {"max_reps", options.timing.max_reps}, {"warmup", options.timing.warmup},
-                    {"timeout_s", options.timing.timeout.count()}}},
+        {"samples", inputs.samples},
+        {"jobs", opt.jobs},
+        {"beam_size", opt.beam_size},
+        {"passes", opt.passes},
+        {"seed", opt.seed},
+        {"gpu", opt.gpu.name},
+        {"search_config", opt.search_config},
+        {"device", to_string(options.device)},
+        {"device_name", result.device},
+        {"top", options.top},
+        {"baselines", options.baselines},
+        {"benchmark_target", result.benchmark_target},
+        {"timing",
+         {{"min_time_s", options.timing.min_time_s},
+          {"min_reps", options.timing.min_reps},
+          {"max_reps", options.timing.max_reps},
+          {"warmup", options.timing.warmup},
+          {"timeout_s", options.timing.timeout.count()}}},
     };
     const db::PipelineIdentity pid = pipeline_identity(opt, inputs.target);
     auto start_run = [&](const std::string &autoscheduler) {
@@ -233,7 +251,8 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         result.spill_check = "checked: " + std::to_string(result.spillers.size()) + " spilling sample" +
                              (result.spillers.size() == 1 ? "" : "s") + " dropped";
     }
-    if (chosen.size() > static_cast<std::size_t>(options.top)) chosen.resize(static_cast<std::size_t>(options.top));
+    if (chosen.size() > static_cast<std::size_t>(options.top))
+        chosen.resize(static_cast<std::size_t>(options.top));
 
     // --- A CUDA driver that cannot load the PTX would fail every benchmark alike.
     if (options.device == DeviceKind::Cuda) {
@@ -242,10 +261,10 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         const int need = cuda_driver_for_ptx_isa(isa);
         const int have = query_local_gpus().driver_version;
         if (need > 0 && have > 0 && have < need) {
-            const std::string error = "the CUDA driver (" + std::to_string(have / 1000) + "." +
-                                      std::to_string(have % 1000 / 10) + ") is too old for PTX ISA " + isa +
-                                      " (needs CUDA " + std::to_string(need / 1000) + "." +
-                                      std::to_string(need % 1000 / 10) + " or newer); update the NVIDIA driver";
+            const std::string error =
+                "the CUDA driver (" + std::to_string(have / 1000) + "." + std::to_string(have % 1000 / 10) +
+                ") is too old for PTX ISA " + isa + " (needs CUDA " + std::to_string(need / 1000) + "." +
+                std::to_string(need % 1000 / 10) + " or newer); update the NVIDIA driver";
             fail_run(error);
             throw UnavailableError(error);
         }
@@ -261,7 +280,8 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         e.source = opt.schedule_source;
         e.sample = i;
         e.predicted_rank = static_cast<int>(std::find(result.ranking.begin(), result.ranking.end(), i) -
-                                            result.ranking.begin()) + 1;
+                                            result.ranking.begin()) +
+                           1;
         e.predicted_cost = s.predicted_cost;
         e.ptxas_status = to_string(s.ptxas.status);
         e.spill_bytes = s.ptxas.total_spill_bytes();
@@ -284,14 +304,15 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
 
     std::mutex mutex;
     std::condition_variable changed;
-    std::deque<std::size_t> ready;  // built entries waiting for the device
+    std::deque<std::size_t> ready; // built entries waiting for the device
     std::size_t builds_left = entries.size();
 
     // One build: a sample links its CUDA library (cuda) or is compiled again
     // for OpenCL with its decision record replayed; a baseline first runs as
     // a batch of one (CUDA library, ptxas, its own run row).
     auto build_entry_or_throw = [&](Top5Entry &e) {
-        const std::string dir = bench_root + "/" + (e.sample ? std::to_string(result.samples[*e.sample].index) : e.source);
+        const std::string dir =
+            bench_root + "/" + (e.sample ? std::to_string(result.samples[*e.sample].index) : e.source);
         BenchmarkBuildRequest req;
         req.label = e.label;
         req.target = result.benchmark_target;
@@ -299,7 +320,8 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         if (e.sample) {
             const OneShotSample &s = result.samples[*e.sample];
             req.schedule = schedule_request(opt, inputs.source, dir);
-            req.schedule.plugin_config = nlohmann::json::parse(read_text_file(s.dir + "/config.json"), nullptr, false);
+            req.schedule.plugin_config =
+                nlohmann::json::parse(read_text_file(s.dir + "/config.json"), nullptr, false);
             req.schedule.replay_record = s.dir + "/" + opt.generator_name + ".gpusched.json";
             if (options.device == DeviceKind::Cuda) req.library_dir = s.dir;
         } else {
@@ -387,11 +409,12 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
             }
             Top5Entry &e = entries[i];
             if (!reference.ok()) {
-                e.measurement = not_benchmarked(e.label, result.device, options.device, MeasureOutcome::NotRun,
-                                                "no CPU reference to check the output against: " + reference.failure);
+                e.measurement =
+                    not_benchmarked(e.label, result.device, options.device, MeasureOutcome::NotRun,
+                                    "no CPU reference to check the output against: " + reference.failure);
             } else if (!e.build.ok) {
-                e.measurement = not_benchmarked(e.label, result.device, options.device, MeasureOutcome::BuildFailed,
-                                                e.build.error);
+                e.measurement = not_benchmarked(e.label, result.device, options.device,
+                                                MeasureOutcome::BuildFailed, e.build.error);
             } else {
                 e.measurement = runner->run(e.build.binary);
             }
@@ -405,12 +428,16 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     {
         std::vector<std::thread> threads;
         const int builders = std::max(1, std::min<int>(opt.jobs, static_cast<int>(entries.size()) + 1));
-        for (int j = 0; j < builders; ++j) threads.emplace_back(builder, j == 0);
-        for (int j = 0; j < runner->slots(); ++j) threads.emplace_back(bencher);
-        for (auto &t : threads) t.join();
+        for (int j = 0; j < builders; ++j)
+            threads.emplace_back(builder, j == 0);
+        for (int j = 0; j < runner->slots(); ++j)
+            threads.emplace_back(bencher);
+        for (auto &t : threads)
+            t.join();
     }
     if (db_failure) std::rethrow_exception(db_failure);
-    result.benchmark_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_done).count();
+    result.benchmark_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - batch_done).count();
     result.reference_dir = reference.dir;
     for (std::size_t i = 0; i < entries.size(); ++i)
         (i < n_samples ? result.benchmarked : result.baselines).push_back(std::move(entries[i]));
@@ -419,13 +446,15 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     for (std::size_t i = 0; i < result.benchmarked.size(); ++i) {
         const Top5Entry &e = result.benchmarked[i];
         if (!e.measured()) continue;
-        if (!result.best || *e.measurement.median_ms < *result.benchmarked[*result.best].measurement.median_ms)
+        if (!result.best ||
+            *e.measurement.median_ms < *result.benchmarked[*result.best].measurement.median_ms)
             result.best = i;
     }
     if (!result.best) {
         const Top5Entry &first = result.benchmarked.front();
-        const std::string error = "every benchmarked sample failed (" + std::to_string(result.benchmarked.size()) +
-                                  " of " + std::to_string(result.benchmarked.size()) + "); " + first.label + ": " +
+        const std::string error = "every benchmarked sample failed (" +
+                                  std::to_string(result.benchmarked.size()) + " of " +
+                                  std::to_string(result.benchmarked.size()) + "); " + first.label + ": " +
                                   to_string(first.measurement.outcome) + ": " + first.measurement.error;
         fail_run(error);
         throw UserError(error);

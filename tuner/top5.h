@@ -34,23 +34,23 @@
 namespace gpusched {
 
 struct Top5Options {
-    OneShotOptions batch;                // the batch, as One Shot makes it (its validate flags are unused)
+    OneShotOptions batch; // the batch, as One Shot makes it (its validate flags are unused)
     DeviceKind device = DeviceKind::Cuda;
     TimingOptions timing;
-    int top = 5;                         // paper: the 5 best predicted
-    std::vector<std::string> baselines;  // li2018, naive, manual
+    int top = 5;                        // paper: the 5 best predicted
+    std::vector<std::string> baselines; // li2018, naive, manual
 };
 
 // One benchmarked schedule: a sample of the batch, or a baseline.
 struct Top5Entry {
-    std::string label;                   // "sample 3", "li2018"
-    std::string source;                  // gpusched, li2018, ...
-    std::optional<std::size_t> sample;   // gpusched: index into Top5Result::samples
-    int predicted_rank = 0;              // 1-based among usable samples; 0 for baselines
+    std::string label;                 // "sample 3", "li2018"
+    std::string source;                // gpusched, li2018, ...
+    std::optional<std::size_t> sample; // gpusched: index into Top5Result::samples
+    int predicted_rank = 0;            // 1-based among usable samples; 0 for baselines
     std::optional<double> predicted_cost;
-    std::string ptxas_status;            // checked | not checked | failed
+    std::string ptxas_status; // checked | not checked | failed
     long spill_bytes = 0;
-    OneShotSample baseline;              // a baseline's own batch of one
+    OneShotSample baseline; // a baseline's own batch of one
     BenchmarkBuild build;
     Measurement measurement;
     int64_t run_id = 0;
@@ -60,28 +60,28 @@ struct Top5Entry {
 };
 
 struct Top5Result {
-    std::string target;                  // the batch's (CUDA) target
-    std::string benchmark_target;        // what was timed
-    std::string device;                  // the device the times belong to
+    std::string target;           // the batch's (CUDA) target
+    std::string benchmark_target; // what was timed
+    std::string device;           // the device the times belong to
     std::vector<OneShotSample> samples;
-    std::vector<std::size_t> ranking;    // usable samples, best predicted first
-    std::vector<std::size_t> spillers;   // usable samples dropped because they spill
-    std::string spill_check;             // one line: what the spill filter did
-    std::vector<Top5Entry> benchmarked;  // the top samples, best predicted first
+    std::vector<std::size_t> ranking;   // usable samples, best predicted first
+    std::vector<std::size_t> spillers;  // usable samples dropped because they spill
+    std::string spill_check;            // one line: what the spill filter did
+    std::vector<Top5Entry> benchmarked; // the top samples, best predicted first
     std::vector<Top5Entry> baselines;
-    std::optional<std::size_t> best;     // index into benchmarked: fastest measured median
+    std::optional<std::size_t> best; // index into benchmarked: fastest measured median
     std::string reference_dir;
     int64_t run_id = 0;
     std::string db_path;
     std::vector<std::string> best_files;
     double wall_seconds = 0;
-    double batch_seconds = 0;            // generating the batch (searches, compiles, ptxas)
-    double benchmark_seconds = 0;        // reference, builds and benchmarks
+    double batch_seconds = 0;     // generating the batch (searches, compiles, ptxas)
+    double benchmark_seconds = 0; // reference, builds and benchmarks
 };
 
 struct Top5Progress {
-    ProgressFn sample;                                  // a search finished
-    std::function<void(const Top5Entry &)> measured;    // a benchmark finished (or could not run)
+    ProgressFn sample;                               // a search finished
+    std::function<void(const Top5Entry &)> measured; // a benchmark finished (or could not run)
 };
 
 // Throws UserError for bad input and when nothing could be measured,

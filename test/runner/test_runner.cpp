@@ -89,7 +89,8 @@ TEST_CASE("the opencl runner measures a correct sample after checking its output
     CHECK(runner->device_name() == m.device);
 }
 
-TEST_CASE("a sample that crashes is recorded as crashed and the next sample still measures", "[runner][fault]") {
+TEST_CASE("a sample that crashes is recorded as crashed and the next sample still measures",
+          "[runner][fault]") {
     test::TempDir dir;
     auto runner = make_opencl_runner(quick_timing());
     const BenchmarkBinary crash = build(dir, "crash"), good = build(dir, "none");
@@ -102,7 +103,8 @@ TEST_CASE("a sample that crashes is recorded as crashed and the next sample stil
     check_measured(runner->run(good));
 }
 
-TEST_CASE("a sample that hangs is killed at the timeout and the next sample still measures", "[runner][fault]") {
+TEST_CASE("a sample that hangs is killed at the timeout and the next sample still measures",
+          "[runner][fault]") {
     test::TempDir dir;
     auto runner = make_opencl_runner(quick_timing(8));
     const BenchmarkBinary hang = build(dir, "hang"), good = build(dir, "none");
@@ -128,7 +130,8 @@ TEST_CASE("a wrong output is a failed measurement with the difference and no tim
     CHECK_FALSE(bad.median_ms);
 }
 
-TEST_CASE("the cuda runner refuses in one line naming --device opencl when no GPU is visible", "[runner][cuda]") {
+TEST_CASE("the cuda runner refuses in one line naming --device opencl when no GPU is visible",
+          "[runner][cuda]") {
     if (!query_local_gpus().devices.empty()) {
         // With a GPU it must come up with one slot per GPU instead.
         auto runner = make_cuda_runner(quick_timing());
@@ -146,9 +149,11 @@ TEST_CASE("the cuda runner refuses in one line naming --device opencl when no GP
 }
 
 TEST_CASE("a pipeline error is classified by the device error it names", "[runner]") {
-    CHECK(detail::classify_pipeline_error("halide_error: CUDA error: CUDA_ERROR_OUT_OF_MEMORY cuMemAlloc failed") ==
+    CHECK(detail::classify_pipeline_error(
+              "halide_error: CUDA error: CUDA_ERROR_OUT_OF_MEMORY cuMemAlloc failed") ==
           MeasureOutcome::OutOfMemory);
-    CHECK(detail::classify_pipeline_error("halide_error: CL: clCreateBuffer failed: CL_MEM_OBJECT_ALLOCATION_FAILURE") ==
+    CHECK(detail::classify_pipeline_error(
+              "halide_error: CL: clCreateBuffer failed: CL_MEM_OBJECT_ALLOCATION_FAILURE") ==
           MeasureOutcome::OutOfMemory);
     CHECK(detail::classify_pipeline_error("halide_error: CUDA error: CUDA_ERROR_ILLEGAL_ADDRESS") ==
           MeasureOutcome::DeviceError);

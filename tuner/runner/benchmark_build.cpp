@@ -33,7 +33,8 @@ BenchmarkBuild build_benchmark(const BenchmarkBuildRequest &req) {
         return out;
     };
     const std::string archive = locate_benchmark_runner_archive();
-    if (archive.empty()) return finish("the benchmark harness (libgpusched_benchmark_runner.a) was not found");
+    if (archive.empty())
+        return finish("the benchmark harness (libgpusched_benchmark_runner.a) was not found");
     const std::string compiler = locate_cxx_compiler();
     if (compiler.empty()) return finish("no C++ compiler to link the benchmark");
 
@@ -49,9 +50,16 @@ BenchmarkBuild build_benchmark(const BenchmarkBuildRequest &req) {
     }
     const std::string name = req.schedule.generator_name;
     ProcessSpec link;
-    link.argv = {compiler, "-o", req.work_dir + "/benchmark", "-Wl,--whole-archive", archive,
-                 "-Wl,--no-whole-archive", lib_dir + "/" + name + ".registration.cpp", lib_dir + "/" + name + ".a",
-                 "-ldl", "-lpthread"};
+    link.argv = {compiler,
+                 "-o",
+                 req.work_dir + "/benchmark",
+                 "-Wl,--whole-archive",
+                 archive,
+                 "-Wl,--no-whole-archive",
+                 lib_dir + "/" + name + ".registration.cpp",
+                 lib_dir + "/" + name + ".a",
+                 "-ldl",
+                 "-lpthread"};
     link.timeout = req.schedule.timeout;
     ProcessResult r = run_process(link);
     if (!r.ok())

@@ -28,12 +28,12 @@ struct BenchmarkBuildRequest {
     std::optional<std::string> library_dir;
     std::string target;
     std::string work_dir;
-    std::string reference_dir;  // the CPU reference's outputs (pocl_validation.h)
+    std::string reference_dir; // the CPU reference's outputs (pocl_validation.h)
 };
 
 struct BenchmarkBuild {
     bool ok = false;
-    std::string error;  // one line, when not ok
+    std::string error; // one line, when not ok
     BenchmarkBinary binary;
     double seconds = 0;
 };

@@ -80,7 +80,9 @@ bool write_raw(const std::string &path, Halide::Runtime::Buffer<> &b) {
     return static_cast<bool>(f);
 }
 
-void log_to_stderr(const std::string &s) { std::fputs(s.c_str(), stderr); }
+void log_to_stderr(const std::string &s) {
+    std::fputs(s.c_str(), stderr);
+}
 void log_nothing(const std::string &) {}
 [[noreturn]] void log_and_exit(const std::string &s) {
     std::fputs(s.c_str(), stderr);
@@ -121,7 +123,9 @@ const halide_device_interface_t *device_interface(std::string &name) {
 } // namespace
 
 namespace Halide::RunGen {
-Logger log() { return {log_nothing, log_nothing, log_to_stderr, log_and_exit}; }
+Logger log() {
+    return {log_nothing, log_nothing, log_to_stderr, log_and_exit};
+}
 } // namespace Halide::RunGen
 
 extern "C" void halide_register_argv_and_metadata(int (*filter_argv_call)(void **),
@@ -136,8 +140,10 @@ int main(int argc, char **argv) {
     using namespace Halide::RunGen;
     const auto process_start = Clock::now();
     if (argc < 2) {
-        std::fprintf(stderr, "usage: %s OUT_DIR [seed=N] [--reference DIR] [--min-time S] [--min-reps N] "
-                             "[--max-reps N] [--warmup N] [input=value ...]\n", argv[0]);
+        std::fprintf(stderr,
+                     "usage: %s OUT_DIR [seed=N] [--reference DIR] [--min-time S] [--min-reps N] "
+                     "[--max-reps N] [--warmup N] [input=value ...]\n",
+                     argv[0]);
         return kExitUsage;
     }
     if (!registered.argv_call) {
@@ -159,11 +165,16 @@ int main(int argc, char **argv) {
                 return kExitUsage;
             }
             const std::string v = argv[++i];
-            if (a == "--reference") reference = v;
-            else if (a == "--min-time") min_time_s = std::atof(v.c_str());
-            else if (a == "--min-reps") min_reps = std::atol(v.c_str());
-            else if (a == "--max-reps") max_reps = std::atol(v.c_str());
-            else if (a == "--warmup") warmup = std::atol(v.c_str());
+            if (a == "--reference")
+                reference = v;
+            else if (a == "--min-time")
+                min_time_s = std::atof(v.c_str());
+            else if (a == "--min-reps")
+                min_reps = std::atol(v.c_str());
+            else if (a == "--max-reps")
+                max_reps = std::atol(v.c_str());
+            else if (a == "--warmup")
+                warmup = std::atol(v.c_str());
             else {
                 std::fprintf(stderr, "unknown option %s\n", a.c_str());
                 return kExitUsage;
@@ -203,12 +214,13 @@ int main(int argc, char **argv) {
     }
     std::string device;
     const halide_device_interface_t *interface = device_interface(device);
-    const double setup_ms = ms_since(process_start);  // arguments, inputs made, bounds query
+    const double setup_ms = ms_since(process_start); // arguments, inputs made, bounds query
     const auto copy_start = Clock::now();
     if (interface) {
         for (halide_buffer_t *b : inputs) {
             if (int err = halide_copy_to_device(nullptr, b, interface); err != 0) {
-                std::fprintf(stderr, "copying an input to the %s device failed (Halide error %d)\n", device.c_str(), err);
+                std::fprintf(stderr, "copying an input to the %s device failed (Halide error %d)\n",
+                             device.c_str(), err);
                 return kExitPipelineFailed;
             }
         }
@@ -243,7 +255,8 @@ int main(int argc, char **argv) {
         std::string name = md->arguments[i].name;
         // RunGen drops a "$N" suffix from argument names; so do the files.
         if (name.size() > 2 && name[name.size() - 2] == '$') name = name.substr(0, name.size() - 2);
-        Halide::Runtime::Buffer<> out(*static_cast<halide_buffer_t *>(filter_argv[static_cast<std::size_t>(i)]));
+        Halide::Runtime::Buffer<> out(
+            *static_cast<halide_buffer_t *>(filter_argv[static_cast<std::size_t>(i)]));
         const std::string path = out_dir + "/" + name + ".raw";
         if (!write_raw(path, out)) {
             std::fprintf(stderr, "cannot write %s\n", path.c_str());
@@ -259,19 +272,21 @@ int main(int argc, char **argv) {
         }
         if (!validation_detail.empty()) validation_detail += "; ";
         validation_detail += name + ": " + c.detail;
-        if (!c.passed()) validation = "failed";
-        else if (validation != "failed") validation = "passed";
+        if (!c.passed())
+            validation = "failed";
+        else if (validation != "failed")
+            validation = "passed";
     }
 
-    const double check_ms = ms_since(check_start);  // outputs copied back, written and compared
+    const double check_ms = ms_since(check_start); // outputs copied back, written and compared
 
     auto write_result = [&](const std::string &body) {
         std::ofstream f(out_dir + "/benchmark.json");
         f << "{\"device_interface\": \"" << device << "\", \"validation\": \"" << validation
-          << "\", \"validation_detail\": \"" << json_escape(validation_detail) << "\", \"first_call_ms\": "
-          << first_call_ms << ", \"input_copy_ms\": " << input_copy_ms << ", \"setup_ms\": " << setup_ms
-          << ", \"check_ms\": " << check_ms << body << ", \"process_ms\": "
-          << ms_since(process_start) << "}\n";
+          << "\", \"validation_detail\": \"" << json_escape(validation_detail)
+          << "\", \"first_call_ms\": " << first_call_ms << ", \"input_copy_ms\": " << input_copy_ms
+          << ", \"setup_ms\": " << setup_ms << ", \"check_ms\": " << check_ms << body
+          << ", \"process_ms\": " << ms_since(process_start) << "}\n";
         return static_cast<bool>(f);
     };
     if (validation == "failed") {
@@ -280,7 +295,8 @@ int main(int argc, char **argv) {
         return kExitWrongOutput;
     }
 
-    for (long i = 0; i < warmup; ++i) call();
+    for (long i = 0; i < warmup; ++i)
+        call();
     std::vector<double> times;
     times.reserve(static_cast<std::size_t>(std::min(max_reps, 100000L)));
     double total_ms = 0;
@@ -297,10 +313,11 @@ int main(int argc, char **argv) {
     const std::size_t n = sorted.size();
     const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
     char body[512];
-    std::snprintf(body, sizeof body,
-                  ", \"min_ms\": %.9g, \"median_ms\": %.9g, \"max_ms\": %.9g, \"reps\": %zu, \"warmup\": %ld, "
-                  "\"timed_ms\": %.9g",
-                  sorted.front(), median, sorted.back(), n, warmup, total_ms);
+    std::snprintf(
+        body, sizeof body,
+        ", \"min_ms\": %.9g, \"median_ms\": %.9g, \"max_ms\": %.9g, \"reps\": %zu, \"warmup\": %ld, "
+        "\"timed_ms\": %.9g",
+        sorted.front(), median, sorted.back(), n, warmup, total_ms);
     if (!write_result(body)) {
         std::fprintf(stderr, "cannot write %s/benchmark.json\n", out_dir.c_str());
         return kExitUsage;

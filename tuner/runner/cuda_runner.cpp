@@ -23,8 +23,8 @@ public:
 
     Measurement run(const BenchmarkBinary &binary) override {
         const std::size_t gpu = acquire();
-        Measurement m = detail::run_benchmark_process(binary, timing_,
-                                                      {{"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}});
+        Measurement m =
+            detail::run_benchmark_process(binary, timing_, {{"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}});
         release(gpu);
         m.device_kind = DeviceKind::Cuda;
         m.device = gpus_[gpu].description;

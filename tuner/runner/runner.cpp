@@ -10,7 +10,9 @@
 namespace gpusched {
 namespace fs = std::filesystem;
 
-const char *to_string(DeviceKind kind) { return kind == DeviceKind::Cuda ? "cuda" : "opencl"; }
+const char *to_string(DeviceKind kind) {
+    return kind == DeviceKind::Cuda ? "cuda" : "opencl";
+}
 
 std::optional<DeviceKind> parse_device_kind(const std::string &name) {
     if (name == "cuda") return DeviceKind::Cuda;
@@ -20,27 +22,49 @@ std::optional<DeviceKind> parse_device_kind(const std::string &name) {
 
 const char *to_string(MeasureOutcome o) {
     switch (o) {
-    case MeasureOutcome::Measured: return "measured";
-    case MeasureOutcome::WrongOutput: return "wrong output";
-    case MeasureOutcome::Crashed: return "crashed";
-    case MeasureOutcome::TimedOut: return "timeout";
-    case MeasureOutcome::OutOfMemory: return "out of memory";
-    case MeasureOutcome::DeviceError: return "device error";
-    case MeasureOutcome::BuildFailed: return "build failed";
-    case MeasureOutcome::NotRun: return "not run";
+    case MeasureOutcome::Measured:
+        return "measured";
+    case MeasureOutcome::WrongOutput:
+        return "wrong output";
+    case MeasureOutcome::Crashed:
+        return "crashed";
+    case MeasureOutcome::TimedOut:
+        return "timeout";
+    case MeasureOutcome::OutOfMemory:
+        return "out of memory";
+    case MeasureOutcome::DeviceError:
+        return "device error";
+    case MeasureOutcome::BuildFailed:
+        return "build failed";
+    case MeasureOutcome::NotRun:
+        return "not run";
     }
     return "?";
 }
 
 nlohmann::json Measurement::to_json() const {
-    auto opt = [](const std::optional<double> &v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    auto opt = [](const std::optional<double> &v) {
+        return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+    };
     nlohmann::json j = {
-        {"label", label}, {"target", target}, {"device_kind", to_string(device_kind)}, {"device", device},
-        {"outcome", to_string(outcome)}, {"error", error}, {"min_ms", opt(min_ms)}, {"median_ms", opt(median_ms)},
-        {"max_ms", opt(max_ms)}, {"reps", reps}, {"validation", validation},
-        {"validation_detail", validation_detail}, {"first_call_ms", first_call_ms},
-        {"input_copy_ms", input_copy_ms}, {"setup_ms", setup_ms}, {"check_ms", check_ms},
-        {"timed_ms", timed_ms}, {"process_ms", process_ms},
+        {"label", label},
+        {"target", target},
+        {"device_kind", to_string(device_kind)},
+        {"device", device},
+        {"outcome", to_string(outcome)},
+        {"error", error},
+        {"min_ms", opt(min_ms)},
+        {"median_ms", opt(median_ms)},
+        {"max_ms", opt(max_ms)},
+        {"reps", reps},
+        {"validation", validation},
+        {"validation_detail", validation_detail},
+        {"first_call_ms", first_call_ms},
+        {"input_copy_ms", input_copy_ms},
+        {"setup_ms", setup_ms},
+        {"check_ms", check_ms},
+        {"timed_ms", timed_ms},
+        {"process_ms", process_ms},
         {"wall_seconds", wall_seconds},
     };
     j["gpu_index"] = gpu_index ? nlohmann::json(*gpu_index) : nlohmann::json(nullptr);
@@ -60,8 +84,8 @@ namespace detail {
 
 MeasureOutcome classify_pipeline_error(const std::string &m) {
     // Halide's runtimes name the driver's error code in the message.
-    for (const char *oom : {"CUDA_ERROR_OUT_OF_MEMORY", "CL_MEM_OBJECT_ALLOCATION_FAILURE", "CL_OUT_OF_HOST_MEMORY",
-                            "out of memory", "Out of memory"}) {
+    for (const char *oom : {"CUDA_ERROR_OUT_OF_MEMORY", "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+                            "CL_OUT_OF_HOST_MEMORY", "out of memory", "Out of memory"}) {
         if (m.find(oom) != std::string::npos) return MeasureOutcome::OutOfMemory;
     }
     for (const char *dev : {"CUDA", "cuda", "CL_", "OpenCL", "device"}) {
@@ -81,9 +105,17 @@ Measurement run_benchmark_process(const BenchmarkBinary &b, const TimingOptions 
     fs::remove(result_path, ec);
 
     ProcessSpec spec;
-    spec.argv = {b.executable, b.work_dir, "seed=" + std::to_string(b.input_seed),
-                 "--min-time", std::to_string(t.min_time_s), "--min-reps", std::to_string(t.min_reps),
-                 "--max-reps", std::to_string(t.max_reps), "--warmup", std::to_string(t.warmup)};
+    spec.argv = {b.executable,
+                 b.work_dir,
+                 "seed=" + std::to_string(b.input_seed),
+                 "--min-time",
+                 std::to_string(t.min_time_s),
+                 "--min-reps",
+                 std::to_string(t.min_reps),
+                 "--max-reps",
+                 std::to_string(t.max_reps),
+                 "--warmup",
+                 std::to_string(t.warmup)};
     if (!b.reference_dir.empty()) {
         spec.argv.push_back("--reference");
         spec.argv.push_back(b.reference_dir);

@@ -45,22 +45,31 @@ struct TimingOptions {
     double min_time_s = 0.1;
     int min_reps = 3;
     int max_reps = 1000;
-    int warmup = 1;                         // untimed calls after the first
-    std::chrono::seconds timeout{60};       // per benchmark process
+    int warmup = 1;                   // untimed calls after the first
+    std::chrono::seconds timeout{60}; // per benchmark process
 };
 
-enum class MeasureOutcome { Measured, WrongOutput, Crashed, TimedOut, OutOfMemory, DeviceError, BuildFailed, NotRun };
+enum class MeasureOutcome {
+    Measured,
+    WrongOutput,
+    Crashed,
+    TimedOut,
+    OutOfMemory,
+    DeviceError,
+    BuildFailed,
+    NotRun
+};
 // As stored in samples.benchmark: measured, wrong output, crashed, timeout,
 // out of memory, device error, build failed, not run.
 const char *to_string(MeasureOutcome outcome);
 
 // A benchmark program, built (benchmark_build.h) and ready to run.
 struct BenchmarkBinary {
-    std::string label;          // "sample 3", "li2018": for messages
+    std::string label; // "sample 3", "li2018": for messages
     std::string executable;
-    std::string work_dir;       // its outputs and benchmark.json go here
-    std::string reference_dir;  // the CPU reference's outputs
-    std::string target;         // the Halide target it was built for
+    std::string work_dir;      // its outputs and benchmark.json go here
+    std::string reference_dir; // the CPU reference's outputs
+    std::string target;        // the Halide target it was built for
     uint64_t input_seed = 1;
 };
 
@@ -69,23 +78,23 @@ struct Measurement {
     // Inputs.
     std::string label, target;
     DeviceKind device_kind = DeviceKind::OpenCl;
-    std::string device;                 // the GPU's name, or pocl-<cpu model>
-    std::optional<int> gpu_index;       // cuda: the CUDA_VISIBLE_DEVICES it ran with
+    std::string device;           // the GPU's name, or pocl-<cpu model>
+    std::optional<int> gpu_index; // cuda: the CUDA_VISIBLE_DEVICES it ran with
     // Outputs.
     MeasureOutcome outcome = MeasureOutcome::NotRun;
-    std::string error;                  // one line; empty when measured
+    std::string error; // one line; empty when measured
     std::optional<double> min_ms, median_ms, max_ms;
     int64_t reps = 0;
     std::string validation = "not run"; // not run | passed | failed
     std::string validation_detail;
     // Provenance: the harness's own figures and the process as seen from here.
-    double first_call_ms = 0;           // module load + JIT + first run, not counted
-    double input_copy_ms = 0;           // host-to-device copies before timing, not counted
-    double setup_ms = 0;                // arguments parsed, inputs made, bounds query
-    double check_ms = 0;                // outputs copied back, written and compared with the reference
-    double timed_ms = 0;                // sum of the timed calls
-    double process_ms = 0;              // the harness's main(), start to end
-    double wall_seconds = 0;            // the process, start to exit, from the driver
+    double first_call_ms = 0; // module load + JIT + first run, not counted
+    double input_copy_ms = 0; // host-to-device copies before timing, not counted
+    double setup_ms = 0;      // arguments parsed, inputs made, bounds query
+    double check_ms = 0;      // outputs copied back, written and compared with the reference
+    double timed_ms = 0;      // sum of the timed calls
+    double process_ms = 0;    // the harness's main(), start to end
+    double wall_seconds = 0;  // the process, start to exit, from the driver
 
     bool measured() const { return outcome == MeasureOutcome::Measured; }
     nlohmann::json to_json() const;
