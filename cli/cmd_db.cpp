@@ -44,7 +44,10 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--db", args->db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
     CLI::App *runs = cmd->add_subcommand("runs", "Runs, newest first");
     runs->add_option("--limit", args->limit, "How many")->capture_default_str();
-    CLI::App *best = cmd->add_subcommand("best", "Best sample per pipeline and GPU");
+    CLI::App *best = cmd->add_subcommand("best", "Best sample per pipeline and measuring device (measured first)");
+    CLI::App *stats = cmd->add_subcommand(
+        "stats", "Per pipeline and device: samples measured/failed/spilled, best and median time, and each run's "
+                 "predicted-vs-measured rank correlation");
     CLI::App *samples = cmd->add_subcommand("samples", "The samples of one run");
     samples->add_option("run", args->run_id, "Run id")->required();
     CLI::App *exp = cmd->add_subcommand("export", "Export samples as CSV or JSON");
@@ -52,7 +55,7 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
     exp->add_option("--run", args->export_run, "Only this run");
     exp->add_option("-o,--output", args->output, "Write to this file instead of stdout");
 
-    return [args, &global, runs, best, samples, exp]() {
+    return [args, &global, runs, best, stats, samples, exp]() {
         const std::string path = args->db_path.empty() ? db::default_database_path() : args->db_path;
         db::Database database = db::Database::open_existing(path);
         db::SampleStore store(database);
@@ -91,17 +94,53 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
                     j.push_back({{"generator", b.generator_name}, {"params", b.params}, {"target", b.target},
                                  {"gpu", b.gpu}, {"sample_id", b.sample_id}, {"run_id", b.run_id}, {"mode", b.mode},
                                  {"autoscheduler", b.autoscheduler}, {"runtime_ms", opt_json(b.runtime_ms)},
-                                 {"predicted_cost", opt_json(b.predicted_cost)}});
+                                 {"predicted_cost", opt_json(b.predicted_cost)}, {"device", opt_json(b.device)}});
                 }
                 std::cout << j.dump(2) << "\n";
                 return kExitOk;
             }
-            std::cout << fmt::format("{:<20}  {:<6}  {:<24}  {:>6}  {:>6}  {:<9}  {:<8}  {:>10}  {:>10}\n", "generator",
-                                     "gpu", "params", "run", "sample", "mode", "source", "runtime ms", "predicted");
+            std::cout << fmt::format("{:<20}  {:<6}  {:<24}  {:<24}  {:>6}  {:>6}  {:<9}  {:<8}  {:>10}  {:>10}\n",
+                                     "generator", "gpu", "params", "device", "run", "sample", "mode", "source",
+                                     "runtime ms", "predicted");
             for (const auto &b : rows) {
-                std::cout << fmt::format("{:<20}  {:<6}  {:<24}  {:>6}  {:>6}  {:<9}  {:<8}  {:>10}  {:>10}\n",
-                                         b.generator_name, b.gpu, b.params, b.run_id, b.sample_id, b.mode,
-                                         b.autoscheduler, opt_num(b.runtime_ms), opt_num(b.predicted_cost));
+                std::cout << fmt::format("{:<20}  {:<6}  {:<24}  {:<24}  {:>6}  {:>6}  {:<9}  {:<8}  {:>10}  {:>10}\n",
+                                         b.generator_name, b.gpu, b.params, b.device.value_or("(not measured)"),
+                                         b.run_id, b.sample_id, b.mode, b.autoscheduler, opt_num(b.runtime_ms),
+                                         opt_num(b.predicted_cost));
+            }
+            return kExitOk;
+        }
+        if (stats->parsed()) {
+            auto rows = store.stats();
+            if (global.json) {
+                nlohmann::json j = nlohmann::json::array();
+                for (const auto &g : rows) {
+                    nlohmann::json runs_json = nlohmann::json::array();
+                    for (const auto &r : g.runs) {
+                        runs_json.push_back({{"run_id", r.run_id}, {"mode", r.mode}, {"autoscheduler", r.autoscheduler},
+                                             {"measured", r.measured}, {"spearman", opt_json(r.spearman)},
+                                             {"kendall", opt_json(r.kendall)}});
+                    }
+                    j.push_back({{"generator", g.generator_name}, {"params", g.params}, {"gpu", g.gpu},
+                                 {"device", opt_json(g.device)}, {"samples", g.samples}, {"measured", g.measured},
+                                 {"failed", g.failed}, {"spilled", g.spilled}, {"best_ms", opt_json(g.best_ms)},
+                                 {"median_ms", opt_json(g.median_ms)}, {"runs", runs_json}});
+                }
+                std::cout << j.dump(2) << "\n";
+                return kExitOk;
+            }
+            for (const auto &g : rows) {
+                std::cout << fmt::format("{} {} for {} on {}: {} samples, {} measured, {} failed, {} spilled; "
+                                         "best {} ms, median {} ms\n",
+                                         g.generator_name, g.params, g.gpu, g.device.value_or("(not measured)"),
+                                         g.samples, g.measured, g.failed, g.spilled, opt_num(g.best_ms),
+                                         opt_num(g.median_ms));
+                for (const auto &r : g.runs) {
+                    if (r.measured == 0) continue;
+                    std::cout << fmt::format("  run {:>4} {:<8} {:<8} {:>4} measured  Spearman {:>6}  Kendall {:>6}\n",
+                                             r.run_id, r.mode, r.autoscheduler, r.measured,
+                                             opt_num(r.spearman, "{:.3f}"), opt_num(r.kendall, "{:.3f}"));
+                }
             }
             return kExitOk;
         }

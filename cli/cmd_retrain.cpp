@@ -16,7 +16,7 @@ namespace gpusched::cli {
 
 namespace {
 struct RetrainArgs {
-    std::string db_path, pipeline, output, weights, gpu = "h100";
+    std::string db_path, pipeline, output, weights, gpu = "h100", device;
     bool all = false;
     int epochs = 100;
     double learning_rate = 1e-3;
@@ -38,6 +38,9 @@ Action add_retrain_command(CLI::App &app, const GlobalOptions &global) {
     one->excludes(all);
     cmd->add_option("--weights", args->weights, "Start from this weights file (default: the embedded weights)");
     cmd->add_option("--gpu", args->gpu, "GPU profile the samples were measured on")->capture_default_str();
+    cmd->add_option("--device", args->device,
+                    "Only samples measured on this device (as `gpusched db stats` names it); needed when the "
+                    "database holds several");
     cmd->add_option("--epochs", args->epochs, "Training epochs")->capture_default_str();
     cmd->add_option("--learning-rate", args->learning_rate, "Adam learning rate")->capture_default_str();
     cmd->add_option("--seed", args->seed, "Seed of the validation split and batches")->capture_default_str();
@@ -50,6 +53,7 @@ Action add_retrain_command(CLI::App &app, const GlobalOptions &global) {
         opt.initial_weights = args->weights;
         opt.output_path = args->output;
         opt.gpu = resolve_gpu(args->gpu);
+        opt.device = args->device;
         opt.epochs = args->epochs;
         opt.learning_rate = args->learning_rate;
         opt.seed = args->seed;

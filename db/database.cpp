@@ -1,6 +1,7 @@
 #include "db/database.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -15,7 +16,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kBusyTimeoutMs = 30000;  // a nightly job may hold the write lock for a while
+constexpr int kDefaultBusyTimeoutMs = 30000;  // a nightly job may hold the write lock for a while
+
+// How long a writer waits for another process's write lock:
+// $GPUSCHED_DB_BUSY_TIMEOUT_MS, else 30 s.
+int busy_timeout_ms() {
+    static const int ms = [] {
+        const char *env = std::getenv("GPUSCHED_DB_BUSY_TIMEOUT_MS");
+        const int v = env && *env ? std::atoi(env) : 0;
+        return v > 0 ? v : kDefaultBusyTimeoutMs;
+    }();
+    return ms;
+}
 
 [[noreturn]] void fail(sqlite3 *db, const std::string &what) {
     throw DbError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
@@ -137,7 +149,7 @@ Database Database::open_file(const std::string &path, int flags) {
         sqlite3_close_v2(raw);
         throw DbError("cannot open database '" + path + "': " + msg);
     }
-    sqlite3_busy_timeout(raw, kBusyTimeoutMs);
+    sqlite3_busy_timeout(raw, busy_timeout_ms());
     return Database(raw, path);
 }
 
@@ -177,7 +189,7 @@ Database Database::open(const std::string &path) {
     // another process opening the same file SQLite reports "database is
     // locked" at once instead of waiting out the busy timeout (waiting could
     // deadlock); so retry for as long as the busy timeout would wait.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(busy_timeout_ms());
     for (;;) {
         const int rc = sqlite3_exec(db.db_, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
         if (rc == SQLITE_OK) break;
@@ -214,9 +226,16 @@ int Database::schema_version() const { return query_int(db_, "PRAGMA user_versio
 
 void Database::exec(const std::string &sql) {
     char *err = nullptr;
-    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+    if (rc != SQLITE_OK) {
         std::string msg = err ? err : sqlite3_errmsg(db_);
         sqlite3_free(err);
+        if (rc == SQLITE_BUSY) {
+            char seconds[32];
+            std::snprintf(seconds, sizeof seconds, "%.3g", busy_timeout_ms() / 1000.0);
+            throw DbError("database '" + path_ + "' stayed locked by another process for longer than the busy "
+                          "timeout (" + seconds + " s); try again when it is free");
+        }
         throw DbError("database '" + path_ + "': " + msg);
     }
 }

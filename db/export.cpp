@@ -27,7 +27,7 @@ std::string export_samples(Database &db, ExportFormat format, std::optional<int6
                (SELECT coalesce(sum(spill_store_bytes + spill_load_bytes), 0) FROM kernels k
                  WHERE k.sample_id = s.id) AS spill_bytes,
                (SELECT count(*) FROM kernels k WHERE k.sample_id = s.id) AS kernels,
-               s.runtime_min_ms, s.runtime_median_ms, s.validation, s.validation_detail, s.status, s.error,
+               s.device, s.benchmark, s.runtime_min_ms, s.runtime_median_ms, s.runtime_reps, s.validation, s.validation_detail, s.status, s.error,
                length(s.featurization) AS featurization_bytes, s.created_at
         FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id)sql";
     if (run_id) sql += " WHERE s.run_id = ?1";
@@ -57,7 +57,7 @@ std::string export_samples(Database &db, ExportFormat format, std::optional<int6
                 else row[name] = q.column_text(c);
             }
             for (const char *numeric : {"sample_id", "run_id", "batch", "idx", "seed", "max_registers", "spill_bytes",
-                                        "kernels", "featurization_bytes"}) {
+                                        "kernels", "featurization_bytes", "runtime_reps"}) {
                 if (row.contains(numeric) && row[numeric].is_string()) row[numeric] = std::stoll(row[numeric].get<std::string>());
             }
             for (const char *real : {"predicted_cost", "autoschedule_s", "compile_s", "runtime_min_ms", "runtime_median_ms"}) {

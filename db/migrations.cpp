@@ -77,6 +77,19 @@ CREATE TABLE weights (
         {2, "validation detail per sample", R"sql(
 ALTER TABLE samples ADD COLUMN validation_detail TEXT;
 )sql"},
+        // Top 5 and Autotune measure samples. A measurement belongs to the
+        // device it ran on (a GPU's name, or pocl-<cpu model> for the OpenCL
+        // device): times of different devices are never compared. `benchmark`
+        // is the measurement's outcome (NULL: not benchmarked), and
+        // benchmark_detail the harness's record (JSON: reps, first call,
+        // harness seconds, the error).
+        {3, "benchmark device, outcome and record per sample", R"sql(
+ALTER TABLE samples ADD COLUMN device TEXT;
+ALTER TABLE samples ADD COLUMN benchmark TEXT CHECK (benchmark IS NULL OR benchmark IN
+    ('measured', 'wrong output', 'crashed', 'timeout', 'out of memory', 'device error', 'build failed', 'not run'));
+ALTER TABLE samples ADD COLUMN benchmark_detail TEXT;
+CREATE INDEX samples_by_device ON samples(device) WHERE device IS NOT NULL;
+)sql"},
     };
     return all;
 }

@@ -1,5 +1,10 @@
 #include "db/sample_store.h"
 
+#include <algorithm>
+#include <map>
+
+#include "db/rank_correlation.h"
+
 namespace gpusched::db {
 
 int64_t SampleStore::upsert_pipeline(const PipelineIdentity &p) {
@@ -28,14 +33,20 @@ int64_t SampleStore::add_sample(int64_t run_id, const SampleRow &s) {
         auto ins = db_.prepare(
             "INSERT INTO samples (run_id, batch, idx, seed, search_config, decisions, schedule_source, "
             "featurization, predicted_cost, autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, "
-            "runtime_median_ms, runtime_reps, validation, status, error, validation_detail) VALUES "
-            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)");
+            "runtime_median_ms, runtime_reps, validation, status, error, validation_detail, device, benchmark, "
+            "benchmark_detail) VALUES "
+            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)");
         ins.bind(1, run_id).bind(2, s.batch).bind(3, s.idx).bind(4, s.seed).bind(5, s.search_config);
         ins.bind(6, s.decisions).bind(7, s.schedule_source).bind_blob(8, s.featurization);
         ins.bind(9, s.predicted_cost).bind(10, s.autoschedule_s).bind(11, s.compile_s);
         ins.bind(12, s.ptxas_status).bind(13, s.ptxas_detail).bind(14, s.runtime_min_ms);
         ins.bind(15, s.runtime_median_ms).bind(16, s.runtime_reps).bind(17, s.validation).bind(18, s.status);
-        ins.bind(19, s.error).bind(20, s.validation_detail).run();
+        ins.bind(19, s.error).bind(20, s.validation_detail).bind(21, s.device);
+        if (s.benchmark.empty()) ins.bind_null(22);
+        else ins.bind(22, s.benchmark);
+        if (s.benchmark_detail.empty()) ins.bind_null(23);
+        else ins.bind(23, s.benchmark_detail);
+        ins.run();
         id = db_.last_insert_id();
         for (const auto &k : s.kernels) {
             auto kin = db_.prepare("INSERT INTO kernels (sample_id, name, registers, spill_store_bytes, "
@@ -57,6 +68,18 @@ void SampleStore::finish_run(int64_t run_id, const std::string &status, std::opt
     if (error.empty()) up.bind_null(4);
     else up.bind(4, error);
     up.run();
+}
+
+void SampleStore::record_measurement(int64_t sample_id, const MeasurementRow &m) {
+    db_.transaction([&] {
+        auto up = db_.prepare(
+            "UPDATE samples SET device = ?2, benchmark = ?3, runtime_min_ms = ?4, runtime_median_ms = ?5, "
+            "runtime_reps = ?6, validation = ?7, validation_detail = ?8, status = ?9, error = ?10, "
+            "benchmark_detail = ?11 WHERE id = ?1");
+        up.bind(1, sample_id).bind(2, m.device).bind(3, m.benchmark).bind(4, m.runtime_min_ms);
+        up.bind(5, m.runtime_median_ms).bind(6, m.runtime_reps).bind(7, m.validation).bind(8, m.validation_detail);
+        up.bind(9, m.status).bind(10, m.error).bind(11, m.detail).run();
+    });
 }
 
 std::vector<RunSummary> SampleStore::list_runs(int limit) {
@@ -95,15 +118,18 @@ std::vector<RunSummary> SampleStore::list_runs(int limit) {
 }
 
 std::vector<BestResult> SampleStore::best_per_pipeline() {
-    // Measured samples win; among unmeasured, the newest finished run's choice.
+    // Measured samples win, the fastest per (pipeline, device); a pipeline
+    // with no measurement on any device gets its newest finished run's choice.
     auto q = db_.prepare(R"sql(
         WITH measured AS (
-            SELECT s.id AS sample_id, s.run_id, r.pipeline_id, s.runtime_median_ms AS runtime, s.predicted_cost,
-                   ROW_NUMBER() OVER (PARTITION BY r.pipeline_id ORDER BY s.runtime_median_ms ASC) AS rank
+            SELECT s.id AS sample_id, s.run_id, r.pipeline_id, s.device, s.runtime_median_ms AS runtime,
+                   s.predicted_cost,
+                   ROW_NUMBER() OVER (PARTITION BY r.pipeline_id, coalesce(s.device, '')
+                                      ORDER BY s.runtime_median_ms ASC, s.id ASC) AS rank
             FROM samples s JOIN runs r ON r.id = s.run_id
             WHERE s.status = 'ok' AND s.runtime_median_ms IS NOT NULL AND s.validation != 'failed'),
         chosen AS (
-            SELECT r.best_sample_id AS sample_id, r.id AS run_id, r.pipeline_id, NULL AS runtime,
+            SELECT r.best_sample_id AS sample_id, r.id AS run_id, r.pipeline_id, NULL AS device, NULL AS runtime,
                    (SELECT predicted_cost FROM samples s WHERE s.id = r.best_sample_id) AS predicted_cost,
                    ROW_NUMBER() OVER (PARTITION BY r.pipeline_id ORDER BY r.id DESC) AS rank
             FROM runs r WHERE r.status = 'finished' AND r.best_sample_id IS NOT NULL),
@@ -113,9 +139,9 @@ std::vector<BestResult> SampleStore::best_per_pipeline() {
             SELECT * FROM chosen c WHERE c.rank = 1
                 AND NOT EXISTS (SELECT 1 FROM measured m WHERE m.pipeline_id = c.pipeline_id))
         SELECT p.generator_name, p.params, p.target, p.gpu, b.sample_id, b.run_id, r.mode, r.autoscheduler,
-               b.runtime, b.predicted_cost
+               b.runtime, b.predicted_cost, b.device
         FROM best b JOIN pipelines p ON p.id = b.pipeline_id JOIN runs r ON r.id = b.run_id
-        ORDER BY p.generator_name, p.gpu, p.params)sql");
+        ORDER BY p.generator_name, p.gpu, p.params, b.device)sql");
     std::vector<BestResult> out;
     while (q.step()) {
         BestResult b;
@@ -129,6 +155,7 @@ std::vector<BestResult> SampleStore::best_per_pipeline() {
         b.autoscheduler = q.column_text(7);
         b.runtime_ms = q.column_optional_double(8);
         b.predicted_cost = q.column_optional_double(9);
+        if (!q.is_null(10)) b.device = q.column_text(10);
         out.push_back(std::move(b));
     }
     return out;
@@ -138,7 +165,8 @@ std::vector<SampleRow> SampleStore::samples_of_run(int64_t run_id) {
     auto q = db_.prepare(
         "SELECT id, batch, idx, seed, search_config, decisions, schedule_source, featurization, predicted_cost, "
         "autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, runtime_median_ms, runtime_reps, "
-        "validation, status, error, validation_detail FROM samples WHERE run_id = ?1 ORDER BY batch, idx");
+        "validation, status, error, validation_detail, device, benchmark, benchmark_detail FROM samples "
+        "WHERE run_id = ?1 ORDER BY batch, idx");
     q.bind(1, run_id);
     std::vector<SampleRow> out;
     while (q.step()) {
@@ -163,6 +191,9 @@ std::vector<SampleRow> SampleStore::samples_of_run(int64_t run_id) {
         s.status = q.column_text(17);
         s.error = q.column_text(18);
         s.validation_detail = q.column_text(19);
+        if (!q.is_null(20)) s.device = q.column_text(20);
+        s.benchmark = q.column_text(21);
+        s.benchmark_detail = q.column_text(22);
         auto k = db_.prepare("SELECT name, registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, "
                              "static_shared_bytes, barriers FROM kernels WHERE sample_id = ?1 ORDER BY name");
         k.bind(1, id);
@@ -190,14 +221,17 @@ std::vector<std::pair<int, int>> SampleStore::stored_sample_keys(int64_t run_id)
     return out;
 }
 
-std::vector<MeasuredSample> SampleStore::measured_samples(const std::string &generator_name) {
+std::vector<MeasuredSample> SampleStore::measured_samples(const std::string &generator_name,
+                                                       const std::string &device) {
     auto q = db_.prepare(R"sql(
-        SELECT s.id, p.id, p.generator_name, p.params, p.gpu, s.featurization, s.runtime_median_ms
+        SELECT s.id, p.id, p.generator_name, p.params, p.gpu, s.featurization, s.runtime_median_ms,
+               coalesce(s.device, '')
         FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id
         WHERE s.status = 'ok' AND s.validation != 'failed' AND s.runtime_median_ms > 0
           AND length(s.featurization) > 0 AND (?1 = '' OR p.generator_name = ?1)
-        ORDER BY p.id, s.id)sql");
-    q.bind(1, generator_name);
+          AND (?2 = '' OR s.device = ?2)
+        ORDER BY p.id, coalesce(s.device, ''), s.id)sql");
+    q.bind(1, generator_name).bind(2, device);
     std::vector<MeasuredSample> out;
     while (q.step()) {
         MeasuredSample m;
@@ -208,8 +242,88 @@ std::vector<MeasuredSample> SampleStore::measured_samples(const std::string &gen
         m.gpu = q.column_text(4);
         m.featurization = q.column_blob(5);
         m.runtime_ms = q.column_double(6);
+        m.device = q.column_text(7);
         out.push_back(std::move(m));
     }
+    return out;
+}
+
+std::vector<DeviceStats> SampleStore::stats() {
+    // A run's device: the one its samples were measured on (Top 5 and
+    // Autotune measure on one device per run); NULL for runs that measured
+    // nothing.
+    auto q = db_.prepare(R"sql(
+        WITH run_device AS (
+            SELECT r.id AS run_id, r.pipeline_id, r.mode, r.autoscheduler,
+                   (SELECT max(s.device) FROM samples s WHERE s.run_id = r.id) AS device
+            FROM runs r)
+        SELECT rd.pipeline_id, p.generator_name, p.params, p.gpu, rd.device, rd.run_id, rd.mode, rd.autoscheduler,
+               s.status, s.benchmark, s.predicted_cost, s.runtime_median_ms, s.validation,
+               EXISTS (SELECT 1 FROM kernels k WHERE k.sample_id = s.id
+                       AND k.spill_store_bytes + k.spill_load_bytes > 0) AS spills
+        FROM samples s JOIN run_device rd ON rd.run_id = s.run_id JOIN pipelines p ON p.id = rd.pipeline_id
+        ORDER BY p.generator_name, p.params, p.gpu, coalesce(rd.device, ''), rd.run_id, s.id)sql");
+    std::vector<DeviceStats> out;
+    std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>> pairs;  // run -> (predicted, measured)
+    std::vector<double> times;
+    auto close_group = [&] {
+        if (out.empty()) return;
+        DeviceStats &g = out.back();
+        if (!times.empty()) {
+            std::sort(times.begin(), times.end());
+            g.best_ms = times.front();
+            const std::size_t n = times.size();
+            g.median_ms = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2.0;
+        }
+        for (auto &run : g.runs) {
+            auto &[predicted, measured] = pairs[run.run_id];
+            run.measured = static_cast<int64_t>(measured.size());
+            run.spearman = spearman_rho(predicted, measured);
+            run.kendall = kendall_tau_b(predicted, measured);
+        }
+        times.clear();
+        pairs.clear();
+    };
+    while (q.step()) {
+        const int64_t pipeline_id = q.column_int(0);
+        std::optional<std::string> device;
+        if (!q.is_null(4)) device = q.column_text(4);
+        if (out.empty() || out.back().pipeline_id != pipeline_id || out.back().device != device) {
+            close_group();
+            DeviceStats g;
+            g.pipeline_id = pipeline_id;
+            g.generator_name = q.column_text(1);
+            g.params = q.column_text(2);
+            g.gpu = q.column_text(3);
+            g.device = device;
+            out.push_back(std::move(g));
+        }
+        DeviceStats &g = out.back();
+        const int64_t run_id = q.column_int(5);
+        if (g.runs.empty() || g.runs.back().run_id != run_id) {
+            RunRankCorrelation rc;
+            rc.run_id = run_id;
+            rc.mode = q.column_text(6);
+            rc.autoscheduler = q.column_text(7);
+            g.runs.push_back(rc);
+        }
+        const std::string status = q.column_text(8), benchmark = q.column_text(9);
+        const auto predicted = q.column_optional_double(10), runtime = q.column_optional_double(11);
+        ++g.samples;
+        if (q.column_int(13)) ++g.spilled;
+        const bool measured = status == "ok" && runtime && q.column_text(12) != "failed";
+        if (measured) {
+            ++g.measured;
+            times.push_back(*runtime);
+            if (predicted) {
+                pairs[run_id].first.push_back(*predicted);
+                pairs[run_id].second.push_back(*runtime);
+            }
+        } else if (status != "ok" || (!benchmark.empty() && benchmark != "measured")) {
+            ++g.failed;
+        }
+    }
+    close_group();
     return out;
 }
 

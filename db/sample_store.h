@@ -63,7 +63,29 @@ struct SampleRow {
     std::string validation_detail;
     std::string status = "ok";           // ok | failed | timeout
     std::string error;
+    // Benchmarking (schema 3). device: where runtime_* were measured (a
+    // GPU's name, or pocl-<cpu model>); benchmark: the outcome (empty: not
+    // benchmarked; measured, wrong output, crashed, timeout, out of memory,
+    // device error, build failed, not run); benchmark_detail: the harness's
+    // record as JSON.
+    std::optional<std::string> device;
+    std::string benchmark;
+    std::string benchmark_detail;
     std::vector<KernelRow> kernels;
+};
+
+// What a benchmark of a stored sample found, written onto its row.
+struct MeasurementRow {
+    std::string device;
+    std::string benchmark;               // as SampleRow::benchmark
+    std::optional<double> runtime_min_ms;
+    std::optional<double> runtime_median_ms;
+    std::optional<int64_t> runtime_reps;
+    std::string validation = "not run";  // the benchmarked build's output check
+    std::string validation_detail;
+    std::string status = "ok";           // ok | failed | timeout
+    std::string error;
+    std::string detail;                  // JSON
 };
 
 struct RunSummary {
@@ -77,6 +99,7 @@ struct RunSummary {
 
 struct BestResult {
     std::string generator_name, params, target, gpu;
+    std::optional<std::string> device;    // where runtime_ms was measured; none when unmeasured
     int64_t sample_id = 0, run_id = 0;
     std::string mode, autoscheduler;
     std::optional<double> runtime_ms;     // best measured median, if any sample was measured
@@ -88,8 +111,29 @@ struct MeasuredSample {
     int64_t sample_id = 0;
     int64_t pipeline_id = 0;
     std::string generator_name, params, gpu;
+    std::string device;     // where it was measured; training never mixes devices
     std::vector<uint8_t> featurization;
     double runtime_ms = 0;  // median over repetitions
+};
+
+// How well one run's predictions ordered its measured samples.
+struct RunRankCorrelation {
+    int64_t run_id = 0;
+    std::string mode, autoscheduler;
+    int64_t measured = 0;
+    std::optional<double> spearman, kendall;  // need at least two measured samples
+};
+
+// `gpusched db stats`: one pipeline on one device. The device of a run is
+// the device its samples were measured on; runs that measured nothing
+// (One Shot) are grouped under no device.
+struct DeviceStats {
+    int64_t pipeline_id = 0;
+    std::string generator_name, params, gpu;
+    std::optional<std::string> device;
+    int64_t samples = 0, measured = 0, failed = 0, spilled = 0;
+    std::optional<double> best_ms, median_ms;  // over measured samples' median times
+    std::vector<RunRankCorrelation> runs;
 };
 
 struct WeightsRecord {
@@ -108,19 +152,27 @@ public:
     int64_t add_sample(int64_t run_id, const SampleRow &s);
     void finish_run(int64_t run_id, const std::string &status, std::optional<int64_t> best_sample_id,
                     const std::string &error = "");
+    // Writes a benchmark's outcome onto a stored sample, in one transaction.
+    void record_measurement(int64_t sample_id, const MeasurementRow &m);
 
     // Newest first.
     std::vector<RunSummary> list_runs(int limit = 50);
-    // Per pipeline (generator, params, target, GPU): the fastest measured
-    // sample, or when none was measured, the chosen sample of the newest run.
+    // Per pipeline (generator, params, target, GPU) and measuring device:
+    // the fastest measured sample; a pipeline nothing was measured for gets
+    // the chosen sample of its newest run, with no device. Times of two
+    // devices are never compared.
     std::vector<BestResult> best_per_pipeline();
+    // Per pipeline and device: counts, times and each run's rank correlation.
+    std::vector<DeviceStats> stats();
     std::vector<SampleRow> samples_of_run(int64_t run_id);
     // (batch, idx) pairs already stored for a run, to resume it.
     std::vector<std::pair<int, int>> stored_sample_keys(int64_t run_id);
 
     // Samples usable for training: status ok, validation not failed, a
-    // measured runtime and a featurization. Optionally of one generator only.
-    std::vector<MeasuredSample> measured_samples(const std::string &generator_name = "");
+    // measured runtime and a featurization. Optionally of one generator only,
+    // and of one device only.
+    std::vector<MeasuredSample> measured_samples(const std::string &generator_name = "",
+                                                 const std::string &device = "");
     int64_t record_weights(const WeightsRecord &w);
 
 private:

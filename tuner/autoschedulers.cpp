@@ -16,6 +16,11 @@ std::string self_dir() {
 }
 } // namespace
 
+std::string halide_plugin_dir() {
+    if (const char *env = std::getenv("GPUSCHED_HALIDE_PLUGIN_DIR"); env && *env) return env;
+    return GPUSCHED_HALIDE_PLUGIN_DIR;
+}
+
 std::string locate_gpusched_plugin() {
     if (const char *env = std::getenv("GPUSCHED_PLUGIN"); env && *env) return env;
     const std::string dir = self_dir();
@@ -45,7 +50,7 @@ std::optional<ScheduleSource> find_schedule_source(const std::string &name) {
         return s;
     }
     if (name == "li2018") {
-        s.plugin_path = std::string(GPUSCHED_HALIDE_PLUGIN_DIR) + "/libautoschedule_li2018.so";
+        s.plugin_path = halide_plugin_dir() + "/libautoschedule_li2018.so";
         s.halide_name = "Li2018";
         s.description = "Halide 14's Li2018 GPU autoscheduler (baseline)";
         return s;

@@ -24,6 +24,11 @@ struct ScheduleSource {
 std::optional<ScheduleSource> find_schedule_source(const std::string &name);
 std::vector<std::string> schedule_source_names();
 
+// Where Halide 14's own plugins (Li2018, Mullapudi2016) are:
+// $GPUSCHED_HALIDE_PLUGIN_DIR, else the directory this build was configured
+// with (Debian's /usr/lib/x86_64-linux-gnu/halide14).
+std::string halide_plugin_dir();
+
 // The gpusched plugin: $GPUSCHED_PLUGIN, else next to the build or install
 // tree of the running binary. Empty if not found.
 std::string locate_gpusched_plugin();

@@ -30,6 +30,7 @@ struct DriverApi {
     CUresult (*cuDeviceGet)(CUdevice *, int) = nullptr;
     CUresult (*cuDeviceGetName)(char *, int, CUdevice) = nullptr;
     CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice) = nullptr;
+    CUresult (*cuDriverGetVersion)(int *) = nullptr;
 };
 
 template <typename F>
@@ -54,6 +55,7 @@ LocalGpuQuery query_local_gpus() {
         q.problem = "libcuda.so.1 lacks the driver API entry points gpusched needs";
         return q;
     }
+    if (load(api.handle, "cuDriverGetVersion", api.cuDriverGetVersion)) api.cuDriverGetVersion(&q.driver_version);
     if (CUresult rc = api.cuInit(0); rc != 0) {
         q.problem = "the CUDA driver failed to initialise (cuInit error " + std::to_string(rc) + ")";
         return q;

@@ -24,60 +24,13 @@
 #include <nlohmann/json.hpp>
 
 #include "core/gpu_profile.h"
+#include "tuner/batch.h"
 #include "tuner/generator_run.h"
 #include "tuner/ptxas_report.h"
+#include "tuner/user_error.h"
 #include "tuner/validation/pocl_validation.h"
 
 namespace gpusched {
-
-// An error in what the user asked for; its message is the whole explanation.
-class UserError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
-
-struct OneShotOptions {
-    std::string generator_path;
-    std::string generator_name;
-    std::map<std::string, std::string> generator_params;
-    GpuProfile gpu;
-    std::string target;                  // empty: host-cuda-<profile's capability>
-    std::string schedule_source = "gpusched";
-    std::string output_dir;
-    std::string db_path;
-    int samples = 80;                    // paper: 80 per batch
-    int jobs = 2;
-    int beam_size = 32;                  // paper: 32
-    int passes = 5;                      // paper: 5
-    uint64_t seed = 0;                   // seeds of greedy samples are seed+1 .. seed+N-1
-    // Probability of dropping each ranked child in greedy samples. The
-    // reference autotuner keeps the overall best path with 1% probability;
-    // over the ~20 decisions of a typical app that is ~0.2 per decision.
-    double greedy_dropout = 0.2;
-    bool validate = true;                // run the chosen schedule on POCL against a CPU build
-    bool validate_every_sample = false;  // validate all compiled samples (fuzzing)
-    nlohmann::json search_config;        // extra keys passed to the plugin config
-    std::chrono::seconds timeout{600};   // per generator run
-    std::string gpusched_version;
-};
-
-struct OneShotSample {
-    int index = 0;
-    bool beam = false;
-    std::optional<uint64_t> seed;
-    std::string dir;
-    GeneratorOutcome generator;
-    PtxasReport ptxas;
-    std::optional<double> predicted_cost;
-    std::optional<double> search_seconds;
-    nlohmann::json record;  // the plugin's decision record, if any
-    std::string schedule_source_text;
-    std::vector<uint8_t> featurization;
-    std::string validation = "not run";  // not run | passed | failed
-    std::string validation_detail;
-
-    bool compiled() const { return generator.ok(); }
-};
 
 struct OneShotResult {
     std::string target;
@@ -90,22 +43,11 @@ struct OneShotResult {
     double wall_seconds = 0;
 };
 
-using ProgressFn = std::function<void(const OneShotSample &, int done, int total)>;
 using ValidationProgressFn = std::function<void(const OneShotSample &, const ValidationReport &)>;
 
 // Throws UserError for bad input (and when every sample failed), and
 // db::DbError for database problems.
 OneShotResult run_oneshot(const OneShotOptions &options, const ProgressFn &progress = {},
                           const ValidationProgressFn &progress_validation = {});
-
-// The default Halide target for a profile: this CPU (host_cpu_target())
-// with cuda-cuda_capability_XX.
-std::string default_cuda_target(const GpuProfile &gpu);
-
-// Canonical JSON text of generator params (sorted keys), the pipeline identity.
-std::string canonical_params(const std::map<std::string, std::string> &params);
-
-// FNV-1a 64 of a file's bytes as 16 hex digits: identifies a generator build.
-std::string hash_file(const std::string &path);
 
 } // namespace gpusched

@@ -4,6 +4,7 @@
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -44,7 +45,18 @@ RetrainResult retrain_from_database(const RetrainOptions &opt) {
     if (!std::ifstream(opt.db_path)) throw UserError("database '" + opt.db_path + "' does not exist");
     db::Database database = db::Database::open(opt.db_path);
     db::SampleStore store(database);
-    const auto measured = store.measured_samples(opt.generator_name);
+    const auto measured = store.measured_samples(opt.generator_name, opt.device);
+    if (opt.device.empty()) {
+        std::set<std::string> devices;
+        for (const auto &m : measured) devices.insert(m.device.empty() ? "(unnamed)" : m.device);
+        if (devices.size() > 1) {
+            std::string names;
+            for (const auto &d : devices) names += (names.empty() ? "" : ", ") + d;
+            throw UserError("the samples in '" + opt.db_path + "' were measured on " +
+                            std::to_string(devices.size()) + " devices (" + names +
+                            "); choose one with --device, times of different devices are never mixed");
+        }
+    }
 
     // Group by pipeline; every sample of a pipeline must agree on its stages.
     std::map<int64_t, PipelineSamples> by_pipeline;
@@ -101,7 +113,8 @@ RetrainResult retrain_from_database(const RetrainOptions &opt) {
     result.provenance = prov.str();
     write_weights_file(opt.output_path, WeightsFile{weights, result.provenance});
 
-    nlohmann::json trained_on = {{"samples", sample_ids}, {"gpu", opt.gpu.name}, {"epochs", opt.epochs}};
+    nlohmann::json trained_on = {{"samples", sample_ids}, {"gpu", opt.gpu.name}, {"epochs", opt.epochs},
+                                 {"device", measured.empty() ? opt.device : measured.front().device}};
     result.weights_id = store.record_weights({opt.output_path, file_crc32(opt.output_path), result.provenance,
                                               trained_on.dump()});
     return result;

@@ -21,6 +21,11 @@ struct RetrainOptions {
     std::string initial_weights;      // empty: the embedded defaults
     std::string output_path;
     GpuProfile gpu;                   // the GPU the runtimes were measured on
+    // The measuring device whose samples train (samples.device: a GPU's
+    // name, or pocl-<cpu>). Empty: the only device the samples have; a
+    // database with several is refused, naming them - times of different
+    // devices never train one model.
+    std::string device;
     int epochs = 100;
     double learning_rate = 1e-3;
     uint64_t seed = 1;

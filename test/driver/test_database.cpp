@@ -233,3 +233,137 @@ TEST_CASE("processes creating the same new database at once all open it at the n
         }
     }
 }
+
+namespace {
+
+MeasurementRow measured_on(const std::string &device, double median_ms) {
+    MeasurementRow m;
+    m.device = device;
+    m.benchmark = "measured";
+    m.runtime_min_ms = median_ms * 0.9;
+    m.runtime_median_ms = median_ms;
+    m.runtime_reps = 10;
+    m.validation = "passed";
+    m.detail = R"({"reps":10})";
+    return m;
+}
+
+} // namespace
+
+TEST_CASE("a measurement is written onto its sample with the device it ran on", "[db]") {
+    test::TempDir dir;
+    Database db = Database::open(dir / "samples.sqlite");
+    SampleStore store(db);
+    int64_t run = new_run(store);
+    int64_t id = store.add_sample(run, make_sample(0, 1.0));
+    store.record_measurement(id, measured_on("NVIDIA H100 80GB HBM3", 0.25));
+    auto rows = store.samples_of_run(run);
+    REQUIRE(rows.size() == 1);
+    REQUIRE(rows[0].device);
+    CHECK(*rows[0].device == "NVIDIA H100 80GB HBM3");
+    CHECK(rows[0].benchmark == "measured");
+    CHECK(rows[0].runtime_median_ms == 0.25);
+    CHECK(rows[0].runtime_reps == 10);
+    CHECK(rows[0].benchmark_detail == R"({"reps":10})");
+    CHECK(rows[0].kernels.size() == 2);  // the kernels stay
+
+    // An outcome the schema does not know is refused, not stored.
+    MeasurementRow bad = measured_on("x", 1.0);
+    bad.benchmark = "fast";
+    CHECK_THROWS_AS(store.record_measurement(id, bad), DbError);
+    CHECK(store.samples_of_run(run)[0].benchmark == "measured");
+}
+
+TEST_CASE("best per pipeline keeps each device's fastest and never compares devices", "[db]") {
+    test::TempDir dir;
+    Database db = Database::open(dir / "samples.sqlite");
+    SampleStore store(db);
+    int64_t run = new_run(store);
+    const int64_t gpu_slow = store.add_sample(run, make_sample(0, 1.0));
+    const int64_t gpu_fast = store.add_sample(run, make_sample(1, 1.0));
+    const int64_t pocl = store.add_sample(run, make_sample(2, 1.0));
+    store.record_measurement(gpu_slow, measured_on("NVIDIA H100", 0.5));
+    store.record_measurement(gpu_fast, measured_on("NVIDIA H100", 0.2));
+    store.record_measurement(pocl, measured_on("pocl-AMD EPYC", 0.01));  // faster, but a CPU
+    auto best = store.best_per_pipeline();
+    REQUIRE(best.size() == 2);
+    for (const auto &b : best) {
+        REQUIRE(b.device);
+        if (*b.device == "NVIDIA H100") {
+            CHECK(b.sample_id == gpu_fast);
+            CHECK(b.runtime_ms == 0.2);
+        } else {
+            CHECK(*b.device == "pocl-AMD EPYC");
+            CHECK(b.sample_id == pocl);
+        }
+    }
+    // Training data can be asked for one device only.
+    CHECK(store.measured_samples("", "NVIDIA H100").size() == 2);
+    CHECK(store.measured_samples("", "pocl-AMD EPYC").size() == 1);
+}
+
+TEST_CASE("stats count measured, failed and spilled samples per device with each run's rank correlation", "[db]") {
+    test::TempDir dir;
+    Database db = Database::open(dir / "samples.sqlite");
+    SampleStore store(db);
+    int64_t run = new_run(store);
+    // Predictions 1, 2, 3 against times 1, 3, 2: Spearman 0.5, Kendall 1/3.
+    std::vector<int64_t> ids;
+    for (int i = 0; i < 4; ++i) {
+        SampleRow s = make_sample(i, 1.0 + i);
+        if (i != 1) s.kernels = {{"k_output", 32, 0, 0, 0, 0, 1}};  // only sample 1 spills
+        ids.push_back(store.add_sample(run, s));
+    }
+    store.record_measurement(ids[0], measured_on("gpu", 1.0));
+    store.record_measurement(ids[1], measured_on("gpu", 3.0));
+    store.record_measurement(ids[2], measured_on("gpu", 2.0));
+    MeasurementRow crash;
+    crash.device = "gpu";
+    crash.benchmark = "crashed";
+    crash.status = "failed";
+    crash.error = "killed by signal 11";
+    store.record_measurement(ids[3], crash);
+    auto stats = store.stats();
+    REQUIRE(stats.size() == 1);
+    const DeviceStats &g = stats[0];
+    REQUIRE(g.device);
+    CHECK(*g.device == "gpu");
+    CHECK(g.samples == 4);
+    CHECK(g.measured == 3);
+    CHECK(g.failed == 1);
+    CHECK(g.spilled == 1);
+    CHECK(g.best_ms == 1.0);
+    CHECK(g.median_ms == 2.0);
+    REQUIRE(g.runs.size() == 1);
+    CHECK(g.runs[0].measured == 3);
+    CHECK(*g.runs[0].spearman == Approx(0.5));
+    CHECK(*g.runs[0].kendall == Approx(1.0 / 3.0));
+}
+
+TEST_CASE("a version-2 database gains the benchmark columns and keeps its samples", "[db]") {
+    test::TempDir dir;
+    {
+        sqlite3 *raw = nullptr;
+        sqlite3_open((dir / "v2.sqlite").c_str(), &raw);
+        sqlite3_exec(raw, migrations()[0].sql, nullptr, nullptr, nullptr);
+        sqlite3_exec(raw, migrations()[1].sql, nullptr, nullptr, nullptr);
+        sqlite3_exec(raw, ("PRAGMA user_version = 2; PRAGMA application_id = " + std::to_string(kApplicationId)).c_str(),
+                     nullptr, nullptr, nullptr);
+        sqlite3_exec(raw,
+                     "INSERT INTO pipelines VALUES (1, '/g', 'h', 'app', '{}', 't', 'h100', '2024');"
+                     "INSERT INTO runs (id, pipeline_id, mode, autoscheduler, config, status, gpusched_version) "
+                     "VALUES (1, 1, 'oneshot', 'gpusched', '{}', 'finished', 'old');"
+                     "INSERT INTO samples (run_id, batch, idx, ptxas_status, status, runtime_median_ms) "
+                     "VALUES (1, 0, 0, 'checked', 'ok', 0.7);",
+                     nullptr, nullptr, nullptr);
+        sqlite3_close(raw);
+    }
+    Database db = Database::open_existing(dir / "v2.sqlite");
+    CHECK(db.schema_version() == 3);
+    SampleStore store(db);
+    auto rows = store.samples_of_run(1);
+    REQUIRE(rows.size() == 1);
+    CHECK_FALSE(rows[0].device);  // measured before devices were recorded
+    CHECK(rows[0].benchmark.empty());
+    CHECK(rows[0].runtime_median_ms == 0.7);
+}

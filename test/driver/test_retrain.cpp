@@ -96,3 +96,25 @@ TEST_CASE("retrain names the sample whose featurization is corrupt", "[retrain][
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("sample 3") != std::string::npos);
 }
+
+TEST_CASE("retrain refuses samples of several devices unless one is chosen, and then trains on it alone",
+          "[retrain][bad-input]") {
+    test::TempDir dir;
+    fill_database(dir / "db.sqlite", 2, 8);
+    sqlite3 *raw = nullptr;
+    sqlite3_open((dir / "db.sqlite").c_str(), &raw);
+    // Pipeline 1 measured on a GPU, pipeline 2 on POCL.
+    sqlite3_exec(raw,
+                 "UPDATE samples SET device = 'NVIDIA H100', benchmark = 'measured' WHERE run_id = 1;"
+                 "UPDATE samples SET device = 'pocl-AMD EPYC', benchmark = 'measured' WHERE run_id = 2;",
+                 nullptr, nullptr, nullptr);
+    sqlite3_close(raw);
+    auto mixed = test::run_gpusched({"retrain", "--db", dir / "db.sqlite", "--all", "--epochs", "2", "-o", dir / "w"});
+    CHECK(mixed.exit_code == 1);
+    CHECK(mixed.err.find("2 devices (NVIDIA H100, pocl-AMD EPYC)") != std::string::npos);
+    auto one = test::run_gpusched({"--json", "retrain", "--db", dir / "db.sqlite", "--all", "--device", "NVIDIA H100",
+                                   "--epochs", "2", "-o", dir / "w"});
+    INFO(one.err);
+    REQUIRE(one.ok());
+    CHECK(one.out.find("\"samples\": 8") != std::string::npos);
+}

@@ -29,23 +29,23 @@ const char *to_string(ValidationStatus s) {
 std::string validation_cpu_target() { return host_target_with("strict_float"); }
 std::string validation_opencl_target() { return host_target_with("opencl-strict_float"); }
 
-namespace {
-
-// A file gpusched builds and installs beside itself: $ENV_VAR, else next to
-// the running binary's build tree (tuner/) or install tree (lib/gpusched/),
-// else where this build put it. Empty if none exists.
 std::string locate_build_artifact(const char *env_var, const char *file_name, const char *build_path) {
     if (const char *env = std::getenv(env_var); env && *env) return env;
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
-    for (const fs::path &c : {self / "../tuner" / file_name, self / "../lib/gpusched" / file_name}) {
+    for (const fs::path &c : {self / "../tuner" / file_name, self / "../tuner/runner" / file_name,
+                              self / "../lib/gpusched" / file_name}) {
         if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
     }
     if (build_path && fs::exists(build_path, ec)) return build_path;
     return {};
 }
 
-} // namespace
+std::string locate_cxx_compiler() {
+    const char *cxx_env = std::getenv("CXX");
+    auto compiler = find_executable(cxx_env && *cxx_env ? cxx_env : "c++");
+    return compiler ? *compiler : std::string();
+}
 
 std::string locate_output_runner_archive() {
 #ifdef GPUSCHED_BUILD_OUTPUT_RUNNER
@@ -79,14 +79,14 @@ std::string opencl_environment_problem(std::chrono::seconds timeout) {
            "); check POCL (pocl-opencl-icd), its ICD file and that /sys is mounted";
 }
 
-namespace {
-
 bool opencl_runtime_present() {
     void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!h) h = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
     if (h) dlclose(h);
     return h != nullptr;
 }
+
+namespace {
 
 ValidationReport fail(ValidationStatus status, std::string detail) {
     ValidationReport r;
@@ -177,7 +177,7 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
     // Mullapudi2016 keeps deep pipelines fast; if it cannot schedule this
     // one, the unscheduled (all inline) build is just as correct.
     GeneratorInvocation ref = validation_build(req, dir, validation_cpu_target());
-    ref.plugin_path = std::string(GPUSCHED_HALIDE_PLUGIN_DIR) + "/libautoschedule_mullapudi2016.so";
+    ref.plugin_path = halide_plugin_dir() + "/libautoschedule_mullapudi2016.so";
     ref.autoscheduler = "Mullapudi2016";
     GeneratorOutcome ref_out = run_generator(ref);
     if (!ref_out.ok()) {
@@ -198,6 +198,54 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
 
 } // namespace
 
+GeneratorInvocation scheduled_build(const ValidationRequest &req, const std::string &dir, const std::string &target) {
+    GeneratorInvocation cand = validation_build(req, dir, target);
+    if (req.source.schedule_param) cand.params["schedule"] = *req.source.schedule_param;
+    if (req.source.plugin_path) {
+        cand.plugin_path = req.source.plugin_path;
+        cand.autoscheduler = req.source.halide_name;
+    }
+    if (req.source.searches) {
+        nlohmann::json config = req.plugin_config.is_object() ? req.plugin_config : nlohmann::json::object();
+        config.erase("record_path");
+        config["replay"] = req.replay_record;
+        const std::string config_path = dir + "/config.json";
+        std::error_code ec;
+        fs::create_directories(dir, ec);
+        std::ofstream(config_path) << config.dump(2);
+        cand.env["GPUSCHED_CONFIG"] = config_path;
+    }
+    return cand;
+}
+
+ReferenceOutputs reference_outputs(const ValidationRequest &req) {
+    ReferenceOutputs out;
+    const std::string archive = locate_output_runner_archive();
+    if (archive.empty()) {
+        out.failure = "the validation runner (libgpusched_output_runner.a) was not found";
+        return out;
+    }
+    const std::string compiler = locate_cxx_compiler();
+    if (compiler.empty()) {
+        out.failure = "no C++ compiler to link the validation runners";
+        return out;
+    }
+    // Built and run once per pipeline and input seed in this process, in the
+    // work dir of the first request that needs them.
+    std::shared_ptr<ReferenceEntry> ref_entry = reference_entry(reference_key(req));
+    std::lock_guard<std::mutex> lock(ref_entry->mutex);
+    std::error_code ec;
+    const bool built_and_kept = ref_entry->failure && (!ref_entry->failure->empty() ||
+                                                        fs::exists(fs::path(ref_entry->dir) / kReferenceDone, ec));
+    if (!built_and_kept) {
+        ref_entry->dir = req.work_dir + "/reference";
+        ref_entry->failure = build_and_run_reference(req, compiler, archive, ref_entry->dir);
+    }
+    out.dir = ref_entry->dir;
+    out.failure = *ref_entry->failure;
+    return out;
+}
+
 ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
     const auto t0 = std::chrono::steady_clock::now();
     auto finish = [&](ValidationReport r) {
@@ -214,50 +262,22 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
     const std::string archive = locate_output_runner_archive();
     if (archive.empty())
         return finish(fail(ValidationStatus::NotRun, "the validation runner (libgpusched_output_runner.a) was not found"));
-    const char *cxx_env = std::getenv("CXX");
-    auto compiler = find_executable(cxx_env && *cxx_env ? cxx_env : "c++");
-    if (!compiler) return finish(fail(ValidationStatus::NotRun, "no C++ compiler to link the validation runners"));
+    const std::string compiler = locate_cxx_compiler();
+    if (compiler.empty()) return finish(fail(ValidationStatus::NotRun, "no C++ compiler to link the validation runners"));
 
     const std::string cand_dir = req.work_dir + "/opencl";
     std::error_code ec;
     fs::remove_all(req.work_dir, ec);
     fs::create_directories(cand_dir, ec);
 
-    // The reference outputs: built and run once per pipeline and input seed
-    // in this process, in the work dir of the first request that needs them.
-    std::shared_ptr<ReferenceEntry> ref_entry = reference_entry(reference_key(req));
-    std::string ref_dir;
-    {
-        std::lock_guard<std::mutex> lock(ref_entry->mutex);
-        const bool built_and_kept = ref_entry->failure && (!ref_entry->failure->empty() ||
-                                                            fs::exists(fs::path(ref_entry->dir) / kReferenceDone, ec));
-        if (!built_and_kept) {
-            ref_entry->dir = req.work_dir + "/reference";
-            ref_entry->failure = build_and_run_reference(req, *compiler, archive, ref_entry->dir);
-        }
-        if (!ref_entry->failure->empty()) return finish(fail(ValidationStatus::NotRun, *ref_entry->failure));
-        ref_dir = ref_entry->dir;
-    }
+    const ReferenceOutputs ref = reference_outputs(req);
+    if (!ref.ok()) return finish(fail(ValidationStatus::NotRun, ref.failure));
 
     // The candidate: the same schedule, for OpenCL.
-    GeneratorInvocation cand = validation_build(req, cand_dir, validation_opencl_target());
-    if (req.source.schedule_param) cand.params["schedule"] = *req.source.schedule_param;
-    if (req.source.plugin_path) {
-        cand.plugin_path = req.source.plugin_path;
-        cand.autoscheduler = req.source.halide_name;
-    }
-    if (req.source.searches) {
-        nlohmann::json config = req.plugin_config.is_object() ? req.plugin_config : nlohmann::json::object();
-        config.erase("record_path");
-        config["replay"] = req.replay_record;
-        const std::string config_path = cand_dir + "/config.json";
-        std::ofstream(config_path) << config.dump(2);
-        cand.env["GPUSCHED_CONFIG"] = config_path;
-    }
-    GeneratorOutcome cand_out = run_generator(cand);
+    GeneratorOutcome cand_out = run_generator(scheduled_build(req, cand_dir, validation_opencl_target()));
     if (!cand_out.ok()) return finish(fail(ValidationStatus::Failed, "OpenCL build failed: " + cand_out.message));
 
-    ProcessResult link = link_runner(*compiler, archive, cand_dir, req.generator_name, req.timeout);
+    ProcessResult link = link_runner(compiler, archive, cand_dir, req.generator_name, req.timeout);
     if (!link.ok())
         return finish(fail(ValidationStatus::NotRun, "linking the runner failed (" + link.describe_failure() +
                                                           "): " + last_lines(link.err, 1)));
@@ -266,7 +286,7 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
         return finish(fail(ValidationStatus::Failed, "the OpenCL build did not run on POCL (" +
                                                          cand_run.describe_failure() + "): " + last_lines(cand_run.err, 1)));
 
-    return finish(compare_output_dirs(ref_dir, cand_dir));
+    return finish(compare_output_dirs(ref.dir, cand_dir));
 }
 
 ValidationReport compare_output_dirs(const std::string &ref_dir, const std::string &cand_dir) {

@@ -75,8 +75,36 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &request);
 // outputs in ref_dir).
 ValidationReport compare_output_dirs(const std::string &ref_dir, const std::string &cand_dir);
 
+// The CPU reference of a request's pipeline: its outputs (*.raw) in dir, for
+// the request's generator, params and input seed. Built and run once per
+// pipeline in this process (in the work dir of the first request that needs
+// it) and shared by every later request; failure says why there is none.
+struct ReferenceOutputs {
+    std::string dir;
+    std::string failure;  // empty on success
+    bool ok() const { return failure.empty(); }
+};
+ReferenceOutputs reference_outputs(const ValidationRequest &request);
+
+// The generator invocation that compiles the request's schedule (its
+// source; for gpusched, the replayed decision record) into dir for target,
+// emitting a library, header and registration for a runner to link.
+GeneratorInvocation scheduled_build(const ValidationRequest &request, const std::string &dir,
+                                    const std::string &target);
+
+// A C++ compiler to link runners with ($CXX, else c++); empty if none.
+std::string locate_cxx_compiler();
+
+// True when an OpenCL ICD loader (libOpenCL.so.1) can be loaded.
+bool opencl_runtime_present();
+
 // The prebuilt runner archive (output_runner_main.cpp); empty if not found.
 std::string locate_output_runner_archive();
+
+// A file gpusched builds and installs beside itself: $env_var, else next to
+// the running binary's build tree (tuner/, tuner/runner/) or install tree
+// (lib/gpusched/), else build_path (where this build put it). Empty if none.
+std::string locate_build_artifact(const char *env_var, const char *file_name, const char *build_path);
 
 // The OpenCL probe (opencl_probe_main.cpp); empty if not found.
 std::string locate_opencl_probe();

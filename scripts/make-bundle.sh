@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Packs a relocatable gpusched into one tarball for GPU machines that lack
+# Halide, LLVM and the Debian libraries (docs/bundle.md):
+#
+#   scripts/make-bundle.sh [BUILD_DIR] [OUT.tar.xz]
+#
+# In it: the gpusched binary and a launcher, the search plugin, Halide 14's
+# Li2018 and Mullapudi2016 plugins (baseline and CPU reference), the two
+# prebuilt runner archives (validation and benchmark harness), the OpenCL
+# probe, the generators of the suite that BUILD_DIR has built (demo, apps,
+# random pipeline), RunGen.h and GenGen.cpp for users' own generators, and
+# every shared library those load except glibc's own (libc, libm, libdl,
+# libpthread, librt, ld-linux) and the GPU drivers (libcuda, libOpenCL),
+# which come from the machine. After `tar xf`, bin/gpusched runs as
+# installed, compiles included. Linking each benchmark still needs the
+# machine's C++ compiler (c++ or $CXX), as on a build machine.
+#
+# Refuses to write a bundle larger than 60 MiB.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build="${1:-build}"
+out="${2:-gpusched-bundle.tar.xz}"
+limit_mib=60
+
+for f in cli/gpusched core/libgpusched_autoscheduler.so tuner/libgpusched_output_runner.a \
+         tuner/libgpusched_benchmark_runner.a tuner/gpusched-opencl-probe; do
+  [[ -f "$build/$f" ]] || { echo "error: $build/$f is missing; build gpusched first (scripts/build.sh)" >&2; exit 1; }
+done
+halide_plugins=$(grep -E '^GPUSCHED_HALIDE_PLUGIN_DIR:' "$build/CMakeCache.txt" | cut -d= -f2)
+halide_src=$(grep -E '^GPUSCHED_HALIDE_SRC_DIR:' "$build/CMakeCache.txt" | cut -d= -f2)
+
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+root="$stage/gpusched"
+mkdir -p "$root"/{bin,libexec,lib/gpusched,lib/halide14,generators,share/halide}
+
+cp "$build/cli/gpusched" "$root/libexec/gpusched"
+cp "$build/core/libgpusched_autoscheduler.so" "$build/tuner/libgpusched_output_runner.a" \
+   "$build/tuner/libgpusched_benchmark_runner.a" "$build/tuner/gpusched-opencl-probe" "$root/lib/gpusched/"
+cp "$halide_plugins/libautoschedule_li2018.so" "$halide_plugins/libautoschedule_mullapudi2016.so" "$root/lib/halide14/"
+cp "$halide_src/RunGen.h" "$halide_src/RunGenMain.cpp" "$halide_src/GenGen.cpp" "$halide_src"/halide_*.h \
+   "$root/share/halide/" 2>/dev/null || true
+while IFS= read -r gen; do
+  cp "$gen" "$root/generators/"
+done < <(find "$build/benchmarks" -name '*.generator' -type f -perm -u+x)
+
+# Every shared library the executables and plugins load, but glibc's and the drivers'.
+elves=("$root/libexec/gpusched" "$root/lib/gpusched/libgpusched_autoscheduler.so" "$root/lib/gpusched/gpusched-opencl-probe"
+       "$root"/lib/halide14/*.so "$root"/generators/*)
+ldd "${elves[@]}" 2>/dev/null | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*|libcuda.so*|libOpenCL.so*) continue ;;
+  esac
+  cp -L "$lib" "$root/lib/"
+done
+
+cat > "$root/bin/gpusched" <<'LAUNCHER'
+#!/bin/sh
+# gpusched from a relocatable bundle: everything it loads is beside it.
+here=$(cd "$(dirname "$0")/.." && pwd)
+export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export GPUSCHED_PLUGIN="${GPUSCHED_PLUGIN:-$here/lib/gpusched/libgpusched_autoscheduler.so}"
+export GPUSCHED_HALIDE_PLUGIN_DIR="${GPUSCHED_HALIDE_PLUGIN_DIR:-$here/lib/halide14}"
+export GPUSCHED_OUTPUT_RUNNER="${GPUSCHED_OUTPUT_RUNNER:-$here/lib/gpusched/libgpusched_output_runner.a}"
+export GPUSCHED_BENCHMARK_RUNNER="${GPUSCHED_BENCHMARK_RUNNER:-$here/lib/gpusched/libgpusched_benchmark_runner.a}"
+export GPUSCHED_OPENCL_PROBE="${GPUSCHED_OPENCL_PROBE:-$here/lib/gpusched/gpusched-opencl-probe}"
+exec "$here/libexec/gpusched" "$@"
+LAUNCHER
+chmod +x "$root/bin/gpusched"
+cat > "$root/README.txt" <<README
+gpusched $(git describe --always --dirty 2>/dev/null || echo unknown), relocatable bundle for x86-64 Linux, glibc >= 2.36.
+
+  bin/gpusched tune generators/demo_sharpen.generator -g demo_sharpen --mode top5 --gpu auto -o out --db out/samples.sqlite
+
+Needs on the machine: an NVIDIA driver (or POCL for --device opencl), and a C++ compiler (c++ or \$CXX)
+to link each benchmark. ptxas (CUDA toolkit) in PATH for the spill check; without it the check is "not checked".
+README
+
+tar -C "$stage" -cJf "$out" gpusched
+size=$(stat -c %s "$out")
+mib=$(( (size + 1048575) / 1048576 ))
+if (( size > limit_mib * 1048576 )); then
+  echo "error: the bundle is ${mib} MiB, over the ${limit_mib} MiB limit; $out left for inspection" >&2
+  exit 1
+fi
+echo "$out: ${mib} MiB ($(tar -tJf "$out" | wc -l) files)"

@@ -1,0 +1,162 @@
+// The runner with real benchmark processes on POCL: a correct sample is
+// measured, and a sample that crashes, hangs or computes the wrong output is
+// recorded with what happened - never a time - while the next sample on the
+// same device still measures. Builds go through the real build step
+// (generator, linker) against a real CPU reference.
+
+#include <filesystem>
+
+#include <catch2/catch.hpp>
+
+#include "test_support.h"
+#include "tuner/autoschedulers.h"
+#include "tuner/cuda_device_query.h"
+#include "tuner/runner/benchmark_build.h"
+#include "tuner/runner/runner.h"
+#include "tuner/user_error.h"
+#include "tuner/validation/pocl_validation.h"
+
+using namespace gpusched;
+namespace fs = std::filesystem;
+
+namespace {
+
+TimingOptions quick_timing(int timeout_s = 60) {
+    TimingOptions t;
+    t.min_time_s = 0.01;
+    t.min_reps = 3;
+    t.max_reps = 50;
+    t.timeout = std::chrono::seconds(timeout_s);
+    return t;
+}
+
+ValidationRequest planted(const test::TempDir &dir, const std::string &fault) {
+    ValidationRequest r;
+    r.generator_path = RUNNER_TEST_GENERATORS;
+    r.generator_name = "planted_fault";
+    r.generator_params = {{"fault", fault}};
+    r.source = *find_schedule_source("naive");
+    r.work_dir = dir / ("work-" + fault);
+    r.timeout = std::chrono::seconds(300);
+    return r;
+}
+
+// The OpenCL benchmark of planted_fault with this fault, built against the
+// CPU reference (which is the same for every fault: the fault is GPU-only).
+BenchmarkBinary build(const test::TempDir &dir, const std::string &fault) {
+    ValidationRequest req = planted(dir, fault);
+    ReferenceOutputs ref = reference_outputs(req);
+    INFO(ref.failure);
+    REQUIRE(ref.ok());
+    BenchmarkBuildRequest b;
+    b.label = fault;
+    b.schedule = req;
+    b.target = benchmark_target(DeviceKind::OpenCl, "");
+    b.work_dir = dir / ("bench-" + fault);
+    b.reference_dir = ref.dir;
+    BenchmarkBuild built = build_benchmark(b);
+    INFO(built.error);
+    REQUIRE(built.ok);
+    return built.binary;
+}
+
+void check_measured(const Measurement &m) {
+    INFO(m.error);
+    REQUIRE(m.outcome == MeasureOutcome::Measured);
+    CHECK(m.validation == "passed");
+    REQUIRE(m.min_ms);
+    REQUIRE(m.median_ms);
+    CHECK(*m.min_ms > 0);
+    CHECK(*m.min_ms <= *m.median_ms);
+    CHECK(m.reps >= 3);
+    CHECK(m.reps <= 50);
+    CHECK(m.device.rfind("pocl-", 0) == 0);
+    CHECK(m.device_kind == DeviceKind::OpenCl);
+}
+
+} // namespace
+
+TEST_CASE("the opencl runner measures a correct sample after checking its output", "[runner]") {
+    test::TempDir dir;
+    auto runner = make_opencl_runner(quick_timing());
+    Measurement m = runner->run(build(dir, "none"));
+    check_measured(m);
+    CHECK(m.validation_detail.find("2048 float32 values agree") != std::string::npos);
+    // The first call (POCL's kernel compiler) is reported, not counted.
+    CHECK(m.first_call_ms > 0);
+    CHECK(m.timed_ms >= *m.min_ms * static_cast<double>(m.reps));
+    CHECK(fs::exists(dir / "bench-none/run/benchmark.json"));
+    CHECK(runner->device_name() == m.device);
+}
+
+TEST_CASE("a sample that crashes is recorded as crashed and the next sample still measures",
+          "[runner][fault]") {
+    test::TempDir dir;
+    auto runner = make_opencl_runner(quick_timing());
+    const BenchmarkBinary crash = build(dir, "crash"), good = build(dir, "none");
+    Measurement bad = runner->run(crash);
+    INFO(bad.error);
+    CHECK(bad.outcome == MeasureOutcome::Crashed);
+    CHECK(bad.error.find("signal") != std::string::npos);
+    CHECK_FALSE(bad.median_ms);
+    CHECK(bad.reps == 0);
+    check_measured(runner->run(good));
+}
+
+TEST_CASE("a sample that hangs is killed at the timeout and the next sample still measures",
+          "[runner][fault]") {
+    test::TempDir dir;
+    auto runner = make_opencl_runner(quick_timing(8));
+    const BenchmarkBinary hang = build(dir, "hang"), good = build(dir, "none");
+    Measurement bad = runner->run(hang);
+    INFO(bad.error);
+    CHECK(bad.outcome == MeasureOutcome::TimedOut);
+    CHECK(bad.error.find("did not finish in 8 s") != std::string::npos);
+    CHECK(bad.wall_seconds < 30);
+    CHECK_FALSE(bad.median_ms);
+    check_measured(runner->run(good));
+}
+
+TEST_CASE("a wrong output is a failed measurement with the difference and no time", "[runner][fault]") {
+    test::TempDir dir;
+    auto runner = make_opencl_runner(quick_timing());
+    Measurement bad = runner->run(build(dir, "wrong"));
+    INFO(bad.error);
+    CHECK(bad.outcome == MeasureOutcome::WrongOutput);
+    CHECK(bad.validation == "failed");
+    CHECK(bad.validation_detail.find("2048 of 2048 values differ") != std::string::npos);
+    CHECK(bad.error.find("wrong output") != std::string::npos);
+    CHECK_FALSE(bad.min_ms);
+    CHECK_FALSE(bad.median_ms);
+}
+
+TEST_CASE("the cuda runner refuses in one line naming --device opencl when no GPU is visible",
+          "[runner][cuda]") {
+    if (!query_local_gpus().devices.empty()) {
+        // With a GPU it must come up with one slot per GPU instead.
+        auto runner = make_cuda_runner(quick_timing());
+        CHECK(runner->slots() == static_cast<int>(query_local_gpus().devices.size()));
+        return;
+    }
+    try {
+        make_cuda_runner(quick_timing());
+        FAIL("make_cuda_runner succeeded without a GPU");
+    } catch (const UnavailableError &e) {
+        const std::string what = e.what();
+        CHECK(what.find("--device opencl") != std::string::npos);
+        CHECK(what.find('\n') == std::string::npos);
+    }
+}
+
+TEST_CASE("a pipeline error is classified by the device error it names", "[runner]") {
+    CHECK(detail::classify_pipeline_error(
+              "halide_error: CUDA error: CUDA_ERROR_OUT_OF_MEMORY cuMemAlloc failed") ==
+          MeasureOutcome::OutOfMemory);
+    CHECK(detail::classify_pipeline_error(
+              "halide_error: CL: clCreateBuffer failed: CL_MEM_OBJECT_ALLOCATION_FAILURE") ==
+          MeasureOutcome::OutOfMemory);
+    CHECK(detail::classify_pipeline_error("halide_error: CUDA error: CUDA_ERROR_ILLEGAL_ADDRESS") ==
+          MeasureOutcome::DeviceError);
+    CHECK(detail::classify_pipeline_error("halide_error: Input buffer input is accessed at -1") ==
+          MeasureOutcome::Crashed);
+}

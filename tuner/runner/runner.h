@@ -1,0 +1,139 @@
+#pragma once
+// The runner: takes a compiled sample and returns what it measured (TVM
+// MetaSchedule's Runner; the build step is benchmark_build.h, the record
+// goes to the database). A benchmark is one process: the sample's library
+// linked around benchmark_main.cpp (a prebuilt archive,
+// libgpusched_benchmark_runner.a), run with a timeout in its own process
+// group. The process checks the sample's output against the CPU reference
+// before it times anything; see benchmark_main.cpp for what is timed.
+//
+// Two devices behind one interface:
+// - cuda: the real thing. One benchmark per GPU at a time
+//   (CUDA_VISIBLE_DEVICES names the one it gets), all GPUs busy; compiles
+//   may run beside benchmarks, on the CPU.
+// - opencl: the same harness on POCL, the CPU's OpenCL, for machines without
+//   a GPU and for CI. Its times are real times of a CPU OpenCL device, never
+//   a GPU's: they carry the device name pocl-<cpu model>. One benchmark at a
+//   time, and never beside compile jobs, which would share its cores.
+//
+// Invariants: run() never throws for anything a sample does; a crash
+// (signal), a hang (timeout: the process group is killed), a device error,
+// running out of device memory and a wrong output each come back as a
+// Measurement with its outcome and one line of error, never a time; the
+// next benchmark on the same device starts in a fresh process. A
+// Measurement with outcome Measured always has min, median and reps.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gpusched {
+
+enum class DeviceKind { Cuda, OpenCl };
+const char *to_string(DeviceKind kind);
+std::optional<DeviceKind> parse_device_kind(const std::string &name);
+
+struct TimingOptions {
+    // Repetitions run until both hold: min_time_s seconds timed in total and
+    // min_reps calls; never more than max_reps. 0.1 s is RunGen's default.
+    double min_time_s = 0.1;
+    int min_reps = 3;
+    int max_reps = 1000;
+    int warmup = 1;                   // untimed calls after the first
+    std::chrono::seconds timeout{60}; // per benchmark process
+};
+
+enum class MeasureOutcome {
+    Measured,
+    WrongOutput,
+    Crashed,
+    TimedOut,
+    OutOfMemory,
+    DeviceError,
+    BuildFailed,
+    NotRun
+};
+// As stored in samples.benchmark: measured, wrong output, crashed, timeout,
+// out of memory, device error, build failed, not run.
+const char *to_string(MeasureOutcome outcome);
+
+// A benchmark program, built (benchmark_build.h) and ready to run.
+struct BenchmarkBinary {
+    std::string label; // "sample 3", "li2018": for messages
+    std::string executable;
+    std::string work_dir;      // its outputs and benchmark.json go here
+    std::string reference_dir; // the CPU reference's outputs
+    std::string target;        // the Halide target it was built for
+    uint64_t input_seed = 1;
+};
+
+// One measurement, as TVM keeps it: what ran where, what came out, and how.
+struct Measurement {
+    // Inputs.
+    std::string label, target;
+    DeviceKind device_kind = DeviceKind::OpenCl;
+    std::string device;           // the GPU's name, or pocl-<cpu model>
+    std::optional<int> gpu_index; // cuda: the CUDA_VISIBLE_DEVICES it ran with
+    // Outputs.
+    MeasureOutcome outcome = MeasureOutcome::NotRun;
+    std::string error; // one line; empty when measured
+    std::optional<double> min_ms, median_ms, max_ms;
+    int64_t reps = 0;
+    std::string validation = "not run"; // not run | passed | failed
+    std::string validation_detail;
+    // Provenance: the harness's own figures and the process as seen from here.
+    double first_call_ms = 0; // module load + JIT + first run, not counted
+    double input_copy_ms = 0; // host-to-device copies before timing, not counted
+    double setup_ms = 0;      // arguments parsed, inputs made, bounds query
+    double check_ms = 0;      // outputs copied back, written and compared with the reference
+    double timed_ms = 0;      // sum of the timed calls
+    double process_ms = 0;    // the harness's main(), start to end
+    double wall_seconds = 0;  // the process, start to exit, from the driver
+
+    bool measured() const { return outcome == MeasureOutcome::Measured; }
+    nlohmann::json to_json() const;
+};
+
+class Runner {
+public:
+    virtual ~Runner() = default;
+    virtual DeviceKind kind() const = 0;
+    // The device name measurements are stored under.
+    virtual std::string device_name() const = 0;
+    // How many benchmarks may run at once (one per GPU).
+    virtual int slots() const = 0;
+    // Whether compile jobs may run while a benchmark is timed.
+    virtual bool compiles_may_overlap() const = 0;
+    // Thread-safe; waits for a free device. Never throws for what the sample does.
+    virtual Measurement run(const BenchmarkBinary &binary) = 0;
+};
+
+// Throw UnavailableError (tuner/user_error.h) with one line when the device
+// cannot be used here: no GPU (naming --device opencl), no OpenCL runtime or
+// one that cannot run a kernel.
+std::unique_ptr<Runner> make_cuda_runner(const TimingOptions &timing);
+std::unique_ptr<Runner> make_opencl_runner(const TimingOptions &timing);
+std::unique_ptr<Runner> make_runner(DeviceKind kind, const TimingOptions &timing);
+
+// The device tune uses when none is named: cuda when a GPU is visible.
+std::optional<DeviceKind> default_device_kind();
+
+// pocl-<cpu model name from /proc/cpuinfo>.
+std::string pocl_device_name();
+
+namespace detail {
+// Runs a built benchmark with extra environment: the shared part of both
+// devices. Fills everything but device, device_kind and gpu_index.
+Measurement run_benchmark_process(const BenchmarkBinary &binary, const TimingOptions &timing,
+                                  const std::map<std::string, std::string> &env);
+// The outcome of a harness that exited with a Halide error, from its message.
+MeasureOutcome classify_pipeline_error(const std::string &message);
+} // namespace detail
+
+} // namespace gpusched
