@@ -66,7 +66,7 @@ std::string extract_ptx(const std::string &archive) {
 
 } // namespace
 
-TEST_CASE("the plugin schedules a generator for CUDA; its PTX assembles for sm_90", "[e2e]") {
+TEST_CASE("the plugin schedules a generator for CUDA and its PTX assembles for sm_90", "[e2e]") {
     fs::path dir;
     std::string log;
     nlohmann::json cfg = {{"beam_size", 4}, {"passes", 2}, {"seed", 11}, {"cost_model", "analytic"}};
