@@ -29,7 +29,8 @@ std::string read_file(const fs::path &p) {
 }
 
 // Runs a program; stdout and stderr, and how it failed if it did, go to log.
-bool run(std::vector<std::string> argv, std::string &log, std::map<std::string, std::string> env = {}) {
+gpusched::ProcessResult run_for_result(std::vector<std::string> argv, std::string &log,
+                                       std::map<std::string, std::string> env = {}) {
     gpusched::ProcessSpec spec;
     spec.argv = std::move(argv);
     spec.env = std::move(env);
@@ -37,7 +38,21 @@ bool run(std::vector<std::string> argv, std::string &log, std::map<std::string, 
     const gpusched::ProcessResult r = gpusched::run_process(spec);
     log = r.out + r.err;
     if (!r.ok()) log += "\n[" + spec.argv[0] + ": " + (r.started ? r.describe_failure() : r.start_error) + "]";
-    return r.ok();
+    return r;
+}
+
+bool run(std::vector<std::string> argv, std::string &log, std::map<std::string, std::string> env = {}) {
+    return run_for_result(std::move(argv), log, std::move(env)).ok();
+}
+
+// A POCL runner (gs_blur_pocl_runner.cpp) with its output overwritten by NaN
+// must report every value as a mismatch: the oracle for its comparison.
+void check_runner_fails_nan_output(const std::string &runner) {
+    std::string log;
+    const gpusched::ProcessResult r = run_for_result({runner, "--plant-nan"}, log, {{"HL_OCL_DEVICE_TYPE", "cpu"}});
+    INFO("runner with --plant-nan: " << log);
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("mismatches: 131072 of 131072 values differ") != std::string::npos);
 }
 
 // Runs the generator with the plugin for `target` and config `cfg` into a
@@ -174,6 +189,8 @@ TEST_CASE("the OpenCL build scheduled by the plugin matches the CPU build on POC
     const bool ok = run({GS_POCL_RUNNER}, log, {{"HL_OCL_DEVICE_TYPE", "cpu"}});
     INFO(log);
     CHECK(ok);
+    CHECK(log.find("mismatches: 0 of 131072 values differ") != std::string::npos);
+    check_runner_fails_nan_output(GS_POCL_RUNNER);
 }
 
 TEST_CASE("forced shared-memory, register and staged schedules run correctly on POCL", "[e2e][opencl]") {
@@ -233,5 +250,7 @@ TEST_CASE("forced shared-memory, register and staged schedules run correctly on 
         const bool ran = run({exe}, run_log, {{"HL_OCL_DEVICE_TYPE", "cpu"}});
         INFO(run_log);
         CHECK(ran);
+        CHECK(run_log.find("mismatches: 0 of 131072 values differ") != std::string::npos);
+        check_runner_fails_nan_output(exe);
     }
 }
