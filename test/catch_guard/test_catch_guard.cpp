@@ -6,15 +6,18 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include "tuner/subprocess.h"
 
 using gpusched::ProcessResult;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -29,8 +32,26 @@ ProcessResult run(std::vector<std::string> argv, const std::string &working_dir 
 // The entries ctest runs in this build, as `ctest --show-only=json-v1` lists
 // them, less those of test executables not built here: ctest lists them
 // without a command (and fails them as "Not Run").
+//
+// ctest writes Testing/Temporary/LastTest.log wherever it runs, --show-only
+// included: run in the build directory, it would overwrite the log of the
+// ctest run this test is part of. So it runs on a copy of the build's
+// CTestTestfile.cmake tree (they include the discovered tests' files by
+// absolute path).
 std::vector<nlohmann::json> ctest_entries() {
-    const ProcessResult r = run({CATCH_GUARD_CTEST, "--show-only=json-v1"}, CATCH_GUARD_BUILD_DIR);
+    static int calls = 0;
+    const fs::path copy =
+        fs::temp_directory_path() / ("gpusched_catch_guard_" + std::to_string(getpid()) + "_" + std::to_string(calls++));
+    fs::remove_all(copy);
+    const fs::path build = CATCH_GUARD_BUILD_DIR;
+    for (const fs::directory_entry &e : fs::recursive_directory_iterator(build)) {
+        if (e.path().filename() != "CTestTestfile.cmake") continue;
+        const fs::path to = copy / fs::relative(e.path(), build);
+        fs::create_directories(to.parent_path());
+        fs::copy_file(e.path(), to);
+    }
+    const ProcessResult r = run({CATCH_GUARD_CTEST, "--show-only=json-v1"}, copy.string());
+    fs::remove_all(copy);
     INFO(r.err);
     REQUIRE(r.ok());
     const nlohmann::json listed = nlohmann::json::parse(r.out);
