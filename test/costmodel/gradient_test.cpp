@@ -2,9 +2,11 @@
 // training forward pass matches the fast inference path.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "costmodel/analytic_cost_model.h"
+#include "costmodel/network_cost_model.h"
 #include "costmodel/network_evaluator.h"
 #include "costmodel/network_gradient.h"
 #include "fixtures.h"
@@ -94,9 +96,24 @@ TEST_CASE("gradient: backward pass matches central finite differences", "[gradie
 TEST_CASE("gradient: a zero penalty removes exactly the penalty's contribution", "[gradient]") {
     Problem p = make_problem(22);
     std::vector<int> batch = {0, 1, 2, 3};
-    const double with = batch_loss(p.params, p.pipe, batch, 1.0, nullptr);
+    // The paper's relative-throughput term alone, from the predictions
+    // (network_gradient.h): 1/n sum (t_ref/p - t_ref/t)^2, t_ref the fastest
+    // measured, p clamped at kMinPredictedCostMs.
+    const std::vector<double> predicted = predict_samples(p.params, p.pipe, batch);
+    double t_ref = INFINITY;
+    for (int s : batch) t_ref = std::min(t_ref, p.pipe.samples[s].runtime_ms);
+    double throughput = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+        const double diff = t_ref / std::max(predicted[i], kMinPredictedCostMs) - t_ref / p.pipe.samples[batch[i]].runtime_ms;
+        throughput += diff * diff / static_cast<double>(batch.size());
+    }
     const double without = batch_loss(p.params, p.pipe, batch, 0.0, nullptr);
+    const double with = batch_loss(p.params, p.pipe, batch, 1.0, nullptr);
+    INFO("throughput term " << throughput << ", loss with penalty 0: " << without << ", 1: " << with);
+    CHECK(without == Approx(throughput).epsilon(1e-12));
     CHECK(with > without); // some pre-activations are negative by construction
+    // The penalty's contribution is proportional to its weight.
+    CHECK(batch_loss(p.params, p.pipe, batch, 3.0, nullptr) - without == Approx(3 * (with - without)).epsilon(1e-9));
 }
 
 TEST_CASE("gradient: training forward pass agrees with the fast inference path", "[gradient]") {

@@ -84,10 +84,21 @@ TEST_CASE("training is deterministic for a seed", "[training]") {
     TrainingOptions opt;
     opt.epochs = 5;
     opt.formula = formula_context_for(test::h100());
-    NetworkWeights a = NetworkWeights::initial(1), b = NetworkWeights::initial(1);
-    train_network(a, data, opt);
+    const NetworkWeights initial = NetworkWeights::initial(1);
+    NetworkWeights a = initial, b = initial, c = initial;
+    const TrainingReport report = train_network(a, data, opt);
     train_network(b, data, opt);
+    TrainingOptions other_seed = opt;
+    other_seed.seed = opt.seed + 1;
+    train_network(c, data, other_seed);
+    // Training changed the weights (were it to do nothing, it would be
+    // deterministic for any reason)...
+    CHECK(report.steps > 0);
+    CHECK(a.flatten() != initial.flatten());
+    // ...the same seed gives the same weights, bit for bit...
     CHECK(a.flatten() == b.flatten());
+    // ...and the seed is what decides: it picks the validation split and the batches.
+    CHECK(a.flatten() != c.flatten());
 }
 
 TEST_CASE("training refuses a sample with a non-positive runtime, naming the pipeline", "[training]") {

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include "db/export.h"
@@ -149,11 +150,26 @@ TEST_CASE("export writes one CSV line per sample and valid JSON", "[db]") {
     SampleRow s = make_sample(0, 1.0);
     s.error = "has, a comma";
     store.add_sample(run, s);
+    store.add_sample(run, make_sample(1, 2.0));
     std::string csv = export_samples(db, ExportFormat::Csv);
-    CHECK(std::count(csv.begin(), csv.end(), '\n') == 2);
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // header + 2 samples
     CHECK(csv.find("\"has, a comma\"") != std::string::npos);
-    std::string json = export_samples(db, ExportFormat::Json);
-    CHECK(json.find("\"spill_bytes\": 16") != std::string::npos);
+    const std::string json = export_samples(db, ExportFormat::Json);
+    INFO(json);
+    const nlohmann::json rows = nlohmann::json::parse(json);  // throws on invalid JSON
+    REQUIRE(rows.is_array());
+    REQUIRE(rows.size() == 2);
+    CHECK(rows[0]["idx"] == 0);
+    CHECK(rows[0]["error"] == "has, a comma");
+    CHECK(rows[0]["spill_bytes"] == 16);
+    CHECK(rows[0]["kernels"] == 2);
+    CHECK(rows[0]["max_registers"] == 40);
+    CHECK(rows[0]["featurization_bytes"] == 5);
+    CHECK(rows[0]["predicted_cost"] == 1.0);
+    CHECK(rows[0]["generator_name"] == "app");
+    CHECK(rows[0]["params"].is_object());
+    CHECK(rows[1]["idx"] == 1);
+    CHECK(rows[1]["predicted_cost"] == 2.0);
 }
 
 TEST_CASE("a file that is not SQLite is refused and left untouched", "[db]") {
@@ -180,8 +196,12 @@ TEST_CASE("another application's SQLite database is refused", "[db]") {
 }
 
 TEST_CASE("migrations are numbered consecutively from 1", "[db]") {
+    // The schema has had more than one version (migration 2 added
+    // samples.validation_detail).
+    REQUIRE(migrations().size() >= 2);
     int expected = 1;
     for (const auto &m : migrations()) CHECK(m.version == expected++);
+    CHECK(current_schema_version() == static_cast<int>(migrations().size()));
 }
 
 TEST_CASE("querying a missing database names it and creates nothing", "[db]") {

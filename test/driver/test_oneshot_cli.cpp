@@ -13,6 +13,7 @@
 #include "db/database.h"
 #include "db/migrations.h"
 #include "test_support.h"
+#include "tuner/cuda_device_query.h"
 #include "tuner/subprocess.h"
 
 using namespace gpusched;
@@ -181,15 +182,25 @@ TEST_CASE("an unknown GPU profile is refused with the known ones", "[oneshot][ba
     CHECK(r.err.find("h100") != std::string::npos);
 }
 
-TEST_CASE("gpu auto without a local GPU is refused, saying why", "[oneshot][bad-input]") {
+TEST_CASE("gpu auto uses the local GPU, or without one is refused saying why", "[oneshot][bad-input]") {
     test::TempDir dir;
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
     args.insert(args.end(), {"--gpu", "auto"});
     auto r = test::run_gpusched(args);
-    if (r.ok()) {
-        SUCCEED("this machine has a GPU");
+    // What this machine has, asked here through the same driver query.
+    const LocalGpuQuery local = query_local_gpus();
+    INFO("local GPUs: " << local.devices.size() << " (" << local.problem << ")\nstdout: " << r.out);
+    if (local.devices.empty()) {
+        REQUIRE_FALSE(local.problem.empty());
+        check_refused(r, "--gpu auto: " + local.problem, dir / "db.sqlite");
     } else {
-        check_refused(r, "--gpu auto", dir / "db.sqlite");
+        INFO("stderr: " << r.err);
+        REQUIRE(r.ok());
+        auto runs = test::run_gpusched({"db", "--db", dir / "db.sqlite", "runs", "--json"});
+        REQUIRE(runs.ok());
+        auto j = nlohmann::json::parse(runs.out);
+        REQUIRE(j.size() == 1);
+        CHECK(j[0]["gpu"] == local.devices.front().name);
     }
 }
 

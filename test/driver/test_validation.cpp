@@ -3,6 +3,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+
+#include <sqlite3.h>
 
 #include <catch2/catch.hpp>
 
@@ -13,6 +16,7 @@
 #include "tuner/validation/pocl_validation.h"
 
 using namespace gpusched;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -34,6 +38,21 @@ void write_output(const std::string &path, int code, int bits, std::vector<int32
     s.append(reinterpret_cast<const char *>(extents.data()), extents.size() * sizeof(int32_t));
     s.append(static_cast<const char *>(data), bytes);
     test::write_file(path, s);
+}
+
+// Rows of a table; 0 when the database file was never created.
+int64_t rows_in(const std::string &db_path, const std::string &table) {
+    if (!fs::exists(db_path)) return 0;
+    sqlite3 *raw = nullptr;
+    sqlite3_open_v2(db_path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+    sqlite3_stmt *st = nullptr;
+    int64_t n = -1;  // the table does not exist, or the file is no database
+    if (sqlite3_prepare_v2(raw, ("SELECT count(*) FROM " + table).c_str(), -1, &st, nullptr) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(raw);
+    return n;
 }
 
 } // namespace
@@ -68,8 +87,21 @@ TEST_CASE("oneshot never keeps a schedule that changes the output", "[validation
     test::TempDir dir;
     ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "wrong_on_gpu", "--autoscheduler",
                                           "naive", "-o", dir / "out", "--db", dir / "db.sqlite"});
+    INFO(r.out << r.err);
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("changed the pipeline's output") != std::string::npos);
+    // The sample was built and validated in its own directory...
+    CHECK(fs::exists(dir / "out/samples/0/wrong_on_gpu.a"));
+    // ...and nothing of it was kept: no file at the top of the output
+    // directory, no row in the database.
+    for (const auto &entry : fs::directory_iterator(dir / "out")) {
+        INFO("kept: " << entry.path());
+        CHECK(entry.path().filename().string().rfind("wrong_on_gpu", 0) != 0);
+    }
+    for (const char *table : {"pipelines", "runs", "samples", "kernels"}) {
+        INFO("table " << table);
+        CHECK(rows_in(dir / "db.sqlite", table) == 0);
+    }
 }
 
 TEST_CASE("a bilateral grid written as Halide's example writes it is scheduled by gpusched and validates on POCL", "[validation][oneshot][estimates]") {

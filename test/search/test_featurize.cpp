@@ -66,7 +66,7 @@ TEST_CASE("a warp reading a column is uncoalesced: one sector per lane", "[featu
     CHECK(f[SF::num_global_mem_stores_per_block] == 4);  // the store stays coalesced
 }
 
-TEST_CASE("serial loops the load does not depend on reuse it; those it does multiply it", "[featurize]") {
+TEST_CASE("a serial loop the load depends on multiplies its sectors", "[featurize]") {
     test_pipelines::Copy p(false);
     FunctionDAG dag(p.outputs());
     Decisions d = all_inline(dag);
@@ -79,6 +79,27 @@ TEST_CASE("serial loops the load does not depend on reuse it; those it does mult
     CHECK(f[SF::num_global_mem_loads_per_block] == 16);
     CHECK(f[SF::global_mem_load_efficiency] == Approx(0.5));
     CHECK(f[SF::unrolled_loop_extent] == 2);
+}
+
+TEST_CASE("a serial loop the load does not depend on reuses its sectors", "[featurize]") {
+    // out(x, y) = in(x): every y of a thread reads the same float.
+    Halide::Var x{"x"}, y{"y"};
+    Halide::ImageParam in{Halide::Float(32), 1, "row_in"};
+    Halide::Func out{"rows_out"};
+    out(x, y) = in(x);
+    in.dim(0).set_estimate(0, 256);
+    out.set_estimate(x, 0, 256).set_estimate(y, 0, 256);
+    FunctionDAG dag(test_pipelines::functions({out}));
+    Decisions d = all_inline(dag);
+    // Each thread does 2 consecutive y: the load is issued once (a warp's
+    // 32 floats, 4 sectors), the store twice (8 sectors).
+    d.funcs[0] = root({32, 1}, {1, 2});
+    LoopNest nest(dag, d);
+    ScheduleFeatures f = features_of(nest, 0);
+    CHECK(f[SF::points_computed_per_thread] == 2);
+    CHECK(f[SF::num_global_mem_loads_per_block] == 4);
+    CHECK(f[SF::global_mem_load_efficiency] == Approx(1.0));
+    CHECK(f[SF::num_global_mem_stores_per_block] == 8);
 }
 
 TEST_CASE("a tail warp is counted with its own lanes", "[featurize]") {

@@ -29,7 +29,8 @@ std::string read_file(const fs::path &p) {
 }
 
 // Runs a program; stdout and stderr, and how it failed if it did, go to log.
-bool run(std::vector<std::string> argv, std::string &log, std::map<std::string, std::string> env = {}) {
+gpusched::ProcessResult run_for_result(std::vector<std::string> argv, std::string &log,
+                                       std::map<std::string, std::string> env = {}) {
     gpusched::ProcessSpec spec;
     spec.argv = std::move(argv);
     spec.env = std::move(env);
@@ -37,7 +38,21 @@ bool run(std::vector<std::string> argv, std::string &log, std::map<std::string, 
     const gpusched::ProcessResult r = gpusched::run_process(spec);
     log = r.out + r.err;
     if (!r.ok()) log += "\n[" + spec.argv[0] + ": " + (r.started ? r.describe_failure() : r.start_error) + "]";
-    return r.ok();
+    return r;
+}
+
+bool run(std::vector<std::string> argv, std::string &log, std::map<std::string, std::string> env = {}) {
+    return run_for_result(std::move(argv), log, std::move(env)).ok();
+}
+
+// A POCL runner (gs_blur_pocl_runner.cpp) with its output overwritten by NaN
+// must report every value as a mismatch: the oracle for its comparison.
+void check_runner_fails_nan_output(const std::string &runner) {
+    std::string log;
+    const gpusched::ProcessResult r = run_for_result({runner, "--plant-nan"}, log, {{"HL_OCL_DEVICE_TYPE", "cpu"}});
+    INFO("runner with --plant-nan: " << log);
+    CHECK(r.exit_code == 1);
+    CHECK(r.out.find("mismatches: 131072 of 131072 values differ") != std::string::npos);
 }
 
 // Runs the generator with the plugin for `target` and config `cfg` into a
@@ -66,7 +81,7 @@ std::string extract_ptx(const std::string &archive) {
 
 } // namespace
 
-TEST_CASE("the plugin schedules a generator for CUDA; its PTX assembles for sm_90", "[e2e]") {
+TEST_CASE("the plugin schedules a generator for CUDA and its PTX assembles for sm_90", "[e2e]") {
     fs::path dir;
     std::string log;
     nlohmann::json cfg = {{"beam_size", 4}, {"passes", 2}, {"seed", 11}, {"cost_model", "analytic"}};
@@ -78,16 +93,16 @@ TEST_CASE("the plugin schedules a generator for CUDA; its PTX assembles for sm_9
     std::string ptx = extract_ptx(read_file(dir / "gs_blur.a"));
     REQUIRE(!ptx.empty());
     std::ofstream(dir / "kernels.ptx") << ptx;
-    if (!fs::exists(GS_PTXAS)) {
-        WARN("ptxas not found at " GS_PTXAS ": PTX not assembled");
-    } else {
-        std::string ptxas_log;
-        const bool assembled = run({GS_PTXAS, "-arch=sm_90", (dir / "kernels.ptx").string(), "-o",
-                                    (dir / "kernels.cubin").string()},
-                                   ptxas_log);
-        INFO(ptxas_log);
-        CHECK(assembled);
+    {
+        INFO("ptxas not found at '" GS_PTXAS "' (CMake's GPUSCHED_PTXAS): install the CUDA toolkit");
+        REQUIRE(fs::exists(GS_PTXAS));
     }
+    std::string ptxas_log;
+    const bool assembled =
+        run({GS_PTXAS, "-arch=sm_90", (dir / "kernels.ptx").string(), "-o", (dir / "kernels.cubin").string()},
+            ptxas_log);
+    INFO(ptxas_log);
+    CHECK(assembled);
     std::string schedule = read_file(dir / "gs_blur.schedule.h");
     CHECK(schedule.find("apply_schedule_gs_blur") != std::string::npos);
     CHECK(schedule.find("gpu_blocks") != std::string::npos);
@@ -174,6 +189,8 @@ TEST_CASE("the OpenCL build scheduled by the plugin matches the CPU build on POC
     const bool ok = run({GS_POCL_RUNNER}, log, {{"HL_OCL_DEVICE_TYPE", "cpu"}});
     INFO(log);
     CHECK(ok);
+    CHECK(log.find("mismatches: 0 of 131072 values differ") != std::string::npos);
+    check_runner_fails_nan_output(GS_POCL_RUNNER);
 }
 
 TEST_CASE("forced shared-memory, register and staged schedules run correctly on POCL", "[e2e][opencl]") {
@@ -233,5 +250,7 @@ TEST_CASE("forced shared-memory, register and staged schedules run correctly on 
         const bool ran = run({exe}, run_log, {{"HL_OCL_DEVICE_TYPE", "cpu"}});
         INFO(run_log);
         CHECK(ran);
+        CHECK(run_log.find("mismatches: 0 of 131072 values differ") != std::string::npos);
+        check_runner_fails_nan_output(exe);
     }
 }

@@ -5,6 +5,9 @@
 // schedule for the same config and seed.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
+
 #include "core/beam_search.h"
 #include "core/featurize_schedule.h"
 #include "core/search_space.h"
@@ -77,6 +80,27 @@ TEST_CASE("freezing keeps the pre-pass decisions of all but the log2 N costliest
         CHECK((pre == ComputeLocation::Root || pre == ComputeLocation::Inline));
         if (r.frozen[n]) CHECK(r.decisions.funcs[n] == r.prepass_decisions.funcs[n]);
     }
+    // Which ones: the pre-pass state's predicted cost per Func (its stages'
+    // rows summed), by the same model; every Func left free costs at least
+    // as much as every frozen one.
+    test_support::TestCostModel model;
+    model.set_pipeline(pipeline_features(dag));
+    const SearchResult pre = evaluate_decisions(dag, model, h100(), r.prepass_decisions);
+    std::vector<int> node_of_stage;
+    for (size_t n = 0; n < dag.nodes.size(); n++)
+        for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) node_of_stage.push_back(static_cast<int>(n));
+    std::vector<double> cost(dag.nodes.size(), 0);
+    for (size_t i = 0; i < pre.stage_ids.size(); i++) cost[node_of_stage.at(pre.stage_ids[i])] += pre.stage_costs[i];
+    double cheapest_free = INFINITY, costliest_frozen = 0;
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        if (dag.nodes[n].always_inline) continue;
+        INFO(dag.nodes[n].name << (r.frozen[n] ? " frozen" : " free") << ", pre-pass cost " << cost[n]);
+        CHECK(cost[n] > 0);
+        if (r.frozen[n]) costliest_frozen = std::max(costliest_frozen, cost[n]);
+        else cheapest_free = std::min(cheapest_free, cost[n]);
+    }
+    INFO("cheapest free Func " << cheapest_free << ", costliest frozen " << costliest_frozen);
+    CHECK(cheapest_free >= costliest_frozen);
 }
 
 TEST_CASE("with freeze_tilings off frozen Funcs keep their pre-pass location and their tilings are searched", "[search][freezing]") {
