@@ -39,6 +39,32 @@ int Stage::num_pure_loops() const {
 
 namespace {
 
+// True if e reads a scalar parameter (an Input<float>, a Param<int>): a
+// region bounded through one has the size of the parameter's run-time value,
+// which Halide cannot bound at compile time (1 / r_sigma grows without limit
+// as r_sigma shrinks), so no kernel can give it a constant size.
+bool uses_scalar_param(const Expr &e) {
+    if (!e.defined()) return false;
+    class Finder : public IRVisitor {
+    public:
+        bool found = false;
+
+    protected:
+        using IRVisitor::visit;
+        void visit(const Variable *op) override {
+            if (op->param.defined() && !op->param.is_buffer()) found = true;
+        }
+    } finder;
+    e.accept(&finder);
+    return finder.found;
+}
+
+bool box_uses_scalar_param(const std::vector<std::pair<Expr, Expr>> &box) {
+    for (const auto &[lo, hi] : box)
+        if (uses_scalar_param(lo) || uses_scalar_param(hi)) return true;
+    return false;
+}
+
 // Finds every parameter the pipeline refers to and records its estimate:
 // scalar params by value, buffer params by their shape variables
 // ("in.min.0", "in.extent.0"), so clamps in boundary conditions evaluate.
@@ -476,10 +502,13 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             for (Stage &s : nodes[c].stages) {
                 for (Edge &e : s.edges) {
                     if (e.producer.is_image || e.producer.index != static_cast<int>(&n - nodes.data())) continue;
-                    // A region from an estimate is Halide's to size at lowering
-                    // (symbolically, from the parameters' run-time values): the
-                    // Func stays at root, where no constant size is needed.
-                    if (e.from_estimate()) e.bounded_below_root = false;
+                    // A region from an estimate, or bounded through a scalar
+                    // parameter, is Halide's to size at lowering (symbolically,
+                    // from the parameters' run-time values): the Func stays at
+                    // root, where no constant size is needed. (estimated_grid:
+                    // the grid's z extent is 1 / r_sigma; at block level the
+                    // kernel's thread count and shared memory followed it.)
+                    if (e.from_estimate() || box_uses_scalar_param(e.box)) e.bounded_below_root = false;
                     n.bounded_below_root = n.bounded_below_root && e.bounded_below_root;
                     if (!e.unbounded_in_halide) continue;
                     // Halide cannot bound this read at any compute level: the

@@ -137,6 +137,21 @@ TEST_CASE("a float parameter's estimate bounds a data-dependent gather, in float
     CHECK_FALSE(e.unbounded_in_halide);
 }
 
+TEST_CASE("a Func whose region is bounded through a scalar parameter is not offered below root", "[dag][estimates]") {
+    // gy's z extent is 1 / r_sigma: a kernel computing it at block or thread
+    // level would take its thread count and shared memory from r_sigma at
+    // run time (the launch check refused exactly that).
+    test_pipelines::EstimatedGrid p(0.1f, false);
+    FunctionDAG dag(p.outputs());
+    const gpusched::Edge &e = edge_of(dag, p.slice, p.gy);
+    CHECK_FALSE(e.from_estimate());
+    CHECK_FALSE(e.bounded_below_root);
+    CHECK_FALSE(dag.nodes[dag.node_index(p.gy.name())].bounded_below_root);
+    // gx is read by gy at fixed offsets in z: its region follows gy's, but
+    // the read itself does not go through the parameter.
+    CHECK(edge_of(dag, p.gy, p.gx).bounded_below_root);
+}
+
 TEST_CASE("a bound computed from parameter estimates wins over the Func's estimate", "[dag][estimates]") {
     // r_sigma 0.25: bins 0 .. 4, read up to 5; the Func estimates say 0 .. 11.
     test_pipelines::EstimatedGrid p(0.25f, true);
