@@ -15,7 +15,9 @@
 # host's CUDA toolkit is mounted read-only at /usr/local/cuda, as a CUDA user
 # has it. Needs root (debootstrap, mount, chroot).
 #
-# Environment: GPUSCHED_FRESH_ROOT_CACHE (default /var/cache/gpusched-ci).
+# Environment: GPUSCHED_FRESH_ROOT_CACHE (default /var/cache/gpusched-ci);
+# GPUSCHED_FRESH_SHARE=DIR mounts DIR read-only at /mnt/share in the root
+# (to try a bundle made here on a machine without the Debian packages).
 set -euo pipefail
 [ $# -ge 1 ] || { echo "usage: $0 'COMMAND'" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "in-fresh-debian: needs root (debootstrap, mount, chroot)" >&2; exit 2; }
@@ -75,6 +77,10 @@ if [ -e /usr/local/cuda ]; then
   mount -o remount,bind,ro "$root/usr/local/cuda"
 else
   log "no CUDA toolkit at /usr/local/cuda on this machine: the root has none either"
+fi
+if [ -n "${GPUSCHED_FRESH_SHARE:-}" ]; then
+  mount_at "$root/mnt/share" --bind "$GPUSCHED_FRESH_SHARE"
+  mount -o remount,bind,ro "$root/mnt/share"
 fi
 # Keep downloaded packages for the next run (Debian's docker-style images
 # delete them; a minbase root keeps them, but say so).
