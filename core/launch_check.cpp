@@ -1,8 +1,12 @@
 #include "core/launch_check.h"
 
+#include <cerrno>
 #include <map>
-#include <sstream>
 #include <set>
+#include <sstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace gpusched {
 
@@ -146,8 +150,9 @@ std::vector<std::string> launch_violations(const KernelLaunch &l, const GpuProfi
     return out;
 }
 
-std::string check_kernel_launches(const Halide::Pipeline &pipeline, const Halide::Target &target,
-                                  const GpuProfile &gpu) {
+namespace {
+
+std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Target &target, const GpuProfile &gpu) {
     Halide::Pipeline p = pipeline;
     const Halide::Module m = p.compile_to_module(p.infer_arguments(), "gpusched_launch_check", target);
     std::string all;
@@ -155,6 +160,58 @@ std::string check_kernel_launches(const Halide::Pipeline &pipeline, const Halide
         for (const std::string &v : launch_violations(l, gpu)) all += (all.empty() ? "" : "; ") + v;
     }
     return all;
+}
+
+} // namespace
+
+std::string check_kernel_launches(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                                  const GpuProfile &gpu) {
+    // Lowered in a child process: lowering takes names from Halide's
+    // per-process counters, and in this process the generator's own kernels
+    // would then be named differently from what the emitted schedule gives
+    // when compiled into the generator (`_kernel_f...__1`): the schedule
+    // source must reproduce the plugin's build exactly. A lowering error is
+    // the generator's to report, with its own message, when it lowers next.
+    int fds[2];
+    if (pipe(fds) != 0) return lower_and_check(pipeline, target, gpu);
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return lower_and_check(pipeline, target, gpu);
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        std::string found;
+        try {
+            found = lower_and_check(pipeline, target, gpu);
+        } catch (...) {
+            _exit(3);
+        }
+        size_t at = 0;
+        while (at < found.size()) {
+            const ssize_t n = write(fds[1], found.data() + at, found.size() - at);
+            if (n <= 0) _exit(4);
+            at += static_cast<size_t>(n);
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string found;
+    char buf[4096];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) != 0;) {
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        found.append(buf, static_cast<size_t>(n));
+    }
+    close(fds[0]);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return {};
+    return found;
 }
 
 } // namespace gpusched

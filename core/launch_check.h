@@ -15,8 +15,9 @@
 // are constants within the per-dimension and per-block limits and its shared
 // memory is a constant within the per-block limit. Halide sizes both at run
 // time from expressions otherwise, which the search must never leave to
-// chance. (Lowering here advances Halide's per-process unique names once, so
-// the generator's own kernels end in "__1": names stay deterministic.)
+// chance. The lowering runs in a forked child, so this process's Halide
+// names (kernel names among them) stay exactly as the generator would make
+// them from the emitted schedule.
 
 #include <optional>
 #include <string>
@@ -44,8 +45,9 @@ std::vector<KernelLaunch> kernel_launches(const Halide::Module &module);
 // it asks for; empty if it breaks none.
 std::vector<std::string> launch_violations(const KernelLaunch &launch, const GpuProfile &gpu);
 
-// Lowers the pipeline (as scheduled now) for the target and checks every
-// launch: empty if all are legal, else the violations joined by "; ".
+// Lowers the pipeline (as scheduled now) for the target, in a child process,
+// and checks every launch: empty if all are legal (or if lowering failed,
+// which the generator reports itself), else the violations joined by "; ".
 std::string check_kernel_launches(const Halide::Pipeline &pipeline, const Halide::Target &target,
                                   const GpuProfile &gpu);
 
