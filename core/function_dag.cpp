@@ -225,6 +225,48 @@ void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_name
     }
 }
 
+// Whether e divides or takes a remainder (a rounding footprint).
+class RoundingCheck : public IRVisitor {
+public:
+    bool rounds = false;
+
+private:
+    using IRVisitor::visit;
+    void visit(const Div *op) override {
+        rounds = true;
+        IRVisitor::visit(op);
+    }
+    void visit(const Mod *op) override {
+        rounds = true;
+        IRVisitor::visit(op);
+    }
+};
+
+bool rounds(const Expr &e) {
+    if (!e.defined()) return false;
+    RoundingCheck c;
+    e.accept(&c);
+    return c.rounds;
+}
+
+// Node::updates_stay_in_tile from the self reads of the Func's updates (the
+// stores are checked as updates_write_own_point).
+bool self_reads_stay_in_tile(const Node &n) {
+    for (size_t si = 1; si < n.stages.size(); si++) {
+        const Stage &st = n.stages[si];
+        for (const Access &a : st.accesses) {
+            if (!a.is_self) continue;
+            for (const auto &row : a.jacobian) {
+                for (size_t l = 0; l < row.size() && l < st.loops.size(); l++) {
+                    if (!row[l]) return false;                                // data dependent
+                    if (st.loops[l].is_rvar && *row[l] != 0) return false;  // moves with an RVar
+                }
+            }
+        }
+    }
+    return true;
+}
+
 // Node::reads_vary_with_tile of nodes[n], given that flag of its consumers.
 bool reads_vary_with_tile(const std::vector<Node> &nodes, int n) {
     std::vector<const Jacobian *> patterns;
@@ -385,10 +427,24 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
                     Expr mn = iv.has_lower_bound() ? simplify(iv.min) : Expr();
                     Expr mx = iv.has_upper_bound() ? simplify(iv.max) : Expr();
                     e.affine = e.affine && is_affine_bound(mn) && is_affine_bound(mx);
+                    e.rounds = e.rounds || rounds(mn) || rounds(mx);
                     e.box.emplace_back(mn, mx);
                 }
                 for (const Access &a : s.accesses) e.num_calls += a.producer == e.producer ? 1 : 0;
                 s.edges.push_back(std::move(e));
+            }
+            if (si > 0) {
+                // What the update touches of its own Func: its self reads
+                // (the boxes above) and its stores, the update's arguments.
+                s.self_box.producer = ProducerRef{static_cast<int>(ni), false};
+                auto self = boxes.find(n.name);
+                for (size_t d = 0; d < def.args().size(); d++) {
+                    Interval iv = bounds_of_expr_in_scope(def.args()[d], scope, value_bounds);
+                    if (self != boxes.end() && d < self->second.size()) iv.include(self->second[d]);
+                    Expr mn = iv.has_lower_bound() ? simplify(iv.min) : Expr();
+                    Expr mx = iv.has_upper_bound() ? simplify(iv.max) : Expr();
+                    s.self_box.box.emplace_back(mn, mx);
+                }
             }
             std::sort(s.edges.begin(), s.edges.end(),
                       [](const Edge &a, const Edge &b) { return a.producer < b.producer; });
@@ -423,6 +479,8 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             for (Edge &e : s.edges) {
                 for (const auto &[mn, mx] : e.box) e.compiled_box.emplace_back(CompiledExpr(mn, resolve), CompiledExpr(mx, resolve));
             }
+            for (const auto &[mn, mx] : s.self_box.box)
+                s.self_box.compiled_box.emplace_back(CompiledExpr(mn, resolve), CompiledExpr(mx, resolve));
         }
     }
 
@@ -475,6 +533,7 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
                 if (!v || i >= n.args.size() || v->name != n.args[i]) n.updates_write_own_point = false;
             }
         }
+        n.updates_stay_in_tile = n.updates_write_own_point && self_reads_stay_in_tile(n);
         bool pointwise = n.can_inline;
         for (int c : n.consumers) {
             for (const Stage &s : nodes[c].stages) {
@@ -534,6 +593,15 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
     // Consumers first (smaller indices), so a consumer's flag is final when
     // its producers are visited.
     for (size_t ni = 0; ni < nodes.size(); ni++) nodes[ni].reads_vary_with_tile = reads_vary_with_tile(nodes, static_cast<int>(ni));
+    for (size_t ni = 0; ni < nodes.size(); ni++) {
+        for (int c : nodes[ni].consumers) {
+            nodes[ni].footprint_rounds = nodes[ni].footprint_rounds || nodes[c].footprint_rounds;
+            for (const Stage &st : nodes[c].stages)
+                for (const Edge &e : st.edges)
+                    if (!e.producer.is_image && e.producer.index == static_cast<int>(ni) && e.rounds)
+                        nodes[ni].footprint_rounds = true;
+        }
+    }
 }
 
 int FunctionDAG::node_index(const std::string &name) const {
@@ -610,6 +678,21 @@ void FunctionDAG::use_estimates_where_unbounded(const Stage &s, Edge &e, const s
         throw UserError("gpusched: cannot bound dimension " + dim + " of the region of '" + producer + "' read by " +
                         s.name + ": the index is data dependent or unbounded, and '" + producer +
                         "' has no estimate there; " + fix);
+    }
+}
+
+void FunctionDAG::grow_by_updates(int node, Region &region) const {
+    const Node &n = nodes[node];
+    // An update's pure loops run over the region grown by the others: two
+    // rounds reach every update's reads of every other (stages rarely chain
+    // deeper, and a third round would only grow a region already refused).
+    for (int round = 0; round < 2; round++) {
+        for (size_t si = 1; si < n.stages.size(); si++) {
+            const Stage &st = n.stages[si];
+            if (st.self_box.compiled_box.size() != region.size()) continue;
+            std::optional<Region> r = required(st, st.self_box, loop_bounds(st, region));
+            if (r) merge_region(region, *r);
+        }
     }
 }
 

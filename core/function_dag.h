@@ -90,6 +90,9 @@ struct Edge {
     // FunctionDAG::required evaluates.
     std::vector<std::pair<CompiledExpr, CompiledExpr>> compiled_box;
     bool affine = true;  // every bound is affine in the loop bounds (see is_affine_bound)
+    // Some bound divides (or takes a remainder): x / 2 over [a, b] is
+    // [a / 2, b / 2], whose extent depends on where the interval starts.
+    bool rounds = false;
     // Whether Halide 14 can bound this footprint wherever the producer is
     // computed below root: for every subset of the stage's pure loops that
     // iterate inside the producer's compute level (the other pure loops are
@@ -129,6 +132,12 @@ struct Stage {
     std::string name;   // "f" or "f.update(k-1)"
     std::vector<LoopDim> loops;  // innermost first
     std::vector<Edge> edges;     // one per distinct producer (self excluded)
+    // Update stages: the box of the stage's own Func it reads and writes
+    // over its loops (producer: the Func itself), the way Halide grows a
+    // Func's region by what its updates touch (a scan f(x, r) = f(x, r - 1)
+    // touches the reduction domain's rows, whatever its consumers need);
+    // compiled_box empty for pure definitions.
+    Edge self_box;
     std::vector<Access> accesses;
     // Store jacobian: change of the stored coordinate per loop step (the
     // identity for pure definitions).
@@ -166,6 +175,20 @@ struct Node {
     // root (bilateral_grid's histogram at a data-dependent z): GPU registers
     // need one, so a Func at Thread level must have this.
     bool updates_write_own_point = true;
+    // updates_write_own_point, and every read of the Func by its own updates
+    // is at a fixed offset from the point written along each pure loop and
+    // does not move with any RVar (f(x, y) = f(x, y - 1) + ..., not a scan
+    // reading f(x, r - 1) nor f(x, y) += f(x, r)). Otherwise the region an
+    // update touches is the reduction domain's, which Halide unites with the
+    // consumers' tile: not a constant size per block or per thread (issue 12,
+    // a scan asked for 16 x 1024 threads), so the Func stays at root.
+    bool updates_stay_in_tile = true;
+    // Some Edge into this Func rounds (Edge::rounds), or some consumer's
+    // region does: per block, its region may then change extent with the
+    // tile's position through chains of rounding divisions (a pyramid's
+    // upsampling levels), which the search checks at every residue of the
+    // tile's position (search_space.cpp, extent_fixed_as_tile_moves).
+    bool footprint_rounds = false;
     // Some path of reads into this Func (directly or through consumers that
     // may be inlined) reads it with more than one index pattern or with
     // dimensions mixed (a transpose, a scale). Only then can the region a
@@ -202,6 +225,10 @@ public:
     // (Edge::estimated in the dimensions it covers). nullopt if some other
     // bound cannot be evaluated.
     std::optional<Region> required(const Stage &s, const Edge &e, const std::vector<Span> &loops) const;
+    // Grows region (of node's Func, as its consumers need it) by what the
+    // Func's updates touch of it over their loops (Stage::self_box): the
+    // region Halide computes and allocates when the Func is below root.
+    void grow_by_updates(int node, Region &region) const;
     // As required(), falling back to the producer's whole region (documented
     // over-approximation for data-dependent accesses).
     Region required_or_all(const Stage &s, const Edge &e, const std::vector<Span> &loops) const;

@@ -151,10 +151,13 @@ void LoopNest::rebuild() {
         }
         ss.threads = ss.thread_shape[0] * ss.thread_shape[1] * ss.thread_shape[2];
     };
-    auto consumers_in_kernel = [&](int n, int kernel, bool per_thread) {
+    // shift: points the consumers' tiles are moved by in every pure loop
+    // (within their room), to see the region at another tile position.
+    auto consumers_in_kernel = [&](int n, int kernel, bool per_thread, int64_t shift) {
         // The producer's region: union of what the consumers in this kernel
         // need per block (or per thread of the host, for Thread level).
         Region r;
+        std::vector<Span> moved;
         for (int c = 0; c < static_cast<int>(n); c++) {
             for (int idx : stage_at[c]) {
                 if (idx < 0 || stages[idx].kernel != kernel) continue;
@@ -163,10 +166,37 @@ void LoopNest::rebuild() {
                 bool host_thread = per_thread && (c == d.funcs[n].host || (location(c) == ComputeLocation::Thread &&
                                                                           d.funcs[c].host == d.funcs[n].host));
                 if (per_thread && !host_thread) continue;
-                auto dm = demand(st, per_thread ? ss.loops_thread : ss.loops_block);
+                moved = per_thread ? ss.loops_thread : ss.loops_block;
+                const std::vector<Span> &room = per_thread ? ss.loops_block : ss.loops_realization;
+                for (size_t i = 0; shift > 0 && i < moved.size(); i++) {
+                    if (st.loops[i].is_rvar || moved[i].max + shift > room[i].max) continue;
+                    moved[i].min += shift;
+                    moved[i].max += shift;
+                }
+                auto dm = demand(st, moved);
                 auto it = dm.find(ProducerRef{n, false});
                 if (it != dm.end()) merge_region(r, it->second);
             }
+        }
+        return r;
+    };
+    // The producer's region per block (per thread), grown by what its
+    // updates touch; where it can change extent as the tile moves
+    // (sized_by_max), each extent is the largest over every residue of the
+    // tile's start, which schedule_apply fixes with bound_extent: Halide
+    // sees that start as a free symbol and otherwise sizes the threads and
+    // shared memory at run time (a pyramid's upsampling levels, issue 12).
+    auto region_below_root = [&](int n, int kernel, bool per_thread) {
+        Region r = consumers_in_kernel(n, kernel, per_thread, 0);
+        if (r.empty()) return r;
+        dag.grow_by_updates(n, r);
+        if (!sized_by_max(dag.nodes[n])) return r;
+        for (int64_t shift = 1; shift < kResidues; shift++) {
+            Region m = consumers_in_kernel(n, kernel, per_thread, shift);
+            if (m.empty()) continue;
+            dag.grow_by_updates(n, m);
+            for (size_t i = 0; i < r.size() && i < m.size(); i++)
+                r[i].max = std::max(r[i].max, r[i].min + m[i].extent() - 1);
         }
         return r;
     };
@@ -231,7 +261,7 @@ void LoopNest::rebuild() {
         if (fd.location == ComputeLocation::Block) {
             int kernel = kernel_of_node[fd.host];
             assert(kernel >= 0 && "a Block-level Func's host must be a root Func scheduled before it");
-            Region r = consumers_in_kernel(n, kernel, false);
+            Region r = region_below_root(n, kernel, false);
             if (r.empty()) r = node.region;  // no consumer found: be conservative
             realization_region[ni] = r;
             block_region[ni] = r;
@@ -279,9 +309,9 @@ void LoopNest::rebuild() {
         const int kernel = stages[host_idx].kernel;
         const int64_t host_threads = stages[host_idx].threads;
         const std::array<int64_t, 3> host_shape = stages[host_idx].thread_shape;
-        Region r = consumers_in_kernel(n, kernel, true);
+        Region r = region_below_root(n, kernel, true);
         if (r.empty()) r = node.region;
-        Region rb = consumers_in_kernel(n, kernel, false);
+        Region rb = region_below_root(n, kernel, false);
         if (rb.empty()) rb = r;
         realization_region[ni] = r;
         block_region[ni] = rb;

@@ -125,6 +125,20 @@ public:
         body_ << "        " << producer_handle << ".in(" << handle_ << ").compute_at(" << handle_ << ", "
               << id(thread_var) << ").store_in(" << memory_src(MemoryType::Register) << ");\n";
     }
+    // A Func below root whose region may change extent as the tile moves
+    // (sized_by_max) gets the nest's extents, the largest over tile
+    // positions, as its fixed size: Halide then launches constant thread
+    // extents and shared memory instead of sizing them at run time (and
+    // checks at run time that the region needed fits).
+    void bound_extents(const Node &node, const Region &region) {
+        if (!sized_by_max(node)) return;
+        for (size_t d = 0; d < node.args.size() && d < region.size(); d++) {
+            var(node.args[d], false);
+            const int extent = static_cast<int>(region[d].extent());
+            if (apply_) f_.bound_extent(Var(node.args[d]), extent);
+            body_ << "        " << handle_ << ".bound_extent(" << id(node.args[d]) << ", " << extent << ");\n";
+        }
+    }
     void flush() {
         out_ << "    {\n" << decls_.str() << body_.str() << "    }\n";
     }
@@ -275,6 +289,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeli
             }
             break;
         case ComputeLocation::Block: {
+            fs.bound_extents(node, nest.realization_region[n]);
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
             fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_block,
                           MemoryType::GPUShared);
@@ -285,6 +300,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeli
             break;
         }
         case ComputeLocation::Thread: {
+            fs.bound_extents(node, nest.realization_region[n]);
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
             fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_thread,
                           MemoryType::Register);

@@ -71,13 +71,23 @@ bool extent_fixed_as_tile_moves(const FunctionDAG &dag, const LoopNest &nest, in
             }
             return l;
         };
-        const auto a = nest.demand(st, moved(0)), b = nest.demand(st, moved(1));
-        auto ia = a.find(ProducerRef{n, false}), ib = b.find(ProducerRef{n, false});
-        if (ia == a.end() || ib == b.end()) continue;
+        auto region_at = [&](const std::vector<Span> &loops) {
+            auto dm = nest.demand(st, loops);
+            auto it = dm.find(ProducerRef{n, false});
+            Region r;
+            if (it == dm.end()) return r;
+            r = it->second;
+            dag.grow_by_updates(n, r);
+            return r;
+        };
+        const Region ra = region_at(moved(0));
+        if (ra.empty()) continue;
         // Rounding moves a footprint like x / 2 by one point between tile
-        // positions; a read that moves with another dimension moves by tiles.
-        for (size_t d = 0; d < ia->second.size() && d < ib->second.size(); d++)
-            if (std::abs(ia->second[d].extent() - ib->second[d].extent()) > 2) return false;
+        // positions (the nest sizes it by its largest extent, sized_by_max);
+        // a read that moves with another dimension moves by tiles.
+        const Region rb = region_at(moved(1));
+        for (size_t d = 0; d < ra.size() && d < rb.size(); d++)
+            if (std::abs(ra[d].extent() - rb[d].extent()) > 2) return false;
     }
     return true;
 }
@@ -291,7 +301,10 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 if (k == -1) k = kc;
                 if (kc != k) k = -2;
             }
-            if (!root_or_inline_only && ok && k >= 0 && all_stages_pure && dag.nodes[k].stages.size() == 1 &&
+            // Updates must stay in the consumers' tile (Node::updates_stay_in_tile):
+            // a scan's region per block is its reduction domain's.
+            if (!root_or_inline_only && ok && k >= 0 && all_stages_pure && node.updates_stay_in_tile &&
+                dag.nodes[k].stages.size() == 1 &&
                 dag.nodes[k].stages[0].num_pure_loops() > 0) {
                 Decisions base = parent;
                 base.funcs[n] = with(ComputeLocation::Block, k);
@@ -315,7 +328,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             // at its thread level), through affine footprints only, and
             // updates that write in place, so the per-thread allocation has a
             // static size (Halide refuses a register allocation without one).
-            if (!root_or_inline_only && ok && eff.size() >= 1 && node.updates_write_own_point) {
+            if (!root_or_inline_only && ok && eff.size() >= 1 && node.updates_stay_in_tile) {
                 int host = -1;
                 for (int c : eff) {
                     bool inside = parent.funcs[c].location == ComputeLocation::Thread;

@@ -79,6 +79,8 @@ enum class StageKind {
     ChannelSum,
     ChannelMix,
     Gather,  // only with gathers=true (kGatherWeight)
+    Scan,     // only with scans=true (kScanWeight)
+    Pyramid,  // only with pyramids=true (kPyramidWeight)
 };
 
 struct KindWeight {
@@ -107,9 +109,16 @@ constexpr KindWeight kKindWeights[] = {
 // of a draw over 100 + kGatherWeight: without it no draw changes, so every
 // seed keeps the pipeline it had before the kind existed.
 constexpr int kGatherWeight = 8;
+// The same for the scan (a first-order recurrence over the rows or columns)
+// and the pyramid (down/up-sampling levels with rounding divisions), the
+// shapes of issue 12; drawn after the gather.
+constexpr int kScanWeight = 6;
+constexpr int kPyramidWeight = 6;
 
 const char *kind_name(StageKind k) {
     if (k == StageKind::Gather) return "gather";
+    if (k == StageKind::Scan) return "scan";
+    if (k == StageKind::Pyramid) return "pyramid";
     for (const KindWeight &kw : kKindWeights) {
         if (kw.kind == k) return kw.name;
     }
@@ -169,6 +178,10 @@ public:
     // Adds the `gather` stage kind (a read at a clamped, data-dependent
     // index); off by default so that existing seeds give the same pipelines.
     GeneratorParam<bool> gathers{"gathers", false};
+    // Add the `scan` and `pyramid` kinds (issue 12); off by default for the
+    // same reason.
+    GeneratorParam<bool> scans{"scans", false};
+    GeneratorParam<bool> pyramids{"pyramids", false};
 
     void configure() {
         rng_ = SplitMix64(static_cast<uint64_t>(static_cast<int64_t>(seed)));
@@ -348,8 +361,16 @@ private:
 
     StageKind pick_kind(const Node &src) {
         for (int attempt = 0; attempt < 64; attempt++) {
-            int r = gathers ? rng_.below(100 + kGatherWeight) : rng_.below(100);
-            if (r >= 100) return StageKind::Gather;
+            const int extra = (gathers ? kGatherWeight : 0) + (scans ? kScanWeight : 0) +
+                              (pyramids ? kPyramidWeight : 0);
+            int r = extra > 0 ? rng_.below(100 + extra) : rng_.below(100);
+            if (r >= 100) {
+                r -= 100;
+                if (gathers && r < kGatherWeight) return StageKind::Gather;
+                r -= gathers ? kGatherWeight : 0;
+                if (scans && r < kScanWeight) return StageKind::Scan;
+                return StageKind::Pyramid;
+            }
             StageKind kind = StageKind::Pointwise;
             for (const KindWeight &kw : kKindWeights) {
                 if (r < kw.weight) {
@@ -463,6 +484,12 @@ private:
             break;
         case StageKind::ChannelMix:
             detail = channel_mix(n, src);
+            break;
+        case StageKind::Scan:
+            detail = scan(n, src);
+            break;
+        case StageKind::Pyramid:
+            detail = pyramid(n, src);
             break;
         case StageKind::Gather: {
             const int index_src = pick_second_operand(src_index);
@@ -881,6 +908,61 @@ private:
     // by constants or by the image's extent (which the input's estimates
     // give an autoscheduler), so bounds inference bounds the read without
     // knowing b's values.
+    // A first-order recurrence down the rows (or along the columns): an
+    // update over an RDom covering all but the first row of the logical
+    // image, reading the row before. Its region is the RDom's, whatever
+    // the consumer needs.
+    std::string scan(Node &n, const Node &a) {
+        const bool along_y = rng_.chance(60);
+        const float k = rng_.chance(50) ? 0.5f : 0.75f;
+        Func acc(n.f.name() + "_acc");
+        acc(x, y, c) = as_float(a, x, y, c);
+        if (along_y) {
+            RDom r(1, max(a.h - 1, 1), n.f.name() + "_r");
+            acc(x, r, c) = k * acc(x, r - 1, c) + (1.0f - k) * as_float(a, x, r, c);
+            mark_root(acc, {{x, c}});
+        } else {
+            RDom r(1, max(a.w - 1, 1), n.f.name() + "_r");
+            acc(r, y, c) = k * acc(r - 1, y, c) + (1.0f - k) * as_float(a, r, y, c);
+            mark_root(acc, {{y, c}});
+        }
+        n.has_reduction = true;
+        finish_float(n, acc(x, y, c), a.lo, a.hi);
+        return std::string("recurrence along ") + (along_y ? "y" : "x") + " (" + (k == 0.5f ? "0.5" : "0.75") + ")";
+    }
+
+    // A Laplacian-style pyramid: 2..4 levels down with (2x-1, 2x, 2x+1) taps
+    // in x then y, back up reading the coarser level at x/2 and (x+1)/2 in
+    // both dimensions, each level half its own and half the upsampled one.
+    std::string pyramid(Node &n, const Node &a) {
+        const int levels = rng_.range(2, 4);
+        const std::string base = n.f.name();
+        std::vector<Func> down(levels + 1), up(levels + 1);
+        down[0] = Func(base + "_d0");
+        down[0](x, y, c) = as_float(a, x, y, c);
+        mark_root(down[0]);
+        for (int k = 1; k <= levels; k++) {
+            Func dx(base + "_dx" + std::to_string(k));
+            const Func &p = down[k - 1];
+            dx(x, y, c) = (p(2 * x - 1, y, c) + 2.0f * p(2 * x, y, c) + p(2 * x + 1, y, c)) * 0.25f;
+            down[k] = Func(base + "_d" + std::to_string(k));
+            down[k](x, y, c) = (dx(x, 2 * y - 1, c) + 2.0f * dx(x, 2 * y, c) + dx(x, 2 * y + 1, c)) * 0.25f;
+            mark_root(dx);
+            mark_root(down[k]);
+        }
+        up[levels] = down[levels];
+        for (int k = levels - 1; k >= 0; k--) {
+            up[k] = Func(base + "_u" + std::to_string(k));
+            const Func &q = up[k + 1];
+            Expr coarse = q(x / 2, y / 2, c) + q((x + 1) / 2, y / 2, c) + q(x / 2, (y + 1) / 2, c) +
+                          q((x + 1) / 2, (y + 1) / 2, c);
+            up[k](x, y, c) = 0.5f * down[k](x, y, c) + 0.125f * coarse;
+            if (k > 0) mark_root(up[k]);
+        }
+        finish_float(n, up[0](x, y, c), a.lo, a.hi);
+        return std::to_string(levels) + " levels";
+    }
+
     std::string gather(Node &n, const Node &a, const Node &b) {
         const bool along_x = rng_.chance(50);
         const bool lookup = rng_.chance(40);

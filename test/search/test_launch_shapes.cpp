@@ -1,0 +1,215 @@
+// Shapes whose schedules compiled and passed ptxas but asked for more
+// threads per block than a GPU allows (issue 12): a scan whose reduction
+// domain reaches past its consumer's tile, and a down/up-sampling pyramid
+// whose per-block regions change extent with the block's position through
+// chains of rounding divisions. Every schedule the search space keeps for
+// them must launch within the limits: the tests walk the pruned search space
+// at random (biased towards block and thread levels, where the footprint
+// model decides the launch) and run the search itself, lower each result as
+// the generator would, and read the launches (core/launch_check.h).
+
+#include <catch2/catch.hpp>
+
+#include <random>
+#include <set>
+
+#include <Halide.h>
+
+#include "core/beam_search.h"
+#include "core/launch_check.h"
+#include "core/loop_nest.h"
+#include "core/schedule_apply.h"
+#include "core/search_space.h"
+#include "test/search/test_cost_model.h"
+
+using namespace gpusched;
+
+namespace {
+
+GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+
+const Halide::Target kCuda(GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86");
+
+// f(x, y) = in(x, y); f(x, r) = a f(x, r - 1) + b in(x, r) over almost all
+// rows, read pointwise by the output.
+struct Scan {
+    Halide::Var x{"x"}, y{"y"};
+    Halide::ImageParam in{Halide::Float(32), 2, "scan_in"};
+    Halide::Func f{"scan_f"}, out{"scan_out"};
+    Halide::RDom r;
+    explicit Scan(int w = 512, int h = 1024) : r(1, h - 1, "scan_r") {
+        f(x, y) = in(x, y);
+        f(x, r) = 0.75f * f(x, r - 1) + 0.25f * in(x, r);
+        out(x, y) = f(x, y) * 2.0f + 1.0f;
+        in.dim(0).set_estimate(0, w);
+        in.dim(1).set_estimate(0, h);
+        out.set_estimate(x, 0, w).set_estimate(y, 0, h);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
+};
+
+// A Laplacian-style pyramid: `levels` downsamplings with (2x-1, 2x, 2x+1)
+// taps, then back up level by level, each upsampling reading the coarser
+// level at (x/2, (x+1)/2) in both dimensions.
+struct Pyramid {
+    Halide::Var x{"x"}, y{"y"};
+    Halide::ImageParam in{Halide::Float(32), 2, "pyr_in"};
+    std::vector<Halide::Func> down, up;
+    Halide::Func out{"pyr_out"};
+    explicit Pyramid(int levels = 4, int w = 1024, int h = 1024) {
+        using Halide::Expr;
+        down.emplace_back("pyr_down_0");
+        down[0](x, y) = Halide::BoundaryConditions::repeat_edge(in)(x, y);
+        for (int k = 1; k <= levels; k++) {
+            down.emplace_back("pyr_down_" + std::to_string(k));
+            const Halide::Func &p = down[k - 1];
+            Expr row = [&](Expr yy) {
+                return p(2 * x - 1, yy) + 2.0f * p(2 * x, yy) + p(2 * x + 1, yy);
+            }(2 * y - 1);
+            Expr mid = p(2 * x - 1, 2 * y) + 2.0f * p(2 * x, 2 * y) + p(2 * x + 1, 2 * y);
+            Expr bot = p(2 * x - 1, 2 * y + 1) + 2.0f * p(2 * x, 2 * y + 1) + p(2 * x + 1, 2 * y + 1);
+            down[k](x, y) = (row + 2.0f * mid + bot) * (1.0f / 16);
+        }
+        up.resize(levels + 1);
+        up[levels] = Halide::Func("pyr_up_" + std::to_string(levels));
+        up[levels](x, y) = down[levels](x, y);
+        for (int k = levels - 1; k >= 0; k--) {
+            up[k] = Halide::Func("pyr_up_" + std::to_string(k));
+            const Halide::Func &c = up[k + 1];
+            Expr coarse = (c(x / 2, y / 2) + c((x + 1) / 2, y / 2) + c(x / 2, (y + 1) / 2) +
+                           c((x + 1) / 2, (y + 1) / 2)) * 0.25f;
+            up[k](x, y) = down[k](x, y) * 0.5f + coarse;
+        }
+        out(x, y) = up[0](x, y);
+        in.dim(0).set_estimate(0, w);
+        in.dim(1).set_estimate(0, h);
+        out.set_estimate(x, 0, w).set_estimate(y, 0, h);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
+};
+
+bool below_root(ComputeLocation l) { return l == ComputeLocation::Block || l == ComputeLocation::Thread; }
+
+// A complete schedule from the pruned search space, each step's child drawn
+// at random; at a location step, a block or thread level is taken 3 times in
+// 4 when one is offered.
+Decisions random_walk(const FunctionDAG &dag, std::mt19937 &rng) {
+    Decisions d = initial_decisions(dag);
+    for (int step = 0; step < num_steps(dag); step++) {
+        const StepId id = step_at(dag, step);
+        std::vector<Decisions> kids = enumerate_children(dag, d, id, h100(), PruningLimits{});
+        REQUIRE(!kids.empty());
+        std::vector<size_t> low;
+        for (size_t i = 0; i < kids.size(); i++)
+            if (id.phase == 0 && below_root(kids[i].funcs[id.node].location)) low.push_back(i);
+        size_t pick = std::uniform_int_distribution<size_t>(0, kids.size() - 1)(rng);
+        if (!low.empty() && std::uniform_int_distribution<int>(0, 3)(rng) != 0)
+            pick = low[std::uniform_int_distribution<size_t>(0, low.size() - 1)(rng)];
+        d = kids[pick];
+    }
+    return d;
+}
+
+// The launch check's verdict on d, applied to a fresh instance of P.
+template <typename P, typename... Args>
+std::string launch_violations_of(const Decisions &d, Args... args) {
+    P p(args...);
+    FunctionDAG dag(p.outputs());
+    Halide::Pipeline pipe(p.out);
+    schedule_pipeline(dag, d, pipe, true);
+    return check_kernel_launches(pipe, kCuda, h100());
+}
+
+std::string describe(const FunctionDAG &dag, const Decisions &d) {
+    std::string s;
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        const FuncDecision &f = d.funcs[n];
+        s += dag.nodes[n].name + ":" + std::to_string(static_cast<int>(f.location));
+        if (f.host >= 0) s += "@" + dag.nodes[f.host].name;
+        for (const StageTiling &t : f.stages) {
+            s += " [";
+            for (size_t i = 0; i < t.serial.size(); i++)
+                s += std::to_string(t.serial[i]) + "x" + std::to_string(t.thread[i]) + " ";
+            s += "]";
+        }
+        s += "; ";
+    }
+    return s;
+}
+
+// Random walks plus the search (beam 8 x 2 and greedy samples, with the
+// test cost model): every schedule must launch within the limits. Returns
+// how many of the walks put some Func below root.
+template <typename P, typename... Args>
+int check_schedules_launch(int walks, Args... args) {
+    P p(args...);
+    FunctionDAG dag(p.outputs());
+    std::vector<Decisions> schedules;
+    std::mt19937 rng(12);
+    for (int w = 0; w < walks; w++) schedules.push_back(random_walk(dag, rng));
+    test_support::TestCostModel model;
+    model.set_pipeline(pipeline_features(dag));
+    for (int seed = 0; seed < 3; seed++) {
+        SearchConfig cfg;
+        cfg.beam_size = seed == 0 ? 8 : 1;
+        cfg.passes = seed == 0 ? 2 : 1;
+        cfg.dropout = seed == 0 ? 0 : 0.5;
+        cfg.seed = static_cast<uint64_t>(seed);
+        schedules.push_back(beam_search(dag, model, h100(), cfg).decisions);
+    }
+    int below = 0;
+    for (const Decisions &d : schedules) {
+        bool any = false;
+        for (const FuncDecision &f : d.funcs) any = any || below_root(f.location);
+        below += any ? 1 : 0;
+        INFO(describe(dag, d));
+        CHECK(launch_violations_of<P>(d, args...) == "");
+    }
+    return below;
+}
+
+int node_named(const FunctionDAG &dag, const Halide::Func &f) {
+    int n = dag.node_index(f.name());
+    REQUIRE(n >= 0);
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("a scan's region per block includes the rows its reduction domain reaches", "[search][launch]") {
+    Scan p;
+    FunctionDAG dag(p.outputs());
+    const int f = node_named(dag, p.f), out = node_named(dag, p.out);
+    // out in 16 x 16 tiles of 32 x 8 threads (16 x 128 points), f at its block level.
+    Decisions d = initial_decisions(dag);
+    d.funcs[out].location = ComputeLocation::Root;
+    d.funcs[out].tiled = true;
+    d.funcs[out].stages = {StageTiling{{1, 16}, {16, 8}}};
+    d.funcs[f].location = ComputeLocation::Block;
+    d.funcs[f].host = out;
+    d.funcs[f].tiled = true;
+    d.funcs[f].stages = {StageTiling{{1, 1}, {1, 1}}, StageTiling{{1, 1}, {1, 1}}};
+    LoopNest nest(dag, d);
+    // The update runs r over rows 1..1023 and reads row r - 1: whatever the
+    // tile, the block computes f's rows 0..1023.
+    REQUIRE(nest.realization_region[f].size() == 2);
+    CHECK(nest.realization_region[f][0].extent() == 16);
+    CHECK(nest.realization_region[f][1].min == 0);
+    CHECK(nest.realization_region[f][1].max == 1023);
+    // So the pure definition alone needs 16 x 1024 threads: the search must refuse it.
+    CHECK_FALSE(hard_limit_violation(dag, d, h100(), PruningLimits{}).empty());
+    // And Halide agrees: that schedule asks for more threads than a block may have.
+    CHECK(launch_violations_of<Scan>(d) != "");
+}
+
+TEST_CASE("every scan schedule the search space keeps launches within the limits", "[search][launch]") {
+    check_schedules_launch<Scan>(12);
+    // Why none: its region per block would be the reduction domain's.
+    Scan p;
+    FunctionDAG dag(p.outputs());
+    CHECK_FALSE(dag.nodes[node_named(dag, p.f)].updates_stay_in_tile);
+}
+
+TEST_CASE("every pyramid schedule the search space keeps launches within the limits", "[search][launch]") {
+    CHECK(check_schedules_launch<Pyramid>(16, 4, 1024, 1024) > 0);
+}
