@@ -28,6 +28,14 @@ mkdir -p "$cache/apt-archives/partial" "$cache/ccache" "$cache/runs"
 
 log() { echo "in-fresh-debian: $*" >&2; }
 
+# One run at a time: runs share the .deb cache, whose lock apt holds for a
+# whole install, so a second run would fail on it rather than wait.
+exec 9>"$cache/run.lock"
+if ! flock -n 9; then
+  log "waiting for another run to finish (lock $cache/run.lock)"
+  flock 9
+fi
+
 if [ ! -x "$pristine/bin/bash" ]; then
   # The Debian mirror this machine's apt uses (deb822 sources first).
   mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
