@@ -42,6 +42,7 @@
 #define HALIDE_NO_JPEG
 #include "RunGen.h"
 
+#include "tuner/validation/gpu_api_preload.h"
 #include "tuner/validation/output_file.h"
 
 // Defined by the sample's Halide runtime when it was compiled for that
@@ -139,6 +140,7 @@ extern "C" void halide_register_argv_and_metadata(int (*filter_argv_call)(void *
 int main(int argc, char **argv) {
     using namespace Halide::RunGen;
     const auto process_start = Clock::now();
+    gpusched::preload_gpu_apis();
     if (argc < 2) {
         std::fprintf(stderr,
                      "usage: %s OUT_DIR [seed=N] [--reference DIR] [--min-time S] [--min-reps N] "

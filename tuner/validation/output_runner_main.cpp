@@ -20,6 +20,8 @@
 #define HALIDE_NO_JPEG
 #include "RunGen.h"
 
+#include "tuner/validation/gpu_api_preload.h"
+
 namespace {
 
 struct RegisteredFilter {
@@ -73,6 +75,7 @@ extern "C" void halide_register_argv_and_metadata(int (*filter_argv_call)(void *
 
 int main(int argc, char **argv) {
     using namespace Halide::RunGen;
+    gpusched::preload_gpu_apis();
     if (argc < 2) {
         std::fprintf(stderr, "usage: %s OUT_DIR [seed=N] [input_name=value ...]\n", argv[0]);
         return 2;
