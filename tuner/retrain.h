@@ -26,6 +26,13 @@ struct RetrainOptions {
     // database with several is refused, naming them - times of different
     // devices never train one model.
     std::string device;
+    // Only this run's / this pipeline's samples (0: no such filter): what
+    // Autotune's --train-on run|pipeline chooses.
+    int64_t run_id = 0;
+    int64_t pipeline_id = 0;
+    // Who asked, for the provenance and the weights row ("gpusched retrain",
+    // "autotune run 3 after batch 1").
+    std::string purpose = "gpusched retrain";
     int epochs = 100;
     double learning_rate = 1e-3;
     uint64_t seed = 1;
