@@ -570,7 +570,8 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
         std::optional<int64_t> next_weights = row->weights_id;
         std::string retrain_note;
         try {
-            next_weights = retrain_from_database(ro).weights_id;
+            std::lock_guard<std::mutex> lock(db_mutex);
+            next_weights = retrain_from_database(ro, database).weights_id;
             retrain_note = "retrained on the measured samples: batch " + std::to_string(b + 1) + " searches with " +
                            ro.output_path;
         } catch (const UserError &e) {

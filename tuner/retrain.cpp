@@ -44,6 +44,12 @@ RetrainResult retrain_from_database(const RetrainOptions &opt) {
     if (opt.epochs < 1) throw UserError("--epochs must be at least 1");
     if (!std::ifstream(opt.db_path)) throw UserError("database '" + opt.db_path + "' does not exist");
     db::Database database = db::Database::open(opt.db_path);
+    return retrain_from_database(opt, database);
+}
+
+RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &database) {
+    if (opt.output_path.empty()) throw UserError("retrain needs an output weights path (-o)");
+    if (opt.epochs < 1) throw UserError("--epochs must be at least 1");
     db::SampleStore store(database);
     db::TrainingFilter filter;
     filter.generator_name = opt.generator_name;

@@ -12,6 +12,7 @@
 
 #include "core/gpu_profile.h"
 #include "costmodel/training.h"
+#include "db/database.h"
 
 namespace gpusched {
 
@@ -50,5 +51,11 @@ struct RetrainResult {
 // input is bad (naming the sample whose featurization is corrupt), and
 // db::DbError for database problems.
 RetrainResult retrain_from_database(const RetrainOptions &options);
+// The same on a database the caller has open (options.db_path only names it
+// in messages). A process must not open a second connection to a file it
+// has open: closing any descriptor of the file drops the process's POSIX
+// locks on it, and SQLite then takes the other connection for gone (it
+// checkpoints and deletes the WAL under it).
+RetrainResult retrain_from_database(const RetrainOptions &options, db::Database &database);
 
 } // namespace gpusched
