@@ -117,9 +117,23 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
                 for (const auto &g : rows) {
                     nlohmann::json runs_json = nlohmann::json::array();
                     for (const auto &r : g.runs) {
-                        runs_json.push_back({{"run_id", r.run_id}, {"mode", r.mode}, {"autoscheduler", r.autoscheduler},
+                        nlohmann::json rj = {{"run_id", r.run_id}, {"mode", r.mode}, {"autoscheduler", r.autoscheduler},
                                              {"measured", r.measured}, {"spearman", opt_json(r.spearman)},
-                                             {"kendall", opt_json(r.kendall)}});
+                                             {"kendall", opt_json(r.kendall)}};
+                        if (r.mode == "autotune") {
+                            rj["batches"] = nlohmann::json::array();
+                            for (const auto &b : store.autotune_batches(r.run_id)) {
+                                rj["batches"].push_back({{"batch", b.batch}, {"status", b.status},
+                                                         {"weights_id", opt_json(b.weights_id)},
+                                                         {"samples", b.samples}, {"measured", b.measured},
+                                                         {"failed", b.failed}, {"spilled", b.spilled},
+                                                         {"best_ms", opt_json(b.best_ms)},
+                                                         {"spearman", opt_json(b.spearman)},
+                                                         {"kendall", opt_json(b.kendall)},
+                                                         {"regret", opt_json(b.regret)}});
+                            }
+                        }
+                        runs_json.push_back(rj);
                     }
                     j.push_back({{"generator", g.generator_name}, {"params", g.params}, {"gpu", g.gpu},
                                  {"device", opt_json(g.device)}, {"samples", g.samples}, {"measured", g.measured},
@@ -140,6 +154,16 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
                     std::cout << fmt::format("  run {:>4} {:<8} {:<8} {:>4} measured  Spearman {:>6}  Kendall {:>6}\n",
                                              r.run_id, r.mode, r.autoscheduler, r.measured,
                                              opt_num(r.spearman, "{:.3f}"), opt_num(r.kendall, "{:.3f}"));
+                    if (r.mode != "autotune") continue;
+                    // The learning curve: each batch's weights against its measured times.
+                    for (const auto &b : store.autotune_batches(r.run_id)) {
+                        std::cout << fmt::format(
+                            "    batch {:>3} {:<8} {:>4} measured {:>3} failed {:>3} spilled  best {:>9} ms  "
+                            "Spearman {:>6}  Kendall {:>6}  regret {:>5}  weights {}\n",
+                            b.batch, b.status, b.measured, b.failed, b.spilled, opt_num(b.best_ms),
+                            opt_num(b.spearman, "{:.3f}"), opt_num(b.kendall, "{:.3f}"), opt_num(b.regret, "{:.2f}"),
+                            b.weights_id ? std::to_string(*b.weights_id) : "embedded");
+                    }
                 }
             }
             return kExitOk;

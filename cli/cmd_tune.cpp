@@ -1,10 +1,19 @@
 // `gpusched tune`: the modes that benchmark. Top 5 (tuner/top5.h) measures
 // the 5 best predicted samples of a batch on a device - a GPU (--device
 // cuda) or POCL (--device opencl, for machines without one) - and keeps the
-// fastest. Autotune is not built yet and says so.
+// fastest. Autotune (tuner/autotune.h) measures every sample of its batches
+// and retrains the model between them; it prints a live line on a terminal,
+// timestamped lines elsewhere, and exits 0 finished, 3 stopped by a budget,
+// 130 interrupted, 1 failed (docs/user-guide.md).
 
+#include <atomic>
+#include <csignal>
+#include <ctime>
 #include <fstream>
 #include <iostream>
+#include <regex>
+
+#include <unistd.h>
 #include <memory>
 #include <sstream>
 #include <thread>
@@ -19,6 +28,7 @@
 #include "cli/gpu_choice.h"
 #include "db/database.h"
 #include "tuner/cuda_device_query.h"
+#include "tuner/autotune.h"
 #include "tuner/top5.h"
 
 namespace gpusched::cli {
@@ -45,7 +55,52 @@ struct TuneArgs {
     double min_time_s = 0.1;
     int min_reps = 3;
     int max_reps = 1000;
+    // Autotune.
+    int iterations = 20;
+    int batch = 0; // 0: --samples
+    bool from_scratch = false;
+    std::string weights;
+    std::string train_on = "run";
+    int epochs = 100;
+    double learning_rate = 1e-3;
+    int64_t resume = 0;
+    std::string time_budget;
+    int64_t max_samples = 0;
 };
+
+// Exit codes of autotune, documented in docs/user-guide.md.
+constexpr int kExitStoppedByBudget = 3;
+constexpr int kExitInterrupted = 130; // 128 + SIGINT, as shells report it
+
+std::atomic<bool> g_stop{false};
+extern "C" void request_stop(int) { g_stop.store(true); }
+
+// "90", "90s", "15m", "2h", "1h30m" -> seconds.
+std::optional<double> parse_duration(const std::string &text) {
+    static const std::regex whole(R"(^\s*((\d+(\.\d+)?)\s*(ms|h|m|s)?\s*)+$)");
+    static const std::regex part(R"((\d+(?:\.\d+)?)\s*(ms|h|m|s)?)");
+    if (!std::regex_match(text, whole)) return std::nullopt;
+    double total = 0;
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), part); it != std::sregex_iterator(); ++it) {
+        const double v = std::stod((*it)[1]);
+        const std::string unit = (*it)[2];
+        total += unit == "h" ? v * 3600 : unit == "m" ? v * 60 : unit == "ms" ? v / 1000 : v;
+    }
+    return total;
+}
+
+std::string utc_stamp() {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
+std::string duration_text(double s) {
+    if (s < 60) return fmt::format("{:.0f}s", s);
+    if (s < 3600) return fmt::format("{}m{:02}s", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+    return fmt::format("{}h{:02}m", static_cast<int>(s) / 3600, static_cast<int>(s) % 3600 / 60);
+}
 
 std::string ms(const std::optional<double> &v) {
     return v ? fmt::format("{:.4g}", *v) : "-";
@@ -130,15 +185,233 @@ std::vector<std::string> split_list(const std::string &text) {
     return out;
 }
 
+// The live line on a terminal, timestamped lines elsewhere.
+class AutotuneDisplay {
+public:
+    explicit AutotuneDisplay(bool quiet) : quiet_(quiet) {
+        tty_ = isatty(STDERR_FILENO) == 1;
+        const char *nc = std::getenv("NO_COLOR");
+        const char *term = std::getenv("TERM");
+        color_ = tty_ && !(nc && *nc) && !(term && std::string(term) == "dumb");
+    }
+    void operator()(const AutotuneStatus &st) {
+        if (quiet_) return;
+        std::string best = st.best_ms ? fmt::format("{:.4g} ms", *st.best_ms) : "-";
+        if (st.best_ms && st.first_batch_best_ms && st.batch > 0)
+            best += fmt::format(" ({:.2f}x over batch 0)", *st.first_batch_best_ms / *st.best_ms);
+        const std::string line =
+            fmt::format("batch {}/{}: {}/{} compiled, {} benchmarked, {} failed; best {}; ETA {}", st.batch + 1,
+                        st.iterations, st.compiled, st.batch_size, st.benchmarked, st.failed, best,
+                        st.eta_s ? duration_text(*st.eta_s) : "-");
+        if (tty_) {
+            if (st.event == AutotuneStatus::Event::BatchDone || st.event == AutotuneStatus::Event::Retrained) {
+                std::cerr << "\r\033[K" << st.message << "\n";
+            }
+            std::cerr << "\r\033[K" << (color_ ? "\033[1m" : "") << line << (color_ ? "\033[0m" : "") << std::flush;
+            dirty_ = true;
+        } else {
+            std::cerr << utc_stamp() << " " << st.message << " | " << line << "\n" << std::flush;
+        }
+    }
+    void finish() {
+        if (tty_ && dirty_) std::cerr << "\n";
+        dirty_ = false;
+    }
+
+private:
+    bool quiet_ = false, tty_ = false, color_ = false, dirty_ = false;
+};
+
+template <typename T>
+nlohmann::json opt_json(const std::optional<T> &v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
+    AutotuneOptions o;
+    if (a.device.empty()) {
+        if (!default_device_kind()) {
+            spdlog::error("tune benchmarks on a GPU and none is visible here ({}); add --device opencl to "
+                          "benchmark on POCL, the CPU's OpenCL, instead",
+                          query_local_gpus().problem);
+            return kExitUnavailable;
+        }
+        o.device = DeviceKind::Cuda;
+    } else {
+        o.device = *parse_device_kind(a.device);
+    }
+    if (a.resume == 0 && (a.generator_path.empty() || a.generator_name.empty()))
+        throw UserError("tune --mode autotune needs the generator executable and -g NAME (or --resume RUN)");
+    OneShotOptions &b = o.batch;
+    b.generator_path = a.generator_path;
+    b.generator_name = a.generator_name;
+    b.generator_params = parse_generator_params(a.params);
+    if (a.resume == 0) b.gpu = resolve_gpu(a.gpu);
+    b.output_dir = a.output_dir;
+    b.db_path = a.db_path.empty() ? db::default_database_path() : a.db_path;
+    b.samples = a.batch > 0 ? a.batch : a.samples;
+    b.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
+    b.beam_size = a.beam_size;
+    b.passes = a.passes;
+    b.seed = a.seed;
+    b.greedy_dropout = a.dropout;
+    b.validate = false;
+    b.timeout = std::chrono::seconds(a.timeout_s);
+    b.gpusched_version = version_string();
+    if (!a.search_config_file.empty()) {
+        std::ifstream f(a.search_config_file);
+        if (!f) throw UserError("cannot read search config '" + a.search_config_file + "'");
+        b.search_config = nlohmann::json::parse(f, nullptr, false);
+        if (b.search_config.is_discarded() || !b.search_config.is_object())
+            throw UserError("search config '" + a.search_config_file + "' is not a JSON object");
+    }
+    if (a.timeout_s < 1) throw UserError("--timeout must be at least 1 second");
+    if (a.benchmark_timeout_s < 1) throw UserError("--benchmark-timeout must be at least 1 second");
+    if (a.min_reps < 1 || a.max_reps < a.min_reps || !(a.min_time_s >= 0))
+        throw UserError("need 1 <= --min-reps <= --max-reps and --min-time >= 0");
+    o.timing.timeout = std::chrono::seconds(a.benchmark_timeout_s);
+    o.timing.min_time_s = a.min_time_s;
+    o.timing.min_reps = a.min_reps;
+    o.timing.max_reps = a.max_reps;
+    o.iterations = a.iterations;
+    o.from_scratch = a.from_scratch;
+    o.initial_weights = a.weights;
+    o.train_on = *parse_train_on(a.train_on);
+    o.epochs = a.epochs;
+    o.learning_rate = a.learning_rate;
+    if (a.resume != 0) o.resume_run = a.resume;
+    if (!a.time_budget.empty()) {
+        auto d = parse_duration(a.time_budget);
+        if (!d || *d <= 0)
+            throw UserError("--time-budget '" + a.time_budget + "' is not a duration (90s, 15m, 2h, 1h30m)");
+        o.time_budget = std::chrono::duration<double>(*d);
+    }
+    if (a.max_samples != 0) o.max_samples = a.max_samples;
+
+    // SIGINT/SIGTERM: finish the samples started, mark the run interrupted, exit 130.
+    struct sigaction sa {};
+    sa.sa_handler = request_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    o.stop = &g_stop;
+
+    if (!global.json && !global.quiet) {
+        std::cout << (a.resume ? fmt::format("gpusched tune --mode autotune: resuming run {} from {}\n", a.resume,
+                                             b.db_path)
+                               : fmt::format("gpusched tune --mode autotune: {} ({}) for {}, device {}, {} x {} "
+                                             "samples\n",
+                                             b.generator_name, b.generator_path, b.gpu.name, to_string(o.device),
+                                             o.iterations, b.samples))
+                  << std::flush;
+    }
+    AutotuneDisplay display(global.quiet || global.json);
+    AutotuneResult r;
+    try {
+        r = run_autotune(o, [&](const AutotuneStatus &st) { display(st); });
+    } catch (const UnavailableError &e) {
+        display.finish();
+        spdlog::error("{}", e.what());
+        return kExitUnavailable;
+    } catch (...) {
+        display.finish();
+        throw;
+    }
+    display.finish();
+    const int code = r.end == AutotuneEnd::Finished          ? kExitOk
+                     : r.end == AutotuneEnd::StoppedByBudget ? kExitStoppedByBudget
+                                                             : kExitInterrupted;
+    const std::optional<double> first = r.batches.empty() ? std::nullopt : r.batches.front().best_ms;
+    if (global.json) {
+        nlohmann::json batches = nlohmann::json::array();
+        for (const auto &row : r.batches) {
+            batches.push_back({{"batch", row.batch},
+                               {"status", row.status},
+                               {"weights_id", opt_json(row.weights_id)},
+                               {"weights", row.weights_path},
+                               {"samples", row.samples},
+                               {"measured", row.measured},
+                               {"failed", row.failed},
+                               {"spilled", row.spilled},
+                               {"best_ms", opt_json(row.best_ms)},
+                               {"spearman", opt_json(row.spearman)},
+                               {"kendall", opt_json(row.kendall)},
+                               {"regret", opt_json(row.regret)},
+                               {"retrain_s", opt_json(row.retrain_s)}});
+        }
+        nlohmann::json j = {{"run_id", r.run_id},
+                            {"resumed", r.resumed},
+                            {"db", r.db_path},
+                            {"device", r.device},
+                            {"target", r.target},
+                            {"benchmark_target", r.benchmark_target},
+                            {"end", code == kExitOk ? "finished" : code == kExitStoppedByBudget ? "budget" : "interrupted"},
+                            {"stopped_by", r.stopped_by},
+                            {"exit_code", code},
+                            {"samples", r.samples},
+                            {"samples_this_invocation", r.samples_this_invocation},
+                            {"measured", r.measured},
+                            {"failed", r.failed},
+                            {"spilled", r.spilled},
+                            {"best_sample_id", opt_json(r.best_sample_id)},
+                            {"best_batch", r.best_batch},
+                            {"best_idx", r.best_idx},
+                            {"best_ms", opt_json(r.best_ms)},
+                            {"files", r.best_files},
+                            {"seconds", r.wall_seconds},
+                            {"retrain_seconds", r.retrain_seconds},
+                            {"batches", batches}};
+        std::cout << j.dump(2) << "\n";
+        return code;
+    }
+    std::cout << fmt::format("\nTuning curve of run {} on {} (times: median ms; correlation of the batch's "
+                             "predictions with its times, before retraining; regret: the model's pick over the "
+                             "batch's best)\n",
+                             r.run_id, r.device);
+    std::cout << fmt::format("  {:>5}  {:>7}  {:>8}  {:>6}  {:>7}  {:>10}  {:>10}  {:>7}  {:>8}  {:>7}  {:>6}  {:>9}\n",
+                             "batch", "samples", "measured", "failed", "spilled", "best ms", "best so far",
+                             "speedup", "Spearman", "Kendall", "regret", "retrain s");
+    std::optional<double> so_far;
+    for (const auto &row : r.batches) {
+        if (row.best_ms && (!so_far || *row.best_ms < *so_far)) so_far = row.best_ms;
+        std::cout << fmt::format(
+            "  {:>5}  {:>7}  {:>8}  {:>6}  {:>7}  {:>10}  {:>10}  {:>7}  {:>8}  {:>7}  {:>6}  {:>9}{}\n", row.batch,
+            row.samples, row.measured, row.failed, row.spilled, ms(row.best_ms), ms(so_far),
+            so_far && first ? fmt::format("{:.2f}x", *first / *so_far) : "-",
+            row.spearman ? fmt::format("{:.3f}", *row.spearman) : "-",
+            row.kendall ? fmt::format("{:.3f}", *row.kendall) : "-",
+            row.regret ? fmt::format("{:.2f}", *row.regret) : "-",
+            row.retrain_s ? fmt::format("{:.1f}", *row.retrain_s) : "-", row.status == "finished" ? "" : "  (not finished)");
+    }
+    std::cout << fmt::format("\n{} samples ({} this time), {} measured, {} failed, {} spilled registers.\n", r.samples,
+                             r.samples_this_invocation, r.measured, r.failed, r.spilled);
+    if (r.best_ms)
+        std::cout << fmt::format("Best: batch {} sample {} (sample id {}), median {:.4g} ms.\n", r.best_batch,
+                                 r.best_idx, *r.best_sample_id, *r.best_ms);
+    if (!r.best_files.empty()) {
+        std::cout << "Schedule and library of the best sample:\n";
+        for (const auto &f : r.best_files)
+            std::cout << "  " << f << "\n";
+    }
+    if (code == kExitStoppedByBudget)
+        std::cout << fmt::format("Stopped by the {} (exit 3); continue with --resume {}.\n", r.stopped_by, r.run_id);
+    if (code == kExitInterrupted)
+        std::cout << fmt::format("Interrupted (exit 130); continue with --resume {}.\n", r.run_id);
+    std::cout << fmt::format("Stored as run {} in {} ({:.1f} s, retraining {:.1f} s)\n", r.run_id, r.db_path,
+                             r.wall_seconds, r.retrain_seconds);
+    return code;
+}
+
 } // namespace
 
 Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     auto args = std::make_shared<TuneArgs>();
     CLI::App *cmd =
         app.add_subcommand("tune", "Top 5 / Autotune: compile and benchmark candidates on a device");
-    cmd->add_option("generator", args->generator_path, "Halide generator executable")->required();
+    cmd->add_option("generator", args->generator_path,
+                    "Halide generator executable (autotune --resume: the run's own unless given)");
     cmd->add_option("params", args->params, "Generator params, key=value");
-    cmd->add_option("-g,--generator-name", args->generator_name, "Name of the generator")->required();
+    cmd->add_option("-g,--generator-name", args->generator_name, "Name of the generator");
     cmd->add_option("--mode", args->mode, "top5 or autotune")
         ->check(CLI::IsMember({"top5", "autotune"}))
         ->capture_default_str();
@@ -173,14 +446,26 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
         ->capture_default_str();
     cmd->add_option("--max-reps", args->max_reps, "Timed repetitions per benchmark, at most")
         ->capture_default_str();
+    cmd->add_option("--iterations", args->iterations, "Autotune: batches (paper: 20)")->capture_default_str();
+    cmd->add_option("--batch", args->batch, "Autotune: samples per batch (paper: 80; default --samples)");
+    cmd->add_flag("--from-scratch", args->from_scratch, "Autotune: the first batch searches with random weights");
+    cmd->add_option("--weights", args->weights, "Autotune: the first batch's weights file (default: the embedded)");
+    cmd->add_option("--train-on", args->train_on,
+                    "Autotune: retrain on the run's samples, the pipeline's or the device's (all on this device)")
+        ->check(CLI::IsMember({"run", "pipeline", "device"}))
+        ->capture_default_str();
+    cmd->add_option("--epochs", args->epochs, "Autotune: training epochs per retraining")->capture_default_str();
+    cmd->add_option("--learning-rate", args->learning_rate, "Autotune: Adam learning rate")->capture_default_str();
+    cmd->add_option("--resume", args->resume, "Autotune: continue this interrupted run from the database");
+    cmd->add_option("--time-budget", args->time_budget,
+                    "Autotune: stop starting samples after this long (90s, 15m, 2h, 1h30m) and write the best");
+    cmd->add_option("--max-samples", args->max_samples,
+                    "Autotune: stop when the run has this many samples (all attempts) and write the best");
 
     return [args, &global]() {
-        if (args->mode == "autotune") {
-            spdlog::error("tune --mode autotune (the loop that benchmarks on a GPU and retrains) is not "
-                          "built yet in this version; "
-                          "use --mode top5");
-            return kExitUnavailable;
-        }
+        if (args->mode == "autotune") return run_autotune_command(*args, global);
+        if (args->generator_path.empty() || args->generator_name.empty())
+            throw UserError("tune needs the generator executable and -g NAME");
         Top5Options opt;
         if (args->device.empty()) {
             if (!default_device_kind()) {

@@ -90,6 +90,32 @@ ALTER TABLE samples ADD COLUMN benchmark TEXT CHECK (benchmark IS NULL OR benchm
 ALTER TABLE samples ADD COLUMN benchmark_detail TEXT;
 CREATE INDEX samples_by_device ON samples(device) WHERE device IS NOT NULL;
 )sql"},
+        // Autotune (tuner/autotune.h): one row per batch of a run, with the
+        // weights its searches used (NULL: the embedded defaults), how far it
+        // got, and how well those weights ranked its measured samples before
+        // the model was retrained on them (the learning curve). A run stopped
+        // by a budget is 'finished' with stopped_by saying which one.
+        {4, "autotune batches: weights per batch, learning stats, stop reason", R"sql(
+CREATE TABLE autotune_batches (
+    run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    batch        INTEGER NOT NULL,
+    weights_id   INTEGER REFERENCES weights(id),
+    status       TEXT NOT NULL CHECK (status IN ('running', 'measured', 'finished')),
+    samples      INTEGER NOT NULL DEFAULT 0,
+    measured     INTEGER NOT NULL DEFAULT 0,
+    failed       INTEGER NOT NULL DEFAULT 0,
+    spilled      INTEGER NOT NULL DEFAULT 0,
+    best_ms      REAL,
+    spearman     REAL,
+    kendall      REAL,
+    regret       REAL,
+    retrain_s    REAL,
+    started_at   TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    finished_at  TEXT,
+    PRIMARY KEY (run_id, batch)
+);
+ALTER TABLE runs ADD COLUMN stopped_by TEXT;
+)sql"},
     };
     return all;
 }

@@ -223,15 +223,22 @@ std::vector<std::pair<int, int>> SampleStore::stored_sample_keys(int64_t run_id)
 
 std::vector<MeasuredSample> SampleStore::measured_samples(const std::string &generator_name,
                                                        const std::string &device) {
+    TrainingFilter f;
+    f.generator_name = generator_name;
+    f.device = device;
+    return measured_samples(f);
+}
+
+std::vector<MeasuredSample> SampleStore::measured_samples(const TrainingFilter &filter) {
     auto q = db_.prepare(R"sql(
         SELECT s.id, p.id, p.generator_name, p.params, p.gpu, s.featurization, s.runtime_median_ms,
                coalesce(s.device, '')
         FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id
         WHERE s.status = 'ok' AND s.validation != 'failed' AND s.runtime_median_ms > 0
           AND length(s.featurization) > 0 AND (?1 = '' OR p.generator_name = ?1)
-          AND (?2 = '' OR s.device = ?2)
+          AND (?2 = '' OR s.device = ?2) AND (?3 = 0 OR r.id = ?3) AND (?4 = 0 OR p.id = ?4)
         ORDER BY p.id, coalesce(s.device, ''), s.id)sql");
-    q.bind(1, generator_name).bind(2, device);
+    q.bind(1, filter.generator_name).bind(2, filter.device).bind(3, filter.run_id).bind(4, filter.pipeline_id);
     std::vector<MeasuredSample> out;
     while (q.step()) {
         MeasuredSample m;
@@ -331,6 +338,115 @@ int64_t SampleStore::record_weights(const WeightsRecord &w) {
     auto ins = db_.prepare("INSERT INTO weights (path, checksum, provenance, trained_on) VALUES (?1, ?2, ?3, ?4)");
     ins.bind(1, w.path).bind(2, w.checksum).bind(3, w.provenance).bind(4, w.trained_on).run();
     return db_.last_insert_id();
+}
+
+std::string SampleStore::weights_path(int64_t weights_id) {
+    auto q = db_.prepare("SELECT path FROM weights WHERE id = ?1");
+    q.bind(1, weights_id);
+    return q.step() ? q.column_text(0) : std::string();
+}
+
+std::optional<StoredRun> SampleStore::find_run(int64_t run_id) {
+    auto q = db_.prepare(R"sql(
+        SELECT r.id, r.pipeline_id, r.mode, r.status, r.config, r.stopped_by, p.generator_path, p.generator_hash,
+               p.generator_name, p.params, p.target, p.gpu
+        FROM runs r JOIN pipelines p ON p.id = r.pipeline_id WHERE r.id = ?1)sql");
+    q.bind(1, run_id);
+    if (!q.step()) return std::nullopt;
+    StoredRun r;
+    r.id = q.column_int(0);
+    r.pipeline_id = q.column_int(1);
+    r.mode = q.column_text(2);
+    r.status = q.column_text(3);
+    r.config = q.column_text(4);
+    if (!q.is_null(5)) r.stopped_by = q.column_text(5);
+    r.pipeline.generator_path = q.column_text(6);
+    r.pipeline.generator_hash = q.column_text(7);
+    r.pipeline.generator_name = q.column_text(8);
+    r.pipeline.params = q.column_text(9);
+    r.pipeline.target = q.column_text(10);
+    r.pipeline.gpu = q.column_text(11);
+    return r;
+}
+
+void SampleStore::set_run_status(int64_t run_id, const std::string &status,
+                                 const std::optional<std::string> &stopped_by, const std::string &error) {
+    auto up = db_.prepare("UPDATE runs SET status = ?2, stopped_by = ?3, error = ?4, finished_at = CASE WHEN ?2 = "
+                          "'running' THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END WHERE id = ?1");
+    up.bind(1, run_id).bind(2, status).bind(3, stopped_by);
+    if (error.empty()) up.bind_null(4);
+    else up.bind(4, error);
+    up.run();
+}
+
+void SampleStore::begin_batch(int64_t run_id, int batch, std::optional<int64_t> weights_id) {
+    auto ins = db_.prepare("INSERT OR IGNORE INTO autotune_batches (run_id, batch, weights_id, status) "
+                           "VALUES (?1, ?2, ?3, 'running')");
+    ins.bind(1, run_id).bind(2, batch).bind(3, weights_id).run();
+}
+
+void SampleStore::update_batch(const AutotuneBatchRow &b) {
+    auto up = db_.prepare(
+        "UPDATE autotune_batches SET status = ?3, samples = ?4, measured = ?5, failed = ?6, spilled = ?7, "
+        "best_ms = ?8, spearman = ?9, kendall = ?10, regret = ?11, retrain_s = ?12, finished_at = CASE WHEN ?3 = "
+        "'finished' THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE NULL END WHERE run_id = ?1 AND batch = ?2");
+    up.bind(1, b.run_id).bind(2, b.batch).bind(3, b.status).bind(4, b.samples).bind(5, b.measured);
+    up.bind(6, b.failed).bind(7, b.spilled).bind(8, b.best_ms).bind(9, b.spearman).bind(10, b.kendall);
+    up.bind(11, b.regret).bind(12, b.retrain_s).run();
+}
+
+std::vector<AutotuneBatchRow> SampleStore::autotune_batches(int64_t run_id) {
+    auto q = db_.prepare(
+        "SELECT b.run_id, b.batch, b.weights_id, coalesce(w.path, ''), b.status, b.samples, b.measured, b.failed, "
+        "b.spilled, b.best_ms, b.spearman, b.kendall, b.regret, b.retrain_s FROM autotune_batches b "
+        "LEFT JOIN weights w ON w.id = b.weights_id WHERE b.run_id = ?1 ORDER BY b.batch");
+    q.bind(1, run_id);
+    std::vector<AutotuneBatchRow> out;
+    while (q.step()) {
+        AutotuneBatchRow b;
+        b.run_id = q.column_int(0);
+        b.batch = static_cast<int>(q.column_int(1));
+        b.weights_id = q.column_optional_int(2);
+        b.weights_path = q.column_text(3);
+        b.status = q.column_text(4);
+        b.samples = q.column_int(5);
+        b.measured = q.column_int(6);
+        b.failed = q.column_int(7);
+        b.spilled = q.column_int(8);
+        b.best_ms = q.column_optional_double(9);
+        b.spearman = q.column_optional_double(10);
+        b.kendall = q.column_optional_double(11);
+        b.regret = q.column_optional_double(12);
+        b.retrain_s = q.column_optional_double(13);
+        out.push_back(std::move(b));
+    }
+    return out;
+}
+
+std::vector<SampleStore::StoredSampleState> SampleStore::batch_samples(int64_t run_id, int batch) {
+    auto q = db_.prepare(R"sql(
+        SELECT s.idx, s.id, s.status != 'ok' OR s.benchmark IS NOT NULL, s.status, s.benchmark IS NOT NULL,
+               s.validation, s.predicted_cost, s.runtime_median_ms,
+               EXISTS (SELECT 1 FROM kernels k WHERE k.sample_id = s.id
+                       AND k.spill_store_bytes + k.spill_load_bytes > 0)
+        FROM samples s WHERE s.run_id = ?1 AND s.batch = ?2 ORDER BY s.idx)sql");
+    q.bind(1, run_id).bind(2, batch);
+    std::vector<StoredSampleState> out;
+    while (q.step()) {
+        StoredSampleState s;
+        s.idx = static_cast<int>(q.column_int(0));
+        s.id = q.column_int(1);
+        s.complete = q.column_int(2) != 0;
+        const std::string status = q.column_text(3);
+        s.failed = status != "ok";
+        s.predicted_cost = q.column_optional_double(6);
+        s.runtime_ms = q.column_optional_double(7);
+        s.measured = !s.failed && s.runtime_ms && q.column_text(5) != "failed";
+        s.compiled = !s.failed || q.column_int(4) != 0;
+        s.spilled = q.column_int(8) != 0;
+        out.push_back(s);
+    }
+    return out;
 }
 
 } // namespace gpusched::db

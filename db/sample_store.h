@@ -140,6 +140,36 @@ struct WeightsRecord {
     std::string path, checksum, provenance, trained_on;  // trained_on: JSON
 };
 
+// Which measured samples train a model (measured_samples()). Empty / zero
+// fields do not filter.
+struct TrainingFilter {
+    std::string generator_name;
+    std::string device;
+    int64_t run_id = 0;
+    int64_t pipeline_id = 0;
+};
+
+// One batch of an Autotune run (schema 4): the weights its searches used
+// (none: the embedded defaults), its progress, and how well those weights
+// ranked its measured samples.
+struct AutotuneBatchRow {
+    int64_t run_id = 0;
+    int batch = 0;
+    std::optional<int64_t> weights_id;
+    std::string weights_path;  // of weights_id; empty for the embedded defaults
+    std::string status = "running";  // running | measured | finished
+    int64_t samples = 0, measured = 0, failed = 0, spilled = 0;
+    std::optional<double> best_ms, spearman, kendall, regret, retrain_s;
+};
+
+// An autotune run as stored: what resume needs.
+struct StoredRun {
+    int64_t id = 0, pipeline_id = 0;
+    std::string mode, status, config;
+    std::optional<std::string> stopped_by;
+    PipelineIdentity pipeline;
+};
+
 class SampleStore {
 public:
     explicit SampleStore(Database &db) : db_(db) {}
@@ -173,7 +203,32 @@ public:
     // and of one device only.
     std::vector<MeasuredSample> measured_samples(const std::string &generator_name = "",
                                                  const std::string &device = "");
+    std::vector<MeasuredSample> measured_samples(const TrainingFilter &filter);
     int64_t record_weights(const WeightsRecord &w);
+    // The path of a recorded weights file; empty if there is no such row.
+    std::string weights_path(int64_t weights_id);
+
+    // --- Autotune (schema 4).
+    std::optional<StoredRun> find_run(int64_t run_id);
+    void set_run_status(int64_t run_id, const std::string &status, const std::optional<std::string> &stopped_by,
+                        const std::string &error = "");
+    // Inserts the batch row, or leaves an existing one as it is.
+    void begin_batch(int64_t run_id, int batch, std::optional<int64_t> weights_id);
+    void update_batch(const AutotuneBatchRow &row);
+    std::vector<AutotuneBatchRow> autotune_batches(int64_t run_id);
+    // The id of each stored sample of a batch, by idx, and whether it is
+    // complete (failed before benchmarking, or benchmarked).
+    struct StoredSampleState {
+        int idx = 0;
+        int64_t id = 0;
+        bool complete = false;
+        bool compiled = false;  // status ok before benchmarking: searched, compiled, ptxas passed
+        bool measured = false;  // status ok, a time, output not wrong
+        bool failed = false;    // status not ok
+        bool spilled = false;   // a kernel spills registers
+        std::optional<double> predicted_cost, runtime_ms;
+    };
+    std::vector<StoredSampleState> batch_samples(int64_t run_id, int batch);
 
 private:
     Database &db_;

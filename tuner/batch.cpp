@@ -105,6 +105,10 @@ void run_sample(const OneShotOptions &opt, const BatchInputs &in, OneShotSample 
 
 } // namespace
 
+void generate_sample(const OneShotOptions &opt, const BatchInputs &in, OneShotSample &s) {
+    run_sample(opt, in, s);
+}
+
 std::string read_text_file(const std::string &path) {
     std::ifstream f(path, std::ios::binary);
     std::ostringstream s;

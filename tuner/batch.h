@@ -89,6 +89,13 @@ struct BatchInputs {
 // an output directory that cannot be written. The database is the caller's.
 BatchInputs check_batch_inputs(const OneShotOptions &options);
 
+// One sample of a batch, into sample.dir (removed first), with the seed and
+// beam/greedy choice its index gives it: sample i of a batch is the same
+// search whenever it runs (what Autotune's resume relies on). Set
+// sample.index and sample.dir before the call. Never throws for what the
+// generator or ptxas does.
+void generate_sample(const OneShotOptions &options, const BatchInputs &inputs, OneShotSample &sample);
+
 // Runs the batch into OUT/samples/<i>/. progress is called, serialized, as
 // each sample finishes (generator and ptxas done).
 std::vector<OneShotSample> generate_batch(const OneShotOptions &options, const BatchInputs &inputs,

@@ -44,8 +44,19 @@ RetrainResult retrain_from_database(const RetrainOptions &opt) {
     if (opt.epochs < 1) throw UserError("--epochs must be at least 1");
     if (!std::ifstream(opt.db_path)) throw UserError("database '" + opt.db_path + "' does not exist");
     db::Database database = db::Database::open(opt.db_path);
+    return retrain_from_database(opt, database);
+}
+
+RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &database) {
+    if (opt.output_path.empty()) throw UserError("retrain needs an output weights path (-o)");
+    if (opt.epochs < 1) throw UserError("--epochs must be at least 1");
     db::SampleStore store(database);
-    const auto measured = store.measured_samples(opt.generator_name, opt.device);
+    db::TrainingFilter filter;
+    filter.generator_name = opt.generator_name;
+    filter.device = opt.device;
+    filter.run_id = opt.run_id;
+    filter.pipeline_id = opt.pipeline_id;
+    const auto measured = store.measured_samples(filter);
     if (opt.device.empty()) {
         std::set<std::string> devices;
         for (const auto &m : measured) devices.insert(m.device.empty() ? "(unnamed)" : m.device);
@@ -105,7 +116,7 @@ RetrainResult retrain_from_database(const RetrainOptions &opt) {
     result.report = train_network(weights, data, training);
 
     std::ostringstream prov;
-    prov << "retrained by gpusched retrain at " << utc_now() << " on " << result.samples << " measured samples of "
+    prov << "retrained by " << opt.purpose << " at " << utc_now() << " on " << result.samples << " measured samples of "
          << result.pipelines << " pipelines from " << opt.db_path << " (GPU profile " << opt.gpu.name << ", "
          << opt.epochs << " epochs, seed " << opt.seed << "), starting from: " << start.provenance
          << "; validation before: " << describe(result.report.validation_before)
@@ -114,7 +125,10 @@ RetrainResult retrain_from_database(const RetrainOptions &opt) {
     write_weights_file(opt.output_path, WeightsFile{weights, result.provenance});
 
     nlohmann::json trained_on = {{"samples", sample_ids}, {"gpu", opt.gpu.name}, {"epochs", opt.epochs},
-                                 {"device", measured.empty() ? opt.device : measured.front().device}};
+                                 {"device", measured.empty() ? opt.device : measured.front().device},
+                                 {"by", opt.purpose}};
+    if (opt.run_id) trained_on["run_id"] = opt.run_id;
+    if (opt.pipeline_id) trained_on["pipeline_id"] = opt.pipeline_id;
     result.weights_id = store.record_weights({opt.output_path, file_crc32(opt.output_path), result.provenance,
                                               trained_on.dump()});
     return result;

@@ -12,6 +12,7 @@
 
 #include "core/gpu_profile.h"
 #include "costmodel/training.h"
+#include "db/database.h"
 
 namespace gpusched {
 
@@ -26,6 +27,13 @@ struct RetrainOptions {
     // database with several is refused, naming them - times of different
     // devices never train one model.
     std::string device;
+    // Only this run's / this pipeline's samples (0: no such filter): what
+    // Autotune's --train-on run|pipeline chooses.
+    int64_t run_id = 0;
+    int64_t pipeline_id = 0;
+    // Who asked, for the provenance and the weights row ("gpusched retrain",
+    // "autotune run 3 after batch 1").
+    std::string purpose = "gpusched retrain";
     int epochs = 100;
     double learning_rate = 1e-3;
     uint64_t seed = 1;
@@ -43,5 +51,11 @@ struct RetrainResult {
 // input is bad (naming the sample whose featurization is corrupt), and
 // db::DbError for database problems.
 RetrainResult retrain_from_database(const RetrainOptions &options);
+// The same on a database the caller has open (options.db_path only names it
+// in messages). A process must not open a second connection to a file it
+// has open: closing any descriptor of the file drops the process's POSIX
+// locks on it, and SQLite then takes the other connection for gone (it
+// checkpoints and deletes the WAL under it).
+RetrainResult retrain_from_database(const RetrainOptions &options, db::Database &database);
 
 } // namespace gpusched

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -193,6 +194,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
 
     install_signal_handlers();
     auto t0 = std::chrono::steady_clock::now();
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         r.start_error = std::string("fork: ") + strerror(errno);
@@ -201,6 +203,12 @@ ProcessResult run_process(const ProcessSpec &spec) {
     if (pid == 0) {
         // Child: own process group, so a timeout can kill the whole tree.
         setpgid(0, 0);
+        // Dies with the driver, even a SIGKILLed one: a resumed run must not
+        // find an orphan of the killed one still writing into a sample's
+        // directory. (Its own children, a compiler's passes, are not covered;
+        // they are short and write only into that directory.)
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != parent) _exit(127);
         dup2(out_pipe[1], STDOUT_FILENO);
         dup2(err_pipe[1], STDERR_FILENO);
         int devnull = open("/dev/null", O_RDONLY);

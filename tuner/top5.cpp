@@ -21,48 +21,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The validation request that names a schedule of this pipeline: what the
-// reference and every benchmark build start from.
-ValidationRequest schedule_request(const OneShotOptions &opt, const ScheduleSource &source,
-                                   const std::string &work_dir) {
-    ValidationRequest vr;
-    vr.generator_path = opt.generator_path;
-    vr.generator_name = opt.generator_name;
-    vr.generator_params = opt.generator_params;
-    vr.source = source;
-    vr.work_dir = work_dir;
-    vr.timeout = opt.timeout;
-    return vr;
-}
-
-// The database row update for a measurement.
-db::MeasurementRow measurement_row(const Measurement &m) {
-    db::MeasurementRow row;
-    row.device = m.device;
-    row.benchmark = to_string(m.outcome);
-    row.runtime_min_ms = m.min_ms;
-    row.runtime_median_ms = m.median_ms;
-    if (m.measured()) row.runtime_reps = m.reps;
-    row.validation = m.validation;
-    row.validation_detail = m.validation_detail;
-    row.status = m.measured() ? "ok" : (m.outcome == MeasureOutcome::TimedOut ? "timeout" : "failed");
-    row.error = m.error;
-    row.detail = m.to_json().dump();
-    return row;
-}
-
-// The measurement of something that never reached the device.
-Measurement not_benchmarked(const std::string &label, const std::string &device, DeviceKind kind,
-                            MeasureOutcome outcome, const std::string &error) {
-    Measurement m;
-    m.label = label;
-    m.device = device;
-    m.device_kind = kind;
-    m.outcome = outcome;
-    m.error = error;
-    return m;
-}
-
 // The usable samples to benchmark, best predicted first (sec. 6.1): those
 // that do not spill; if every one spills, those within 50% of the least
 // spilling, as One Shot chooses.
@@ -111,6 +69,62 @@ std::string first_error(const std::vector<OneShotSample> &samples) {
 }
 
 } // namespace
+
+// The validation request that names a schedule of this pipeline: what the
+// reference and every benchmark build start from.
+ValidationRequest schedule_request(const OneShotOptions &opt, const ScheduleSource &source,
+                                   const std::string &work_dir) {
+    ValidationRequest vr;
+    vr.generator_path = opt.generator_path;
+    vr.generator_name = opt.generator_name;
+    vr.generator_params = opt.generator_params;
+    vr.source = source;
+    vr.work_dir = work_dir;
+    vr.timeout = opt.timeout;
+    return vr;
+}
+
+// The database row update for a measurement.
+db::MeasurementRow measurement_row(const Measurement &m) {
+    db::MeasurementRow row;
+    row.device = m.device;
+    row.benchmark = to_string(m.outcome);
+    row.runtime_min_ms = m.min_ms;
+    row.runtime_median_ms = m.median_ms;
+    if (m.measured()) row.runtime_reps = m.reps;
+    row.validation = m.validation;
+    row.validation_detail = m.validation_detail;
+    row.status = m.measured() ? "ok" : (m.outcome == MeasureOutcome::TimedOut ? "timeout" : "failed");
+    row.error = m.error;
+    row.detail = m.to_json().dump();
+    return row;
+}
+
+// The measurement of something that never reached the device.
+Measurement not_benchmarked(const std::string &label, const std::string &device, DeviceKind kind,
+                            MeasureOutcome outcome, const std::string &error) {
+    Measurement m;
+    m.label = label;
+    m.device = device;
+    m.device_kind = kind;
+    m.outcome = outcome;
+    m.error = error;
+    return m;
+}
+
+BenchmarkBuildRequest sample_build_request(const OneShotOptions &opt, const BatchInputs &inputs,
+                                           const OneShotSample &s, DeviceKind device,
+                                           const std::string &benchmark_target, const std::string &dir) {
+    BenchmarkBuildRequest req;
+    req.label = "sample " + std::to_string(s.index);
+    req.target = benchmark_target;
+    req.work_dir = dir + "/build";
+    req.schedule = schedule_request(opt, inputs.source, dir);
+    req.schedule.plugin_config = nlohmann::json::parse(read_text_file(s.dir + "/config.json"), nullptr, false);
+    req.schedule.replay_record = s.dir + "/" + opt.generator_name + ".gpusched.json";
+    if (device == DeviceKind::Cuda) req.library_dir = s.dir;
+    return req;
+}
 
 int cuda_driver_for_ptx_isa(const std::string &v) {
     const auto dot = v.find('.');
@@ -318,12 +332,9 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         req.target = result.benchmark_target;
         req.work_dir = dir + "/build";
         if (e.sample) {
-            const OneShotSample &s = result.samples[*e.sample];
-            req.schedule = schedule_request(opt, inputs.source, dir);
-            req.schedule.plugin_config =
-                nlohmann::json::parse(read_text_file(s.dir + "/config.json"), nullptr, false);
-            req.schedule.replay_record = s.dir + "/" + opt.generator_name + ".gpusched.json";
-            if (options.device == DeviceKind::Cuda) req.library_dir = s.dir;
+            req = sample_build_request(opt, inputs, result.samples[*e.sample], options.device,
+                                       result.benchmark_target, dir);
+            req.label = e.label;
         } else {
             OneShotOptions b = opt;
             b.schedule_source = e.source;

@@ -84,6 +84,23 @@ struct Top5Progress {
     std::function<void(const Top5Entry &)> measured; // a benchmark finished (or could not run)
 };
 
+// Shared with Autotune (tuner/autotune.h), which builds and measures the
+// same way.
+// The validation request naming a schedule of this pipeline: what the CPU
+// reference and every benchmark build start from.
+ValidationRequest schedule_request(const OneShotOptions &options, const ScheduleSource &source,
+                                   const std::string &work_dir);
+// The database row update for a measurement.
+db::MeasurementRow measurement_row(const Measurement &m);
+// The measurement of something that never reached the device.
+Measurement not_benchmarked(const std::string &label, const std::string &device, DeviceKind kind,
+                            MeasureOutcome outcome, const std::string &error);
+// The benchmark build request of a searched sample: cuda links the batch's
+// library, opencl compiles again for host-opencl replaying its record.
+BenchmarkBuildRequest sample_build_request(const OneShotOptions &options, const BatchInputs &inputs,
+                                           const OneShotSample &sample, DeviceKind device,
+                                           const std::string &benchmark_target, const std::string &dir);
+
 // Throws UserError for bad input and when nothing could be measured,
 // UnavailableError when the device is not usable here, db::DbError for
 // database problems.

@@ -1,0 +1,273 @@
+// Autotune through the real gpusched binary on POCL (--device opencl): the
+// model is retrained between batches and the next batch searches with the
+// new weights; a SIGKILLed driver resumes with no sample lost or doubled;
+// budgets stop at a sample boundary with the best written; two runs share
+// one database. Tiny batches (3-6 samples, beam 2 x 1 pass, short timing)
+// keep the suite fast on two cores.
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <set>
+#include <thread>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "db/database.h"
+#include "db/sample_store.h"
+#include "test_support.h"
+
+extern char **environ;
+
+using namespace gpusched;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> autotune_args(const test::TempDir &dir, const std::string &out, const std::string &name,
+                                       int iterations, int batch, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"tune",        DRIVER_TEST_GENERATORS,
+                                  "-g",          name,
+                                  "--mode",      "autotune",
+                                  "--device",    "opencl",
+                                  "--gpu",       "h100",
+                                  "--iterations", std::to_string(iterations),
+                                  "--batch",     std::to_string(batch),
+                                  "--beam-size", "2",
+                                  "--passes",    "1",
+                                  "-j",          "2",
+                                  "--min-time",  "0.005",
+                                  "--max-reps",  "20",
+                                  "--epochs",    "20",
+                                  "-o",          dir / out,
+                                  "--db",        dir / "db.sqlite"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+int64_t scalar(const std::string &db_path, const std::string &sql) {
+    db::Database database = db::Database::open_existing(db_path);
+    auto q = database.prepare(sql);
+    return q.step() ? q.column_int(0) : -1;
+}
+
+std::string text(const std::string &db_path, const std::string &sql) {
+    db::Database database = db::Database::open_existing(db_path);
+    auto q = database.prepare(sql);
+    return q.step() ? q.column_text(0) : "";
+}
+
+// Every (batch, idx) of the run exactly once, each sample complete (failed,
+// or benchmarked).
+void check_complete_and_unique(const std::string &db_path, int64_t run, int iterations, int batch) {
+    db::Database database = db::Database::open_existing(db_path);
+    db::SampleStore store(database);
+    auto rows = store.samples_of_run(run);
+    CHECK(rows.size() == static_cast<std::size_t>(iterations * batch));
+    std::set<std::pair<int, int>> keys;
+    for (const auto &s : rows) {
+        keys.insert({s.batch, s.idx});
+        CHECK(s.batch < iterations);
+        CHECK(s.idx < batch);
+        CHECK((s.status != "ok" || !s.benchmark.empty()));
+    }
+    CHECK(keys.size() == rows.size());
+}
+
+// gpusched started in the background, in its own process group, so the test
+// can SIGKILL it mid-run like a machine losing power would.
+pid_t spawn_gpusched(const std::vector<std::string> &args, const std::string &log) {
+    std::vector<std::string> argv = {GPUSCHED_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char *> argvp;
+    for (auto &a : argv) argvp.push_back(a.data());
+    argvp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, argvp.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    REQUIRE(rc == 0);
+    return pid;
+}
+
+int64_t count_or_zero(const std::string &db_path, const std::string &sql) {
+    if (!fs::exists(db_path)) return 0;
+    try {
+        return scalar(db_path, sql);
+    } catch (const std::exception &) {
+        return 0; // being created
+    }
+}
+
+} // namespace
+
+TEST_CASE("autotune searches the second batch with weights retrained on the first and records them",
+          "[autotune]") {
+    test::TempDir dir;
+    ProcessResult r = test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 6, {"--json"}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    auto j = nlohmann::json::parse(r.out);
+    const int64_t run = j["run_id"];
+    const std::string db_path = dir / "db.sqlite";
+    CHECK(j["end"] == "finished");
+    CHECK(j["samples"] == 12);
+    check_complete_and_unique(db_path, run, 2, 6);
+    CHECK(text(db_path, "SELECT status FROM runs WHERE id = " + std::to_string(run)) == "finished");
+
+    // Batch 0: the embedded weights (no row); batch 1: a new weights file,
+    // recorded with what it was trained on (batch 0's measured samples).
+    REQUIRE(j["batches"].size() == 2);
+    CHECK(j["batches"][0]["weights_id"].is_null());
+    REQUIRE(j["batches"][1]["weights_id"].is_number());
+    const int64_t weights_id = j["batches"][1]["weights_id"];
+    const std::string weights_path = j["batches"][1]["weights"];
+    CHECK(fs::exists(weights_path));
+    const auto trained_on = nlohmann::json::parse(
+        text(db_path, "SELECT trained_on FROM weights WHERE id = " + std::to_string(weights_id)));
+    CHECK(trained_on["run_id"] == run);
+    CHECK(trained_on["device"].get<std::string>().rfind("pocl-", 0) == 0);
+    const int64_t measured0 = j["batches"][0]["measured"];
+    CHECK(measured0 >= 2);
+    CHECK(static_cast<int64_t>(trained_on["samples"].size()) == measured0);
+
+    // Every sample of batch 1 searched with that file, none of batch 0 did.
+    db::Database database = db::Database::open_existing(db_path);
+    db::SampleStore store(database);
+    for (const auto &s : store.samples_of_run(run)) {
+        const auto cfg = nlohmann::json::parse(s.search_config);
+        if (s.batch == 0) CHECK_FALSE(cfg.contains("weights_path"));
+        else CHECK(cfg.value("weights_path", "") == weights_path);
+    }
+    CHECK(text(db_path, "SELECT provenance FROM weights WHERE id = " + std::to_string(weights_id))
+              .find("autotune run " + std::to_string(run) + " after batch 0") != std::string::npos);
+
+    // Learning statistics per batch, stored and shown by db stats.
+    CHECK(j["batches"][0]["spearman"].is_number());
+    CHECK(j["batches"][0]["regret"].get<double>() >= 1.0);
+    ProcessResult st = test::run_gpusched({"db", "--db", db_path, "stats"});
+    INFO(st.err);
+    REQUIRE(st.ok());
+    CHECK(st.out.find("weights embedded") != std::string::npos);
+    CHECK(st.out.find("regret") != std::string::npos);
+    for (const auto &f : j["files"])
+        CHECK(fs::exists(f.get<std::string>()));
+    CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
+}
+
+TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and doubles no sample",
+          "[autotune][resume]") {
+    test::TempDir dir;
+    const std::string db_path = dir / "db.sqlite";
+    const pid_t pid = spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
+    // Kill when batch 1 has begun: batch 0 finished and retrained, batch 1 partly stored.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+    int64_t stored_before = 0;
+    while (std::chrono::steady_clock::now() < give_up) {
+        stored_before = count_or_zero(db_path, "SELECT count(*) FROM samples WHERE batch = 1");
+        if (stored_before >= 1) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE(stored_before >= 1);
+    REQUIRE(kill(pid, SIGKILL) == 0);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    INFO("the killed run's log: " << test::read_file(dir / "first.log") << "\nwait status " << status);
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(WTERMSIG(status) == SIGKILL);
+
+    // What the kill left: a valid database, a run still marked running,
+    // batch 1 incomplete.
+    CHECK(text(db_path, "PRAGMA integrity_check") == "ok");
+    CHECK(text(db_path, "SELECT status FROM runs WHERE id = 1") == "running");
+    const int64_t complete_before = scalar(db_path, "SELECT count(*) FROM samples WHERE status != 'ok' OR "
+                                                    "benchmark IS NOT NULL");
+    CHECK(complete_before < 8);
+    const std::string ids_before = text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                                                 "(SELECT * FROM samples ORDER BY id)");
+    const int64_t weights_rows = scalar(db_path, "SELECT count(*) FROM weights");
+
+    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
+                                          dir / "out", "--db", db_path, "-j", "2", "--json"});
+    INFO("first: " << test::read_file(dir / "first.log") << "\nresume stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["resumed"] == true);
+    CHECK(j["run_id"] == 1);
+    CHECK(j["samples"] == 8);
+    check_complete_and_unique(db_path, 1, 2, 4);
+    // The rows stored before the kill are the same rows (same ids), kept.
+    const std::string ids_after = text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                                                "(SELECT * FROM samples ORDER BY id)");
+    CHECK(ids_after.rfind(ids_before, 0) == 0);
+    // Batch 1 kept its recorded weights: no retraining for it happened again.
+    CHECK(scalar(db_path, "SELECT count(*) FROM weights") == weights_rows);
+    CHECK(scalar(db_path, "SELECT count(DISTINCT search_config ->> '$.weights_path') FROM samples WHERE batch = 1") ==
+          1);
+    CHECK(text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
+    CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
+}
+
+TEST_CASE("autotune --max-samples stops at that many samples, writes the best and exits 3", "[autotune][budget]") {
+    test::TempDir dir;
+    ProcessResult r =
+        test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4, {"--max-samples", "3", "--json"}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 3);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["samples"] == 3);
+    CHECK(j["stopped_by"] == "max samples");
+    CHECK(j["best_ms"].is_number());
+    CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
+    const std::string db_path = dir / "db.sqlite";
+    CHECK(scalar(db_path, "SELECT count(*) FROM samples WHERE status = 'ok' AND benchmark IS NULL") == 0);
+    CHECK(text(db_path, "SELECT status || ':' || stopped_by FROM runs WHERE id = 1") == "finished:max samples");
+    CHECK(scalar(db_path, "SELECT best_sample_id IS NOT NULL FROM runs WHERE id = 1") == 1);
+}
+
+TEST_CASE("autotune --time-budget stops at a sample boundary, writes the best and exits 3", "[autotune][budget]") {
+    test::TempDir dir;
+    ProcessResult r =
+        test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 3, 4, {"--time-budget", "8s", "--json"}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 3);
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["stopped_by"] == "time budget");
+    CHECK(j["samples"].get<int>() >= 1);
+    CHECK(j["samples"].get<int>() < 12);
+    const std::string db_path = dir / "db.sqlite";
+    // Every sample started was finished: none stored without its measurement.
+    CHECK(scalar(db_path, "SELECT count(*) FROM samples WHERE status = 'ok' AND benchmark IS NULL") == 0);
+    if (j["best_ms"].is_number()) CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
+}
+
+TEST_CASE("two autotune runs on two pipelines write one database at once", "[autotune][db]") {
+    test::TempDir dir;
+    ProcessResult a, b;
+    std::thread other([&] { b = test::run_gpusched(autotune_args(dir, "out-b", "row_sums", 1, 3)); });
+    a = test::run_gpusched(autotune_args(dir, "out-a", "tiny_stencil", 1, 3));
+    other.join();
+    INFO("a: " << a.err << "\nb: " << b.err);
+    REQUIRE(a.ok());
+    REQUIRE(b.ok());
+    const std::string db_path = dir / "db.sqlite";
+    CHECK(scalar(db_path, "SELECT count(*) FROM runs WHERE mode = 'autotune' AND status = 'finished'") == 2);
+    CHECK(scalar(db_path, "SELECT count(DISTINCT pipeline_id) FROM runs") == 2);
+    CHECK(scalar(db_path, "SELECT count(*) FROM samples") == 6);
+    CHECK(scalar(db_path, "SELECT count(*) FROM autotune_batches WHERE status = 'finished'") == 2);
+    CHECK(text(db_path, "PRAGMA integrity_check") == "ok");
+}
