@@ -20,22 +20,15 @@ namespace fs = std::filesystem;
 
 const char *to_string(ValidationStatus s) {
     switch (s) {
-    case ValidationStatus::Passed:
-        return "passed";
-    case ValidationStatus::Failed:
-        return "failed";
-    case ValidationStatus::NotRun:
-        return "not run";
+    case ValidationStatus::Passed: return "passed";
+    case ValidationStatus::Failed: return "failed";
+    case ValidationStatus::NotRun: return "not run";
     }
     return "?";
 }
 
-std::string validation_cpu_target() {
-    return host_target_with("strict_float");
-}
-std::string validation_opencl_target() {
-    return host_target_with("opencl-strict_float");
-}
+std::string validation_cpu_target() { return host_target_with("strict_float"); }
+std::string validation_opencl_target() { return host_target_with("opencl-strict_float"); }
 
 std::string locate_build_artifact(const char *env_var, const char *file_name, const char *build_path) {
     if (const char *env = std::getenv(env_var); env && *env) return env;
@@ -107,16 +100,8 @@ ValidationReport fail(ValidationStatus status, std::string detail) {
 ProcessResult link_runner(const std::string &compiler, const std::string &archive, const std::string &dir,
                           const std::string &name, std::chrono::seconds timeout) {
     ProcessSpec spec;
-    spec.argv = {compiler,
-                 "-o",
-                 dir + "/runner",
-                 "-Wl,--whole-archive",
-                 archive,
-                 "-Wl,--no-whole-archive",
-                 dir + "/" + name + ".registration.cpp",
-                 dir + "/" + name + ".a",
-                 "-ldl",
-                 "-lpthread"};
+    spec.argv = {compiler, "-o", dir + "/runner", "-Wl,--whole-archive", archive, "-Wl,--no-whole-archive",
+                 dir + "/" + name + ".registration.cpp", dir + "/" + name + ".a", "-ldl", "-lpthread"};
     spec.timeout = timeout;
     return run_process(spec);
 }
@@ -146,19 +131,17 @@ ProcessResult run_runner(const std::string &dir, uint64_t seed, std::chrono::sec
 constexpr const char *kReferenceDone = "reference-done";
 
 struct ReferenceEntry {
-    std::mutex mutex; // held while the reference is built: others wait for it
+    std::mutex mutex;  // held while the reference is built: others wait for it
     std::string dir;
-    std::optional<std::string> failure; // set once built: empty on success, else why it failed
+    std::optional<std::string> failure;  // set once built: empty on success, else why it failed
 };
 
 std::string reference_key(const ValidationRequest &req) {
     std::error_code ec;
-    std::string key = req.generator_path + "\n" + std::to_string(fs::file_size(req.generator_path, ec)) +
-                      "\n" +
-                      std::to_string(fs::last_write_time(req.generator_path, ec).time_since_epoch().count()) +
-                      "\n" + req.generator_name + "\n" + std::to_string(req.input_seed);
-    for (const auto &[k, v] : req.generator_params)
-        key += "\n" + k + "=" + v;
+    std::string key = req.generator_path + "\n" + std::to_string(fs::file_size(req.generator_path, ec)) + "\n" +
+                      std::to_string(fs::last_write_time(req.generator_path, ec).time_since_epoch().count()) + "\n" +
+                      req.generator_name + "\n" + std::to_string(req.input_seed);
+    for (const auto &[k, v] : req.generator_params) key += "\n" + k + "=" + v;
     return key;
 }
 
@@ -175,8 +158,7 @@ std::shared_ptr<ReferenceEntry> reference_entry(const std::string &key) {
 // an empty string, or why there is no reference.
 // What the reference and the candidate build share: the request's generator
 // and params, built as a library for the runner, into dir, for target.
-GeneratorInvocation validation_build(const ValidationRequest &req, const std::string &dir,
-                                     const std::string &target) {
+GeneratorInvocation validation_build(const ValidationRequest &req, const std::string &dir, const std::string &target) {
     GeneratorInvocation g;
     g.generator_path = req.generator_path;
     g.generator_name = req.generator_name;
@@ -217,8 +199,7 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
 
 } // namespace
 
-GeneratorInvocation scheduled_build(const ValidationRequest &req, const std::string &dir,
-                                    const std::string &target) {
+GeneratorInvocation scheduled_build(const ValidationRequest &req, const std::string &dir, const std::string &target) {
     GeneratorInvocation cand = validation_build(req, dir, target);
     if (req.source.schedule_param) cand.params["schedule"] = *req.source.schedule_param;
     if (req.source.plugin_path) {
@@ -255,9 +236,8 @@ ReferenceOutputs reference_outputs(const ValidationRequest &req) {
     std::shared_ptr<ReferenceEntry> ref_entry = reference_entry(reference_key(req));
     std::lock_guard<std::mutex> lock(ref_entry->mutex);
     std::error_code ec;
-    const bool built_and_kept =
-        ref_entry->failure &&
-        (!ref_entry->failure->empty() || fs::exists(fs::path(ref_entry->dir) / kReferenceDone, ec));
+    const bool built_and_kept = ref_entry->failure && (!ref_entry->failure->empty() ||
+                                                        fs::exists(fs::path(ref_entry->dir) / kReferenceDone, ec));
     if (!built_and_kept) {
         ref_entry->dir = req.work_dir + "/reference";
         ref_entry->failure = build_and_run_reference(req, compiler, archive, ref_entry->dir);
@@ -274,8 +254,7 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
         return r;
     };
     if (!opencl_runtime_present())
-        return finish(fail(ValidationStatus::NotRun,
-                           "no OpenCL runtime (install pocl-opencl-icd and ocl-icd-libopencl1)"));
+        return finish(fail(ValidationStatus::NotRun, "no OpenCL runtime (install pocl-opencl-icd and ocl-icd-libopencl1)"));
     // A runtime that cannot run even a trivial kernel would fail every
     // schedule alike: that is the environment's fault, not a verdict.
     if (std::string problem = opencl_environment_problem(std::min(req.timeout, std::chrono::seconds(120)));
@@ -283,11 +262,9 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
         return finish(fail(ValidationStatus::NotRun, problem));
     const std::string archive = locate_output_runner_archive();
     if (archive.empty())
-        return finish(fail(ValidationStatus::NotRun,
-                           "the validation runner (libgpusched_output_runner.a) was not found"));
+        return finish(fail(ValidationStatus::NotRun, "the validation runner (libgpusched_output_runner.a) was not found"));
     const std::string compiler = locate_cxx_compiler();
-    if (compiler.empty())
-        return finish(fail(ValidationStatus::NotRun, "no C++ compiler to link the validation runners"));
+    if (compiler.empty()) return finish(fail(ValidationStatus::NotRun, "no C++ compiler to link the validation runners"));
 
     const std::string cand_dir = req.work_dir + "/opencl";
     std::error_code ec;
@@ -299,18 +276,16 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
 
     // The candidate: the same schedule, for OpenCL.
     GeneratorOutcome cand_out = run_generator(scheduled_build(req, cand_dir, validation_opencl_target()));
-    if (!cand_out.ok())
-        return finish(fail(ValidationStatus::Failed, "OpenCL build failed: " + cand_out.message));
+    if (!cand_out.ok()) return finish(fail(ValidationStatus::Failed, "OpenCL build failed: " + cand_out.message));
 
     ProcessResult link = link_runner(compiler, archive, cand_dir, req.generator_name, req.timeout);
     if (!link.ok())
         return finish(fail(ValidationStatus::NotRun, "linking the runner failed (" + link.describe_failure() +
-                                                         "): " + last_lines(link.err, 1)));
+                                                          "): " + last_lines(link.err, 1)));
     ProcessResult cand_run = run_runner(cand_dir, req.input_seed, req.timeout);
     if (!cand_run.ok())
         return finish(fail(ValidationStatus::Failed, "the OpenCL build did not run on POCL (" +
-                                                         cand_run.describe_failure() +
-                                                         "): " + last_lines(cand_run.err, 1)));
+                                                         cand_run.describe_failure() + "): " + last_lines(cand_run.err, 1)));
 
     return finish(compare_output_dirs(ref.dir, cand_dir));
 }
