@@ -56,8 +56,6 @@ std::optional<ScheduleSource> find_schedule_source(const std::string &name) {
     return std::nullopt;
 }
 
-std::vector<std::string> schedule_source_names() {
-    return {"gpusched", "li2018", "naive", "manual"};
-}
+std::vector<std::string> schedule_source_names() { return {"gpusched", "li2018", "naive", "manual"}; }
 
 } // namespace gpusched
