@@ -57,23 +57,21 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cmake/gpuschedConfig.cmake
 #                      for users' generators, Halide's CMake helpers
 #   g++                links the validation runner and benchmarks around each
 #                      compiled pipeline (the driver runs c++ or $CXX)
-#   ocl-icd-libopencl1 the OpenCL probe (shlibdeps finds it too)
 # Recommended: POCL (validation without a GPU) and what find_package(Halide)
 # needs in a user's CMake project (cmake, libpng-dev, libjpeg-dev).
 set(CPACK_PACKAGE_NAME gpusched)
 set(CPACK_PACKAGE_VENDOR "gpusched")
 set(CPACK_PACKAGE_CONTACT "gpusched maintainers <gpusched@localhost>")
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU autoscheduler (Anderson et al. 2021) for Halide 14, and its tuning driver")
-set(CPACK_PACKAGE_DESCRIPTION
-    "gpusched finds CUDA schedules for Halide 14 pipelines: a Halide autoscheduler plugin usable from\n"
-    "add_halide_library(... AUTOSCHEDULER gpusched::gpusched) and the gpusched driver (oneshot, tune,\n"
-    "db, retrain), with ptxas spill checks and output validation on POCL.")
+set(CPACK_PACKAGE_DESCRIPTION "gpusched finds CUDA schedules for Halide 14 pipelines: a Halide \
+autoscheduler plugin for add_halide_library(... AUTOSCHEDULER gpusched::gpusched), and the gpusched \
+driver (oneshot, tune, db, retrain) with ptxas spill checks and output validation on POCL.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libhalide14-0-dev (>= 14), libhalide14-0-dev (<< 15), g++, ocl-icd-libopencl1")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libhalide14-0-dev (>= 14), libhalide14-0-dev (<< 15), g++")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pocl-opencl-icd, cmake (>= 3.22), libpng-dev, libjpeg-dev")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "nvidia-cuda-toolkit")
 set(CPACK_GENERATOR DEB)
