@@ -57,7 +57,9 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cmake/gpuschedConfig.cmake
 #                      for users' generators, Halide's CMake helpers
 #   g++                links the validation runner and benchmarks around each
 #                      compiled pipeline (the driver runs c++ or $CXX)
-# Recommended: POCL (validation without a GPU) and what find_package(Halide)
+# Recommended: POCL and ocl-icd-opencl-dev (validation without a GPU: Halide
+# 14 loads the unversioned libOpenCL.so, which only the -dev package has; without
+# them validation is "not run") and what find_package(Halide)
 # needs in a user's CMake project (cmake, libpng-dev, libjpeg-dev).
 set(CPACK_PACKAGE_NAME gpusched)
 set(CPACK_PACKAGE_VENDOR "gpusched")
@@ -72,7 +74,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libhalide14-0-dev (>= 14), libhalide14-0-dev (<< 15), g++")
-set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pocl-opencl-icd, cmake (>= 3.22), libpng-dev, libjpeg-dev")
+set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pocl-opencl-icd, ocl-icd-opencl-dev, cmake (>= 3.22), make, libpng-dev, libjpeg-dev")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "nvidia-cuda-toolkit")
 set(CPACK_GENERATOR DEB)
 include(CPack)
