@@ -58,8 +58,8 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cmake/gpuschedConfig.cmake
 #   g++                links the validation runner and benchmarks around each
 #                      compiled pipeline (the driver runs c++ or $CXX)
 # Recommended: POCL and ocl-icd-opencl-dev (validation without a GPU: Halide
-# 14 loads the unversioned libOpenCL.so, which only the -dev package has; without
-# them validation is "not run") and what find_package(Halide)
+# 14's runtime opens the unversioned libOpenCL.so, which only the -dev package
+# has, unless the runner loads libOpenCL.so.1 first as main's f606744 does) and what find_package(Halide)
 # needs in a user's CMake project (cmake, libpng-dev, libjpeg-dev).
 set(CPACK_PACKAGE_NAME gpusched)
 set(CPACK_PACKAGE_VENDOR "gpusched")

@@ -61,7 +61,8 @@ std::string pocl_device_name() {
 
 std::unique_ptr<Runner> make_opencl_runner(const TimingOptions &timing) {
     if (!opencl_runtime_present())
-        throw UnavailableError(std::string("--device opencl: ") + kNoOpenClRuntime);
+        throw UnavailableError("--device opencl needs an OpenCL runtime and there is none here "
+                               "(install pocl-opencl-icd and ocl-icd-libopencl1)");
     if (std::string problem = opencl_environment_problem(std::chrono::seconds(120)); !problem.empty())
         throw UnavailableError("--device opencl: " + problem);
     return std::make_unique<OpenClRunner>(timing);

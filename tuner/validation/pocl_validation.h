@@ -95,12 +95,8 @@ GeneratorInvocation scheduled_build(const ValidationRequest &request, const std:
 // A C++ compiler to link runners with ($CXX, else c++); empty if none.
 std::string locate_cxx_compiler();
 
-// True when the OpenCL ICD loader can be loaded under the name Halide 14's
-// OpenCL runtime uses: libOpenCL.so (ocl-icd-opencl-dev), not libOpenCL.so.1.
+// True when an OpenCL ICD loader (libOpenCL.so.1) can be loaded.
 bool opencl_runtime_present();
-
-// Why opencl_runtime_present() is false, and what to install.
-extern const char *const kNoOpenClRuntime;
 
 // The prebuilt runner archive (output_runner_main.cpp); empty if not found.
 std::string locate_output_runner_archive();
