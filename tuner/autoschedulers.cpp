@@ -3,18 +3,10 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include <unistd.h>
+#include "tuner/install_layout.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
-
-namespace {
-std::string self_dir() {
-    std::error_code ec;
-    auto p = fs::read_symlink("/proc/self/exe", ec);
-    return ec ? std::string() : p.parent_path().string();
-}
-} // namespace
 
 std::string halide_plugin_dir() {
     if (const char *env = std::getenv("GPUSCHED_HALIDE_PLUGIN_DIR"); env && *env) return env;
@@ -23,10 +15,10 @@ std::string halide_plugin_dir() {
 
 std::string locate_gpusched_plugin() {
     if (const char *env = std::getenv("GPUSCHED_PLUGIN"); env && *env) return env;
-    const std::string dir = self_dir();
+    const std::string dir = running_executable_dir();
     const std::vector<std::string> candidates = {
-        dir + "/../core/libgpusched_autoscheduler.so",         // build tree: build/cli/gpusched
-        dir + "/../lib/gpusched/libgpusched_autoscheduler.so",  // install tree
+        installed_pkglib_dir() + "/libgpusched_autoscheduler.so", // install tree (tuner/install_layout.h)
+        dir + "/../core/libgpusched_autoscheduler.so",            // build tree: build/cli/gpusched
         dir + "/libgpusched_autoscheduler.so",
 #ifdef GPUSCHED_BUILD_PLUGIN_PATH
         GPUSCHED_BUILD_PLUGIN_PATH,

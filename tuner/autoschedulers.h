@@ -29,8 +29,9 @@ std::vector<std::string> schedule_source_names();
 // with (Debian's /usr/lib/x86_64-linux-gnu/halide14).
 std::string halide_plugin_dir();
 
-// The gpusched plugin: $GPUSCHED_PLUGIN, else next to the build or install
-// tree of the running binary. Empty if not found.
+// The gpusched plugin: $GPUSCHED_PLUGIN, else in the install tree of the
+// running binary (<libdir>/gpusched/, tuner/install_layout.h), else in its
+// build tree. Empty if not found.
 std::string locate_gpusched_plugin();
 
 } // namespace gpusched

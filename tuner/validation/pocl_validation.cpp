@@ -12,6 +12,7 @@
 
 #include "tuner/generator_run.h"
 #include "tuner/host_target.h"
+#include "tuner/install_layout.h"
 #include "tuner/subprocess.h"
 
 namespace gpusched {
@@ -32,9 +33,9 @@ std::string validation_opencl_target() { return host_target_with("opencl-strict_
 std::string locate_build_artifact(const char *env_var, const char *file_name, const char *build_path) {
     if (const char *env = std::getenv(env_var); env && *env) return env;
     std::error_code ec;
-    const fs::path self = fs::read_symlink("/proc/self/exe", ec).parent_path();
-    for (const fs::path &c : {self / "../tuner" / file_name, self / "../tuner/runner" / file_name,
-                              self / "../lib/gpusched" / file_name}) {
+    const fs::path self = running_executable_dir();
+    for (const fs::path &c : {fs::path(installed_pkglib_dir()) / file_name, self / "../tuner" / file_name,
+                              self / "../tuner/runner" / file_name}) {
         if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
     }
     if (build_path && fs::exists(build_path, ec)) return build_path;

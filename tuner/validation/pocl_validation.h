@@ -102,8 +102,9 @@ bool opencl_runtime_present();
 std::string locate_output_runner_archive();
 
 // A file gpusched builds and installs beside itself: $env_var, else next to
-// the running binary's build tree (tuner/, tuner/runner/) or install tree
-// (lib/gpusched/), else build_path (where this build put it). Empty if none.
+// the running binary's install tree (<libdir>/gpusched/, tuner/install_layout.h)
+// or build tree (tuner/, tuner/runner/), else build_path (where this build put
+// it). Empty if none.
 std::string locate_build_artifact(const char *env_var, const char *file_name, const char *build_path);
 
 // The OpenCL probe (opencl_probe_main.cpp); empty if not found.
