@@ -13,6 +13,7 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
+#include "cli/search_args.h"
 #include "db/database.h"
 #include "tuner/oneshot.h"
 
@@ -30,12 +31,7 @@ struct OneShotArgs {
     std::string db_path;
     int samples = 80;
     int jobs = 2;
-    int beam_size = 32;
-    int passes = 5;
-    uint64_t seed = 0;
-    int timeout_s = 600;
-    std::string search_config_file;
-    double dropout = 0.2;
+    SearchArgs search;
     bool no_validate = false;
 };
 
@@ -142,17 +138,9 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy (gpusched only)")
         ->capture_default_str();
     cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->capture_default_str();
-    cmd->add_option("--beam-size", args->beam_size, "Beam size of the beam-search sample")->capture_default_str();
-    cmd->add_option("--passes", args->passes, "Passes of the beam-search sample")->capture_default_str();
-    cmd->add_option("--seed", args->seed, "Base seed; greedy sample i uses seed+i")->capture_default_str();
-    cmd->add_option("--timeout", args->timeout_s, "Seconds allowed per generator run")->capture_default_str();
-    cmd->add_option("--dropout", args->dropout, "Greedy samples: probability of dropping each ranked choice")
-        ->check(CLI::Range(0.0, 0.99))
-        ->capture_default_str();
+    add_search_options(cmd, args->search);
     cmd->add_flag("--no-validate", args->no_validate,
                   "Skip running the chosen schedule on POCL against a CPU build of the pipeline");
-    cmd->add_option("--search-config", args->search_config_file,
-                    "JSON file of extra plugin config keys (see docs/search.md)");
 
     return [args, &global]() {
         OneShotOptions opt;
@@ -166,21 +154,9 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
         opt.db_path = args->db_path.empty() ? db::default_database_path() : args->db_path;
         opt.samples = args->samples;
         opt.jobs = args->jobs;
-        opt.beam_size = args->beam_size;
-        opt.passes = args->passes;
-        opt.seed = args->seed;
-        opt.greedy_dropout = args->dropout;
         opt.validate = !args->no_validate;
-        opt.timeout = std::chrono::seconds(args->timeout_s);
         opt.gpusched_version = version_string();
-        if (!args->search_config_file.empty()) {
-            std::ifstream f(args->search_config_file);
-            if (!f) throw UserError("cannot read search config '" + args->search_config_file + "'");
-            opt.search_config = nlohmann::json::parse(f, nullptr, false);
-            if (opt.search_config.is_discarded() || !opt.search_config.is_object())
-                throw UserError("search config '" + args->search_config_file + "' is not a JSON object");
-        }
-        if (args->timeout_s < 1) throw UserError("--timeout must be at least 1 second");
+        apply_search_args(args->search, opt);
 
         if (!global.json) {
             std::cout << fmt::format("gpusched oneshot: {} ({}) for {} [{}], ptxas -arch={}\n", opt.generator_name,

@@ -26,6 +26,7 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
+#include "cli/search_args.h"
 #include "db/database.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/autotune.h"
@@ -43,12 +44,7 @@ struct TuneArgs {
     std::string output_dir = "gpusched-out";
     int samples = 80;
     int jobs = 0;
-    int beam_size = 32;
-    int passes = 5;
-    uint64_t seed = 0;
-    int timeout_s = 600;
-    double dropout = 0.2;
-    std::string search_config_file;
+    SearchArgs search;
     int top = 5;
     std::string baselines;
     int benchmark_timeout_s = 60;
@@ -251,21 +247,9 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     b.db_path = a.db_path.empty() ? db::default_database_path() : a.db_path;
     b.samples = a.batch > 0 ? a.batch : a.samples;
     b.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
-    b.beam_size = a.beam_size;
-    b.passes = a.passes;
-    b.seed = a.seed;
-    b.greedy_dropout = a.dropout;
     b.validate = false;
-    b.timeout = std::chrono::seconds(a.timeout_s);
     b.gpusched_version = version_string();
-    if (!a.search_config_file.empty()) {
-        std::ifstream f(a.search_config_file);
-        if (!f) throw UserError("cannot read search config '" + a.search_config_file + "'");
-        b.search_config = nlohmann::json::parse(f, nullptr, false);
-        if (b.search_config.is_discarded() || !b.search_config.is_object())
-            throw UserError("search config '" + a.search_config_file + "' is not a JSON object");
-    }
-    if (a.timeout_s < 1) throw UserError("--timeout must be at least 1 second");
+    apply_search_args(a.search, b);
     if (a.benchmark_timeout_s < 1) throw UserError("--benchmark-timeout must be at least 1 second");
     if (a.min_reps < 1 || a.max_reps < a.min_reps || !(a.min_time_s >= 0))
         throw UserError("need 1 <= --min-reps <= --max-reps and --min-time >= 0");
@@ -321,7 +305,9 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     const int code = r.end == AutotuneEnd::Finished          ? kExitOk
                      : r.end == AutotuneEnd::StoppedByBudget ? kExitStoppedByBudget
                                                              : kExitInterrupted;
-    const std::optional<double> first = r.batches.empty() ? std::nullopt : r.batches.front().best_ms;
+    // The first batch's best, the reference of the speedup column (0 when
+    // none was measured; a plain double keeps GCC's optional analysis quiet).
+    const double first = r.batches.empty() ? 0.0 : r.batches.front().best_ms.value_or(0.0);
     if (global.json) {
         nlohmann::json batches = nlohmann::json::array();
         for (const auto &row : r.batches) {
@@ -377,7 +363,7 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
         std::cout << fmt::format(
             "  {:>5}  {:>7}  {:>8}  {:>6}  {:>7}  {:>10}  {:>10}  {:>7}  {:>8}  {:>7}  {:>6}  {:>9}{}\n", row.batch,
             row.samples, row.measured, row.failed, row.spilled, ms(row.best_ms), ms(so_far),
-            so_far && first ? fmt::format("{:.2f}x", *first / *so_far) : "-",
+            so_far && first > 0 ? fmt::format("{:.2f}x", first / *so_far) : "-",
             row.spearman ? fmt::format("{:.3f}", *row.spearman) : "-",
             row.kendall ? fmt::format("{:.3f}", *row.kendall) : "-",
             row.regret ? fmt::format("{:.2f}", *row.regret) : "-",
@@ -425,15 +411,7 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
                     "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
     cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy")->capture_default_str();
     cmd->add_option("-j,--jobs", args->jobs, "Parallel compile jobs (default: every core)");
-    cmd->add_option("--beam-size", args->beam_size, "Beam size of the beam-search sample")
-        ->capture_default_str();
-    cmd->add_option("--passes", args->passes, "Passes of the beam-search sample")->capture_default_str();
-    cmd->add_option("--seed", args->seed, "Base seed; greedy sample i uses seed+i")->capture_default_str();
-    cmd->add_option("--timeout", args->timeout_s, "Seconds allowed per generator run")->capture_default_str();
-    cmd->add_option("--dropout", args->dropout, "Greedy samples: probability of dropping each ranked choice")
-        ->check(CLI::Range(0.0, 0.99))
-        ->capture_default_str();
-    cmd->add_option("--search-config", args->search_config_file, "JSON file of extra plugin config keys");
+    add_search_options(cmd, args->search);
     cmd->add_option("--top", args->top, "How many of the best predicted samples to benchmark")
         ->capture_default_str();
     cmd->add_option("--baselines", args->baselines,
@@ -488,21 +466,9 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
         b.db_path = args->db_path.empty() ? db::default_database_path() : args->db_path;
         b.samples = args->samples;
         b.jobs = args->jobs > 0 ? args->jobs : std::max(1u, std::thread::hardware_concurrency());
-        b.beam_size = args->beam_size;
-        b.passes = args->passes;
-        b.seed = args->seed;
-        b.greedy_dropout = args->dropout;
         b.validate = false;
-        b.timeout = std::chrono::seconds(args->timeout_s);
         b.gpusched_version = version_string();
-        if (!args->search_config_file.empty()) {
-            std::ifstream f(args->search_config_file);
-            if (!f) throw UserError("cannot read search config '" + args->search_config_file + "'");
-            b.search_config = nlohmann::json::parse(f, nullptr, false);
-            if (b.search_config.is_discarded() || !b.search_config.is_object())
-                throw UserError("search config '" + args->search_config_file + "' is not a JSON object");
-        }
-        if (args->timeout_s < 1) throw UserError("--timeout must be at least 1 second");
+        apply_search_args(args->search, b);
         if (args->benchmark_timeout_s < 1) throw UserError("--benchmark-timeout must be at least 1 second");
         if (args->min_reps < 1 || args->max_reps < args->min_reps || !(args->min_time_s >= 0))
             throw UserError("need 1 <= --min-reps <= --max-reps and --min-time >= 0");

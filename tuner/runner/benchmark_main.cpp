@@ -43,6 +43,7 @@
 #include "RunGen.h"
 
 #include "tuner/validation/gpu_api_preload.h"
+#include "tuner/validation/output_file_writer.h"
 #include "tuner/validation/output_file.h"
 
 // Defined by the sample's Halide runtime when it was compiled for that
@@ -60,26 +61,9 @@ struct RegisteredFilter {
 };
 RegisteredFilter registered;
 
-constexpr char kMagic[4] = {'G', 'P', 'S', 'O'};
 constexpr int kExitUsage = 2;
 constexpr int kExitPipelineFailed = 3;
 constexpr int kExitWrongOutput = 4;
-
-bool write_raw(const std::string &path, Halide::Runtime::Buffer<> &b) {
-    b.copy_to_host();
-    Halide::Runtime::Buffer<> dense = b.copy();
-    std::ofstream f(path, std::ios::binary);
-    f.write(kMagic, 4);
-    const halide_type_t t = dense.type();
-    const int32_t header[4] = {t.code, t.bits, t.lanes, dense.dimensions()};
-    f.write(reinterpret_cast<const char *>(header), sizeof header);
-    for (int d = 0; d < dense.dimensions(); ++d) {
-        const int32_t extent = dense.dim(d).extent();
-        f.write(reinterpret_cast<const char *>(&extent), sizeof extent);
-    }
-    f.write(static_cast<const char *>(dense.data()), static_cast<std::streamsize>(dense.size_in_bytes()));
-    return static_cast<bool>(f);
-}
 
 void log_to_stderr(const std::string &s) {
     std::fputs(s.c_str(), stderr);
@@ -260,7 +244,7 @@ int main(int argc, char **argv) {
         Halide::Runtime::Buffer<> out(
             *static_cast<halide_buffer_t *>(filter_argv[static_cast<std::size_t>(i)]));
         const std::string path = out_dir + "/" + name + ".raw";
-        if (!write_raw(path, out)) {
+        if (!gpusched::write_output_file(path, out)) {
             std::fprintf(stderr, "cannot write %s\n", path.c_str());
             return kExitUsage;
         }

@@ -1,5 +1,5 @@
 #pragma once
-// The raw output files the validation runner writes (output_runner_main.cpp)
+// The raw output files both runners write (output_file_writer.h)
 // and how two of them are compared. Format, little-endian: "GPSO", then
 // int32 type code (halide_type_code_t), bits, lanes, dimensions, then one
 // int32 extent per dimension, then the elements densely in dimension order.

@@ -21,6 +21,7 @@
 #include "RunGen.h"
 
 #include "tuner/validation/gpu_api_preload.h"
+#include "tuner/validation/output_file_writer.h"
 
 namespace {
 
@@ -29,25 +30,6 @@ struct RegisteredFilter {
     const halide_filter_metadata_t *metadata = nullptr;
 };
 RegisteredFilter registered;
-
-constexpr char kMagic[4] = {'G', 'P', 'S', 'O'};
-
-bool write_raw(const std::string &path, Halide::Runtime::Buffer<> &b) {
-    b.copy_to_host();
-    // A dense copy in dimension order, whatever the strides.
-    Halide::Runtime::Buffer<> dense = b.copy();
-    std::ofstream f(path, std::ios::binary);
-    f.write(kMagic, 4);
-    const halide_type_t t = dense.type();
-    const int32_t header[4] = {t.code, t.bits, t.lanes, dense.dimensions()};
-    f.write(reinterpret_cast<const char *>(header), sizeof header);
-    for (int d = 0; d < dense.dimensions(); ++d) {
-        const int32_t extent = dense.dim(d).extent();
-        f.write(reinterpret_cast<const char *>(&extent), sizeof extent);
-    }
-    f.write(static_cast<const char *>(dense.data()), static_cast<std::streamsize>(dense.size_in_bytes()));
-    return static_cast<bool>(f);
-}
 
 void log_to_stderr(const std::string &s) { std::fputs(s.c_str(), stderr); }
 void log_nothing(const std::string &) {}
@@ -111,7 +93,7 @@ int main(int argc, char **argv) {
     r.adapt_input_buffers(shapes);
     r.allocate_output_buffers(shapes);
     for (auto &out : r.run_for_output()) {
-        if (!write_raw(out_dir + "/" + out.name + ".raw", out.actual)) {
+        if (!gpusched::write_output_file(out_dir + "/" + out.name + ".raw", out.actual)) {
             std::fprintf(stderr, "cannot write %s/%s.raw\n", out_dir.c_str(), out.name.c_str());
             return 1;
         }

@@ -1,0 +1,32 @@
+#pragma once
+// The options of the searches behind every mode that generates a batch of
+// samples (oneshot, tune --mode top5 / autotune): beam size, passes, seeds,
+// greedy dropout, the generator timeout and extra plugin config keys. One
+// definition, so the modes cannot drift apart in names, defaults or checks.
+
+#include <cstdint>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "tuner/oneshot.h"
+
+namespace gpusched::cli {
+
+struct SearchArgs {
+    int beam_size = 32;  // paper: 32
+    int passes = 5;      // paper: 5
+    uint64_t seed = 0;
+    double dropout = 0.2;
+    int timeout_s = 600;
+    std::string search_config_file;
+};
+
+// --beam-size, --passes, --seed, --dropout, --timeout, --search-config.
+void add_search_options(CLI::App *cmd, SearchArgs &args);
+
+// Copies them into a batch's options; throws UserError for a timeout below
+// one second or a search config that cannot be read or is not a JSON object.
+void apply_search_args(const SearchArgs &args, OneShotOptions &options);
+
+} // namespace gpusched::cli
