@@ -272,7 +272,9 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     }
     if (a.max_samples != 0) o.max_samples = a.max_samples;
 
-    // SIGINT/SIGTERM: finish the samples started, mark the run interrupted, exit 130.
+    // SIGINT/SIGTERM: start no new work, keep what is stored (samples compiled
+    // but not yet timed are measured by --resume), mark the run interrupted,
+    // exit 130 (test: "autotune stopped by SIGTERM ...").
     struct sigaction sa {};
     sa.sa_handler = request_stop;
     sigemptyset(&sa.sa_mask);

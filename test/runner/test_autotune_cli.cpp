@@ -222,6 +222,48 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
     CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
 }
 
+TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 and its resume completes it with no sample doubled",
+          "[autotune][resume]") {
+    test::TempDir dir;
+    const std::string db_path = dir / "db.sqlite";
+    const pid_t pid = spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
+    // What a cron job's timeout or `kill` sends: once batch 0 has stored a sample.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+    int64_t stored = 0;
+    while (std::chrono::steady_clock::now() < give_up) {
+        stored = count_or_zero(db_path, "SELECT count(*) FROM samples");
+        if (stored >= 1) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    REQUIRE(stored >= 1);
+    REQUIRE(kill(pid, SIGTERM) == 0);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    INFO("the stopped run's log: " << test::read_file(dir / "first.log") << "\nwait status " << status);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 130);
+    CHECK(text(db_path, "PRAGMA integrity_check") == "ok");
+    CHECK(text(db_path, "SELECT status FROM runs WHERE id = 1") == "interrupted");
+    CHECK(test::read_file(dir / "first.log").find("continue with --resume 1") != std::string::npos);
+    // It stops without starting new work: compiled samples not yet timed stay
+    // stored, unmeasured, for the resume to measure (not to search again).
+    CHECK(scalar(db_path, "SELECT count(*) FROM samples") < 8);
+    const std::string ids_before = text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                                                 "(SELECT * FROM samples ORDER BY id)");
+
+    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
+                                          dir / "out", "--db", db_path, "-j", "2", "--json"});
+    INFO("resume stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    auto j = nlohmann::json::parse(r.out);
+    CHECK(j["samples"] == 8);
+    check_complete_and_unique(db_path, 1, 2, 4);
+    const std::string ids_after = text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                                                "(SELECT * FROM samples ORDER BY id)");
+    CHECK(ids_after.rfind(ids_before, 0) == 0);
+    CHECK(text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
+}
+
 TEST_CASE("autotune --max-samples stops at that many samples, writes the best and exits 3", "[autotune][budget]") {
     test::TempDir dir;
     ProcessResult r =
