@@ -45,6 +45,7 @@
 #include "tuner/validation/gpu_api_preload.h"
 #include "tuner/validation/output_file_writer.h"
 #include "tuner/validation/output_file.h"
+#include "tuner/validation/runner_main_support.h"
 
 // Defined by the sample's Halide runtime when it was compiled for that
 // device; weak, so one harness links with CUDA, OpenCL and CPU builds alike.
@@ -55,25 +56,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-struct RegisteredFilter {
-    int (*argv_call)(void **) = nullptr;
-    const halide_filter_metadata_t *metadata = nullptr;
-};
-RegisteredFilter registered;
+using gpusched::runner_main::kExitPipelineFailed;
+using gpusched::runner_main::registered;
 
 constexpr int kExitUsage = 2;
-constexpr int kExitPipelineFailed = 3;
 constexpr int kExitWrongOutput = 4;
-
-void log_to_stderr(const std::string &s) {
-    std::fputs(s.c_str(), stderr);
-}
-void log_nothing(const std::string &) {}
-[[noreturn]] void log_and_exit(const std::string &s) {
-    std::fputs(s.c_str(), stderr);
-    std::fflush(stderr);
-    std::_Exit(kExitPipelineFailed);
-}
 
 double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -106,20 +93,6 @@ const halide_device_interface_t *device_interface(std::string &name) {
 }
 
 } // namespace
-
-namespace Halide::RunGen {
-Logger log() {
-    return {log_nothing, log_nothing, log_to_stderr, log_and_exit};
-}
-} // namespace Halide::RunGen
-
-extern "C" void halide_register_argv_and_metadata(int (*filter_argv_call)(void **),
-                                                  const halide_filter_metadata_t *filter_metadata,
-                                                  const char *const *extra_key_value_pairs) {
-    (void)extra_key_value_pairs;
-    registered.argv_call = filter_argv_call;
-    registered.metadata = filter_metadata;
-}
 
 int main(int argc, char **argv) {
     using namespace Halide::RunGen;

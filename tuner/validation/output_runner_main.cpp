@@ -22,38 +22,9 @@
 
 #include "tuner/validation/gpu_api_preload.h"
 #include "tuner/validation/output_file_writer.h"
+#include "tuner/validation/runner_main_support.h"
 
-namespace {
-
-struct RegisteredFilter {
-    int (*argv_call)(void **) = nullptr;
-    const halide_filter_metadata_t *metadata = nullptr;
-};
-RegisteredFilter registered;
-
-void log_to_stderr(const std::string &s) { std::fputs(s.c_str(), stderr); }
-void log_nothing(const std::string &) {}
-[[noreturn]] void log_and_exit(const std::string &s) {
-    // exit code 3: the runner itself could not run the pipeline
-    std::fputs(s.c_str(), stderr);
-    std::exit(3);
-}
-
-} // namespace
-
-namespace Halide::RunGen {
-// RunGen.h leaves its logging to the client: warnings and failures to
-// stderr (a failure ends the process), progress chatter nowhere.
-Logger log() { return {log_nothing, log_nothing, log_to_stderr, log_and_exit}; }
-} // namespace Halide::RunGen
-
-extern "C" void halide_register_argv_and_metadata(int (*filter_argv_call)(void **),
-                                                  const halide_filter_metadata_t *filter_metadata,
-                                                  const char *const *extra_key_value_pairs) {
-    (void)extra_key_value_pairs;
-    registered.argv_call = filter_argv_call;
-    registered.metadata = filter_metadata;
-}
+using gpusched::runner_main::registered;
 
 int main(int argc, char **argv) {
     using namespace Halide::RunGen;
