@@ -2,6 +2,7 @@
 # Installs what gpusched needs on Debian 12 (bookworm). Idempotent: packages
 # already present are left alone and the package index is only refreshed when
 # something is missing. Needs root (uses sudo when run as another user).
+# `--tests` also installs what only the test suite needs (run-tests.sh).
 set -euo pipefail
 
 PACKAGES=(
@@ -11,6 +12,11 @@ PACKAGES=(
   libcli11-dev libspdlog-dev nlohmann-json3-dev libsqlite3-dev sqlite3 catch2
   pocl-opencl-icd ocl-icd-opencl-dev  # run GPU schedules on the CPU to validate them
 )
+# Only the tests need these; the demo and the driver do not.
+TEST_PACKAGES=(
+  chromium                     # test/report: the HTML report loaded headless, checked and screenshotted
+)
+if [ "${1:-}" = "--tests" ]; then PACKAGES+=("${TEST_PACKAGES[@]}"); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
