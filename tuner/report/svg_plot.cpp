@@ -159,7 +159,9 @@ std::vector<double> linear_ticks(double lo, double hi, int target, bool integer)
     const double raw = (hi - lo) / std::max(1, target);
     const double mag = std::pow(10, std::floor(std::log10(raw)));
     const double norm = raw / mag;
-    double step = (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
+    // The smallest of 1, 2, 5 x 10^k at least as wide as the raw step: at
+    // most `target` intervals.
+    double step = (norm <= 1 + 1e-9 ? 1 : norm <= 2 + 1e-9 ? 2 : norm <= 5 + 1e-9 ? 5 : 10) * mag;
     if (integer) step = std::max(step, 1.0);
     // Integer multiples of the step, so ticks do not drift (0.1 + 0.2 ...)
     // and one lands on 0 exactly when the range crosses it.
