@@ -46,6 +46,7 @@ pre.schedule { background: #f7f8fa; border: 1px solid #e3e6eb; padding: 10px; ov
 table { border-collapse: collapse; font-size: 13px; margin: 6px 0 10px; }
 th, td { border-bottom: 1px solid #e3e6eb; padding: 4px 10px; text-align: left; vertical-align: top; }
 th { background: #f0f2f5; font-weight: 600; }
+table.runs td, table.runs th, table.speedups td { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.reason { max-width: 640px; word-break: break-word; }
 td.blank { color: #9aa3b2; }
@@ -88,6 +89,12 @@ std::string utc_now() {
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
     return buf;
+}
+
+// The database's "2026-11-23T06:45:58.701Z" as "2026-11-23 06:45:58".
+std::string readable_time(const std::string &iso) {
+    if (iso.size() < 19 || iso[10] != 'T') return iso;
+    return iso.substr(0, 10) + " " + iso.substr(11, 8);
 }
 
 std::string device_label(const std::string &device) { return device.empty() ? "(not measured)" : device; }
@@ -159,7 +166,7 @@ std::string runs_table(const ReportData &data) {
     for (const auto &r : data.runs) {
         s += "<tr><td class=\"num\">" + std::to_string(r.id) + "</td>" + cell(r.generator_name) + cell(r.gpu) +
              cell(r.mode) + cell(r.autoscheduler) + cell(r.status) + cell(device_label(r.device)) +
-             num_cell(r.samples) + num_cell(r.measured) + num_cell(r.failed) + cell(r.started_at) + "</tr>\n";
+             num_cell(r.samples) + num_cell(r.measured) + num_cell(r.failed) + cell(readable_time(r.started_at)) + "</tr>\n";
     }
     return s + "</tbody></table></section>\n";
 }
@@ -277,8 +284,8 @@ std::string run_section(const ReportRun &run, const std::string &id_prefix) {
     std::string s = "<div class=\"run\" data-run=\"" + std::to_string(run.id) + "\"><h3>Run " +
                     std::to_string(run.id) + " &middot; " + esc(run.mode) + " &middot; " + esc(run.status);
     if (!run.stopped_by.empty()) s += " (stopped by " + esc(run.stopped_by) + ")";
-    s += "</h3>\n<p class=\"meta\">started " + esc(run.started_at) +
-         (run.finished_at.empty() ? "" : ", finished " + esc(run.finished_at)) + "; " +
+    s += "</h3>\n<p class=\"meta\">started " + esc(readable_time(run.started_at)) +
+         (run.finished_at.empty() ? "" : ", finished " + esc(readable_time(run.finished_at))) + " UTC; " +
          std::to_string(run.samples.size()) + " samples, " + std::to_string(measured) + " measured, " +
          std::to_string(failed) + " failed";
     if (run.spearman) s += "; whole run: Spearman " + format_number(*run.spearman);
@@ -333,9 +340,11 @@ std::string problem_table(const DeviceGroup &g) {
 
 std::string winner_section(const DeviceGroup &g) {
     std::string s = "<h3>Winning schedule</h3>\n";
-    if (!g.winner) return s + "<p class=\"note\">No sample to show.</p>\n";
+    if (!g.winner)
+        return s + "<p class=\"note\">None: no sample was measured, and no run chose one by prediction.</p>\n";
     const Winner &w = *g.winner;
-    s += "<p class=\"meta\">Sample " + std::to_string(w.sample_id) + " of run " + std::to_string(w.run_id);
+    s += "<p class=\"meta\">Run " + std::to_string(w.run_id) + ", batch " + std::to_string(w.batch) + ", sample " +
+         std::to_string(w.idx) + " (id " + std::to_string(w.sample_id) + ")";
     if (w.runtime_ms) s += ": median " + format_number(*w.runtime_ms) + " ms on " + esc(device_label(g.device));
     else s += ": chosen by the cost model, not measured";
     if (w.predicted_cost) s += " (predicted cost " + format_number(*w.predicted_cost) + ")";

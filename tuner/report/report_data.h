@@ -76,6 +76,7 @@ struct BaselineTime {
 // gpusched runs, or (nothing measured) the newest run's chosen sample.
 struct Winner {
     int64_t sample_id = 0, run_id = 0;
+    int batch = 0, idx = 0;
     std::optional<double> runtime_ms;  // none: chosen by prediction only
     std::optional<double> predicted_cost;
     std::string schedule_source;
