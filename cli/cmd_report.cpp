@@ -23,11 +23,14 @@ struct ReportArgs {
 Action add_report_command(CLI::App &app, const GlobalOptions &global) {
     auto args = std::make_shared<ReportArgs>();
     CLI::App *cmd = app.add_subcommand(
-        "report", "Write one self-contained HTML file (plots, tables, the winning schedules) from the sample database");
-    cmd->add_option("--db", args->db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
+        "report",
+        "Write one self-contained HTML file (plots, tables, the winning schedules) from the sample database");
+    cmd->add_option("--db", args->db_path,
+                    "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
     cmd->add_option("--run", args->run_id, "Only this run");
     cmd->add_option("--pipeline", args->pipeline, "Only runs of this generator name");
-    cmd->add_option("--since", args->since, "Only runs started at or after this UTC date: YYYY-MM-DD[THH:MM[:SS]]");
+    cmd->add_option("--since", args->since,
+                    "Only runs started at or after this UTC date: YYYY-MM-DD[THH:MM[:SS]]");
     cmd->add_option("-o,--output", args->output, "The HTML file to write")->required();
     return [args, &global]() {
         report::ReportFilter filter;
@@ -38,8 +41,9 @@ Action add_report_command(CLI::App &app, const GlobalOptions &global) {
         const report::ReportWritten w =
             report::write_report(path, filter, args->output, "gpusched " + version_string());
         if (global.json) {
-            std::cout << nlohmann::json{{"output", args->output}, {"runs", w.runs}, {"sections", w.groups}}.dump(2)
-                      << "\n";
+            std::cout
+                << nlohmann::json{{"output", args->output}, {"runs", w.runs}, {"sections", w.groups}}.dump(2)
+                << "\n";
         } else if (!global.quiet) {
             std::cout << "wrote " << args->output << ": " << w.runs << " runs, " << w.groups
                       << " pipeline x device sections\n";

@@ -40,7 +40,7 @@ std::string base64_decode(const std::string &in) {
     int bits = 0;
     for (char c : in) {
         const int v = value(c);
-        if (v < 0) continue;  // padding, line breaks
+        if (v < 0) continue; // padding, line breaks
         buffer = (buffer << 6) | static_cast<unsigned>(v);
         bits += 6;
         if (bits >= 8) {
@@ -66,7 +66,8 @@ public:
         : out_(to_browser), in_(from_browser), deadline_(deadline) {}
 
     // Sends a command; returns its id.
-    int send(const std::string &method, const json &params = json::object(), const std::string &session = "") {
+    int send(const std::string &method, const json &params = json::object(),
+             const std::string &session = "") {
         json msg = {{"id", ++next_id_}, {"method", method}, {"params", params}};
         if (!session.empty()) msg["sessionId"] = session;
         std::string text = msg.dump();
@@ -75,7 +76,9 @@ public:
         while (done < text.size()) {
             const ssize_t n = write(out_, text.data() + done, text.size() - done);
             if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) throw std::runtime_error("cannot write to Chromium's DevTools pipe: " + std::string(std::strerror(errno)));
+            if (n <= 0)
+                throw std::runtime_error("cannot write to Chromium's DevTools pipe: " +
+                                         std::string(std::strerror(errno)));
             done += static_cast<std::size_t>(n);
         }
         return next_id_;
@@ -94,7 +97,8 @@ public:
             const auto now = Clock::now();
             if (now >= deadline_) throw std::runtime_error("Chromium did not answer within the time limit");
             if (now >= until) return std::nullopt;
-            const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::min(until, deadline_) - now);
+            const auto wait =
+                std::chrono::duration_cast<std::chrono::milliseconds>(std::min(until, deadline_) - now);
             pollfd p{in_, POLLIN, 0};
             const int r = poll(&p, 1, static_cast<int>(wait.count()) + 1);
             if (r < 0 && errno == EINTR) continue;
@@ -108,8 +112,7 @@ public:
     }
 
     // Waits for the reply to command `id`, passing every event on to `on_event`.
-    template <typename F>
-    json reply(int id, F &&on_event) {
+    template <typename F> json reply(int id, F &&on_event) {
         for (;;) {
             std::optional<json> msg = next(deadline_);
             if (!msg) continue;
@@ -168,7 +171,8 @@ PageLoad load_in_headless_chromium(const std::string &html_path, const std::stri
         result.failure = std::string("pipe: ") + std::strerror(errno);
         return result;
     }
-    for (int *fd : {&to_browser[0], &to_browser[1], &from_browser[0], &from_browser[1]}) *fd = high_fd(*fd);
+    for (int *fd : {&to_browser[0], &to_browser[1], &from_browser[0], &from_browser[1]})
+        *fd = high_fd(*fd);
 
     // No extensions, sync, first-run pages or component updates: nothing but
     // the page may touch the network, so every request seen is the page's.
@@ -187,14 +191,16 @@ PageLoad load_in_headless_chromium(const std::string &html_path, const std::stri
                                      "--hide-scrollbars",
                                      "about:blank"};
     std::vector<char *> argv;
-    for (auto &a : args) argv.push_back(a.data());
+    for (auto &a : args)
+        argv.push_back(a.data());
     argv.push_back(nullptr);
     const std::string log_path = profile + "/chromium.log";
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, to_browser[0], 3);
     posix_spawn_file_actions_adddup2(&actions, from_browser[1], 4);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
@@ -221,7 +227,8 @@ PageLoad load_in_headless_chromium(const std::string &html_path, const std::stri
         const json &p = e["params"];
         if (method == "Runtime.consoleAPICalled" && (p["type"] == "error" || p["type"] == "assert")) {
             std::string text;
-            for (const auto &a : p["args"]) text += (text.empty() ? "" : " ") + a.value("description", a.value("value", json("")).dump());
+            for (const auto &a : p["args"])
+                text += (text.empty() ? "" : " ") + a.value("description", a.value("value", json("")).dump());
             result.console_errors.push_back("console." + p["type"].get<std::string>() + ": " + text);
         } else if (method == "Runtime.exceptionThrown") {
             result.console_errors.push_back("exception: " + p["exceptionDetails"].dump());
@@ -238,13 +245,15 @@ PageLoad load_in_headless_chromium(const std::string &html_path, const std::stri
     };
     try {
         const json target = dt.reply(dt.send("Target.createTarget", {{"url", "about:blank"}}), on_event);
-        const json attached = dt.reply(
-            dt.send("Target.attachToTarget", {{"targetId", target["targetId"]}, {"flatten", true}}), on_event);
+        const json attached =
+            dt.reply(dt.send("Target.attachToTarget", {{"targetId", target["targetId"]}, {"flatten", true}}),
+                     on_event);
         session = attached["sessionId"];
         for (const char *domain : {"Runtime.enable", "Log.enable", "Network.enable", "Page.enable"})
             dt.reply(dt.send(domain, json::object(), session), on_event);
         dt.reply(dt.send("Emulation.setDeviceMetricsOverride",
-                         {{"width", width}, {"height", 1000}, {"deviceScaleFactor", 1}, {"mobile", false}}, session),
+                         {{"width", width}, {"height", 1000}, {"deviceScaleFactor", 1}, {"mobile", false}},
+                         session),
                  on_event);
         dt.reply(dt.send("Page.navigate", {{"url", url}}, session), on_event);
         while (!result.loaded) {
@@ -257,15 +266,18 @@ PageLoad load_in_headless_chromium(const std::string &html_path, const std::stri
         while (std::optional<json> msg = dt.next(settle))
             if (msg->contains("method")) on_event(*msg);
         const json metrics = dt.reply(dt.send("Page.getLayoutMetrics", json::object(), session), on_event);
-        const json &size = metrics.contains("cssContentSize") ? metrics["cssContentSize"] : metrics["contentSize"];
+        const json &size =
+            metrics.contains("cssContentSize") ? metrics["cssContentSize"] : metrics["contentSize"];
         result.page_height = static_cast<int>(size["height"].get<double>() + 0.5);
         if (!png_path.empty()) {
             const json shot = dt.reply(
-                dt.send("Page.captureScreenshot",
-                        {{"format", "png"},
-                         {"captureBeyondViewport", true},
-                         {"clip", {{"x", 0}, {"y", 0}, {"width", width}, {"height", result.page_height}, {"scale", 1}}}},
-                        session),
+                dt.send(
+                    "Page.captureScreenshot",
+                    {{"format", "png"},
+                     {"captureBeyondViewport", true},
+                     {"clip",
+                      {{"x", 0}, {"y", 0}, {"width", width}, {"height", result.page_height}, {"scale", 1}}}},
+                    session),
                 on_event);
             std::ofstream png(png_path, std::ios::binary | std::ios::trunc);
             png << base64_decode(shot["data"].get<std::string>());
@@ -279,12 +291,13 @@ PageLoad load_in_headless_chromium(const std::string &html_path, const std::stri
     close(from_browser[0]);
     // Browser.close ends it; a browser that hangs is killed with its group.
     int status = 0;
-    for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; ++i) usleep(50000);
+    for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; ++i)
+        usleep(50000);
     if (waitpid(pid, &status, WNOHANG) == 0) {
         kill(-pid, SIGKILL);
         waitpid(pid, &status, 0);
     }
-    kill(-pid, SIGKILL);  // helpers (zygote, GPU process) left in the group
+    kill(-pid, SIGKILL); // helpers (zygote, GPU process) left in the group
     if (result.failure.empty()) {
         std::error_code ec;
         fs::remove_all(profile, ec);

@@ -19,11 +19,11 @@
 namespace gpusched::test {
 
 struct PageLoad {
-    std::string failure;                      // why the check could not run; empty when it ran
-    bool loaded = false;                      // the load event fired
-    std::vector<std::string> console_errors;  // one line each: source and text
-    std::vector<std::string> requests;        // URLs requested besides the page
-    int page_height = 0;                      // CSS pixels of the full page
+    std::string failure;                     // why the check could not run; empty when it ran
+    bool loaded = false;                     // the load event fired
+    std::vector<std::string> console_errors; // one line each: source and text
+    std::vector<std::string> requests;       // URLs requested besides the page
+    int page_height = 0;                     // CSS pixels of the full page
 };
 
 // The Chromium executable in PATH (chromium, else chromium-browser); empty
@@ -32,7 +32,7 @@ std::string find_chromium();
 
 // Opens file://html_path at `width` CSS pixels and, when png_path is not
 // empty, writes a screenshot of the full page there.
-PageLoad load_in_headless_chromium(const std::string &html_path, const std::string &png_path, int width = 1280,
-                                   int timeout_s = 60);
+PageLoad load_in_headless_chromium(const std::string &html_path, const std::string &png_path,
+                                   int width = 1280, int timeout_s = 60);
 
 } // namespace gpusched::test

@@ -37,11 +37,19 @@ private:
 
 std::vector<std::string> tune_args(const std::string &name, const std::string &mode, const std::string &out,
                                    std::vector<std::string> extra) {
-    std::vector<std::string> a = {"tune",        DRIVER_TEST_GENERATORS, "-g", name, "--mode", mode,
-                                  "--device",    "opencl",   "--gpu",    "h100",   "--beam-size", "2",
-                                  "--passes",    "1",        "-j",       "2",      "--min-time",  "0.005",
-                                  "--max-reps",  "20",       "-o",       kDir + "/" + out,
-                                  "--db",        kDir + "/db.sqlite", "--json"};
+    std::vector<std::string> a = {"tune",        DRIVER_TEST_GENERATORS,
+                                  "-g",          name,
+                                  "--mode",      mode,
+                                  "--device",    "opencl",
+                                  "--gpu",       "h100",
+                                  "--beam-size", "2",
+                                  "--passes",    "1",
+                                  "-j",          "2",
+                                  "--min-time",  "0.005",
+                                  "--max-reps",  "20",
+                                  "-o",          kDir + "/" + out,
+                                  "--db",        kDir + "/db.sqlite",
+                                  "--json"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
 }
@@ -56,29 +64,34 @@ int64_t relabel_run(const std::string &db_path, int64_t run) {
     db::Database database = db::Database::open_existing(db_path);
     int64_t copy = 0;
     database.transaction([&] {
-        database.prepare("INSERT INTO runs (pipeline_id, mode, autoscheduler, config, status, gpusched_version, "
-                         "best_sample_id, error, started_at, finished_at, stopped_by) SELECT pipeline_id, mode, "
-                         "autoscheduler, config, status, gpusched_version, NULL, error, started_at, finished_at, "
-                         "stopped_by FROM runs WHERE id = ?1")
+        database
+            .prepare("INSERT INTO runs (pipeline_id, mode, autoscheduler, config, status, gpusched_version, "
+                     "best_sample_id, error, started_at, finished_at, stopped_by) SELECT pipeline_id, mode, "
+                     "autoscheduler, config, status, gpusched_version, NULL, error, started_at, finished_at, "
+                     "stopped_by FROM runs WHERE id = ?1")
             .bind(1, run)
             .run();
         copy = database.last_insert_id();
-        database.prepare("INSERT INTO samples (run_id, batch, idx, seed, search_config, decisions, schedule_source, "
-                         "featurization, predicted_cost, autoschedule_s, compile_s, ptxas_status, ptxas_detail, "
-                         "runtime_min_ms, runtime_median_ms, runtime_reps, validation, status, error, "
-                         "validation_detail, device, benchmark, benchmark_detail) SELECT ?2, batch, idx, seed, "
-                         "search_config, decisions, schedule_source, featurization, predicted_cost, autoschedule_s, "
-                         "compile_s, ptxas_status, ptxas_detail, runtime_min_ms, runtime_median_ms, runtime_reps, "
-                         "validation, status, error, validation_detail, ?3, benchmark, benchmark_detail FROM samples "
-                         "WHERE run_id = ?1 ORDER BY id")
+        database
+            .prepare(
+                "INSERT INTO samples (run_id, batch, idx, seed, search_config, decisions, schedule_source, "
+                "featurization, predicted_cost, autoschedule_s, compile_s, ptxas_status, ptxas_detail, "
+                "runtime_min_ms, runtime_median_ms, runtime_reps, validation, status, error, "
+                "validation_detail, device, benchmark, benchmark_detail) SELECT ?2, batch, idx, seed, "
+                "search_config, decisions, schedule_source, featurization, predicted_cost, autoschedule_s, "
+                "compile_s, ptxas_status, ptxas_detail, runtime_min_ms, runtime_median_ms, runtime_reps, "
+                "validation, status, error, validation_detail, ?3, benchmark, benchmark_detail FROM samples "
+                "WHERE run_id = ?1 ORDER BY id")
             .bind(1, run)
             .bind(2, copy)
             .bind(3, kRelabeledDevice)
             .run();
-        database.prepare("INSERT INTO autotune_batches (run_id, batch, weights_id, status, samples, measured, failed, "
-                         "spilled, best_ms, spearman, kendall, regret, retrain_s) SELECT ?2, batch, weights_id, "
-                         "status, samples, measured, failed, spilled, best_ms, spearman, kendall, regret, retrain_s "
-                         "FROM autotune_batches WHERE run_id = ?1")
+        database
+            .prepare(
+                "INSERT INTO autotune_batches (run_id, batch, weights_id, status, samples, measured, failed, "
+                "spilled, best_ms, spearman, kendall, regret, retrain_s) SELECT ?2, batch, weights_id, "
+                "status, samples, measured, failed, spilled, best_ms, spearman, kendall, regret, retrain_s "
+                "FROM autotune_batches WHERE run_id = ?1")
             .bind(1, run)
             .bind(2, copy)
             .run();
@@ -100,8 +113,8 @@ RecordedDb make() {
     ProcessResult at = run_gpusched(tune_args("tiny_stencil", "autotune", "autotune",
                                               {"--iterations", "2", "--batch", "3", "--epochs", "20"}));
     if (!at.ok() || !(r.autotune_run = run_id_of(at))) return fail("autotune of tiny_stencil", at);
-    ProcessResult t5 = run_gpusched(
-        tune_args("tiny_stencil", "top5", "top5", {"--samples", "3", "--top", "2", "--baselines", "naive,li2018"}));
+    ProcessResult t5 = run_gpusched(tune_args(
+        "tiny_stencil", "top5", "top5", {"--samples", "3", "--top", "2", "--baselines", "naive,li2018"}));
     if (!t5.ok() || !(r.top5_run = run_id_of(t5))) return fail("top5 of tiny_stencil", t5);
     // Every sample fails, so gpusched exits 1; the run and its samples are
     // stored all the same.
@@ -116,10 +129,11 @@ RecordedDb make() {
     }
     if (!r.wrong_run) return fail("the wrong_on_gpu run is not in the database", wr);
     r.relabeled_run = relabel_run(r.db_path, r.autotune_run);
-    std::ofstream(kDir + "/fixture.json")
-        << nlohmann::json{{"autotune", r.autotune_run}, {"top5", r.top5_run}, {"wrong", r.wrong_run},
-                          {"relabeled", r.relabeled_run}}
-               .dump();
+    std::ofstream(kDir + "/fixture.json") << nlohmann::json{
+        {"autotune", r.autotune_run},
+        {"top5", r.top5_run},
+        {"wrong", r.wrong_run},
+        {"relabeled", r.relabeled_run}}.dump();
     return r;
 }
 

@@ -31,7 +31,7 @@ inline constexpr const char *kRelabeledDevice = "relabeled copy (test fixture, n
 struct RecordedDb {
     std::string dir, db_path;
     int64_t autotune_run = 0, top5_run = 0, wrong_run = 0, relabeled_run = 0;
-    std::string error;  // why it could not be made; empty when it was
+    std::string error; // why it could not be made; empty when it was
 };
 
 // The database, made if it is not there yet.

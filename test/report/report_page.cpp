@@ -4,12 +4,14 @@ namespace gpusched::test {
 
 std::size_t count(const std::string &text, const std::string &needle) {
     std::size_t n = 0;
-    for (std::size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + needle.size()))
+    for (std::size_t pos = text.find(needle); pos != std::string::npos;
+         pos = text.find(needle, pos + needle.size()))
         ++n;
     return n;
 }
 
-std::vector<std::string> elements(const std::string &text, const std::string &open_prefix, const std::string &close) {
+std::vector<std::string> elements(const std::string &text, const std::string &open_prefix,
+                                  const std::string &close) {
     std::vector<std::string> out;
     std::size_t pos = text.find(open_prefix);
     while (pos != std::string::npos) {
@@ -31,9 +33,11 @@ std::string attribute(const std::string &element, const std::string &name) {
     return tag.substr(start, tag.find('"', start) - start);
 }
 
-std::string group_section(const std::string &html, const std::string &pipeline, const std::string &device_escaped) {
+std::string group_section(const std::string &html, const std::string &pipeline,
+                          const std::string &device_escaped) {
     for (const std::string &s : elements(html, "<section class=\"card group\"", "</section>"))
-        if (attribute(s, "data-pipeline") == pipeline && attribute(s, "data-device") == device_escaped) return s;
+        if (attribute(s, "data-pipeline") == pipeline && attribute(s, "data-device") == device_escaped)
+            return s;
     return "";
 }
 

@@ -20,7 +20,8 @@ namespace {
 
 std::string joined(const std::vector<std::string> &lines) {
     std::string out;
-    for (const auto &l : lines) out += l + "\n";
+    for (const auto &l : lines)
+        out += l + "\n";
     return out;
 }
 
@@ -51,20 +52,20 @@ TEST_CASE("the report opens from disk in headless Chromium with no console error
     CHECK(png.compare(0, 8, "\x89PNG\r\n\x1a\n") == 0);
 }
 
-TEST_CASE("the Chromium check sees the console errors and network requests of a page that has them", "[browser]") {
+TEST_CASE("the Chromium check sees the console errors and network requests of a page that has them",
+          "[browser]") {
     test::TempDir dir;
-    test::write_file(dir / "faulty.html",
-                     "<!DOCTYPE html><html><head><title>faulty</title></head><body>"
-                     "<script>console.error('planted console error');</script>"
-                     "<img src=\"http://127.0.0.1:9/planted.png\" alt=\"\">"
-                     "<svg width=\"10\" height=\"10\"><path d=\"M0 0 Lnan 3\"/></svg>"
-                     "</body></html>");
+    test::write_file(dir / "faulty.html", "<!DOCTYPE html><html><head><title>faulty</title></head><body>"
+                                          "<script>console.error('planted console error');</script>"
+                                          "<img src=\"http://127.0.0.1:9/planted.png\" alt=\"\">"
+                                          "<svg width=\"10\" height=\"10\"><path d=\"M0 0 Lnan 3\"/></svg>"
+                                          "</body></html>");
     const test::PageLoad page = test::load_in_headless_chromium(dir / "faulty.html", "");
     INFO("console errors:\n" << joined(page.console_errors) << "requests:\n" << joined(page.requests));
     REQUIRE(page.failure == "");
     CHECK(page.loaded);
     CHECK(test::count(joined(page.console_errors), "planted console error") == 1);
-    CHECK(test::count(joined(page.console_errors), "attribute d") == 1);  // the malformed SVG path
+    CHECK(test::count(joined(page.console_errors), "attribute d") == 1); // the malformed SVG path
     REQUIRE(page.requests.size() == 1);
     CHECK(page.requests[0] == "http://127.0.0.1:9/planted.png");
 }

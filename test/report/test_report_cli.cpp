@@ -38,18 +38,21 @@ std::string pocl_device(const test::RecordedDb &r) {
 // per batch.
 std::map<int, int> measured_per_batch(const test::RecordedDb &r, int64_t run) {
     db::Database database = db::Database::open_existing(r.db_path);
-    auto q = database.prepare("SELECT batch, count(*) FROM samples WHERE run_id = ?1 AND status = 'ok' AND "
-                              "benchmark = 'measured' AND runtime_median_ms IS NOT NULL AND validation != 'failed' "
-                              "GROUP BY batch");
+    auto q = database.prepare(
+        "SELECT batch, count(*) FROM samples WHERE run_id = ?1 AND status = 'ok' AND "
+        "benchmark = 'measured' AND runtime_median_ms IS NOT NULL AND validation != 'failed' "
+        "GROUP BY batch");
     q.bind(1, run);
     std::map<int, int> out;
-    while (q.step()) out[static_cast<int>(q.column_int(0))] = static_cast<int>(q.column_int(1));
+    while (q.step())
+        out[static_cast<int>(q.column_int(0))] = static_cast<int>(q.column_int(1));
     return out;
 }
 
 int total(const std::map<int, int> &m) {
     int n = 0;
-    for (const auto &[k, v] : m) n += v;
+    for (const auto &[k, v] : m)
+        n += v;
     return n;
 }
 
@@ -95,17 +98,19 @@ TEST_CASE("the recorded database is made by real tuning runs on POCL", "[.][fixt
     CHECK(pocl_device(r).rfind("pocl-", 0) == 0);
 }
 
-TEST_CASE("the report shows each pipeline and device with its plots, correlations, failures and winning schedule",
-          "[report]") {
+TEST_CASE(
+    "the report shows each pipeline and device with its plots, correlations, failures and winning schedule",
+    "[report]") {
     const auto &r = recorded();
     test::TempDir dir;
     const std::string html = render(r, dir);
     const std::string pocl = report::escape_html(pocl_device(r));
 
     // One section per pipeline and device.
-    CHECK(group_devices(html) == std::vector<std::string>{"tiny_stencil @ " + pocl,
-                                                          "tiny_stencil @ " + report::escape_html(test::kRelabeledDevice),
-                                                          "wrong_on_gpu @ " + pocl});
+    CHECK(group_devices(html) ==
+          std::vector<std::string>{"tiny_stencil @ " + pocl,
+                                   "tiny_stencil @ " + report::escape_html(test::kRelabeledDevice),
+                                   "wrong_on_gpu @ " + pocl});
     const std::string g = test::group_section(html, "tiny_stencil", pocl);
     REQUIRE_FALSE(g.empty());
     const auto at = measured_per_batch(r, r.autotune_run), t5 = measured_per_batch(r, r.top5_run);
@@ -138,7 +143,7 @@ TEST_CASE("the report shows each pipeline and device with its plots, correlation
     const auto series = test::elements(pvm[0], "<g class=\"series\"", "</g>");
     REQUIRE(series.size() == at.size());
     for (const auto &s : series) {
-        const int batch = std::stoi(test::attribute(s, "data-label").substr(6));  // "batch N"
+        const int batch = std::stoi(test::attribute(s, "data-label").substr(6)); // "batch N"
         CHECK(test::attribute(s, "data-points") == std::to_string(at.at(batch)));
         CHECK(test::count(s, "class=\"point\"") == static_cast<std::size_t>(at.at(batch)));
     }
@@ -150,7 +155,8 @@ TEST_CASE("the report shows each pipeline and device with its plots, correlation
     CHECK(test::count(tables[0], "<tr><td class=\"num\">") == 2);
     const double spearman1 = scalar(r, "SELECT spearman FROM autotune_batches WHERE batch = 1 AND run_id = " +
                                            std::to_string(r.autotune_run));
-    CHECK(tables[0].find("<td class=\"num\">" + report::format_number(spearman1) + "</td>") != std::string::npos);
+    CHECK(tables[0].find("<td class=\"num\">" + report::format_number(spearman1) + "</td>") !=
+          std::string::npos);
     CHECK(test::plots(g, "rank-correlation").size() == 1);
 
     // Nothing failed or spilled here; the winning schedule is the fastest
@@ -158,10 +164,12 @@ TEST_CASE("the report shows each pipeline and device with its plots, correlation
     CHECK(g.find("problems-none") != std::string::npos);
     const std::string source = text_of(
         r, "SELECT schedule_source FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = "
-           "r.pipeline_id WHERE p.generator_name = 'tiny_stencil' AND r.autoscheduler = 'gpusched' AND s.device = '" +
+           "r.pipeline_id WHERE p.generator_name = 'tiny_stencil' AND r.autoscheduler = 'gpusched' AND "
+           "s.device = '" +
                pocl_device(r) + "' AND s.benchmark = 'measured' ORDER BY s.runtime_median_ms LIMIT 1");
     REQUIRE(source.find("apply_schedule_tiny_stencil") != std::string::npos);
-    CHECK(g.find("<pre class=\"schedule\"><code>" + report::escape_html(source) + "</code></pre>") != std::string::npos);
+    CHECK(g.find("<pre class=\"schedule\"><code>" + report::escape_html(source) + "</code></pre>") !=
+          std::string::npos);
 
     // wrong_on_gpu: both samples failed, with the harness's reason.
     const std::string w = test::group_section(html, "wrong_on_gpu", pocl);
@@ -173,8 +181,9 @@ TEST_CASE("the report shows each pipeline and device with its plots, correlation
     CHECK(test::plots(w, "tuning-curve").empty());
 }
 
-TEST_CASE("the speedup table compares with the baselines measured on the same device and leaves the rest blank",
-          "[report]") {
+TEST_CASE(
+    "the speedup table compares with the baselines measured on the same device and leaves the rest blank",
+    "[report]") {
     const auto &r = recorded();
     test::TempDir dir;
     const std::string html = render(r, dir);
@@ -183,17 +192,21 @@ TEST_CASE("the speedup table compares with the baselines measured on the same de
     const auto rows = test::elements(table[0], "<tr data-group=", "</tr>");
     REQUIRE(rows.size() == 3);
     const std::string pocl = pocl_device(r);
-    const double naive = scalar(r, "SELECT min(s.runtime_median_ms) FROM samples s JOIN runs r ON r.id = s.run_id "
-                                   "WHERE r.autoscheduler = 'naive' AND s.benchmark = 'measured'");
-    const double li2018 = scalar(r, "SELECT min(s.runtime_median_ms) FROM samples s JOIN runs r ON r.id = s.run_id "
-                                    "WHERE r.autoscheduler = 'li2018' AND s.benchmark = 'measured'");
-    const double best = scalar(r, "SELECT min(s.runtime_median_ms) FROM samples s JOIN runs r ON r.id = s.run_id "
-                                  "WHERE r.autoscheduler = 'gpusched' AND s.benchmark = 'measured' AND s.device = '" +
-                                      pocl + "' AND r.id IN (" + std::to_string(r.autotune_run) + ", " +
-                                      std::to_string(r.top5_run) + ")");
+    const double naive =
+        scalar(r, "SELECT min(s.runtime_median_ms) FROM samples s JOIN runs r ON r.id = s.run_id "
+                  "WHERE r.autoscheduler = 'naive' AND s.benchmark = 'measured'");
+    const double li2018 =
+        scalar(r, "SELECT min(s.runtime_median_ms) FROM samples s JOIN runs r ON r.id = s.run_id "
+                  "WHERE r.autoscheduler = 'li2018' AND s.benchmark = 'measured'");
+    const double best =
+        scalar(r, "SELECT min(s.runtime_median_ms) FROM samples s JOIN runs r ON r.id = s.run_id "
+                  "WHERE r.autoscheduler = 'gpusched' AND s.benchmark = 'measured' AND s.device = '" +
+                      pocl + "' AND r.id IN (" + std::to_string(r.autotune_run) + ", " +
+                      std::to_string(r.top5_run) + ")");
     // Row 1: tiny_stencil on POCL: naive and li2018 measured, manual not.
     CHECK(rows[0].find("<td class=\"num\">" + report::format_number(best) + "</td>") != std::string::npos);
-    CHECK(rows[0].find("data-baseline=\"naive\">" + report::format_number(naive) + " &middot; ") != std::string::npos);
+    CHECK(rows[0].find("data-baseline=\"naive\">" + report::format_number(naive) + " &middot; ") !=
+          std::string::npos);
     char speedup[32];
     std::snprintf(speedup, sizeof speedup, "%.2f&times;", naive / best);
     CHECK(rows[0].find(speedup) != std::string::npos);
@@ -214,7 +227,8 @@ TEST_CASE("samples of two devices are never drawn in one series", "[report]") {
     const std::string b = test::group_section(html, "tiny_stencil", other);
     REQUIRE_FALSE(a.empty());
     REQUIRE_FALSE(b.empty());
-    const int on_pocl = total(measured_per_batch(r, r.autotune_run)) + total(measured_per_batch(r, r.top5_run));
+    const int on_pocl =
+        total(measured_per_batch(r, r.autotune_run)) + total(measured_per_batch(r, r.top5_run));
     const int on_other = total(measured_per_batch(r, r.relabeled_run));
     CHECK(test::attribute(a, "data-measured") == std::to_string(on_pocl));
     CHECK(test::attribute(b, "data-measured") == std::to_string(on_other));
@@ -224,19 +238,22 @@ TEST_CASE("samples of two devices are never drawn in one series", "[report]") {
     CHECK(test::attribute(test::plots(b, "time-histogram").at(0), "data-points") == std::to_string(on_other));
     const auto curves_b = test::plots(b, "tuning-curve");
     REQUIRE(curves_b.size() == 1);
-    CHECK(test::attribute(curves_b[0], "id").find("-r" + std::to_string(r.relabeled_run) + "-") != std::string::npos);
+    CHECK(test::attribute(curves_b[0], "id").find("-r" + std::to_string(r.relabeled_run) + "-") !=
+          std::string::npos);
     for (const auto &svg : test::plots(a, "tuning-curve"))
-        CHECK(test::attribute(svg, "id").find("-r" + std::to_string(r.relabeled_run) + "-") == std::string::npos);
+        CHECK(test::attribute(svg, "id").find("-r" + std::to_string(r.relabeled_run) + "-") ==
+              std::string::npos);
     CHECK(a.find(other) == std::string::npos);
 }
 
-TEST_CASE("--run, --pipeline and --since select the runs the report covers", "[report]") {
+TEST_CASE("the filters --run, --pipeline and --since select the runs the report covers", "[report]") {
     const auto &r = recorded();
     test::TempDir dir;
     CHECK(group_devices(render(r, dir, {"--run", std::to_string(r.top5_run)})).size() == 1);
     const std::string one = test::read_file(dir / "report.html");
     CHECK(test::plots(one, "tuning-curve").size() == 1);
-    CHECK(one.find("<title>gpusched report: run " + std::to_string(r.top5_run) + "</title>") != std::string::npos);
+    CHECK(one.find("<title>gpusched report: run " + std::to_string(r.top5_run) + "</title>") !=
+          std::string::npos);
 
     const auto wrong = group_devices(render(r, dir, {"--pipeline", "wrong_on_gpu"}));
     REQUIRE(wrong.size() == 1);
@@ -244,14 +261,16 @@ TEST_CASE("--run, --pipeline and --since select the runs the report covers", "[r
 
     // Every run started after 2000-01-01; combined with --pipeline.
     CHECK(group_devices(render(r, dir, {"--since", "2000-01-01", "--pipeline", "tiny_stencil"})).size() == 2);
-    const std::string started = text_of(r, "SELECT started_at FROM runs WHERE id = " + std::to_string(r.wrong_run));
+    const std::string started =
+        text_of(r, "SELECT started_at FROM runs WHERE id = " + std::to_string(r.wrong_run));
     // From the wrong_on_gpu run's start (to the second, rounded down) on:
     // only that run (the relabeled copy keeps the autotune run's start).
     const auto since_wrong = group_devices(render(r, dir, {"--since", started.substr(0, 19)}));
     CHECK(since_wrong == std::vector<std::string>{"wrong_on_gpu @ " + report::escape_html(pocl_device(r))});
 }
 
-TEST_CASE("an empty selection, a bad date, a missing or corrupt database and an unwritable output are one clear error",
+TEST_CASE("an empty selection, a bad date, a missing or corrupt database and an unwritable output are one "
+          "clear error",
           "[report]") {
     const auto &r = recorded();
     test::TempDir dir;
@@ -270,7 +289,8 @@ TEST_CASE("an empty selection, a bad date, a missing or corrupt database and an 
     fails_with({"report", "--db", r.db_path, "--pipeline", "no_such_pipeline", "-o", out},
                "matches pipeline no_such_pipeline");
     fails_with({"report", "--db", r.db_path, "--run", "999999", "-o", out}, "matches run 999999");
-    fails_with({"report", "--db", r.db_path, "--since", "yesterday", "-o", out}, "--since 'yesterday' is not an ISO date");
+    fails_with({"report", "--db", r.db_path, "--since", "yesterday", "-o", out},
+               "--since 'yesterday' is not an ISO date");
     fails_with({"report", "--db", r.db_path, "--since", "2026-13-01", "-o", out}, "is not an ISO date");
     fails_with({"report", "--db", dir / "missing.sqlite", "-o", out}, "does not exist");
     test::write_file(dir / "corrupt.sqlite", "this is not a database, it is a text file of some length\n");

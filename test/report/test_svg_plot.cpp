@@ -19,7 +19,8 @@ namespace {
 
 void check_ticks(const std::vector<double> &got, const std::vector<double> &want) {
     REQUIRE(got.size() == want.size());
-    for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i] == Approx(want[i]).margin(1e-12));
+    for (std::size_t i = 0; i < got.size(); ++i)
+        CHECK(got[i] == Approx(want[i]).margin(1e-12));
 }
 
 XyPlot two_series_plot() {
@@ -59,7 +60,8 @@ TEST_CASE("log ticks are powers of ten over wide ranges and 1-2-5 steps over nar
     check_ticks(log_ticks(3, 7), {2, 5, 10});
 }
 
-TEST_CASE("an x-y plot has a title, axis titles with units, tick labels and one legend entry per series", "[svg]") {
+TEST_CASE("an x-y plot has a title, axis titles with units, tick labels and one legend entry per series",
+          "[svg]") {
     XyPlot p = two_series_plot();
     p.y.log = true;
     const std::string svg = render_xy_plot(p);
@@ -109,7 +111,8 @@ TEST_CASE("text from the database is escaped in titles, labels, legends and ids"
     p.series[0].label = evil;
     const std::string svg = render_xy_plot(p);
     CHECK(svg.find("<script") == std::string::npos);
-    CHECK(svg.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quoted&#39;") != std::string::npos);
+    CHECK(svg.find("&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; &amp; &#39;quoted&#39;") !=
+          std::string::npos);
     CHECK(escape_html("a<b>&\"'") == "a&lt;b&gt;&amp;&quot;&#39;");
 }
 
@@ -143,13 +146,15 @@ TEST_CASE("a histogram counts every value once, in whole-number ticks", "[svg]")
     const auto bars = test::elements(svg, "<rect class=\"bar\"", "</rect>");
     REQUIRE(bars.size() == 5);
     int total = 0;
-    for (const auto &b : bars) total += std::stoi(test::attribute(b, "data-count"));
+    for (const auto &b : bars)
+        total += std::stoi(test::attribute(b, "data-count"));
     CHECK(total == 7);
-    CHECK(test::attribute(bars[0], "data-count") == "3");  // 0.1 .. 0.28
-    CHECK(test::attribute(bars[4], "data-count") == "3");  // 0.82 .. 1.0, the maximum included
+    CHECK(test::attribute(bars[0], "data-count") == "3"); // 0.1 .. 0.28
+    CHECK(test::attribute(bars[4], "data-count") == "3"); // 0.82 .. 1.0, the maximum included
     CHECK(svg.find(">median time (ms)</text>") != std::string::npos);
     CHECK(svg.find(">samples</text>") != std::string::npos);
-    CHECK(svg.find("text-anchor=\"end\">0.5</text>") == std::string::npos);  // no half samples on the count axis
+    CHECK(svg.find("text-anchor=\"end\">0.5</text>") ==
+          std::string::npos); // no half samples on the count axis
     // All values equal: one visible bar holds them all.
     h.values = {2, 2, 2};
     h.bins = 0;

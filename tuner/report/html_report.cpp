@@ -72,15 +72,21 @@ nav ul { margin: 4px 0; padding-left: 20px; columns: 2; font-size: 13px; }
 .note { color: #566074; font-size: 13px; font-style: italic; }
 )css";
 
-std::string esc(const std::string &s) { return escape_html(s); }
+std::string esc(const std::string &s) {
+    return escape_html(s);
+}
 
 std::string num_cell(const std::optional<double> &v) {
     return v ? "<td class=\"num\">" + format_number(*v) + "</td>" : "<td class=\"num blank\">&ndash;</td>";
 }
 
-std::string num_cell(int64_t v) { return "<td class=\"num\">" + std::to_string(v) + "</td>"; }
+std::string num_cell(int64_t v) {
+    return "<td class=\"num\">" + std::to_string(v) + "</td>";
+}
 
-std::string cell(const std::string &text) { return "<td>" + esc(text) + "</td>"; }
+std::string cell(const std::string &text) {
+    return "<td>" + esc(text) + "</td>";
+}
 
 std::string utc_now() {
     const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -97,7 +103,9 @@ std::string readable_time(const std::string &iso) {
     return iso.substr(0, 10) + " " + iso.substr(11, 8);
 }
 
-std::string device_label(const std::string &device) { return device.empty() ? "(not measured)" : device; }
+std::string device_label(const std::string &device) {
+    return device.empty() ? "(not measured)" : device;
+}
 
 bool wants_log(const std::vector<double> &values) {
     if (values.empty()) return false;
@@ -118,7 +126,8 @@ std::set<std::string> baseline_sources(const ReportData &data) {
     // measured), and any other source the database holds gets one too.
     std::set<std::string> out = {"naive", "li2018", "manual"};
     for (const auto &g : data.groups)
-        for (const auto &[source, t] : g.baselines) out.insert(source);
+        for (const auto &[source, t] : g.baselines)
+            out.insert(source);
     return out;
 }
 
@@ -129,26 +138,29 @@ std::string best_measured_cell(const DeviceGroup &g) {
 
 std::string speedup_table(const ReportData &data) {
     const std::set<std::string> sources = baseline_sources(data);
-    std::string s = "<section class=\"card\" id=\"speedups\"><h2>Speedup over the measured baselines</h2>\n"
-                    "<p class=\"meta\">Median time of each group's fastest gpusched sample against the newest "
-                    "measured run of each baseline on the same pipeline and device (times of different devices "
-                    "are never compared). A blank cell: that baseline was not measured there.</p>\n"
-                    "<table class=\"speedups\"><thead><tr><th>pipeline</th><th>params</th><th>GPU profile</th>"
-                    "<th>device</th><th class=\"num\">gpusched (ms)</th>";
-    for (const auto &src : sources) s += "<th class=\"num\">" + esc(src) + " (ms)</th>";
+    std::string s =
+        "<section class=\"card\" id=\"speedups\"><h2>Speedup over the measured baselines</h2>\n"
+        "<p class=\"meta\">Median time of each group's fastest gpusched sample against the newest "
+        "measured run of each baseline on the same pipeline and device (times of different devices "
+        "are never compared). A blank cell: that baseline was not measured there.</p>\n"
+        "<table class=\"speedups\"><thead><tr><th>pipeline</th><th>params</th><th>GPU profile</th>"
+        "<th>device</th><th class=\"num\">gpusched (ms)</th>";
+    for (const auto &src : sources)
+        s += "<th class=\"num\">" + esc(src) + " (ms)</th>";
     s += "</tr></thead><tbody>\n";
     for (std::size_t i = 0; i < data.groups.size(); ++i) {
         const DeviceGroup &g = data.groups[i];
-        s += "<tr data-group=\"g" + std::to_string(i + 1) + "\"><td><a href=\"#g" + std::to_string(i + 1) + "\">" +
-             esc(g.pipeline.generator_name) + "</a></td>" + cell(g.pipeline.params) + cell(g.pipeline.gpu) +
-             cell(device_label(g.device)) + best_measured_cell(g);
+        s += "<tr data-group=\"g" + std::to_string(i + 1) + "\"><td><a href=\"#g" + std::to_string(i + 1) +
+             "\">" + esc(g.pipeline.generator_name) + "</a></td>" + cell(g.pipeline.params) +
+             cell(g.pipeline.gpu) + cell(device_label(g.device)) + best_measured_cell(g);
         for (const auto &src : sources) {
             auto it = g.baselines.find(src);
             if (it == g.baselines.end()) {
                 s += "<td class=\"num blank\" data-baseline=\"" + esc(src) + "\"></td>";
                 continue;
             }
-            s += "<td class=\"num\" data-baseline=\"" + esc(src) + "\">" + format_number(it->second.runtime_ms);
+            s += "<td class=\"num\" data-baseline=\"" + esc(src) + "\">" +
+                 format_number(it->second.runtime_ms);
             if (g.winner && g.winner->runtime_ms)
                 s += " &middot; " + speedup_html(it->second.runtime_ms, *g.winner->runtime_ms);
             s += "</td>";
@@ -159,14 +171,16 @@ std::string speedup_table(const ReportData &data) {
 }
 
 std::string runs_table(const ReportData &data) {
-    std::string s = "<section class=\"card\" id=\"runs\"><h2>Runs</h2>\n<table class=\"runs\"><thead><tr>"
-                    "<th class=\"num\">run</th><th>pipeline</th><th>GPU profile</th><th>mode</th><th>source</th>"
-                    "<th>status</th><th>device</th><th class=\"num\">samples</th><th class=\"num\">measured</th>"
-                    "<th class=\"num\">failed</th><th>started (UTC)</th></tr></thead><tbody>\n";
+    std::string s =
+        "<section class=\"card\" id=\"runs\"><h2>Runs</h2>\n<table class=\"runs\"><thead><tr>"
+        "<th class=\"num\">run</th><th>pipeline</th><th>GPU profile</th><th>mode</th><th>source</th>"
+        "<th>status</th><th>device</th><th class=\"num\">samples</th><th class=\"num\">measured</th>"
+        "<th class=\"num\">failed</th><th>started (UTC)</th></tr></thead><tbody>\n";
     for (const auto &r : data.runs) {
-        s += "<tr><td class=\"num\">" + std::to_string(r.id) + "</td>" + cell(r.generator_name) + cell(r.gpu) +
-             cell(r.mode) + cell(r.autoscheduler) + cell(r.status) + cell(device_label(r.device)) +
-             num_cell(r.samples) + num_cell(r.measured) + num_cell(r.failed) + cell(readable_time(r.started_at)) + "</tr>\n";
+        s += "<tr><td class=\"num\">" + std::to_string(r.id) + "</td>" + cell(r.generator_name) +
+             cell(r.gpu) + cell(r.mode) + cell(r.autoscheduler) + cell(r.status) +
+             cell(device_label(r.device)) + num_cell(r.samples) + num_cell(r.measured) + num_cell(r.failed) +
+             cell(readable_time(r.started_at)) + "</tr>\n";
     }
     return s + "</tbody></table></section>\n";
 }
@@ -220,7 +234,8 @@ std::string predicted_vs_measured(const ReportRun &run, const std::string &id) {
         if (batches.empty() || batches.back() != s.batch) batches.push_back(s.batch);
     std::vector<double> xs, ys;
     for (std::size_t b = 0; b < batches.size(); ++b) {
-        Series series{"batch " + std::to_string(batches[b]), {}, SeriesStyle::Markers, ramp_colour(b, batches.size())};
+        Series series{
+            "batch " + std::to_string(batches[b]), {}, SeriesStyle::Markers, ramp_colour(b, batches.size())};
         for (const auto &s : run.samples) {
             if (s.batch != batches[b] || !s.measured() || !s.predicted_cost) continue;
             series.points.push_back({*s.predicted_cost, *s.runtime_ms});
@@ -261,15 +276,16 @@ std::string correlation_plot(const ReportRun &run, const std::string &id) {
 }
 
 std::string batch_table(const ReportRun &run) {
-    std::string s = "<table class=\"batches\" data-run=\"" + std::to_string(run.id) +
-                    "\"><thead><tr><th class=\"num\">batch</th><th>status</th><th class=\"num\">samples</th>"
-                    "<th class=\"num\">measured</th><th class=\"num\">failed</th><th class=\"num\">spilled</th>"
-                    "<th class=\"num\">best (ms)</th><th class=\"num\">Spearman</th><th class=\"num\">Kendall</th>"
-                    "<th class=\"num\">regret</th><th>weights searched with</th></tr></thead><tbody>\n";
+    std::string s =
+        "<table class=\"batches\" data-run=\"" + std::to_string(run.id) +
+        "\"><thead><tr><th class=\"num\">batch</th><th>status</th><th class=\"num\">samples</th>"
+        "<th class=\"num\">measured</th><th class=\"num\">failed</th><th class=\"num\">spilled</th>"
+        "<th class=\"num\">best (ms)</th><th class=\"num\">Spearman</th><th class=\"num\">Kendall</th>"
+        "<th class=\"num\">regret</th><th>weights searched with</th></tr></thead><tbody>\n";
     for (const auto &b : run.batches) {
-        s += "<tr><td class=\"num\">" + std::to_string(b.batch) + "</td>" + cell(b.status) + num_cell(b.samples) +
-             num_cell(b.measured) + num_cell(b.failed) + num_cell(b.spilled) + num_cell(b.best_ms) +
-             num_cell(b.spearman) + num_cell(b.kendall) + num_cell(b.regret) +
+        s += "<tr><td class=\"num\">" + std::to_string(b.batch) + "</td>" + cell(b.status) +
+             num_cell(b.samples) + num_cell(b.measured) + num_cell(b.failed) + num_cell(b.spilled) +
+             num_cell(b.best_ms) + num_cell(b.spearman) + num_cell(b.kendall) + num_cell(b.regret) +
              cell(b.weights_path.empty() ? "embedded defaults" : b.weights_path) + "</tr>\n";
     }
     return s + "</tbody></table>\n";
@@ -299,9 +315,12 @@ std::string run_section(const ReportRun &run, const std::string &id_prefix) {
              predicted_vs_measured(run, id_prefix + "-pvm") + "</div>\n";
     }
     if (!run.batches.empty()) {
-        s += "<h4>The model's rank correlation per batch</h4>\n<p class=\"meta\">How well each batch's weights ordered "
-             "its measured samples before retraining: Spearman and Kendall tau-b between predicted cost and measured "
-             "time (1: the same order), and the regret of the model's pick (its time over the batch's best).</p>\n";
+        s += "<h4>The model's rank correlation per batch</h4>\n<p class=\"meta\">How well each batch's "
+             "weights ordered "
+             "its measured samples before retraining: Spearman and Kendall tau-b between predicted cost and "
+             "measured "
+             "time (1: the same order), and the regret of the model's pick (its time over the batch's "
+             "best).</p>\n";
         s += batch_table(run);
         s += correlation_plot(run, id_prefix + "-corr");
     }
@@ -317,39 +336,49 @@ std::string problem_table(const DeviceGroup &g) {
             ++n;
             std::string what, reason;
             if (!s.failure.empty()) {
-                what = "failed" + (s.benchmark.empty() || s.benchmark == "measured" ? "" : ": " + s.benchmark);
+                what =
+                    "failed" + (s.benchmark.empty() || s.benchmark == "measured" ? "" : ": " + s.benchmark);
                 reason = s.failure;
             }
             if (s.spill_bytes > 0) {
-                what += std::string(what.empty() ? "" : ", ") + "spills " + std::to_string(s.spill_bytes) + " B";
+                what +=
+                    std::string(what.empty() ? "" : ", ") + "spills " + std::to_string(s.spill_bytes) + " B";
                 reason += std::string(reason.empty() ? "" : "; ") + s.spill_detail;
             }
-            rows += "<tr data-sample=\"" + std::to_string(s.id) + "\"><td class=\"num\">" + std::to_string(r.id) +
-                    "</td><td class=\"num\">" + std::to_string(s.batch) + "</td><td class=\"num\">" +
-                    std::to_string(s.idx) + "</td><td class=\"num\">" + std::to_string(s.id) + "</td>" + cell(what) +
-                    "<td class=\"reason\">" + esc(reason) + "</td></tr>\n";
+            rows += "<tr data-sample=\"" + std::to_string(s.id) + "\"><td class=\"num\">" +
+                    std::to_string(r.id) + "</td><td class=\"num\">" + std::to_string(s.batch) +
+                    "</td><td class=\"num\">" + std::to_string(s.idx) + "</td><td class=\"num\">" +
+                    std::to_string(s.id) + "</td>" + cell(what) + "<td class=\"reason\">" + esc(reason) +
+                    "</td></tr>\n";
         }
     }
     std::string s = "<h3>Spilled and failed samples</h3>\n";
-    if (n == 0) return s + "<p class=\"note problems-none\">None: every sample compiled, ran and matched the CPU "
-                           "reference, and no kernel spilled registers.</p>\n";
-    return s + "<table class=\"problems\"><thead><tr><th class=\"num\">run</th><th class=\"num\">batch</th>"
-               "<th class=\"num\">sample</th><th class=\"num\">id</th><th>what</th><th>reason</th></tr></thead>"
-               "<tbody>\n" + rows + "</tbody></table>\n";
+    if (n == 0)
+        return s + "<p class=\"note problems-none\">None: every sample compiled, ran and matched the CPU "
+                   "reference, and no kernel spilled registers.</p>\n";
+    return s +
+           "<table class=\"problems\"><thead><tr><th class=\"num\">run</th><th class=\"num\">batch</th>"
+           "<th class=\"num\">sample</th><th class=\"num\">id</th><th>what</th><th>reason</th></tr></thead>"
+           "<tbody>\n" +
+           rows + "</tbody></table>\n";
 }
 
 std::string winner_section(const DeviceGroup &g) {
     std::string s = "<h3>Winning schedule</h3>\n";
     if (!g.winner)
-        return s + "<p class=\"note\">None: no sample was measured, and no run chose one by prediction.</p>\n";
+        return s +
+               "<p class=\"note\">None: no sample was measured, and no run chose one by prediction.</p>\n";
     const Winner &w = *g.winner;
-    s += "<p class=\"meta\">Run " + std::to_string(w.run_id) + ", batch " + std::to_string(w.batch) + ", sample " +
-         std::to_string(w.idx) + " (id " + std::to_string(w.sample_id) + ")";
-    if (w.runtime_ms) s += ": median " + format_number(*w.runtime_ms) + " ms on " + esc(device_label(g.device));
-    else s += ": chosen by the cost model, not measured";
+    s += "<p class=\"meta\">Run " + std::to_string(w.run_id) + ", batch " + std::to_string(w.batch) +
+         ", sample " + std::to_string(w.idx) + " (id " + std::to_string(w.sample_id) + ")";
+    if (w.runtime_ms)
+        s += ": median " + format_number(*w.runtime_ms) + " ms on " + esc(device_label(g.device));
+    else
+        s += ": chosen by the cost model, not measured";
     if (w.predicted_cost) s += " (predicted cost " + format_number(*w.predicted_cost) + ")";
     s += ".</p>\n";
-    if (w.schedule_source.empty()) return s + "<p class=\"note\">The database holds no schedule source for it.</p>\n";
+    if (w.schedule_source.empty())
+        return s + "<p class=\"note\">The database holds no schedule source for it.</p>\n";
     return s + "<pre class=\"schedule\"><code>" + esc(w.schedule_source) + "</code></pre>\n";
 }
 
@@ -364,9 +393,10 @@ std::string group_section(const DeviceGroup &g, std::size_t index) {
             spilled += s.spill_bytes > 0;
             if (s.measured()) times.push_back(*s.runtime_ms);
         }
-    std::string s = "<section class=\"card group\" id=\"" + id + "\" data-pipeline=\"" + esc(g.pipeline.generator_name) +
-                    "\" data-device=\"" + esc(g.device) + "\" data-measured=\"" + std::to_string(times.size()) +
-                    "\">\n<h2>" + esc(g.pipeline.generator_name) + " on " + esc(device_label(g.device)) + "</h2>\n";
+    std::string s = "<section class=\"card group\" id=\"" + id + "\" data-pipeline=\"" +
+                    esc(g.pipeline.generator_name) + "\" data-device=\"" + esc(g.device) +
+                    "\" data-measured=\"" + std::to_string(times.size()) + "\">\n<h2>" +
+                    esc(g.pipeline.generator_name) + " on " + esc(device_label(g.device)) + "</h2>\n";
     s += "<p class=\"meta\">params <code>" + esc(g.pipeline.params) + "</code> &middot; GPU profile " +
          esc(g.pipeline.gpu) + " &middot; target <code>" + esc(g.pipeline.target) + "</code></p>\n";
     s += "<div class=\"stats\">";
@@ -380,7 +410,8 @@ std::string group_section(const DeviceGroup &g, std::size_t index) {
     stat(std::to_string(spilled), "spilled");
     if (g.winner && g.winner->runtime_ms) stat(format_number(*g.winner->runtime_ms) + " ms", "best median");
     for (const auto &[source, t] : g.baselines)
-        if (g.winner && g.winner->runtime_ms) stat(speedup_html(t.runtime_ms, *g.winner->runtime_ms), "over " + esc(source));
+        if (g.winner && g.winner->runtime_ms)
+            stat(speedup_html(t.runtime_ms, *g.winner->runtime_ms), "over " + esc(source));
     s += "</div>\n";
     if (!times.empty()) {
         Histogram h;
@@ -403,31 +434,35 @@ std::string group_section(const DeviceGroup &g, std::size_t index) {
 } // namespace
 
 std::string render_html_report(const ReportData &data, const std::string &generated_by) {
-    std::string s = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>gpusched report: " +
-                    esc(data.filter) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
-    s += "<header><h1>gpusched tuning report</h1><p>" + esc(data.filter) + " in <code>" + esc(data.database_path) +
-         "</code> &middot; " + std::to_string(data.runs.size()) + " runs &middot; generated " + utc_now() + " by " +
-         esc(generated_by) + "</p></header>\n<main>\n";
+    std::string s =
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>gpusched report: " +
+        esc(data.filter) + "</title>\n<style>" + kStyle + "</style>\n</head>\n<body>\n";
+    s += "<header><h1>gpusched tuning report</h1><p>" + esc(data.filter) + " in <code>" +
+         esc(data.database_path) + "</code> &middot; " + std::to_string(data.runs.size()) +
+         " runs &middot; generated " + utc_now() + " by " + esc(generated_by) + "</p></header>\n<main>\n";
     if (!data.groups.empty()) {
         s += "<nav class=\"card\"><ul>";
         for (std::size_t i = 0; i < data.groups.size(); ++i)
-            s += "<li><a href=\"#g" + std::to_string(i + 1) + "\">" + esc(data.groups[i].pipeline.generator_name) +
-                 " on " + esc(device_label(data.groups[i].device)) + "</a></li>";
+            s += "<li><a href=\"#g" + std::to_string(i + 1) + "\">" +
+                 esc(data.groups[i].pipeline.generator_name) + " on " +
+                 esc(device_label(data.groups[i].device)) + "</a></li>";
         s += "</ul></nav>\n";
         s += speedup_table(data);
     } else {
         s += "<p class=\"note\">The selection holds only baseline runs: no gpusched search to show.</p>\n";
     }
     s += runs_table(data);
-    for (std::size_t i = 0; i < data.groups.size(); ++i) s += group_section(data.groups[i], i + 1);
+    for (std::size_t i = 0; i < data.groups.size(); ++i)
+        s += group_section(data.groups[i], i + 1);
     return s + "</main>\n</body>\n</html>\n";
 }
 
 void write_html_report(const ReportData &data, const std::string &generated_by, const std::string &path) {
     const std::string html = render_html_report(data, generated_by);
     const fs::path target(path);
-    if (fs::is_directory(target)) throw UserError("cannot write the report to '" + path + "': it is a directory");
+    if (fs::is_directory(target))
+        throw UserError("cannot write the report to '" + path + "': it is a directory");
     const std::string tmp = path + ".tmp-" + std::to_string(::getpid());
     {
         std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -448,8 +483,8 @@ void write_html_report(const ReportData &data, const std::string &generated_by, 
     }
 }
 
-ReportWritten write_report(const std::string &db_path, const ReportFilter &filter, const std::string &out_path,
-                           const std::string &generated_by) {
+ReportWritten write_report(const std::string &db_path, const ReportFilter &filter,
+                           const std::string &out_path, const std::string &generated_by) {
     db::Database database = db::Database::open_existing(db_path);
     const ReportData data = load_report_data(database, filter);
     write_html_report(data, generated_by, out_path);

@@ -29,15 +29,15 @@ void write_html_report(const ReportData &data, const std::string &generated_by, 
 
 // What write_report wrote, for the caller's summary line.
 struct ReportWritten {
-    std::size_t runs = 0;    // selected runs, baselines included
-    std::size_t groups = 0;  // pipeline x device sections
+    std::size_t runs = 0;   // selected runs, baselines included
+    std::size_t groups = 0; // pipeline x device sections
 };
 
 // The whole command: opens the database (it must exist), reads what
 // `filter` selects and writes the report to `out_path`. Throws UserError
 // (empty selection, bad --since, unwritable path) or db::DbError (missing,
 // corrupt or newer database). `gpusched report` and the nightly call this.
-ReportWritten write_report(const std::string &db_path, const ReportFilter &filter, const std::string &out_path,
-                           const std::string &generated_by);
+ReportWritten write_report(const std::string &db_path, const ReportFilter &filter,
+                           const std::string &out_path, const std::string &generated_by);
 
 } // namespace gpusched::report

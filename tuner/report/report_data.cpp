@@ -35,11 +35,12 @@ std::string detail_error(const std::string &benchmark_detail) {
 
 // Why a sample failed, in the words the tuner stored: its error, else the
 // benchmark harness's, else the output check's or ptxas's detail.
-std::string failure_reason(const std::string &status, const std::string &benchmark, const std::string &validation,
-                           const std::string &ptxas_status, const std::string &error,
-                           const std::string &benchmark_detail, const std::string &validation_detail,
-                           const std::string &ptxas_detail) {
-    const bool failed = status != "ok" || validation == "failed" || failed_outcome(benchmark) || ptxas_status == "failed";
+std::string failure_reason(const std::string &status, const std::string &benchmark,
+                           const std::string &validation, const std::string &ptxas_status,
+                           const std::string &error, const std::string &benchmark_detail,
+                           const std::string &validation_detail, const std::string &ptxas_detail) {
+    const bool failed =
+        status != "ok" || validation == "failed" || failed_outcome(benchmark) || ptxas_status == "failed";
     if (!failed) return "";
     for (const std::string *s : {&error, &validation_detail}) {
         if (!s->empty()) return *s;
@@ -52,7 +53,8 @@ std::string failure_reason(const std::string &status, const std::string &benchma
 
 std::vector<ReportSample> read_samples(db::Database &database, int64_t run_id) {
     auto q = database.prepare(
-        "SELECT id, batch, idx, predicted_cost, runtime_median_ms, status, coalesce(benchmark, ''), validation, "
+        "SELECT id, batch, idx, predicted_cost, runtime_median_ms, status, coalesce(benchmark, ''), "
+        "validation, "
         "ptxas_status, coalesce(device, ''), coalesce(error, ''), coalesce(benchmark_detail, ''), "
         "coalesce(validation_detail, ''), coalesce(ptxas_detail, '') FROM samples WHERE run_id = ?1 "
         "ORDER BY batch, idx");
@@ -76,10 +78,11 @@ std::vector<ReportSample> read_samples(db::Database &database, int64_t run_id) {
         out.push_back(std::move(s));
     }
     // Spilling kernels, as ptxas reported them.
-    auto k = database.prepare(
-        "SELECT k.sample_id, k.name, k.spill_store_bytes, k.spill_load_bytes FROM kernels k "
-        "JOIN samples s ON s.id = k.sample_id WHERE s.run_id = ?1 AND k.spill_store_bytes + k.spill_load_bytes > 0 "
-        "ORDER BY k.sample_id, k.name");
+    auto k =
+        database.prepare("SELECT k.sample_id, k.name, k.spill_store_bytes, k.spill_load_bytes FROM kernels k "
+                         "JOIN samples s ON s.id = k.sample_id WHERE s.run_id = ?1 AND k.spill_store_bytes + "
+                         "k.spill_load_bytes > 0 "
+                         "ORDER BY k.sample_id, k.name");
     k.bind(1, run_id);
     while (k.step()) {
         const int64_t id = k.column_int(0);
@@ -88,8 +91,8 @@ std::vector<ReportSample> read_samples(db::Database &database, int64_t run_id) {
         const int64_t store = k.column_int(2), load = k.column_int(3);
         it->spill_bytes += store + load;
         if (!it->spill_detail.empty()) it->spill_detail += "; ";
-        it->spill_detail += k.column_text(1) + ": " + std::to_string(store) + " B stored, " + std::to_string(load) +
-                            " B loaded";
+        it->spill_detail += k.column_text(1) + ": " + std::to_string(store) + " B stored, " +
+                            std::to_string(load) + " B loaded";
     }
     return out;
 }
@@ -107,8 +110,9 @@ std::string run_device(const std::vector<ReportSample> &samples) {
 }
 
 std::optional<Winner> read_sample_as_winner(db::Database &database, int64_t sample_id) {
-    auto q = database.prepare("SELECT run_id, runtime_median_ms, predicted_cost, coalesce(schedule_source, ''), "
-                              "batch, idx FROM samples WHERE id = ?1");
+    auto q =
+        database.prepare("SELECT run_id, runtime_median_ms, predicted_cost, coalesce(schedule_source, ''), "
+                         "batch, idx FROM samples WHERE id = ?1");
     q.bind(1, sample_id);
     if (!q.step()) return std::nullopt;
     Winner w;
@@ -126,7 +130,8 @@ std::map<std::string, BaselineTime> read_baselines(db::Database &database, int64
                                                    const std::string &device) {
     // Newest measured run first; its fastest sample (a baseline run holds one).
     auto q = database.prepare(
-        "SELECT r.autoscheduler, r.id, min(s.runtime_median_ms) FROM runs r JOIN samples s ON s.run_id = r.id "
+        "SELECT r.autoscheduler, r.id, min(s.runtime_median_ms) FROM runs r JOIN samples s ON s.run_id = "
+        "r.id "
         "WHERE r.pipeline_id = ?1 AND s.device = ?2 AND r.autoscheduler != 'gpusched' AND s.status = 'ok' "
         "AND s.benchmark = 'measured' AND s.runtime_median_ms IS NOT NULL AND s.validation != 'failed' "
         "GROUP BY r.id ORDER BY r.started_at DESC, r.id DESC");
@@ -164,7 +169,8 @@ std::string ReportFilter::describe() const {
     if (!since.empty()) parts.push_back("runs started since " + since);
     if (parts.empty()) return "all runs";
     std::string out = parts.front();
-    for (std::size_t i = 1; i < parts.size(); ++i) out += ", " + parts[i];
+    for (std::size_t i = 1; i < parts.size(); ++i)
+        out += ", " + parts[i];
     return out;
 }
 
@@ -187,8 +193,10 @@ std::string parse_since(const std::string &text) {
             throw bad();
         hh = t.substr(11, 2);
         mm = t.substr(14, 2);
-        if (t.size() == 19 && t[16] == ':' && all_digits(t, 17, 2)) ss = t.substr(17, 2);
-        else if (t.size() != 16) throw bad();
+        if (t.size() == 19 && t[16] == ':' && all_digits(t, 17, 2))
+            ss = t.substr(17, 2);
+        else if (t.size() != 16)
+            throw bad();
         if (std::stoi(hh) > 23 || std::stoi(mm) > 59 || std::stoi(ss) > 59) throw bad();
     }
     return t.substr(0, 10) + "T" + hh + ":" + mm + ":" + ss + ".000Z";
@@ -204,9 +212,11 @@ ReportData load_report_data(db::Database &database, const ReportFilter &filter) 
     database.transaction(
         [&] {
             auto q = database.prepare(
-                "SELECT r.id, r.pipeline_id, p.generator_name, p.params, p.target, p.gpu, r.mode, r.autoscheduler, "
+                "SELECT r.id, r.pipeline_id, p.generator_name, p.params, p.target, p.gpu, r.mode, "
+                "r.autoscheduler, "
                 "r.status, r.started_at, coalesce(r.finished_at, ''), coalesce(r.stopped_by, ''), "
-                "coalesce(r.error, ''), r.best_sample_id FROM runs r JOIN pipelines p ON p.id = r.pipeline_id "
+                "coalesce(r.error, ''), r.best_sample_id FROM runs r JOIN pipelines p ON p.id = "
+                "r.pipeline_id "
                 "WHERE (?1 IS NULL OR r.id = ?1) AND (?2 = '' OR p.generator_name = ?2) "
                 "AND (?3 = '' OR r.started_at >= ?3) ORDER BY r.started_at, r.id");
             q.bind(1, filter.run_id).bind(2, filter.pipeline).bind(3, since);
@@ -228,8 +238,9 @@ ReportData load_report_data(db::Database &database, const ReportFilter &filter) 
                 run.chosen_sample_id = q.column_optional_int(13);
                 std::vector<ReportSample> samples = read_samples(database, run.id);
                 const std::string device = run_device(samples);
-                RunListing listing{run.id, pipeline.generator_name, pipeline.gpu, run.mode, run.autoscheduler,
-                                   run.status, run.started_at, device};
+                RunListing listing{
+                    run.id,     pipeline.generator_name, pipeline.gpu, run.mode, run.autoscheduler,
+                    run.status, run.started_at,          device};
                 for (auto &s : samples) {
                     if (s.device.empty()) s.device = device;
                     listing.samples++;
@@ -237,15 +248,17 @@ ReportData load_report_data(db::Database &database, const ReportFilter &filter) 
                     if (!s.failure.empty()) listing.failed++;
                 }
                 data.runs.push_back(listing);
-                if (run.autoscheduler != "gpusched") continue;  // baselines: compared with, not plotted
+                if (run.autoscheduler != "gpusched") continue; // baselines: compared with, not plotted
                 if (run.mode == "autotune") run.batches = store.autotune_batches(run.id);
 
                 // Split by device (one in practice; never mixed in a group).
                 std::map<std::string, std::vector<ReportSample>> by_device;
-                for (auto &s : samples) by_device[s.device].push_back(s);
+                for (auto &s : samples)
+                    by_device[s.device].push_back(s);
                 if (by_device.empty()) by_device[device];
                 for (auto &[dev, dev_samples] : by_device) {
-                    DeviceGroup &g = groups[Key{pipeline.generator_name, pipeline.params, pipeline.gpu, pipeline.id, dev}];
+                    DeviceGroup &g =
+                        groups[Key{pipeline.generator_name, pipeline.params, pipeline.gpu, pipeline.id, dev}];
                     g.pipeline = pipeline;
                     g.device = dev;
                     ReportRun part = run;
@@ -263,7 +276,8 @@ ReportData load_report_data(db::Database &database, const ReportFilter &filter) 
                     g.winner = read_sample_as_winner(database, best->id);
                 } else {
                     for (auto r = g.runs.rbegin(); r != g.runs.rend() && !g.winner; ++r)
-                        if (r->chosen_sample_id) g.winner = read_sample_as_winner(database, *r->chosen_sample_id);
+                        if (r->chosen_sample_id)
+                            g.winner = read_sample_as_winner(database, *r->chosen_sample_id);
                 }
                 if (!g.device.empty()) g.baselines = read_baselines(database, g.pipeline.id, g.device);
                 data.groups.push_back(std::move(g));

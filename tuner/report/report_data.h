@@ -27,8 +27,8 @@ namespace gpusched::report {
 // set: every run in the database.
 struct ReportFilter {
     std::optional<int64_t> run_id;
-    std::string pipeline;  // generator name, as `db runs` shows it
-    std::string since;     // ISO date or date-time, UTC (see parse_since)
+    std::string pipeline; // generator name, as `db runs` shows it
+    std::string since;    // ISO date or date-time, UTC (see parse_since)
     // In words, for the report's header and the empty-selection error.
     std::string describe() const;
 };
@@ -42,12 +42,12 @@ struct ReportSample {
     int64_t id = 0, run_id = 0;
     int batch = 0, idx = 0;
     std::optional<double> predicted_cost;
-    std::optional<double> runtime_ms;  // median over repetitions
+    std::optional<double> runtime_ms; // median over repetitions
     std::string status, benchmark, validation, ptxas_status;
-    std::string device;                // as the group's (see the invariant above)
-    std::string failure;               // why it failed; empty when it did not
-    int64_t spill_bytes = 0;           // stores + loads over its kernels
-    std::string spill_detail;          // per spilling kernel, in words
+    std::string device;       // as the group's (see the invariant above)
+    std::string failure;      // why it failed; empty when it did not
+    int64_t spill_bytes = 0;  // stores + loads over its kernels
+    std::string spill_detail; // per spilling kernel, in words
     // Status ok, benchmarked with a time, output not wrong: a training
     // example and a point on the plots.
     bool measured() const;
@@ -56,10 +56,10 @@ struct ReportSample {
 struct ReportRun {
     int64_t id = 0;
     std::string mode, autoscheduler, status, started_at, finished_at, stopped_by, error;
-    std::vector<ReportSample> samples;              // by (batch, idx)
-    std::vector<db::AutotuneBatchRow> batches;      // Autotune only
-    std::optional<double> spearman, kendall;        // predicted vs measured, whole run
-    std::optional<int64_t> chosen_sample_id;        // runs.best_sample_id
+    std::vector<ReportSample> samples;         // by (batch, idx)
+    std::vector<db::AutotuneBatchRow> batches; // Autotune only
+    std::optional<double> spearman, kendall;   // predicted vs measured, whole run
+    std::optional<int64_t> chosen_sample_id;   // runs.best_sample_id
 };
 
 struct ReportPipeline {
@@ -77,15 +77,15 @@ struct BaselineTime {
 struct Winner {
     int64_t sample_id = 0, run_id = 0;
     int batch = 0, idx = 0;
-    std::optional<double> runtime_ms;  // none: chosen by prediction only
+    std::optional<double> runtime_ms; // none: chosen by prediction only
     std::optional<double> predicted_cost;
     std::string schedule_source;
 };
 
 struct DeviceGroup {
     ReportPipeline pipeline;
-    std::string device;            // empty: nothing measured
-    std::vector<ReportRun> runs;   // the selected gpusched runs, oldest first
+    std::string device;          // empty: nothing measured
+    std::vector<ReportRun> runs; // the selected gpusched runs, oldest first
     std::optional<Winner> winner;
     // Per baseline source (naive, li2018, manual, ...): the fastest sample
     // of its newest measured run for this pipeline on this device, from the
@@ -102,7 +102,7 @@ struct RunListing {
 
 struct ReportData {
     std::string database_path;
-    std::string filter;        // ReportFilter::describe()
+    std::string filter; // ReportFilter::describe()
     std::vector<RunListing> runs;
     std::vector<DeviceGroup> groups;
 };

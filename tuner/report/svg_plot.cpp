@@ -33,8 +33,8 @@ std::string axis_title(const Axis &a) {
 // One axis mapped onto pixels: the domain is the ticks' span.
 struct Scale {
     bool log = false;
-    double lo = 0, hi = 1;    // domain (data units)
-    double p0 = 0, p1 = 1;    // pixels of lo and hi
+    double lo = 0, hi = 1; // domain (data units)
+    double p0 = 0, p1 = 1; // pixels of lo and hi
     std::vector<double> ticks;
 
     double t(double v) const {
@@ -69,8 +69,10 @@ Scale make_scale(const Axis &axis, double data_lo, double data_hi, double p0, do
             s.ticks = linear_ticks(lo, hi, target, axis.integer);
             if (!horizontal) break;
             std::size_t widest = 0;
-            for (double t : s.ticks) widest = std::max(widest, format_number(t).size());
-            if (static_cast<double>(s.ticks.size()) * (static_cast<double>(widest) * 6.5 + 10) <= length) break;
+            for (double t : s.ticks)
+                widest = std::max(widest, format_number(t).size());
+            if (static_cast<double>(s.ticks.size()) * (static_cast<double>(widest) * 6.5 + 10) <= length)
+                break;
         }
     }
     s.lo = s.ticks.front();
@@ -79,20 +81,22 @@ Scale make_scale(const Axis &axis, double data_lo, double data_hi, double p0, do
 }
 
 void check_value(const Axis &axis, double v, const std::string &plot_id, const char *which) {
-    if (!std::isfinite(v)) throw std::invalid_argument("plot '" + plot_id + "': a " + which + " value is not finite");
+    if (!std::isfinite(v))
+        throw std::invalid_argument("plot '" + plot_id + "': a " + which + " value is not finite");
     if (axis.log && v <= 0)
         throw std::invalid_argument("plot '" + plot_id + "': the " + which +
                                     " axis is logarithmic but a value is <= 0");
 }
 
-std::string svg_open(const std::string &id, const std::string &kind, int width, int height, std::size_t points,
-                     const std::string &title) {
-    return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" id=\"" + escape_html(id) + "\" data-kind=\"" +
-           escape_html(kind) + "\" data-points=\"" + std::to_string(points) + "\" width=\"" + std::to_string(width) +
-           "\" height=\"" + std::to_string(height) + "\" viewBox=\"0 0 " + std::to_string(width) + " " +
-           std::to_string(height) + "\" role=\"img\" aria-label=\"" + escape_html(title) + "\">\n<title>" +
-           escape_html(title) + "</title>\n<text class=\"plot-title\" x=\"" + num(kLeft) + "\" y=\"20\">" +
-           escape_html(title) + "</text>\n";
+std::string svg_open(const std::string &id, const std::string &kind, int width, int height,
+                     std::size_t points, const std::string &title) {
+    return "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"plot\" id=\"" + escape_html(id) +
+           "\" data-kind=\"" + escape_html(kind) + "\" data-points=\"" + std::to_string(points) +
+           "\" width=\"" + std::to_string(width) + "\" height=\"" + std::to_string(height) +
+           "\" viewBox=\"0 0 " + std::to_string(width) + " " + std::to_string(height) +
+           "\" role=\"img\" aria-label=\"" + escape_html(title) + "\">\n<title>" + escape_html(title) +
+           "</title>\n<text class=\"plot-title\" x=\"" + num(kLeft) + "\" y=\"20\">" + escape_html(title) +
+           "</text>\n";
 }
 
 // Frame, grid, tick labels and axis titles.
@@ -103,24 +107,27 @@ std::string axes(const Scale &xs, const Scale &ys, const Axis &xa, const Axis &y
     s += "<g class=\"x-ticks\">\n";
     for (double t : xs.ticks) {
         const double x = xs.px(t);
-        s += "<line class=\"grid\" x1=\"" + num(x) + "\" y1=\"" + num(top) + "\" x2=\"" + num(x) + "\" y2=\"" +
-             num(bottom) + "\"/><line class=\"tick\" x1=\"" + num(x) + "\" y1=\"" + num(bottom) + "\" x2=\"" + num(x) +
-             "\" y2=\"" + num(bottom + 5) + "\"/><text class=\"tick-label\" x=\"" + num(x) + "\" y=\"" +
-             num(bottom + 18) + "\" text-anchor=\"middle\">" + escape_html(format_number(t)) + "</text>\n";
+        s += "<line class=\"grid\" x1=\"" + num(x) + "\" y1=\"" + num(top) + "\" x2=\"" + num(x) +
+             "\" y2=\"" + num(bottom) + "\"/><line class=\"tick\" x1=\"" + num(x) + "\" y1=\"" + num(bottom) +
+             "\" x2=\"" + num(x) + "\" y2=\"" + num(bottom + 5) + "\"/><text class=\"tick-label\" x=\"" +
+             num(x) + "\" y=\"" + num(bottom + 18) + "\" text-anchor=\"middle\">" +
+             escape_html(format_number(t)) + "</text>\n";
     }
     s += "</g>\n<g class=\"y-ticks\">\n";
     for (double t : ys.ticks) {
         const double y = ys.px(t);
-        s += "<line class=\"grid\" x1=\"" + num(left) + "\" y1=\"" + num(y) + "\" x2=\"" + num(right) + "\" y2=\"" +
-             num(y) + "\"/><line class=\"tick\" x1=\"" + num(left - 5) + "\" y1=\"" + num(y) + "\" x2=\"" + num(left) +
-             "\" y2=\"" + num(y) + "\"/><text class=\"tick-label\" x=\"" + num(left - 8) + "\" y=\"" + num(y + 4) +
-             "\" text-anchor=\"end\">" + escape_html(format_number(t)) + "</text>\n";
+        s += "<line class=\"grid\" x1=\"" + num(left) + "\" y1=\"" + num(y) + "\" x2=\"" + num(right) +
+             "\" y2=\"" + num(y) + "\"/><line class=\"tick\" x1=\"" + num(left - 5) + "\" y1=\"" + num(y) +
+             "\" x2=\"" + num(left) + "\" y2=\"" + num(y) + "\"/><text class=\"tick-label\" x=\"" +
+             num(left - 8) + "\" y=\"" + num(y + 4) + "\" text-anchor=\"end\">" +
+             escape_html(format_number(t)) + "</text>\n";
     }
-    s += "</g>\n<text class=\"axis-label x-label\" x=\"" + num((left + right) / 2) + "\" y=\"" + num(bottom + 40) +
-         "\" text-anchor=\"middle\">" + escape_html(axis_title(xa)) + "</text>\n";
+    s += "</g>\n<text class=\"axis-label x-label\" x=\"" + num((left + right) / 2) + "\" y=\"" +
+         num(bottom + 40) + "\" text-anchor=\"middle\">" + escape_html(axis_title(xa)) + "</text>\n";
     const double ymid = (top + bottom) / 2;
-    s += "<text class=\"axis-label y-label\" x=\"16\" y=\"" + num(ymid) + "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " +
-         num(ymid) + ")\">" + escape_html(axis_title(ya)) + "</text>\n</g>\n";
+    s += "<text class=\"axis-label y-label\" x=\"16\" y=\"" + num(ymid) +
+         "\" text-anchor=\"middle\" transform=\"rotate(-90 16 " + num(ymid) + ")\">" +
+         escape_html(axis_title(ya)) + "</text>\n</g>\n";
     return s;
 }
 
@@ -135,13 +142,14 @@ std::string legend(const std::vector<LegendEntry> &entries, double x, double top
     for (const LegendEntry &e : entries) {
         s += "<g class=\"legend-entry\">";
         if (e.line || e.dashed)
-            s += "<line x1=\"" + num(x) + "\" y1=\"" + num(y) + "\" x2=\"" + num(x + 18) + "\" y2=\"" + num(y) +
-                 "\" stroke=\"" + escape_html(e.colour) + "\" stroke-width=\"2\"" +
+            s += "<line x1=\"" + num(x) + "\" y1=\"" + num(y) + "\" x2=\"" + num(x + 18) + "\" y2=\"" +
+                 num(y) + "\" stroke=\"" + escape_html(e.colour) + "\" stroke-width=\"2\"" +
                  (e.dashed ? " stroke-dasharray=\"4 3\"" : "") + "/>";
         if (e.marker)
             s += "<circle class=\"legend-swatch\" cx=\"" + num(x + 9) + "\" cy=\"" + num(y) + "\" r=\"" +
                  num(kPointRadius) + "\" fill=\"" + escape_html(e.colour) + "\"/>";
-        s += "<text x=\"" + num(x + 24) + "\" y=\"" + num(y + 4) + "\">" + escape_html(e.label) + "</text></g>\n";
+        s += "<text x=\"" + num(x + 24) + "\" y=\"" + num(y + 4) + "\">" + escape_html(e.label) +
+             "</text></g>\n";
         y += 18;
     }
     return s + "</g>\n";
@@ -168,7 +176,8 @@ std::vector<double> linear_ticks(double lo, double hi, int target, bool integer)
     const long first = static_cast<long>(std::floor(lo / step + 1e-9));
     const long last = static_cast<long>(std::ceil(hi / step - 1e-9));
     std::vector<double> ticks;
-    for (long i = first; i <= last; ++i) ticks.push_back(static_cast<double>(i) * step);
+    for (long i = first; i <= last; ++i)
+        ticks.push_back(static_cast<double>(i) * step);
     return ticks;
 }
 
@@ -179,21 +188,24 @@ std::vector<double> log_ticks(double lo, double hi) {
     if (hi_pow == lo_pow) ++hi_pow;
     std::vector<double> ticks;
     if (hi_pow - lo_pow >= 3) {
-        for (int p = lo_pow; p <= hi_pow; ++p) ticks.push_back(std::pow(10.0, p));
+        for (int p = lo_pow; p <= hi_pow; ++p)
+            ticks.push_back(std::pow(10.0, p));
         return ticks;
     }
     // Fewer than three decades: 1, 2, 5 x 10^k, trimmed to the tightest span
     // around the data.
     std::vector<double> candidates;
     for (int p = lo_pow; p <= hi_pow; ++p)
-        for (double m : {1.0, 2.0, 5.0}) candidates.push_back(m * std::pow(10.0, p));
+        for (double m : {1.0, 2.0, 5.0})
+            candidates.push_back(m * std::pow(10.0, p));
     std::size_t first = 0, last = candidates.size() - 1;
     for (std::size_t i = 0; i < candidates.size(); ++i)
         if (candidates[i] <= lo * (1 + 1e-9)) first = i;
     for (std::size_t i = candidates.size(); i-- > 0;)
         if (candidates[i] >= hi * (1 - 1e-9)) last = i;
     if (last <= first) last = std::min(candidates.size() - 1, first + 1);
-    ticks.assign(candidates.begin() + static_cast<long>(first), candidates.begin() + static_cast<long>(last) + 1);
+    ticks.assign(candidates.begin() + static_cast<long>(first),
+                 candidates.begin() + static_cast<long>(last) + 1);
     return ticks;
 }
 
@@ -243,9 +255,9 @@ std::string render_xy_plot(const XyPlot &plot) {
     s += "<g class=\"markers\">\n";
     for (const VerticalMarker &m : plot.markers) {
         const double x = xs.px(m.x);
-        s += "<line class=\"vmarker\" x1=\"" + num(x) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(x) + "\" y2=\"" +
-             num(bottom) + "\"/><text class=\"vmarker-label\" x=\"" + num(x + 3) + "\" y=\"" + num(kTop + 12) + "\">" +
-             escape_html(m.label) + "</text>\n";
+        s += "<line class=\"vmarker\" x1=\"" + num(x) + "\" y1=\"" + num(kTop) + "\" x2=\"" + num(x) +
+             "\" y2=\"" + num(bottom) + "\"/><text class=\"vmarker-label\" x=\"" + num(x + 3) + "\" y=\"" +
+             num(kTop + 12) + "\">" + escape_html(m.label) + "</text>\n";
     }
     s += "</g>\n";
     if (!plot.markers.empty()) entries.push_back({"batch boundary", "#888888", false, false, true});
@@ -261,17 +273,20 @@ std::string render_xy_plot(const XyPlot &plot) {
             std::string d;
             for (std::size_t i = 0; i < series.points.size(); ++i) {
                 const double x = xs.px(series.points[i].first), y = ys.px(series.points[i].second);
-                if (i == 0) d = "M" + num(x) + " " + num(y);
-                else if (series.style == SeriesStyle::Step) d += " H" + num(x) + " V" + num(y);
-                else d += " L" + num(x) + " " + num(y);
+                if (i == 0)
+                    d = "M" + num(x) + " " + num(y);
+                else if (series.style == SeriesStyle::Step)
+                    d += " H" + num(x) + " V" + num(y);
+                else
+                    d += " L" + num(x) + " " + num(y);
             }
             s += "<path class=\"series-line\" d=\"" + d + "\" fill=\"none\" stroke=\"" + escape_html(colour) +
                  "\" stroke-width=\"2\"/>\n";
         }
         if (marker) {
             for (const auto &[x, y] : series.points)
-                s += "<circle class=\"point\" cx=\"" + num(xs.px(x)) + "\" cy=\"" + num(ys.px(y)) + "\" r=\"" +
-                     num(kPointRadius) + "\" fill=\"" + escape_html(colour) + "\"><title>" +
+                s += "<circle class=\"point\" cx=\"" + num(xs.px(x)) + "\" cy=\"" + num(ys.px(y)) +
+                     "\" r=\"" + num(kPointRadius) + "\" fill=\"" + escape_html(colour) + "\"><title>" +
                      escape_html(series.label + ": " + format_number(x) + ", " + format_number(y)) +
                      "</title></circle>\n";
         }
@@ -285,7 +300,8 @@ std::string render_xy_plot(const XyPlot &plot) {
 std::string render_histogram(const Histogram &hist) {
     if (hist.values.empty()) throw std::invalid_argument("histogram '" + hist.id + "' has no values");
     if (hist.x.log) throw std::invalid_argument("histogram '" + hist.id + "': log bins are not supported");
-    for (double v : hist.values) check_value(hist.x, v, hist.id, "x");
+    for (double v : hist.values)
+        check_value(hist.x, v, hist.id, "x");
     const auto [mn, mx] = std::minmax_element(hist.values.begin(), hist.values.end());
     double lo = *mn, hi = *mx;
     if (hi == lo) {
@@ -295,13 +311,14 @@ std::string render_histogram(const Histogram &hist) {
     }
     // Rice's rule (2 n^(1/3) bins), kept between 5 and 40.
     const int n = static_cast<int>(hist.values.size());
-    const int bins = hist.bins > 0 ? hist.bins
-                                   : std::clamp(static_cast<int>(std::ceil(2 * std::cbrt(static_cast<double>(n)))), 5, 40);
+    const int bins =
+        hist.bins > 0 ? hist.bins
+                      : std::clamp(static_cast<int>(std::ceil(2 * std::cbrt(static_cast<double>(n)))), 5, 40);
     const double width = (hi - lo) / bins;
     std::vector<int> counts(static_cast<std::size_t>(bins), 0);
     for (double v : hist.values) {
         int b = static_cast<int>(std::floor((v - lo) / width));
-        counts[static_cast<std::size_t>(std::clamp(b, 0, bins - 1))]++;  // the maximum closes the last bin
+        counts[static_cast<std::size_t>(std::clamp(b, 0, bins - 1))]++; // the maximum closes the last bin
     }
     const int max_count = *std::max_element(counts.begin(), counts.end());
 
@@ -313,7 +330,8 @@ std::string render_histogram(const Histogram &hist) {
     ys.p1 = kTop;
     // Counts are whole numbers: integer ticks, never 0.2 of a sample.
     if (max_count <= 5) {
-        for (int i = 0; i <= std::max(max_count, 1); ++i) ys.ticks.push_back(i);
+        for (int i = 0; i <= std::max(max_count, 1); ++i)
+            ys.ticks.push_back(i);
     } else {
         ys.ticks = linear_ticks(0, max_count);
     }
@@ -330,9 +348,9 @@ std::string render_histogram(const Histogram &hist) {
     for (int b = 0; b < bins; ++b) {
         const double x0 = xs.px(lo + b * width), x1 = xs.px(lo + (b + 1) * width);
         const double y = ys.px(counts[static_cast<std::size_t>(b)]);
-        s += "<rect class=\"bar\" data-count=\"" + std::to_string(counts[static_cast<std::size_t>(b)]) + "\" x=\"" +
-             num(x0) + "\" y=\"" + num(y) + "\" width=\"" + num(std::max(0.0, x1 - x0 - 1)) + "\" height=\"" +
-             num(bottom - y) + "\" fill=\"" + escape_html(colour) + "\"><title>" +
+        s += "<rect class=\"bar\" data-count=\"" + std::to_string(counts[static_cast<std::size_t>(b)]) +
+             "\" x=\"" + num(x0) + "\" y=\"" + num(y) + "\" width=\"" + num(std::max(0.0, x1 - x0 - 1)) +
+             "\" height=\"" + num(bottom - y) + "\" fill=\"" + escape_html(colour) + "\"><title>" +
              escape_html(format_number(lo + b * width) + " to " + format_number(lo + (b + 1) * width) + " " +
                          hist.x.unit + ": " + std::to_string(counts[static_cast<std::size_t>(b)])) +
              "</title></rect>\n";

@@ -21,27 +21,27 @@
 namespace gpusched::report {
 
 struct Axis {
-    std::string label;  // e.g. "median time"
-    std::string unit;   // e.g. "ms"; shown as "label (unit)"
-    bool log = false;   // base-10 log scale; every value must be > 0
-    bool integer = false;  // whole-number ticks only (batches, sample numbers)
+    std::string label;    // e.g. "median time"
+    std::string unit;     // e.g. "ms"; shown as "label (unit)"
+    bool log = false;     // base-10 log scale; every value must be > 0
+    bool integer = false; // whole-number ticks only (batches, sample numbers)
     // Forced range (before ticks round it outwards); unset: from the data.
     std::optional<double> min, max;
 };
 
 enum class SeriesStyle {
-    Markers,       // one circle per point
-    Line,          // straight segments through the points, no markers
-    Step,          // horizontal then vertical segments (a running best)
-    LineMarkers,   // straight segments and a circle per point
+    Markers,     // one circle per point
+    Line,        // straight segments through the points, no markers
+    Step,        // horizontal then vertical segments (a running best)
+    LineMarkers, // straight segments and a circle per point
 };
 
 struct Series {
-    std::string label;   // legend text
+    std::string label; // legend text
     std::vector<std::pair<double, double>> points;
     SeriesStyle style = SeriesStyle::Markers;
-    std::string colour;  // CSS colour; empty: the palette's next colour
-    bool faint = false;  // drawn lighter (context points behind a line)
+    std::string colour; // CSS colour; empty: the palette's next colour
+    bool faint = false; // drawn lighter (context points behind a line)
 };
 
 // A dashed vertical line across the plot, labelled at the top.
@@ -51,8 +51,8 @@ struct VerticalMarker {
 };
 
 struct XyPlot {
-    std::string id;     // the svg element's id (escaped)
-    std::string kind;   // data-kind attribute, e.g. "tuning-curve"
+    std::string id;   // the svg element's id (escaped)
+    std::string kind; // data-kind attribute, e.g. "tuning-curve"
     std::string title;
     Axis x, y;
     std::vector<Series> series;
@@ -62,11 +62,11 @@ struct XyPlot {
 
 struct Histogram {
     std::string id, kind, title;
-    Axis x;                  // the measured quantity; linear only
+    Axis x; // the measured quantity; linear only
     std::string count_label = "samples";
     std::string series_label;
     std::vector<double> values;
-    int bins = 0;            // 0: chosen from the number of values
+    int bins = 0; // 0: chosen from the number of values
     std::string colour;
     int width = 560, height = 300;
 };
