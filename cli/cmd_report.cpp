@@ -30,7 +30,7 @@ Action add_report_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--run", args->run_id, "Only this run");
     cmd->add_option("--pipeline", args->pipeline, "Only runs of this generator name");
     cmd->add_option("--since", args->since,
-                    "Only runs started at or after this UTC date: YYYY-MM-DD[THH:MM[:SS]]");
+                    "Only runs started at or after this UTC date: YYYY-MM-DD[THH:MM[:SS[.mmm]]]");
     cmd->add_option("-o,--output", args->output, "The HTML file to write")->required();
     return [args, &global]() {
         report::ReportFilter filter;

@@ -186,20 +186,26 @@ std::string parse_since(const std::string &text) {
         throw bad();
     const int month = std::stoi(t.substr(5, 2)), day = std::stoi(t.substr(8, 2));
     if (month < 1 || month > 12 || day < 1 || day > 31) throw bad();
-    std::string hh = "00", mm = "00", ss = "00";
+    std::string hh = "00", mm = "00", ss = "00", fraction = "000";
     if (t.size() > 10) {
         if (!((t[10] == 'T' || t[10] == ' ') && all_digits(t, 11, 2) && t.size() >= 16 && t[13] == ':' &&
               all_digits(t, 14, 2)))
             throw bad();
         hh = t.substr(11, 2);
         mm = t.substr(14, 2);
-        if (t.size() == 19 && t[16] == ':' && all_digits(t, 17, 2))
+        if (t.size() >= 19 && t[16] == ':' && all_digits(t, 17, 2))
             ss = t.substr(17, 2);
         else if (t.size() != 16)
             throw bad();
+        // Milliseconds, as the database writes them (a caller may pass a
+        // stored started_at back).
+        if (t.size() > 19) {
+            if (t.size() != 23 || t[19] != '.' || !all_digits(t, 20, 3)) throw bad();
+            fraction = t.substr(20, 3);
+        }
         if (std::stoi(hh) > 23 || std::stoi(mm) > 59 || std::stoi(ss) > 59) throw bad();
     }
-    return t.substr(0, 10) + "T" + hh + ":" + mm + ":" + ss + ".000Z";
+    return t.substr(0, 10) + "T" + hh + ":" + mm + ":" + ss + "." + fraction + "Z";
 }
 
 ReportData load_report_data(db::Database &database, const ReportFilter &filter) {

@@ -33,8 +33,9 @@ struct ReportFilter {
     std::string describe() const;
 };
 
-// "2026-11-23", "2026-11-23T06:00", "2026-11-23 06:00:30" (optionally with a
-// trailing Z) to the database's timestamp form, "2026-11-23T06:00:00.000Z".
+// "2026-11-23", "2026-11-23T06:00", "2026-11-23 06:00:30" or
+// "2026-11-23T06:00:30.250" (optionally with a trailing Z) to the database's
+// timestamp form, "2026-11-23T06:00:00.000Z".
 // Throws UserError naming the text for anything else.
 std::string parse_since(const std::string &text);
 
