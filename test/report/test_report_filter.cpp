@@ -10,7 +10,7 @@
 using gpusched::UserError;
 using gpusched::report::parse_since;
 
-TEST_CASE("--since takes an ISO date or date-time and gives the database's timestamp form", "[filter]") {
+TEST_CASE("the --since filter takes an ISO date or date-time and gives the database's timestamp form", "[filter]") {
     CHECK(parse_since("2026-11-23") == "2026-11-23T00:00:00.000Z");
     CHECK(parse_since("2026-11-23T06:05") == "2026-11-23T06:05:00.000Z");
     CHECK(parse_since("2026-11-23 06:05:30") == "2026-11-23T06:05:30.000Z");
@@ -18,7 +18,7 @@ TEST_CASE("--since takes an ISO date or date-time and gives the database's times
     CHECK(parse_since("2026-11-23T06:45:58.701Z") == "2026-11-23T06:45:58.701Z");
 }
 
-TEST_CASE("--since refuses what is not an ISO date, naming it", "[filter]") {
+TEST_CASE("the --since filter refuses what is not an ISO date, naming it", "[filter]") {
     for (const char *bad :
          {"yesterday", "23/11/2026", "2026-11", "2026-13-01", "2026-11-32", "2026-11-23T25:00",
           "2026-11-23T06", "2026-11-23T06:05:30.7", "2026-11-23T06:05:30.701x", ""}) {
