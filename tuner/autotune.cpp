@@ -61,7 +61,7 @@ std::string crc_of_file(const std::string &path) {
 nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_name,
                           const std::string &benchmark_target) {
     const OneShotOptions &b = o.batch;
-    return {{"batch", b.samples},
+    nlohmann::json c = {{"batch", b.samples},
             {"iterations", o.iterations},
             {"seed", b.seed},
             {"beam_size", b.beam_size},
@@ -84,6 +84,8 @@ nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_na
               {"max_reps", o.timing.max_reps},
               {"warmup", o.timing.warmup},
               {"timeout_s", o.timing.timeout.count()}}}};
+    if (!o.started_by.empty()) c["started_by"] = o.started_by;
+    return c;
 }
 
 // Overrides the options that define the run with those stored for it.

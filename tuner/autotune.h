@@ -76,6 +76,9 @@ struct AutotuneOptions {
     std::optional<std::chrono::duration<double>> time_budget; // of this invocation
     std::optional<int64_t> max_samples;                 // stored samples of the run, in all
     const std::atomic<bool> *stop = nullptr;            // set by the CLI's SIGINT/SIGTERM handler
+    // Who started the run, stored in its config ("nightly NAME"): how the
+    // nightly finds its own unfinished run to resume. Empty: not stored.
+    std::string started_by;
 };
 
 // What the loop reports as it goes, for the live line and log lines.
