@@ -48,8 +48,9 @@ json pipeline(const std::string &name, const std::string &generator_name, const 
 
 std::string write_config(const test::TempDir &dir, const std::string &budget, const json &pipelines,
                          json extra = json::object()) {
-    json c = {{"database", "db.sqlite"}, {"schedules", "schedules"}, {"work_dir", "work"},
-              {"budget", budget},        {"log", "nightly.log"},     {"jobs", 2},
+    json c = {{"database", "db.sqlite"},     {"schedules", "schedules"},
+              {"work_dir", "work"},          {"budget", budget},
+              {"log", "nightly.log"},        {"jobs", 2},
               {"retrain", {{"epochs", 20}}}, {"pipelines", pipelines}};
     c.update(extra);
     const std::string path = dir / "nightly.json";
@@ -78,8 +79,7 @@ int64_t count_or_zero(const std::string &db_path, const std::string &sql) {
     }
 }
 
-template <typename Pred>
-bool wait_for(Pred pred, std::chrono::seconds limit) {
+template <typename Pred> bool wait_for(Pred pred, std::chrono::seconds limit) {
     const auto give_up = std::chrono::steady_clock::now() + limit;
     while (std::chrono::steady_clock::now() < give_up) {
         if (pred()) return true;
@@ -96,14 +96,15 @@ json parse_summary(const ProcessResult &r) {
 
 } // namespace
 
-TEST_CASE("a nightly over three pipelines prints the summary, promotes each schedule and records hold-one-out weights",
+TEST_CASE("a nightly over three pipelines prints the summary, promotes each schedule and records "
+          "hold-one-out weights",
           "[nightly][cli]") {
     test::TempDir dir;
-    const std::string config =
-        write_config(dir, "300s",
-                     json::array({pipeline("stencil", "tiny_stencil", "autotune", {{"iterations", 1}}),
-                                  pipeline("stencil128", "tiny_stencil", "top5", {{"params", {{"width", 128}}}}),
-                                  pipeline("rows", "row_sums", "autotune", {{"iterations", 1}})}));
+    const std::string config = write_config(
+        dir, "300s",
+        json::array({pipeline("stencil", "tiny_stencil", "autotune", {{"iterations", 1}}),
+                     pipeline("stencil128", "tiny_stencil", "top5", {{"params", {{"width", 128}}}}),
+                     pipeline("rows", "row_sums", "autotune", {{"iterations", 1}})}));
     ProcessResult r = test::run_gpusched({"nightly", config, "--json"});
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
@@ -148,8 +149,9 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
     // One model on every pipeline, one per pipeline held out, each recorded
     // with what it was trained on, none with a held-out pipeline's sample.
     REQUIRE(j["retrained"].size() == 4);
-    const int64_t measured = scalar(db_path, "SELECT count(*) FROM samples WHERE runtime_median_ms > 0 AND status = "
-                                             "'ok' AND validation != 'failed'");
+    const int64_t measured =
+        scalar(db_path, "SELECT count(*) FROM samples WHERE runtime_median_ms > 0 AND status = "
+                        "'ok' AND validation != 'failed'");
     for (const auto &m : j["retrained"]) {
         INFO(m.dump());
         REQUIRE(m["weights_id"].is_number());
@@ -168,9 +170,13 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
         const std::string ids = trained_on["samples"].dump();
         const std::string excluded = trained_on["excluded_pipeline_ids"].dump();
         CHECK(excluded != "[]");
-        CHECK(scalar(db_path, "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE s.id IN (SELECT "
-                              "value FROM json_each('" + ids + "')) AND r.pipeline_id IN (SELECT value FROM "
-                              "json_each('" + excluded + "'))") == 0);
+        CHECK(scalar(db_path,
+                     "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE s.id IN (SELECT "
+                     "value FROM json_each('" +
+                         ids +
+                         "')) AND r.pipeline_id IN (SELECT value FROM "
+                         "json_each('" +
+                         excluded + "'))") == 0);
     }
     // The log: every line timestamped, the decisions in it.
     const std::string log = test::read_file(dir / "nightly.log");
@@ -182,14 +188,15 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
 TEST_CASE("a second nightly started while one runs is refused at once by the lock naming the holder",
           "[nightly][cli][lock]") {
     test::TempDir dir;
-    const std::string config =
-        write_config(dir, "300s", json::array({pipeline("stencil", "tiny_stencil", "autotune", {{"iterations", 2}})}));
+    const std::string config = write_config(
+        dir, "300s", json::array({pipeline("stencil", "tiny_stencil", "autotune", {{"iterations", 2}})}));
     const std::string lock = dir / "schedules/.nightly.lock";
     const pid_t first = test::spawn_gpusched({"nightly", config}, dir / "first.log");
     // The first instance holds the lock once its pid is in the file; by the
     // time it stores a sample it is well into its night.
-    const bool started = wait_for([&] { return count_or_zero(dir / "db.sqlite", "SELECT count(*) FROM samples") >= 1; },
-                                  std::chrono::seconds(120));
+    const bool started =
+        wait_for([&] { return count_or_zero(dir / "db.sqlite", "SELECT count(*) FROM samples") >= 1; },
+                 std::chrono::seconds(120));
     INFO("first: " << test::read_file(dir / "first.log"));
     REQUIRE(started);
     CHECK(std::stol(test::read_file(lock)) == first);
@@ -211,15 +218,16 @@ TEST_CASE("a second nightly started while one runs is refused at once by the loc
     CHECK(taken.path() == lock);
 }
 
-TEST_CASE("a nightly killed with SIGKILL in the middle continues its unfinished run the next time with no sample doubled",
+TEST_CASE("a nightly killed with SIGKILL in the middle continues its unfinished run the next time with no "
+          "sample doubled",
           "[nightly][cli][resume]") {
     test::TempDir dir;
-    const std::string config =
-        write_config(dir, "300s", json::array({pipeline("stencil", "tiny_stencil", "autotune", {{"iterations", 2}})}));
+    const std::string config = write_config(
+        dir, "300s", json::array({pipeline("stencil", "tiny_stencil", "autotune", {{"iterations", 2}})}));
     const std::string db_path = dir / "db.sqlite";
     const pid_t pid = test::spawn_gpusched({"nightly", config}, dir / "first.log");
-    const bool stored =
-        wait_for([&] { return count_or_zero(db_path, "SELECT count(*) FROM samples") >= 1; }, std::chrono::seconds(120));
+    const bool stored = wait_for([&] { return count_or_zero(db_path, "SELECT count(*) FROM samples") >= 1; },
+                                 std::chrono::seconds(120));
     INFO("first: " << test::read_file(dir / "first.log"));
     REQUIRE(stored);
     REQUIRE(kill(pid, SIGKILL) == 0);
@@ -250,7 +258,8 @@ TEST_CASE("a nightly killed with SIGKILL in the middle continues its unfinished 
     CHECK(fs::exists(dir / "schedules/stencil.schedule.h"));
 }
 
-TEST_CASE("promotion refuses a re-measured schedule that is not faster than the promoted one by more than the noise",
+TEST_CASE("promotion refuses a re-measured schedule that is not faster than the promoted one by more than "
+          "the noise",
           "[nightly][cli][promotion]") {
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
@@ -282,24 +291,28 @@ TEST_CASE("promotion refuses a re-measured schedule that is not faster than the 
     };
     CHECK(seeds(first) == seeds(second));
     CHECK(scalar(db_path, "SELECT count(*) FROM samples a JOIN samples b ON a.decisions ->> '$.decisions' = "
-                          "b.decisions ->> '$.decisions' WHERE a.id = " + second["best_sample_id"].dump() +
-                          " AND b.run_id = " + first["run_id"].dump()) >= 1);
+                          "b.decisions ->> '$.decisions' WHERE a.id = " +
+                              second["best_sample_id"].dump() +
+                              " AND b.run_id = " + first["run_id"].dump()) >= 1);
     CHECK(second["promoted"] == false);
     const std::string why = second["promotion"];
-    CHECK((why.find("within the noise bar of 50.0%") != std::string::npos || why.rfind("not faster", 0) == 0));
+    CHECK(
+        (why.find("within the noise bar of 50.0%") != std::string::npos || why.rfind("not faster", 0) == 0));
     // Nothing in the folder changed.
     CHECK(test::read_file(schedule) == promoted_bytes);
     CHECK(test::read_file(dir / "schedules/promoted.json") == manifest_before);
 }
 
-TEST_CASE("a nightly config with a bad field is refused with the field named and nothing started", "[nightly][cli]") {
+TEST_CASE("a nightly config with a bad field is refused with the field named and nothing started",
+          "[nightly][cli]") {
     test::TempDir dir;
     const std::string config =
         write_config(dir, "60s", json::array({pipeline("stencil", "tiny_stencil", "sometimes")}));
     ProcessResult r = test::run_gpusched({"nightly", config});
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     CHECK(r.exit_code == 1);
-    CHECK(r.err == "error: " + config + ": field 'pipelines[0].mode': \"sometimes\" is not top5 or autotune\n");
+    CHECK(r.err ==
+          "error: " + config + ": field 'pipelines[0].mode': \"sometimes\" is not top5 or autotune\n");
     CHECK_FALSE(fs::exists(dir / "db.sqlite"));
     CHECK_FALSE(fs::exists(dir / "schedules"));
 

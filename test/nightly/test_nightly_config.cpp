@@ -35,8 +35,10 @@ std::string error_for(const std::string &from, const std::string &to) {
 
 } // namespace
 
-TEST_CASE("the example nightly config in docs/examples parses with its three pipelines", "[nightly][config]") {
-    const NightlyConfig c = load_nightly_config(std::string(GPUSCHED_SOURCE_DIR) + "/docs/examples/nightly.json");
+TEST_CASE("the example nightly config in docs/examples parses with its three pipelines",
+          "[nightly][config]") {
+    const NightlyConfig c =
+        load_nightly_config(std::string(GPUSCHED_SOURCE_DIR) + "/docs/examples/nightly.json");
     REQUIRE(c.pipelines.size() == 3);
     CHECK(c.budget_s == 6 * 3600);
     CHECK(c.pipelines[0].mode == NightlyMode::Autotune);
@@ -47,7 +49,8 @@ TEST_CASE("the example nightly config in docs/examples parses with its three pip
     CHECK(c.lock == "/srv/gpusched/schedules/.nightly.lock");
 }
 
-TEST_CASE("a nightly config's relative paths are resolved against the config file's folder", "[nightly][config]") {
+TEST_CASE("a nightly config's relative paths are resolved against the config file's folder",
+          "[nightly][config]") {
     const NightlyConfig c = parse_nightly_config(kGood, "/etc/gpusched/nightly.json");
     CHECK(c.database == "/etc/gpusched/db.sqlite");
     CHECK(c.pipelines[0].generator_path == "/etc/gpusched/gen");
@@ -67,13 +70,16 @@ TEST_CASE("a nightly config with a bad field is refused naming the file and the 
           file + "'pipelines[1].iterations': 0 is out of range (1 to 100000)");
     CHECK(error_for(R"("iterations": 3)", R"("itrations": 3)") ==
           file + "'pipelines[1].itrations': is not a known field (misspelt?)");
-    CHECK(error_for(R"("gpu": "h100")", R"("gpu": "h900")").rfind(file + "'pipelines[0].gpu': \"h900\" is not", 0) ==
-          0);
+    CHECK(error_for(R"("gpu": "h100")", R"("gpu": "h900")")
+              .rfind(file + "'pipelines[0].gpu': \"h900\" is not", 0) == 0);
     CHECK(error_for(R"("device": "cuda")", R"("device": "rocm")") ==
           file + "'pipelines[1].device': \"rocm\" is not cuda or opencl");
     CHECK(error_for(R"("database": "db.sqlite", )", "") == file + "'database': is missing");
-    CHECK(error_for(R"("name": "rows")", R"("name": "../rows")").rfind(file + "'pipelines[1].name':", 0) == 0);
-    CHECK(error_for(R"("name": "rows")", R"("name": "tiny_stencil")").rfind(file + "'pipelines[1].name':", 0) == 0);
+    CHECK(error_for(R"("name": "rows")", R"("name": "../rows")").rfind(file + "'pipelines[1].name':", 0) ==
+          0);
+    CHECK(
+        error_for(R"("name": "rows")", R"("name": "tiny_stencil")").rfind(file + "'pipelines[1].name':", 0) ==
+        0);
     // A Top 5 field on an autotune pipeline is not silently ignored.
     CHECK(error_for(R"("share": 2)", R"("share": 2, "top": 3)") ==
           file + "'pipelines[1].top': is not a known field (misspelt?)");

@@ -52,7 +52,8 @@ TEST_CASE("promotion refuses a candidate faster by less than the noise and takes
 
 TEST_CASE("promotion never compares times of two devices and promotes the first schedule of a pipeline",
           "[nightly][promotion]") {
-    const PromotionDecision other = decide_promotion(timed(0.1, 0.1, 2, "NVIDIA H100"), timed(1.0, 1.0, 1), true, 0.01);
+    const PromotionDecision other =
+        decide_promotion(timed(0.1, 0.1, 2, "NVIDIA H100"), timed(1.0, 1.0, 1), true, 0.01);
     CHECK_FALSE(other.promote);
     CHECK(other.reason.find("never compared") != std::string::npos);
     CHECK(decide_promotion(timed(1.0, 1.0, 2), std::nullopt, false, 0.01).promote);

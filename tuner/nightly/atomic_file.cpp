@@ -31,9 +31,8 @@ void sync_folder(const std::string &dir) {
 
 void write_file_atomically(const std::string &path, const std::string &bytes) {
     const fs::path dest(path);
-    const std::string tmp = (dest.parent_path() / ("." + dest.filename().string() + ".tmp-" +
-                                                   std::to_string(getpid())))
-                                .string();
+    const std::string tmp =
+        (dest.parent_path() / ("." + dest.filename().string() + ".tmp-" + std::to_string(getpid()))).string();
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) fail(path, std::strerror(errno));
     std::size_t done = 0;

@@ -14,10 +14,12 @@ namespace {
 // Every pipeline row of this generator and params.
 std::vector<int64_t> pipeline_rows(const std::string &db_path, const HoldoutPipeline &p) {
     db::Database database = db::Database::open(db_path);
-    auto q = database.prepare("SELECT id FROM pipelines WHERE generator_name = ?1 AND params = ?2 ORDER BY id");
+    auto q =
+        database.prepare("SELECT id FROM pipelines WHERE generator_name = ?1 AND params = ?2 ORDER BY id");
     q.bind(1, p.generator_name).bind(2, p.params);
     std::vector<int64_t> ids;
-    while (q.step()) ids.push_back(q.column_int(0));
+    while (q.step())
+        ids.push_back(q.column_int(0));
     return ids;
 }
 
@@ -33,8 +35,8 @@ TrainedModel train(const HoldoutRequest &r, const std::string &held_out, const s
     o.device = r.device;
     o.exclude_pipeline_ids = excluded;
     o.held_out = held_out;
-    o.purpose = r.purpose + (held_out.empty() ? ": every pipeline on " : ": holding out " + held_out + " on ") +
-                r.device;
+    o.purpose = r.purpose +
+                (held_out.empty() ? ": every pipeline on " : ": holding out " + held_out + " on ") + r.device;
     o.epochs = r.epochs;
     o.learning_rate = r.learning_rate;
     o.seed = r.seed;

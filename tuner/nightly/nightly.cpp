@@ -41,7 +41,8 @@ double seconds_since(Clock::time_point t0) {
 // A device name as a folder name: "pocl-Intel(R) Xeon(R) ..." -> "pocl-Intel-R-Xeon-R-...".
 std::string slug(const std::string &name) {
     std::string s = std::regex_replace(name, std::regex("[^A-Za-z0-9_.-]+"), "-");
-    while (!s.empty() && s.back() == '-') s.pop_back();
+    while (!s.empty() && s.back() == '-')
+        s.pop_back();
     return s.empty() ? "device" : s;
 }
 
@@ -103,12 +104,14 @@ public:
             } catch (const UserError &e) {
                 // It cannot go on (its weights file is gone, the device
                 // changed, ...): say so on the run, so no night tries again.
-                log(NightlyLogLevel::Warn, fmt::format("{}: run {} cannot be continued ({}); starting a new run",
-                                                       p.name, *h.resume_run, e.what()));
+                log(NightlyLogLevel::Warn,
+                    fmt::format("{}: run {} cannot be continued ({}); starting a new run", p.name,
+                                *h.resume_run, e.what()));
                 {
                     db::Database database = db::Database::open(c_.database);
                     db::SampleStore(database).set_run_status(*h.resume_run, "failed", std::nullopt,
-                                                             std::string("abandoned by the nightly: ") + e.what());
+                                                             std::string("abandoned by the nightly: ") +
+                                                                 e.what());
                 }
                 o.batch.seed = p.seed + static_cast<uint64_t>(h.earlier_runs + 1) * stride;
                 r = run_autotune(o, progress);
@@ -130,8 +133,9 @@ public:
 
     void top5(const NightlyPipeline &p, const NightlyRunHistory &h, PipelineOutcome &out) {
         Top5Options o;
-        o.batch = batch_options(p, (fs::path(c_.work_dir) / p.name / "top5").string(),
-                                p.seed + static_cast<uint64_t>(h.earlier_runs) * static_cast<uint64_t>(p.samples));
+        o.batch =
+            batch_options(p, (fs::path(c_.work_dir) / p.name / "top5").string(),
+                          p.seed + static_cast<uint64_t>(h.earlier_runs) * static_cast<uint64_t>(p.samples));
         o.device = p.device;
         o.timing = p.timing;
         o.top = p.top;
@@ -140,8 +144,9 @@ public:
         progress.measured = [&](const Top5Entry &e) {
             log(NightlyLogLevel::Debug,
                 p.name + ": " + e.label + ": " +
-                    (e.measured() ? fmt::format("median {:.4g} ms", *e.measurement.median_ms)
-                                  : std::string(to_string(e.measurement.outcome)) + ": " + e.measurement.error));
+                    (e.measured()
+                         ? fmt::format("median {:.4g} ms", *e.measurement.median_ms)
+                         : std::string(to_string(e.measurement.outcome)) + ": " + e.measurement.error));
         };
         const Top5Result r = run_top5(o, progress);
         out.run_id = r.run_id;
@@ -154,9 +159,10 @@ public:
     // The run's chosen sample and its time, as stored.
     void read_best(PipelineOutcome &out) const {
         db::Database database = db::Database::open(c_.database);
-        auto q = database.prepare(
-            "SELECT s.id, s.runtime_median_ms, s.runtime_min_ms, coalesce(s.runtime_reps, 0), coalesce(s.device, '') "
-            "FROM runs r JOIN samples s ON s.id = r.best_sample_id WHERE r.id = ?1 AND s.runtime_median_ms > 0");
+        auto q = database.prepare("SELECT s.id, s.runtime_median_ms, s.runtime_min_ms, "
+                                  "coalesce(s.runtime_reps, 0), coalesce(s.device, '') "
+                                  "FROM runs r JOIN samples s ON s.id = r.best_sample_id WHERE r.id = ?1 AND "
+                                  "s.runtime_median_ms > 0");
         q.bind(1, out.run_id);
         if (!q.step()) return;
         out.best_sample_id = q.column_int(0);
@@ -170,8 +176,10 @@ public:
         const auto t0 = Clock::now();
         const NightlyRunHistory h = nightly_run_history(c_.database, p);
         try {
-            if (p.mode == NightlyMode::Autotune) autotune(p, h, out);
-            else top5(p, h, out);
+            if (p.mode == NightlyMode::Autotune)
+                autotune(p, h, out);
+            else
+                top5(p, h, out);
             read_best(out);
         } catch (const UnavailableError &e) {
             out.status = "unavailable";
@@ -251,13 +259,15 @@ public:
         }
         if (by_device.empty()) s.retrain_skipped = "no pipeline was measured tonight";
         for (const auto &[device, request] : by_device) {
-            log(NightlyLogLevel::Info, fmt::format("retraining on {}: every pipeline, then each held out", device));
+            log(NightlyLogLevel::Info,
+                fmt::format("retraining on {}: every pipeline, then each held out", device));
             DeviceModels d{device, retrain_hold_one_out(request)};
             for (const auto &m : d.models) {
                 const std::string what = m.held_out.empty() ? "all pipelines" : "without " + m.held_out;
                 if (m.weights_id)
-                    log(NightlyLogLevel::Info, fmt::format("  {}: {} samples of {} pipelines -> {} (weights {})", what,
-                                                           m.samples, m.pipelines, m.path, *m.weights_id));
+                    log(NightlyLogLevel::Info,
+                        fmt::format("  {}: {} samples of {} pipelines -> {} (weights {})", what, m.samples,
+                                    m.pipelines, m.path, *m.weights_id));
                 else
                     log(NightlyLogLevel::Warn, fmt::format("  {}: not trained: {}", what, m.error));
             }
@@ -279,7 +289,8 @@ public:
             if (ch == ':') ch = '-';
 
         double weights_left = 0;
-        for (const auto &p : c_.pipelines) weights_left += p.share;
+        for (const auto &p : c_.pipelines)
+            weights_left += p.share;
         for (const auto &p : c_.pipelines) {
             PipelineOutcome out;
             out.name = p.name;
@@ -298,8 +309,8 @@ public:
                 tune(p, out);
                 if (out.status == "interrupted") s.interrupted = true;
                 log(out.status == "tuned" ? NightlyLogLevel::Info : NightlyLogLevel::Warn,
-                    fmt::format("{}: {} (run {}, {} samples, best {}){}", p.name, out.status, out.run_id, out.samples,
-                                out.best_ms ? fmt::format("{:.4g} ms", *out.best_ms) : "-",
+                    fmt::format("{}: {} (run {}, {} samples, best {}){}", p.name, out.status, out.run_id,
+                                out.samples, out.best_ms ? fmt::format("{:.4g} ms", *out.best_ms) : "-",
                                 out.error.empty() ? "" : ": " + out.error));
             }
             s.pipelines.push_back(out);
@@ -316,8 +327,10 @@ public:
             promote(out, c_.pipelines[i], manifest);
             log(NightlyLogLevel::Info, out.name + ": " + out.promotion);
         }
-        if (s.interrupted) s.retrain_skipped = "the night was interrupted";
-        else retrain(s, stamp);
+        if (s.interrupted)
+            s.retrain_skipped = "the night was interrupted";
+        else
+            retrain(s, stamp);
         s.seconds = seconds_since(t0);
         return s;
     }
@@ -333,9 +346,10 @@ NightlySummary run_nightly(const NightlyConfig &config, const NightlyOptions &op
     check_nightly_paths(config);
     RunLock lock(config.lock);
     Night night(config, options);
-    night.log(NightlyLogLevel::Info, fmt::format("gpusched nightly {} (pid {}): {} pipelines, budget {:.0f} s, lock {}",
-                                                 config.path, static_cast<long>(getpid()), config.pipelines.size(),
-                                                 config.budget_s, config.lock));
+    night.log(NightlyLogLevel::Info,
+              fmt::format("gpusched nightly {} (pid {}): {} pipelines, budget {:.0f} s, lock {}", config.path,
+                          static_cast<long>(getpid()), config.pipelines.size(), config.budget_s,
+                          config.lock));
     return night.run();
 }
 

@@ -52,7 +52,7 @@ struct PipelineOutcome {
     std::optional<int64_t> best_sample_id;
     std::optional<double> best_ms, best_min_ms;
     int64_t best_reps = 0;
-    std::string stopped_by; // autotune: "time budget", "interrupted"; empty when finished
+    std::string stopped_by;         // autotune: "time budget", "interrupted"; empty when finished
     std::vector<std::string> files; // the run's best, in the work folder
     bool promoted = false;
     std::string promotion; // why (not) promoted

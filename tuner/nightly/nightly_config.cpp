@@ -64,7 +64,8 @@ public:
         const json &v = raw(key);
         if (!v.is_number_integer()) fail(name(key), "must be a whole number");
         const int64_t i = v.get<int64_t>();
-        if (i < lo || i > hi) fail(name(key), range(v.dump(), static_cast<double>(lo), static_cast<double>(hi)));
+        if (i < lo || i > hi)
+            fail(name(key), range(v.dump(), static_cast<double>(lo), static_cast<double>(hi)));
         return i;
     }
     std::string choice(const std::string &key, const std::vector<std::string> &allowed) {
@@ -127,14 +128,18 @@ NightlyPipeline parse_pipeline(const json &j, const std::string &where, const st
         if (!params.is_object()) f.fail(f.name("params"), "must be an object of generator params");
         for (auto it = params.begin(); it != params.end(); ++it) {
             const json &v = it.value();
-            if (v.is_string()) p.params[it.key()] = v.get<std::string>();
-            else if (v.is_number() || v.is_boolean()) p.params[it.key()] = v.dump();
-            else f.fail(f.name("params." + it.key()), "must be a string, number or boolean");
+            if (v.is_string())
+                p.params[it.key()] = v.get<std::string>();
+            else if (v.is_number() || v.is_boolean())
+                p.params[it.key()] = v.dump();
+            else
+                f.fail(f.name("params." + it.key()), "must be a string, number or boolean");
         }
     }
     const std::string gpu = f.text("gpu");
     const auto profile = find_builtin_gpu_profile(gpu);
-    if (!profile) f.fail(f.name("gpu"), "\"" + gpu + "\" is not a GPU profile (" + builtin_gpu_profile_names() + ")");
+    if (!profile)
+        f.fail(f.name("gpu"), "\"" + gpu + "\" is not a GPU profile (" + builtin_gpu_profile_names() + ")");
     p.gpu = *profile;
     p.device = *parse_device_kind(f.choice("device", {"cuda", "opencl"}));
     p.mode = f.choice("mode", {"top5", "autotune"}) == "top5" ? NightlyMode::Top5 : NightlyMode::Autotune;
@@ -142,7 +147,8 @@ NightlyPipeline parse_pipeline(const json &j, const std::string &where, const st
     p.samples = static_cast<int>(f.integer("samples", p.samples, 1, 100000));
     if (p.mode == NightlyMode::Autotune) {
         p.iterations = static_cast<int>(f.integer("iterations", p.iterations, 1, 100000));
-        if (f.has("train_on")) p.train_on = *parse_train_on(f.choice("train_on", {"run", "pipeline", "device"}));
+        if (f.has("train_on"))
+            p.train_on = *parse_train_on(f.choice("train_on", {"run", "pipeline", "device"}));
     } else {
         p.top = static_cast<int>(f.integer("top", p.top, 1, 100000));
     }
@@ -168,14 +174,18 @@ NightlyConfig parse_nightly_config(const std::string &text, const std::string &p
     c.work_dir = resolve(f.text("work_dir"), base);
     const json &budget = f.raw("budget");
     std::optional<double> seconds;
-    if (budget.is_number()) seconds = budget.get<double>();
-    else if (budget.is_string()) seconds = parse_duration(budget.get<std::string>());
+    if (budget.is_number())
+        seconds = budget.get<double>();
+    else if (budget.is_string())
+        seconds = parse_duration(budget.get<std::string>());
     if (!seconds || !(*seconds > 0))
-        f.fail("budget", budget.dump() + " is not a positive duration (seconds, or \"90s\", \"15m\", \"6h\", \"1h30m\")");
+        f.fail("budget", budget.dump() +
+                             " is not a positive duration (seconds, or \"90s\", \"15m\", \"6h\", \"1h30m\")");
     c.budget_s = *seconds;
     if (f.has("log")) c.log = resolve(f.text("log"), base);
     if (f.has("report")) c.report = resolve(f.text("report"), base);
-    c.lock = f.has("lock") ? resolve(f.text("lock"), base) : (fs::path(c.schedules) / ".nightly.lock").string();
+    c.lock =
+        f.has("lock") ? resolve(f.text("lock"), base) : (fs::path(c.schedules) / ".nightly.lock").string();
     c.jobs = static_cast<int>(f.integer("jobs", 0, 0, 4096));
     c.noise_floor = f.number("noise_floor", c.noise_floor, 0, 0.5);
     if (f.has("retrain")) {
@@ -191,8 +201,9 @@ NightlyConfig parse_nightly_config(const std::string &text, const std::string &p
         const std::string where = "pipelines[" + std::to_string(i) + "]";
         c.pipelines.push_back(parse_pipeline(pipelines[i], where, path, base));
         if (!names.insert(c.pipelines.back().name).second)
-            f.fail(where + ".name", "\"" + c.pipelines.back().name +
-                                        "\" names two pipelines; each needs its own (it names NAME.schedule.h)");
+            f.fail(where + ".name",
+                   "\"" + c.pipelines.back().name +
+                       "\" names two pipelines; each needs its own (it names NAME.schedule.h)");
     }
     f.no_others();
     return c;
@@ -213,14 +224,15 @@ void check_nightly_paths(const NightlyConfig &c) {
             throw ConfigError(c.path + ": field 'pipelines[" + std::to_string(i) + "].generator': '" +
                               p.generator_path + "' is not a file");
     }
-    const std::pair<const char *, std::string> dirs[] = {
-        {"schedules", c.schedules}, {"work_dir", c.work_dir}, {"database", fs::path(c.database).parent_path()}};
+    const std::pair<const char *, std::string> dirs[] = {{"schedules", c.schedules},
+                                                         {"work_dir", c.work_dir},
+                                                         {"database", fs::path(c.database).parent_path()}};
     for (const auto &[field, dir] : dirs) {
         std::error_code ec;
         fs::create_directories(dir, ec);
         if (ec || !fs::is_directory(dir))
-            throw ConfigError(c.path + ": field '" + field + "': cannot create the folder '" + dir +
-                              "'" + (ec ? ": " + ec.message() : ""));
+            throw ConfigError(c.path + ": field '" + field + "': cannot create the folder '" + dir + "'" +
+                              (ec ? ": " + ec.message() : ""));
     }
 }
 

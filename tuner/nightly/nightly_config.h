@@ -36,8 +36,8 @@ struct NightlyPipeline {
     GpuProfile gpu;
     DeviceKind device = DeviceKind::Cuda;
     NightlyMode mode = NightlyMode::Autotune;
-    double share = 1; // weight of this pipeline in the budget split
-    int samples = 80; // top5: the batch; autotune: samples per batch (paper: 80)
+    double share = 1;    // weight of this pipeline in the budget split
+    int samples = 80;    // top5: the batch; autotune: samples per batch (paper: 80)
     int iterations = 20; // autotune (paper: 20)
     int top = 5;         // top5 (paper: 5)
     int beam_size = 32, passes = 5;

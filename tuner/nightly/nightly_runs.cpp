@@ -31,15 +31,16 @@ NightlyRunHistory nightly_run_history(const std::string &db_path, const NightlyP
         newest = false;
         const int64_t id = q.column_int(0);
         const std::string mode = q.column_text(1), status = q.column_text(2), stopped_by = q.column_text(3);
-        const bool unfinished = status == "running" || status == "interrupted" ||
-                                (status == "finished" && !stopped_by.empty());
+        const bool unfinished =
+            status == "running" || status == "interrupted" || (status == "finished" && !stopped_by.empty());
         if (mode != "autotune" || !unfinished || p.mode != NightlyMode::Autotune) continue;
         const std::string which = "run " + std::to_string(id) + " (" + status +
                                   (stopped_by.empty() ? "" : ", stopped by the " + stopped_by) + ")";
         const nlohmann::json c = nlohmann::json::parse(q.column_text(5), nullptr, false);
         if (q.column_text(4) != hash)
             h.not_resumed = which + " tuned another build of the generator";
-        else if (!c.is_object() || c.value("batch", -1) != p.samples || c.value("iterations", -1) != p.iterations)
+        else if (!c.is_object() || c.value("batch", -1) != p.samples ||
+                 c.value("iterations", -1) != p.iterations)
             h.not_resumed = which + " has another batch size or iteration count than the config";
         else
             h.resume_run = id;

@@ -24,9 +24,9 @@ namespace gpusched {
 std::string nightly_run_tag(const NightlyPipeline &pipeline);
 
 struct NightlyRunHistory {
-    int64_t earlier_runs = 0;                 // of this pipeline and device kind, any status
-    std::optional<int64_t> resume_run;        // the unfinished Autotune run to continue
-    std::string not_resumed;                  // why the newest unfinished run is not continued
+    int64_t earlier_runs = 0;          // of this pipeline and device kind, any status
+    std::optional<int64_t> resume_run; // the unfinished Autotune run to continue
+    std::string not_resumed;           // why the newest unfinished run is not continued
 };
 
 // Reads the database (no writes; an absent file has no history).

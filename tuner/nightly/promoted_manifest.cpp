@@ -102,7 +102,8 @@ bool promoted_files_intact(const std::string &schedules, const PromotedEntry &en
     return true;
 }
 
-std::map<std::string, std::string> promote_schedule_files(const std::string &schedules, const std::string &name,
+std::map<std::string, std::string> promote_schedule_files(const std::string &schedules,
+                                                          const std::string &name,
                                                           const std::string &schedule_file,
                                                           const std::string &record_file) {
     std::map<std::string, std::string> files;

@@ -42,7 +42,8 @@ bool promoted_files_intact(const std::string &schedules, const PromotedEntry &en
 // Copies the candidate's schedule and decision record into the folder as
 // NAME.schedule.h and NAME.gpusched.json (each atomically) and returns the
 // entry's file map. schedule_file / record_file: the run's copies.
-std::map<std::string, std::string> promote_schedule_files(const std::string &schedules, const std::string &name,
+std::map<std::string, std::string> promote_schedule_files(const std::string &schedules,
+                                                          const std::string &name,
                                                           const std::string &schedule_file,
                                                           const std::string &record_file);
 

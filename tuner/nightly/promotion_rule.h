@@ -36,9 +36,9 @@ double measurement_noise(const MeasuredTime &t);
 
 struct PromotionDecision {
     bool promote = false;
-    double bar = 0;        // the relative gain needed
-    double gain = 0;       // 1 - candidate / promoted (negative: slower)
-    std::string reason;    // one line, for the summary
+    double bar = 0;     // the relative gain needed
+    double gain = 0;    // 1 - candidate / promoted (negative: slower)
+    std::string reason; // one line, for the summary
 };
 
 // promoted: the folder's current schedule for this pipeline, if any;

@@ -43,7 +43,8 @@ RunLock::RunLock(const std::string &path) : path_(path) {
     }
     // Ours now: say who holds it, for the instance that will be refused.
     const std::string pid = std::to_string(getpid()) + "\n";
-    if (ftruncate(fd_, 0) != 0 || pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
+    if (ftruncate(fd_, 0) != 0 ||
+        pwrite(fd_, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
         // The lock holds without the pid; a refused instance just cannot name us.
     }
 }
