@@ -62,6 +62,14 @@ std::optional<TrainOn> parse_train_on(const std::string &name);
 
 enum class AutotuneEnd { Finished, StoppedByBudget, Interrupted };
 
+// A run that cannot be resumed (no such run, finished, another generator
+// build or device, its weights file gone): thrown before any sample is
+// searched, so the caller may start a new run instead.
+class CannotResumeError : public UserError {
+public:
+    using UserError::UserError;
+};
+
 struct AutotuneOptions {
     OneShotOptions batch; // samples: the batch size (paper: 80); seed: the run's base seed
     DeviceKind device = DeviceKind::Cuda;
@@ -112,7 +120,7 @@ struct AutotuneResult {
     double retrain_seconds = 0; // of this invocation
 };
 
-// Throws UserError for bad input (and a run that cannot be resumed),
+// Throws UserError for bad input (CannotResumeError for a run that cannot be resumed),
 // UnavailableError when the device is not usable here, db::DbError for
 // database problems, and UserError when the run measured nothing at all.
 AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgressFn &progress = {});

@@ -101,7 +101,7 @@ public:
             try {
                 log(NightlyLogLevel::Info, fmt::format("{}: continuing run {}", p.name, *h.resume_run));
                 r = run_autotune(resume, progress);
-            } catch (const UserError &e) {
+            } catch (const CannotResumeError &e) {
                 // It cannot go on (its weights file is gone, the device
                 // changed, ...): say so on the run, so no night tries again.
                 log(NightlyLogLevel::Warn,
