@@ -11,7 +11,6 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <regex>
 
 #include <unistd.h>
 #include <memory>
@@ -30,6 +29,7 @@
 #include "db/database.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/autotune.h"
+#include "tuner/duration.h"
 #include "tuner/top5.h"
 
 namespace gpusched::cli {
@@ -70,20 +70,6 @@ constexpr int kExitInterrupted = 130; // 128 + SIGINT, as shells report it
 
 std::atomic<bool> g_stop{false};
 extern "C" void request_stop(int) { g_stop.store(true); }
-
-// "90", "90s", "15m", "2h", "1h30m" -> seconds.
-std::optional<double> parse_duration(const std::string &text) {
-    static const std::regex whole(R"(^\s*((\d+(\.\d+)?)\s*(ms|h|m|s)?\s*)+$)");
-    static const std::regex part(R"((\d+(?:\.\d+)?)\s*(ms|h|m|s)?)");
-    if (!std::regex_match(text, whole)) return std::nullopt;
-    double total = 0;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), part); it != std::sregex_iterator(); ++it) {
-        const double v = std::stod((*it)[1]);
-        const std::string unit = (*it)[2];
-        total += unit == "h" ? v * 3600 : unit == "m" ? v * 60 : unit == "ms" ? v / 1000 : v;
-    }
-    return total;
-}
 
 std::string utc_stamp() {
     std::time_t t = std::time(nullptr);

@@ -61,7 +61,7 @@ std::string crc_of_file(const std::string &path) {
 nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_name,
                           const std::string &benchmark_target) {
     const OneShotOptions &b = o.batch;
-    return {{"batch", b.samples},
+    nlohmann::json c = {{"batch", b.samples},
             {"iterations", o.iterations},
             {"seed", b.seed},
             {"beam_size", b.beam_size},
@@ -84,6 +84,8 @@ nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_na
               {"max_reps", o.timing.max_reps},
               {"warmup", o.timing.warmup},
               {"timeout_s", o.timing.timeout.count()}}}};
+    if (!o.started_by.empty()) c["started_by"] = o.started_by;
+    return c;
 }
 
 // Overrides the options that define the run with those stored for it.
@@ -152,34 +154,34 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
     std::optional<db::StoredRun> stored;
     if (o.resume_run) {
         if (!fs::exists(o.batch.db_path))
-            throw UserError("cannot resume run " + std::to_string(*o.resume_run) + ": database '" +
+            throw CannotResumeError("cannot resume run " + std::to_string(*o.resume_run) + ": database '" +
                             o.batch.db_path + "' does not exist");
         db::Database database = db::Database::open(o.batch.db_path);
         db::SampleStore store(database);
         stored = store.find_run(*o.resume_run);
         const std::string which = "run " + std::to_string(*o.resume_run) + " in '" + o.batch.db_path + "'";
-        if (!stored) throw UserError("cannot resume " + which + ": there is no such run");
+        if (!stored) throw CannotResumeError("cannot resume " + which + ": there is no such run");
         if (stored->mode != "autotune")
-            throw UserError("cannot resume " + which + ": it is a " + stored->mode + " run, not autotune");
+            throw CannotResumeError("cannot resume " + which + ": it is a " + stored->mode + " run, not autotune");
         if (stored->status == "finished" && !stored->stopped_by)
-            throw UserError("cannot resume " + which + ": it finished all its iterations");
+            throw CannotResumeError("cannot resume " + which + ": it finished all its iterations");
         nlohmann::json c = nlohmann::json::parse(stored->config, nullptr, false);
         try {
             apply_stored_config(o, c);
         } catch (const std::exception &e) {
-            throw UserError("cannot resume " + which + ": its stored config is not an autotune config (" +
+            throw CannotResumeError("cannot resume " + which + ": its stored config is not an autotune config (" +
                             e.what() + ")");
         }
         if (o.batch.generator_path.empty()) o.batch.generator_path = stored->pipeline.generator_path;
         if (o.batch.generator_name.empty()) o.batch.generator_name = stored->pipeline.generator_name;
         if (o.batch.generator_name != stored->pipeline.generator_name)
-            throw UserError("cannot resume " + which + " with generator '" + o.batch.generator_name +
+            throw CannotResumeError("cannot resume " + which + " with generator '" + o.batch.generator_name +
                             "': the run tunes '" + stored->pipeline.generator_name + "'");
         if (!fs::exists(o.batch.generator_path))
-            throw UserError("cannot resume " + which + ": its generator '" + o.batch.generator_path +
+            throw CannotResumeError("cannot resume " + which + ": its generator '" + o.batch.generator_path +
                             "' does not exist (name another with the positional argument)");
         if (hash_file(o.batch.generator_path) != stored->pipeline.generator_hash)
-            throw UserError("cannot resume " + which + ": generator '" + o.batch.generator_path +
+            throw CannotResumeError("cannot resume " + which + ": generator '" + o.batch.generator_path +
                             "' is not the build the run started with (its bytes differ); samples of "
                             "two builds are never mixed in one run");
         o.batch.target = stored->pipeline.target;
@@ -216,7 +218,7 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
     if (stored) {
         const nlohmann::json c = nlohmann::json::parse(stored->config);
         if (c.value("device_name", "") != result.device)
-            throw UserError("cannot resume run " + std::to_string(stored->id) + " on " + result.device +
+            throw CannotResumeError("cannot resume run " + std::to_string(stored->id) + " on " + result.device +
                             ": it measured on " + c.value("device_name", "") +
                             ", and times of two devices are never mixed");
         result.run_id = stored->id;
@@ -321,7 +323,7 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
         }
         const std::string weights_path = row->weights_path;
         if (!weights_path.empty() && !fs::exists(weights_path))
-            throw UserError("the weights of batch " + std::to_string(b) + " of run " + std::to_string(result.run_id) +
+            throw CannotResumeError("the weights of batch " + std::to_string(b) + " of run " + std::to_string(result.run_id) +
                             " ('" + weights_path + "') are gone; restore the file to resume");
 
         OneShotOptions bopt = opt;

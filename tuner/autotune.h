@@ -62,6 +62,14 @@ std::optional<TrainOn> parse_train_on(const std::string &name);
 
 enum class AutotuneEnd { Finished, StoppedByBudget, Interrupted };
 
+// A run that cannot be resumed (no such run, finished, another generator
+// build or device, its weights file gone): thrown before any sample is
+// searched, so the caller may start a new run instead.
+class CannotResumeError : public UserError {
+public:
+    using UserError::UserError;
+};
+
 struct AutotuneOptions {
     OneShotOptions batch; // samples: the batch size (paper: 80); seed: the run's base seed
     DeviceKind device = DeviceKind::Cuda;
@@ -76,6 +84,9 @@ struct AutotuneOptions {
     std::optional<std::chrono::duration<double>> time_budget; // of this invocation
     std::optional<int64_t> max_samples;                 // stored samples of the run, in all
     const std::atomic<bool> *stop = nullptr;            // set by the CLI's SIGINT/SIGTERM handler
+    // Who started the run, stored in its config ("nightly NAME"): how the
+    // nightly finds its own unfinished run to resume. Empty: not stored.
+    std::string started_by;
 };
 
 // What the loop reports as it goes, for the live line and log lines.
@@ -109,7 +120,7 @@ struct AutotuneResult {
     double retrain_seconds = 0; // of this invocation
 };
 
-// Throws UserError for bad input (and a run that cannot be resumed),
+// Throws UserError for bad input (CannotResumeError for a run that cannot be resumed),
 // UnavailableError when the device is not usable here, db::DbError for
 // database problems, and UserError when the run measured nothing at all.
 AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgressFn &progress = {});

@@ -198,6 +198,7 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
           {"warmup", options.timing.warmup},
           {"timeout_s", options.timing.timeout.count()}}},
     };
+    if (!options.started_by.empty()) run_config["started_by"] = options.started_by;
     const db::PipelineIdentity pid = pipeline_identity(opt, inputs.target);
     auto start_run = [&](const std::string &autoscheduler) {
         int64_t id = 0;

@@ -39,6 +39,7 @@ struct Top5Options {
     TimingOptions timing;
     int top = 5;                        // paper: the 5 best predicted
     std::vector<std::string> baselines; // li2018, naive, manual
+    std::string started_by;             // stored in the run's config when set ("nightly NAME")
 };
 
 // One benchmarked schedule: a sample of the batch, or a baseline.
