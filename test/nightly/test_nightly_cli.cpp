@@ -96,15 +96,17 @@ json parse_summary(const ProcessResult &r) {
 
 } // namespace
 
-TEST_CASE("a nightly over three pipelines prints the summary, promotes each schedule and records "
-          "hold-one-out weights",
+TEST_CASE("a nightly over three pipelines prints the summary, promotes each schedule, records "
+          "hold-one-out weights and writes the report",
           "[nightly][cli]") {
     test::TempDir dir;
     const std::string config = write_config(
         dir, "300s",
         json::array({pipeline("stencil", "tiny_stencil", "autotune", {{"iterations", 1}}),
                      pipeline("stencil128", "tiny_stencil", "top5", {{"params", {{"width", 128}}}}),
-                     pipeline("rows", "row_sums", "autotune", {{"iterations", 1}})}));
+                     pipeline("rows", "row_sums", "autotune", {{"iterations", 1}})}),
+        {{"report", "reports/night.html"}});
+    fs::create_directories(dir / "reports");
     ProcessResult r = test::run_gpusched({"nightly", config, "--json"});
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
@@ -183,6 +185,11 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
     CHECK(log.rfind("[20", 0) == 0);
     CHECK(log.find("promoted: first schedule") != std::string::npos);
     CHECK(log.find("without rows") != std::string::npos);
+    // The report: written where the config says, naming every pipeline.
+    CHECK(j["report"].get<std::string>().find("reports/night.html (3 runs") != std::string::npos);
+    const std::string html = test::read_file(dir / "reports/night.html");
+    CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+    for (const std::string name : {"tiny_stencil", "row_sums"}) CHECK(html.find(name) != std::string::npos);
 }
 
 TEST_CASE("a second nightly started while one runs is refused at once by the lock naming the holder",
