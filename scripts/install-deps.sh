@@ -10,6 +10,7 @@ PACKAGES=(
   libpng-dev libjpeg-dev       # HalideConfig.cmake requires PNG and JPEG (Halide::ImageIO)
   libcli11-dev libspdlog-dev nlohmann-json3-dev libsqlite3-dev sqlite3 catch2
   pocl-opencl-icd ocl-icd-opencl-dev  # run GPU schedules on the CPU to validate them
+  slurm-wlm munge              # tests: a single-node Slurm for the slurm executor (test/slurm)
 )
 
 SUDO=""

@@ -50,6 +50,7 @@
 
 #include "db/sample_store.h"
 #include "tuner/batch.h"
+#include "tuner/executor/executor.h"
 #include "tuner/runner/runner.h"
 
 namespace gpusched {
@@ -76,6 +77,10 @@ struct AutotuneOptions {
     std::optional<std::chrono::duration<double>> time_budget; // of this invocation
     std::optional<int64_t> max_samples;                 // stored samples of the run, in all
     const std::atomic<bool> *stop = nullptr;            // set by the CLI's SIGINT/SIGTERM handler
+    // Where benchmarks run (tuner/executor/executor.h); its device, timing
+    // and stop flag are the ones above. A resumed run on the slurm executor
+    // adopts the jobs an earlier driver left in the same --work-dir.
+    ExecutorOptions executor;
 };
 
 // What the loop reports as it goes, for the live line and log lines.
