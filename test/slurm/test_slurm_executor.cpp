@@ -7,7 +7,9 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <algorithm>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include <fcntl.h>
@@ -146,4 +148,132 @@ TEST_CASE("a benchmark job that fails in Slurm is recorded with Slurm's reason a
     // The other samples ran once.
     for (const auto &o : details(db_path, "idx != 0 AND benchmark = 'measured'"))
         CHECK(o["execution"]["attempts"].size() == 1);
+}
+
+namespace {
+
+// gpusched in the background, in its own process group, with this
+// environment added: the test SIGKILLs it mid-run like a lost login node.
+pid_t spawn_gpusched(const std::vector<std::string> &args, const std::map<std::string, std::string> &env,
+                     const std::string &log) {
+    std::vector<std::string> argv = {GPUSCHED_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char *> argvp;
+    for (auto &a : argv)
+        argvp.push_back(a.data());
+    argvp.push_back(nullptr);
+    std::vector<std::string> envs;
+    for (char **e = environ; *e; ++e) {
+        const std::string kv = *e;
+        if (!env.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
+    }
+    for (const auto &[k, v] : env)
+        envs.push_back(k + "=" + v);
+    std::vector<char *> envp;
+    for (auto &e : envs)
+        envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, argvp.data(), envp.data());
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    REQUIRE(rc == 0);
+    return pid;
+}
+
+std::vector<std::string> autotune_args(const test::TempDir &dir, std::vector<std::string> extra) {
+    std::vector<std::string> a = {"--mode", "autotune", "--device", "opencl", "--executor", "slurm",
+                                  "--work-dir", dir / "work", "-o", dir / "out", "--db", dir / "db.sqlite",
+                                  "-j", "2"};
+    a.insert(a.begin(), "tune");
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+// The jobs of a manifest's tasks, "<array>_<index>" of each task's attempts.
+std::vector<std::string> manifest_jobs(const nlohmann::json &m) {
+    std::vector<std::string> jobs;
+    for (const auto &t : m["tasks"])
+        for (const auto &a : t["attempts"])
+            jobs.push_back(a["job"]);
+    return jobs;
+}
+
+} // namespace
+
+TEST_CASE("an autotune driver SIGKILLed while its Slurm jobs run is resumed and adopts them, submitting none again",
+          "[slurm][resume]") {
+    test::SlurmCluster cluster;
+    test::TempDir dir;
+    const auto env = with(cluster.env(), {});
+    // Benchmarks of 4 s at least: the jobs are still running when the driver dies.
+    const pid_t pid = spawn_gpusched(autotune_args(dir, {DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--gpu", "h100",
+                                                         "--iterations", "1", "--batch", "3", "--beam-size", "2",
+                                                         "--passes", "1", "--min-time", "4", "--max-reps", "100000"}),
+                                     env, dir / "first.log");
+    const std::string manifest = dir / "work/run-1/manifest.json";
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    nlohmann::json before;
+    while (std::chrono::steady_clock::now() < give_up) {
+        if (fs::exists(manifest)) {
+            before = nlohmann::json::parse(test::read_file(manifest), nullptr, false);
+            if (!before.is_discarded() && before.contains("tasks") && before["tasks"].size() == 3 &&
+                manifest_jobs(before).size() == 3)
+                break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    INFO("the first driver's log: " << test::read_file(dir / "first.log"));
+    REQUIRE(manifest_jobs(before).size() == 3);
+    REQUIRE(kill(pid, SIGKILL) == 0);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFSIGNALED(status));
+
+    // The jobs outlive their driver: at least one is still pending or running.
+    const ProcessResult q = cluster.command({"squeue", "--noheader", "--array", "--format=%i|%T"});
+    INFO("squeue after the kill: " << q.out << q.err);
+    REQUIRE(q.ok());
+    CHECK((q.out.find("RUNNING") != std::string::npos || q.out.find("PENDING") != std::string::npos));
+    const std::string db_path = dir / "db.sqlite";
+    CHECK(scalar(db_path, "SELECT count(*) FROM samples WHERE benchmark IS NULL") >= 1);
+
+    ProcessResult r = test::run_gpusched(autotune_args(dir, {"--resume", "1", "--json"}), env);
+    INFO("resume stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+
+    // Every sample once, each measured by the job the first driver submitted.
+    CHECK(scalar(db_path, "SELECT count(*) FROM samples WHERE run_id = 1") == 3);
+    CHECK(scalar(db_path, "SELECT count(DISTINCT idx) FROM samples WHERE run_id = 1") == 3);
+    const auto rows = details(db_path, "run_id = 1 AND benchmark = 'measured'");
+    CHECK(rows.size() == 3);
+    const auto jobs_before = manifest_jobs(before);
+    int adopted = 0;
+    for (const auto &d : rows) {
+        REQUIRE(d["execution"]["attempts"].size() == 1);
+        const std::string job = d["execution"]["attempts"][0]["job"];
+        CHECK(std::find(jobs_before.begin(), jobs_before.end(), job) != jobs_before.end());
+        adopted += d["execution"]["adopted"].get<bool>();
+    }
+    // Samples measured before the kill were merged by the first driver; the rest were adopted.
+    CHECK(adopted >= 1);
+    const auto after = nlohmann::json::parse(test::read_file(manifest));
+    CHECK(after["next_array"] == before["next_array"]);
+    CHECK(manifest_jobs(after) == jobs_before);
+    // Slurm saw exactly the three jobs of the first driver's array.
+    const ProcessResult all = cluster.command({"squeue", "--noheader", "--array", "--states=all", "--format=%i"});
+    REQUIRE(all.ok());
+    std::set<std::string> seen;
+    std::istringstream lines(all.out);
+    for (std::string l; std::getline(lines, l);)
+        if (!l.empty()) seen.insert(l);
+    CHECK(seen == std::set<std::string>(jobs_before.begin(), jobs_before.end()));
 }

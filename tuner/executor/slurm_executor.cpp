@@ -223,15 +223,18 @@ private:
         if (!j) return;
         next_task_ = j->value("next_task", int64_t{1});
         next_array_ = j->value("next_array", int64_t{1});
-        for (const auto &[src, rel] : j->value("references", nlohmann::json::object()).items())
+        const nlohmann::json refs = j->value("references", nlohmann::json::object());
+        for (const auto &[src, rel] : refs.items())
             references_[src] = rel.get<std::string>();
-        for (const auto &tj : j->value("tasks", nlohmann::json::array())) {
+        const nlohmann::json tasks = j->value("tasks", nlohmann::json::array());
+        for (const auto &tj : tasks) {
             Task t;
             t.id = tj.at("id").get<int64_t>();
             t.key = tj.at("key").get<std::string>();
             t.label = tj.value("label", "");
             t.status = tj.value("status", "queued");
-            for (const auto &aj : tj.value("attempts", nlohmann::json::array()))
+            const nlohmann::json attempts = tj.value("attempts", nlohmann::json::array());
+            for (const auto &aj : attempts)
                 t.attempts.push_back(attempt_from_json(aj));
             by_key_[t.key] = t.id;
             tasks_[t.id] = std::move(t);
