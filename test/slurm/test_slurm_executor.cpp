@@ -277,3 +277,65 @@ TEST_CASE("an autotune driver SIGKILLed while its Slurm jobs run is resumed and 
         if (!l.empty()) seen.insert(l);
     CHECK(seen == std::set<std::string>(jobs_before.begin(), jobs_before.end()));
 }
+
+TEST_CASE("top5 through the slurm executor interrupted by SIGTERM cancels its jobs and exits 130", "[slurm]") {
+    test::SlurmCluster cluster;
+    test::TempDir dir;
+    // Benchmarks of 20 s at least: the jobs are surely running when the signal comes.
+    const std::vector<std::string> args = top5_args(dir, {"--min-time", "20", "--max-reps", "1000000"});
+    const pid_t pid = spawn_gpusched(args, with(cluster.env(), {}), dir / "driver.log");
+    const std::string manifest = dir / "work/run-1/manifest.json";
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(90);
+    std::vector<std::string> jobs;
+    while (std::chrono::steady_clock::now() < give_up && jobs.size() < 3) {
+        if (fs::exists(manifest)) {
+            const auto m = nlohmann::json::parse(test::read_file(manifest), nullptr, false);
+            if (!m.is_discarded() && m.contains("tasks")) jobs = manifest_jobs(m);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    INFO("the driver's log: " << test::read_file(dir / "driver.log"));
+    REQUIRE(jobs.size() == 3);
+    // Signal once a job is running on the node, so a running job is cancelled too.
+    std::string running;
+    while (std::chrono::steady_clock::now() < give_up && running.empty()) {
+        const ProcessResult q = cluster.command({"squeue", "--noheader", "--array", "--format=%i|%T"});
+        std::istringstream lines(q.out);
+        for (std::string l; std::getline(lines, l);)
+            if (l.size() > 8 && l.substr(l.size() - 8) == "|RUNNING") running = l.substr(0, l.size() - 8);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    REQUIRE(!running.empty());
+    REQUIRE(kill(pid, SIGTERM) == 0);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 130);
+
+    // Slurm has nothing of this driver left to run: every job was cancelled
+    // (a running job is COMPLETING for a moment while slurmd kills it).
+    ProcessResult q;
+    const auto settle = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    do {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        q = cluster.command({"squeue", "--noheader", "--array", "--states=all", "--format=%i|%T"});
+    } while (std::chrono::steady_clock::now() < settle && q.out.find("COMPLETING") != std::string::npos);
+    INFO("squeue: " << q.out << q.err);
+    REQUIRE(q.ok());
+    CHECK(q.out.find("RUNNING") == std::string::npos);
+    CHECK(q.out.find("PENDING") == std::string::npos);
+    CHECK(q.out.find("COMPLETING") == std::string::npos);
+    CHECK(q.out.find(running + "|CANCELLED") != std::string::npos);
+    // Elements still pending are cancelled with their array, which squeue then lists as one line.
+    for (const auto &job : jobs)
+        CHECK((q.out.find(job + "|CANCELLED") != std::string::npos ||
+               q.out.find(array_job_of(job) + "|CANCELLED") != std::string::npos));
+    const std::string db_path = dir / "db.sqlite";
+    db::Database database = db::Database::open_existing(db_path);
+    auto run = database.prepare("SELECT status FROM runs WHERE id = 1");
+    REQUIRE(run.step());
+    CHECK(run.column_text(0) == "interrupted");
+    const auto m = nlohmann::json::parse(test::read_file(manifest));
+    for (const auto &t : m["tasks"])
+        CHECK(t["status"] == "cancelled");
+}

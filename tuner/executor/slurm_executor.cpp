@@ -378,8 +378,15 @@ private:
                 Delivery d{inputs_[id], measurement_from_json(r->at("measurement")), record_of(t)};
                 if (d.m.device.empty()) d.m.device = device_;
                 d.record["job"] = slurm;
-                d.record["submit_to_result_s"] = epoch_seconds() - a.submitted_at;
+                // Where the time between submission and result went: Slurm
+                // (queue, launch), the worker, and the driver noticing the file.
+                const double now = epoch_seconds();
+                d.record["submit_to_result_s"] = now - a.submitted_at;
                 d.record["worker_s"] = r->value("worker_s", 0.0);
+                if (r->contains("started_at") && r->contains("finished_at")) {
+                    d.record["queue_and_launch_s"] = r->at("started_at").get<double>() - a.submitted_at;
+                    d.record["result_noticed_after_s"] = now - r->at("finished_at").get<double>();
+                }
                 out.push_back(std::move(d));
                 continue;
             }

@@ -26,10 +26,15 @@ std::string host_name() {
     return ::gethostname(buf, sizeof buf - 1) == 0 ? buf : "";
 }
 
+double epoch_seconds() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 } // namespace
 
 int run_worker(const std::string &scope_dir, int64_t array, std::optional<int> index) {
     const auto t0 = std::chrono::steady_clock::now();
+    const double started_at = epoch_seconds(); // beside the driver's submitted_at: queue and launch time
     const WorkFolder wf{fs::absolute(scope_dir).string()};
     if (!index) {
         const char *id = std::getenv("SLURM_ARRAY_TASK_ID");
@@ -109,6 +114,8 @@ int run_worker(const std::string &scope_dir, int64_t array, std::optional<int> i
           {"array_task_id", env_or("SLURM_ARRAY_TASK_ID", "")},
           {"node", host_name()}}},
         {"worker_s", std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()},
+        {"started_at", started_at},
+        {"finished_at", epoch_seconds()},
     };
     try {
         write_json_atomically(wf.result(task_id), result);
