@@ -13,8 +13,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <spawn.h>
-#include <sys/wait.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -88,7 +88,8 @@ void SlurmCluster::start_daemon(const std::string &what, const std::vector<std::
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     pid_t pid = 0;
     const int rc = posix_spawn(&pid, full.front().c_str(), &actions, nullptr, argvp.data(), envp.data());
@@ -134,8 +135,9 @@ void SlurmCluster::start() {
     fs::permissions(key, fs::perms::owner_read, fs::perm_options::replace);
     const std::string socket = d + "/munge/munge.socket";
     start_daemon("munged",
-                 {"munged", "--socket=" + socket, "--key-file=" + key, "--pid-file=" + d + "/munge/munged.pid",
-                  "--log-file=" + d + "/munge/munged.log", "--seed-file=" + d + "/munge/munged.seed", "--force", "--foreground"},
+                 {"munged", "--socket=" + socket, "--key-file=" + key,
+                  "--pid-file=" + d + "/munge/munged.pid", "--log-file=" + d + "/munge/munged.log",
+                  "--seed-file=" + d + "/munge/munged.seed", "--force", "--foreground"},
                  d + "/munge/munged.log");
 
     conf_ = d + "/slurm.conf";
@@ -152,7 +154,8 @@ void SlurmCluster::start() {
       << "SlurmctldPidFile=" << d << "/slurmctld.pid\n"
       << "SlurmdPidFile=" << d << "/slurmd.pid\n"
       << "SlurmctldLogFile=" << d << "/slurmctld.log\n"
-      << "SlurmdLogFile=" << d << "/slurmd.log\n"
+      << "SlurmdLogFile=" << d
+      << "/slurmd.log\n"
       // No cgroups, no systemd: what a container or a chroot offers.
       << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\n"
       << "AccountingStorageType=accounting_storage/none\nJobCompType=jobcomp/none\n"
@@ -160,7 +163,8 @@ void SlurmCluster::start() {
       << "ReturnToService=2\nMpiDefault=none\n"
       // Finished jobs stay in squeue's answer long enough for the driver.
       << "MinJobAge=600\n"
-      << "NodeName=" << node_ << " NodeAddr=127.0.0.1 CPUs=" << std::max(1u, std::thread::hardware_concurrency())
+      << "NodeName=" << node_
+      << " NodeAddr=127.0.0.1 CPUs=" << std::max(1u, std::thread::hardware_concurrency())
       << " State=UNKNOWN\n"
       << "PartitionName=debug Nodes=" << node_ << " Default=YES MaxTime=INFINITE State=UP\n";
     c.close();
@@ -178,7 +182,8 @@ void SlurmCluster::start() {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     throw std::runtime_error("the test Slurm's node never became idle (sinfo: " + last_lines(last, 1) +
-                             ") | slurmctld: " + tail(d + "/slurmctld.log") + " | slurmd: " + tail(d + "/slurmd.log"));
+                             ") | slurmctld: " + tail(d + "/slurmctld.log") +
+                             " | slurmd: " + tail(d + "/slurmd.log"));
 }
 
 ProcessResult SlurmCluster::command(const std::vector<std::string> &argv) const {
@@ -196,7 +201,9 @@ void SlurmCluster::stop_daemon(pid_t pid) {
     ::waitpid(pid, &status, 0);
 }
 
-SlurmCluster::~SlurmCluster() { stop_all(); }
+SlurmCluster::~SlurmCluster() {
+    stop_all();
+}
 
 void SlurmCluster::stop_all() {
     // Jobs first (a running job's processes are slurmd's children), then the daemons.

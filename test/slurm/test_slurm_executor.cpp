@@ -4,10 +4,10 @@
 // with --resume, adopting them. Tiny generator and samples; short polls
 // (GPUSCHED_SLURM_POLL_MS) keep each case well under two minutes.
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
-#include <algorithm>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -32,22 +32,22 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<std::string> top5_args(const test::TempDir &dir, std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"tune",       DRIVER_TEST_GENERATORS,
-                                  "-g",         "tiny_stencil",
-                                  "--mode",     "top5",
-                                  "--device",   "opencl",
-                                  "--gpu",      "h100",
-                                  "--samples",  "3",
-                                  "--top",      "3",
+    std::vector<std::string> a = {"tune",        DRIVER_TEST_GENERATORS,
+                                  "-g",          "tiny_stencil",
+                                  "--mode",      "top5",
+                                  "--device",    "opencl",
+                                  "--gpu",       "h100",
+                                  "--samples",   "3",
+                                  "--top",       "3",
                                   "--beam-size", "2",
-                                  "--passes",   "1",
-                                  "-j",         "2",
-                                  "--min-time", "0.005",
-                                  "--max-reps", "20",
-                                  "--executor", "slurm",
-                                  "--work-dir", dir / "work",
-                                  "-o",         dir / "out",
-                                  "--db",       dir / "db.sqlite",
+                                  "--passes",    "1",
+                                  "-j",          "2",
+                                  "--min-time",  "0.005",
+                                  "--max-reps",  "20",
+                                  "--executor",  "slurm",
+                                  "--work-dir",  dir / "work",
+                                  "-o",          dir / "out",
+                                  "--db",        dir / "db.sqlite",
                                   "--json"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
@@ -63,7 +63,8 @@ std::map<std::string, std::string> with(std::map<std::string, std::string> env,
 // Each measured row's detail: the measurement and how it was executed.
 std::vector<nlohmann::json> details(const std::string &db_path, const std::string &where) {
     db::Database database = db::Database::open_existing(db_path);
-    auto q = database.prepare("SELECT benchmark_detail FROM samples WHERE benchmark_detail IS NOT NULL AND " + where + " ORDER BY id");
+    auto q = database.prepare("SELECT benchmark_detail FROM samples WHERE benchmark_detail IS NOT NULL AND " +
+                              where + " ORDER BY id");
     std::vector<nlohmann::json> out;
     while (q.step())
         out.push_back(nlohmann::json::parse(q.column_text(0)));
@@ -76,7 +77,9 @@ int64_t scalar(const std::string &db_path, const std::string &sql) {
     return q.step() ? q.column_int(0) : -1;
 }
 
-std::string array_job_of(const std::string &element) { return element.substr(0, element.find('_')); }
+std::string array_job_of(const std::string &element) {
+    return element.substr(0, element.find('_'));
+}
 
 } // namespace
 
@@ -127,8 +130,8 @@ TEST_CASE("a benchmark job that fails in Slurm is recorded with Slurm's reason a
     test::SlurmCluster cluster;
     test::TempDir dir;
     // The worker of "sample 0" exits 70 on its first attempt: a real failed job.
-    ProcessResult r = test::run_gpusched(top5_args(dir),
-                                         with(cluster.env(), {{"GPUSCHED_WORKER_FAIL_FIRST_ATTEMPT", "sample 0"}}));
+    ProcessResult r = test::run_gpusched(
+        top5_args(dir), with(cluster.env(), {{"GPUSCHED_WORKER_FAIL_FIRST_ATTEMPT", "sample 0"}}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     const std::string db_path = dir / "db.sqlite";
@@ -141,7 +144,8 @@ TEST_CASE("a benchmark job that fails in Slurm is recorded with Slurm's reason a
     CHECK(attempts[0]["state"] == "FAILED");
     CHECK(attempts[0]["reason"] == "NonZeroExitCode");
     CHECK(attempts[0]["exit_code"] == "70:0");
-    CHECK(attempts[0]["failure"].get<std::string>().find("GPUSCHED_WORKER_FAIL_FIRST_ATTEMPT") != std::string::npos);
+    CHECK(attempts[0]["failure"].get<std::string>().find("GPUSCHED_WORKER_FAIL_FIRST_ATTEMPT") !=
+          std::string::npos);
     CHECK(attempts[1]["state"] == "COMPLETED");
     // The retry is a new job, in an array of its own.
     CHECK(array_job_of(attempts[0]["job"]) != array_job_of(attempts[1]["job"]));
@@ -175,7 +179,8 @@ pid_t spawn_gpusched(const std::vector<std::string> &args, const std::map<std::s
     envp.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
@@ -190,9 +195,9 @@ pid_t spawn_gpusched(const std::vector<std::string> &args, const std::map<std::s
 }
 
 std::vector<std::string> autotune_args(const test::TempDir &dir, std::vector<std::string> extra) {
-    std::vector<std::string> a = {"--mode", "autotune", "--device", "opencl", "--executor", "slurm",
-                                  "--work-dir", dir / "work", "-o", dir / "out", "--db", dir / "db.sqlite",
-                                  "-j", "2"};
+    std::vector<std::string> a = {"--mode", "autotune",        "--device",   "opencl", "--executor",
+                                  "slurm",  "--work-dir",      dir / "work", "-o",     dir / "out",
+                                  "--db",   dir / "db.sqlite", "-j",         "2"};
     a.insert(a.begin(), "tune");
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
@@ -209,16 +214,18 @@ std::vector<std::string> manifest_jobs(const nlohmann::json &m) {
 
 } // namespace
 
-TEST_CASE("an autotune driver SIGKILLed while its Slurm jobs run is resumed and adopts them, submitting none again",
-          "[slurm][resume]") {
+TEST_CASE(
+    "an autotune driver SIGKILLed while its Slurm jobs run is resumed and adopts them, submitting none again",
+    "[slurm][resume]") {
     test::SlurmCluster cluster;
     test::TempDir dir;
     const auto env = with(cluster.env(), {});
     // Benchmarks of 4 s at least: the jobs are still running when the driver dies.
-    const pid_t pid = spawn_gpusched(autotune_args(dir, {DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--gpu", "h100",
-                                                         "--iterations", "1", "--batch", "3", "--beam-size", "2",
-                                                         "--passes", "1", "--min-time", "4", "--max-reps", "100000"}),
-                                     env, dir / "first.log");
+    const pid_t pid =
+        spawn_gpusched(autotune_args(dir, {DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--gpu", "h100",
+                                           "--iterations", "1", "--batch", "3", "--beam-size", "2",
+                                           "--passes", "1", "--min-time", "4", "--max-reps", "100000"}),
+                       env, dir / "first.log");
     const std::string manifest = dir / "work/run-1/manifest.json";
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(90);
     nlohmann::json before;
@@ -269,7 +276,8 @@ TEST_CASE("an autotune driver SIGKILLed while its Slurm jobs run is resumed and 
     CHECK(after["next_array"] == before["next_array"]);
     CHECK(manifest_jobs(after) == jobs_before);
     // Slurm saw exactly the three jobs of the first driver's array.
-    const ProcessResult all = cluster.command({"squeue", "--noheader", "--array", "--states=all", "--format=%i"});
+    const ProcessResult all =
+        cluster.command({"squeue", "--noheader", "--array", "--states=all", "--format=%i"});
     REQUIRE(all.ok());
     std::set<std::string> seen;
     std::istringstream lines(all.out);
@@ -278,7 +286,8 @@ TEST_CASE("an autotune driver SIGKILLed while its Slurm jobs run is resumed and 
     CHECK(seen == std::set<std::string>(jobs_before.begin(), jobs_before.end()));
 }
 
-TEST_CASE("top5 through the slurm executor interrupted by SIGTERM cancels its jobs and exits 130", "[slurm]") {
+TEST_CASE("top5 through the slurm executor interrupted by SIGTERM cancels its jobs and exits 130",
+          "[slurm]") {
     test::SlurmCluster cluster;
     test::TempDir dir;
     // Benchmarks of 20 s at least: the jobs are surely running when the signal comes.

@@ -57,7 +57,8 @@ private:
             BenchmarkTask task;
             {
                 std::unique_lock<std::mutex> lock(mutex_);
-                changed_.wait(lock, [&] { return closed_ || (runner_->compiles_may_overlap() && !queue_.empty()); });
+                changed_.wait(
+                    lock, [&] { return closed_ || (runner_->compiles_may_overlap() && !queue_.empty()); });
                 if (queue_.empty()) return;
                 task = std::move(queue_.front());
                 queue_.pop_front();

@@ -44,15 +44,11 @@ std::string first_word(const std::string &s) {
 } // namespace
 
 std::string sbatch_array(const SbatchRequest &r) {
-    std::vector<std::string> argv = {"sbatch",
-                                     "--parsable",
-                                     "--job-name=" + r.job_name,
+    std::vector<std::string> argv = {"sbatch", "--parsable", "--job-name=" + r.job_name,
                                      "--array=0-" + std::to_string(r.array_size - 1),
-                                     "--output=" + r.output_pattern,
-                                     "--chdir=" + r.chdir,
+                                     "--output=" + r.output_pattern, "--chdir=" + r.chdir,
                                      // Every element is a single process: one task, one node.
-                                     "--ntasks=1",
-                                     "--nodes=1",
+                                     "--ntasks=1", "--nodes=1",
                                      // The driver decides what to retry; Slurm's own requeue
                                      // would run an attempt twice behind its back.
                                      "--no-requeue"};
@@ -78,8 +74,8 @@ std::map<std::string, SlurmJobState> query_array_jobs(const std::vector<std::str
     std::map<std::string, SlurmJobState> states;
     if (ids.empty()) return states;
     // squeue knows running jobs and, for MinJobAge seconds, finished ones.
-    const ProcessResult q = run_slurm({"squeue", "--noheader", "--array", "--states=all", "--jobs=" + join(ids, ','),
-                                       "--format=%i|%T|%r|%N"});
+    const ProcessResult q = run_slurm({"squeue", "--noheader", "--array", "--states=all",
+                                       "--jobs=" + join(ids, ','), "--format=%i|%T|%r|%N"});
     if (q.ok()) {
         for (const auto &line : split(q.out, '\n')) {
             const auto f = split(line, '|');
@@ -89,12 +85,14 @@ std::map<std::string, SlurmJobState> query_array_jobs(const std::vector<std::str
     }
     // sacct knows the rest where the cluster keeps accounting; where it does
     // not, it fails and the caller waits for the result files alone.
-    const ProcessResult a = run_slurm({"sacct", "--noheader", "--parsable2", "--allocations", "--jobs=" + join(ids, ','),
-                                       "--format=JobID,State,ExitCode,Reason,NodeList"});
+    const ProcessResult a =
+        run_slurm({"sacct", "--noheader", "--parsable2", "--allocations", "--jobs=" + join(ids, ','),
+                   "--format=JobID,State,ExitCode,Reason,NodeList"});
     if (a.ok()) {
         for (const auto &line : split(a.out, '\n')) {
             const auto f = split(line, '|');
-            if (f.size() < 4 || f[0].find('_') == std::string::npos || f[0].find('[') != std::string::npos) continue;
+            if (f.size() < 4 || f[0].find('_') == std::string::npos || f[0].find('[') != std::string::npos)
+                continue;
             if (states.count(f[0])) continue;
             states[f[0]] = {first_word(f[1]), f[3], f[2], f.size() > 4 ? f[4] : ""};
         }
@@ -110,10 +108,14 @@ std::optional<SlurmJobState> job_details(const std::string &element) {
         const auto eq = field.find('=');
         if (eq == std::string::npos) continue;
         const std::string k = field.substr(0, eq), v = field.substr(eq + 1);
-        if (k == "JobState") s.state = v;
-        else if (k == "Reason") s.reason = v;
-        else if (k == "ExitCode") s.exit_code = v;
-        else if (k == "NodeList") s.node = v;
+        if (k == "JobState")
+            s.state = v;
+        else if (k == "Reason")
+            s.reason = v;
+        else if (k == "ExitCode")
+            s.exit_code = v;
+        else if (k == "NodeList")
+            s.node = v;
     }
     if (s.state.empty()) return std::nullopt;
     return s;
@@ -127,8 +129,8 @@ bool scancel(const std::vector<std::string> &jobs) {
 }
 
 bool is_terminal_state(const std::string &s) {
-    for (const char *t : {"COMPLETED", "FAILED", "TIMEOUT", "PREEMPTED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL",
-                          "DEADLINE", "CANCELLED", "REVOKED", "SPECIAL_EXIT"})
+    for (const char *t : {"COMPLETED", "FAILED", "TIMEOUT", "PREEMPTED", "NODE_FAIL", "OUT_OF_MEMORY",
+                          "BOOT_FAIL", "DEADLINE", "CANCELLED", "REVOKED", "SPECIAL_EXIT"})
         if (s == t) return true;
     return false;
 }

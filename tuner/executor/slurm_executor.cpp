@@ -78,8 +78,8 @@ struct Task {
 };
 
 nlohmann::json attempt_json(const Attempt &a) {
-    return {{"job", a.element()},   {"submitted_at", a.submitted_at}, {"state", a.last.state},
-            {"reason", a.last.reason}, {"exit_code", a.last.exit_code}, {"node", a.last.node},
+    return {{"job", a.element()},      {"submitted_at", a.submitted_at}, {"state", a.last.state},
+            {"reason", a.last.reason}, {"exit_code", a.last.exit_code},  {"node", a.last.node},
             {"failure", a.failure}};
 }
 
@@ -97,7 +97,8 @@ Attempt attempt_from_json(const nlohmann::json &j) {
 
 std::string quoted(const std::string &path) {
     if (path.find('\'') != std::string::npos)
-        throw UserError("path '" + path + "' has a single quote; the slurm executor cannot pass it to sbatch");
+        throw UserError("path '" + path +
+                        "' has a single quote; the slurm executor cannot pass it to sbatch");
     return "'" + path + "'";
 }
 
@@ -118,8 +119,8 @@ public:
         for (const char *d : {"tasks", "results", "arrays", "logs", "references"}) {
             fs::create_directories(wf_.scope_dir + "/" + d, ec);
             if (ec)
-                throw UserError("cannot create the slurm work folder '" + wf_.scope_dir + "': " + ec.message() +
-                                " (--work-dir must be a folder every node can write)");
+                throw UserError("cannot create the slurm work folder '" + wf_.scope_dir +
+                                "': " + ec.message() + " (--work-dir must be a folder every node can write)");
         }
         load_manifest();
         closed_ = false;
@@ -153,7 +154,8 @@ public:
             }
         }
         if (bt.binary.executable.empty())
-            throw std::logic_error("slurm executor: nothing to adopt for '" + bt.key + "' and no benchmark to run");
+            throw std::logic_error("slurm executor: nothing to adopt for '" + bt.key +
+                                   "' and no benchmark to run");
         Task t;
         t.id = next_task_++;
         t.key = bt.key;
@@ -172,7 +174,9 @@ public:
         std::error_code ec;
         fs::create_directories(dir, ec);
         fs::copy_file(bt.binary.executable, dir + "/bench", fs::copy_options::overwrite_existing, ec);
-        if (ec) throw UserError("cannot copy the benchmark into the slurm work folder '" + dir + "': " + ec.message());
+        if (ec)
+            throw UserError("cannot copy the benchmark into the slurm work folder '" + dir +
+                            "': " + ec.message());
         write_json_atomically(wf_.task_spec(t.id), spec.to_json());
         by_key_[t.key] = t.id;
         inputs_[t.id] = std::move(bt);
@@ -274,8 +278,8 @@ private:
             std::ofstream s(wf_.array_script(n));
             s << "#!/bin/sh\n# gpusched: array " << n << " of " << wf_.scope_dir
               << "; element i benchmarks the task arrays/" << n << ".json names at i\n"
-              << "exec " << quoted(worker_command()) << " worker " << quoted(wf_.scope_dir) << " --array " << n
-              << "\n";
+              << "exec " << quoted(worker_command()) << " worker " << quoted(wf_.scope_dir) << " --array "
+              << n << "\n";
         }
         fs::permissions(wf_.array_script(n), fs::perms::owner_all, fs::perm_options::add);
         SbatchRequest r;
@@ -316,7 +320,8 @@ private:
     }
 
     ExecutionRecord record_of(const Task &t) const {
-        ExecutionRecord r = {{"executor", "slurm"}, {"task", t.id}, {"work", wf_.scope_dir}, {"adopted", t.adopted}};
+        ExecutionRecord r = {
+            {"executor", "slurm"}, {"task", t.id}, {"work", wf_.scope_dir}, {"adopted", t.adopted}};
         r["attempts"] = nlohmann::json::array();
         for (const auto &a : t.attempts)
             r["attempts"].push_back(attempt_json(a));
@@ -344,7 +349,8 @@ private:
             if (!d->node.empty()) a.last.node = d->node;
         }
         const std::string log = last_lines(read_text(wf_.log(a.array_job, a.index)), 1);
-        a.failure = why + (a.last.reason.empty() || a.last.reason == "None" ? "" : " (" + a.last.reason + ")") +
+        a.failure = why +
+                    (a.last.reason.empty() || a.last.reason == "None" ? "" : " (" + a.last.reason + ")") +
                     (a.last.exit_code.empty() ? "" : ", exit " + a.last.exit_code) +
                     (a.last.node.empty() ? "" : ", node " + a.last.node) + (log.empty() ? "" : ": " + log);
         if (static_cast<int>(t.attempts.size()) < opt_.slurm.max_attempts) {
@@ -399,7 +405,8 @@ private:
             Attempt &a = t.attempts.back();
             auto it = states.find(a.element());
             if (it == states.end()) {
-                if (++t.unknown_polls >= kLostPolls) attempt_failed(t, "the job left Slurm's queue without a result", out);
+                if (++t.unknown_polls >= kLostPolls)
+                    attempt_failed(t, "the job left Slurm's queue without a result", out);
                 continue;
             }
             t.unknown_polls = 0;

@@ -80,9 +80,10 @@ Measurement measurement_from_json(const nlohmann::json &j) {
     if (j.contains("gpu_index") && j["gpu_index"].is_number()) m.gpu_index = j["gpu_index"].get<int>();
     const std::string outcome = j.value("outcome", "not run");
     m.outcome = MeasureOutcome::NotRun;
-    for (MeasureOutcome o : {MeasureOutcome::Measured, MeasureOutcome::WrongOutput, MeasureOutcome::Crashed,
-                             MeasureOutcome::TimedOut, MeasureOutcome::OutOfMemory, MeasureOutcome::DeviceError,
-                             MeasureOutcome::BuildFailed, MeasureOutcome::NotRun})
+    for (MeasureOutcome o :
+         {MeasureOutcome::Measured, MeasureOutcome::WrongOutput, MeasureOutcome::Crashed,
+          MeasureOutcome::TimedOut, MeasureOutcome::OutOfMemory, MeasureOutcome::DeviceError,
+          MeasureOutcome::BuildFailed, MeasureOutcome::NotRun})
         if (outcome == to_string(o)) m.outcome = o;
     m.error = j.value("error", "");
     m.min_ms = opt("min_ms");

@@ -39,14 +39,16 @@ int run_worker(const std::string &scope_dir, int64_t array, std::optional<int> i
     if (!index) {
         const char *id = std::getenv("SLURM_ARRAY_TASK_ID");
         if (!id) {
-            std::cerr << "gpusched worker: SLURM_ARRAY_TASK_ID is not set (give --index outside a job array)\n";
+            std::cerr
+                << "gpusched worker: SLURM_ARRAY_TASK_ID is not set (give --index outside a job array)\n";
             return kWorkerBadTask;
         }
         index = std::atoi(id);
     }
     const auto arr = read_json_file(wf.array_file(array));
     if (!arr || !arr->contains("tasks") || *index < 0 || *index >= static_cast<int>((*arr)["tasks"].size())) {
-        std::cerr << "gpusched worker: " << wf.array_file(array) << " names no task at index " << *index << "\n";
+        std::cerr << "gpusched worker: " << wf.array_file(array) << " names no task at index " << *index
+                  << "\n";
         return kWorkerBadTask;
     }
     const auto &element = (*arr)["tasks"][static_cast<std::size_t>(*index)];
@@ -64,8 +66,8 @@ int run_worker(const std::string &scope_dir, int64_t array, std::optional<int> i
         std::cerr << "gpusched worker: " << wf.task_spec(task_id) << " is not a task: " << e.what() << "\n";
         return kWorkerBadTask;
     }
-    std::cout << "gpusched worker: task " << task_id << " (" << spec.label << "), attempt " << attempt << ", node "
-              << host_name() << std::endl;
+    std::cout << "gpusched worker: task " << task_id << " (" << spec.label << "), attempt " << attempt
+              << ", node " << host_name() << std::endl;
     if (attempt == 1 && env_or("GPUSCHED_WORKER_FAIL_FIRST_ATTEMPT", "") == spec.label) {
         std::cerr << "gpusched worker: failing " << spec.label
                   << "'s first attempt on purpose (GPUSCHED_WORKER_FAIL_FIRST_ATTEMPT)\n";

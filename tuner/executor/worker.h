@@ -23,8 +23,8 @@ namespace gpusched {
 
 // Exit statuses of the worker.
 constexpr int kWorkerOk = 0;
-constexpr int kWorkerBadTask = 1;       // the work folder does not say what to run
-constexpr int kWorkerNoDevice = 2;      // this node cannot run the device
+constexpr int kWorkerBadTask = 1;        // the work folder does not say what to run
+constexpr int kWorkerNoDevice = 2;       // this node cannot run the device
 constexpr int kWorkerInjectedFault = 70; // EX_SOFTWARE, on request
 
 // index: the array element; nullopt: $SLURM_ARRAY_TASK_ID.
