@@ -1,5 +1,6 @@
 #include "tuner/executor/slurm_commands.h"
 
+#include <atomic>
 #include <sstream>
 #include <stdexcept>
 
@@ -84,10 +85,13 @@ std::map<std::string, SlurmJobState> query_array_jobs(const std::vector<std::str
         }
     }
     // sacct knows the rest where the cluster keeps accounting; where it does
-    // not, it fails and the caller waits for the result files alone.
-    const ProcessResult a =
-        run_slurm({"sacct", "--noheader", "--parsable2", "--allocations", "--jobs=" + join(ids, ','),
-                   "--format=JobID,State,ExitCode,Reason,NodeList"});
+    // not, it says so once and is not asked again, and the caller waits for
+    // the result files alone.
+    static std::atomic<bool> accounting{true};
+    if (!accounting.load()) return states;
+    const ProcessResult a = run_slurm({"sacct", "--noheader", "--parsable2", "--allocations",
+                                       "--jobs=" + join(ids, ','), "--format=JobID,State,ExitCode,Reason,NodeList"});
+    if ((a.out + a.err).find("accounting storage is disabled") != std::string::npos) accounting = false;
     if (a.ok()) {
         for (const auto &line : split(a.out, '\n')) {
             const auto f = split(line, '|');
