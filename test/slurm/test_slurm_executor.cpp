@@ -348,3 +348,26 @@ TEST_CASE("top5 through the slurm executor interrupted by SIGTERM cancels its jo
     for (const auto &t : m["tasks"])
         CHECK(t["status"] == "cancelled");
 }
+
+TEST_CASE("tune --executor slurm without a reachable Slurm refuses in one line before any work", "[slurm]") {
+    test::TempDir dir;
+    test::write_file(dir / "slurm.conf", "this is not a slurm.conf\n");
+    ProcessResult r = test::run_gpusched(top5_args(dir), {{"SLURM_CONF", dir / "slurm.conf"}});
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("--executor slurm: Slurm does not answer") != std::string::npos);
+    CHECK(!fs::exists(dir / "db.sqlite"));
+    CHECK(!fs::exists(dir / "out/samples"));
+}
+
+TEST_CASE("tune --executor slurm with a partition the cluster lacks names it and exits 1 before any work",
+          "[slurm]") {
+    test::SlurmCluster cluster;
+    test::TempDir dir;
+    ProcessResult r =
+        test::run_gpusched(top5_args(dir, {"--partition", "gpu-h100"}), with(cluster.env(), {}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("Slurm has no partition 'gpu-h100' (it has: debug)") != std::string::npos);
+    CHECK(!fs::exists(dir / "out/samples"));
+}

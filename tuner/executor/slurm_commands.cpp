@@ -89,8 +89,9 @@ std::map<std::string, SlurmJobState> query_array_jobs(const std::vector<std::str
     // the result files alone.
     static std::atomic<bool> accounting{true};
     if (!accounting.load()) return states;
-    const ProcessResult a = run_slurm({"sacct", "--noheader", "--parsable2", "--allocations",
-                                       "--jobs=" + join(ids, ','), "--format=JobID,State,ExitCode,Reason,NodeList"});
+    const ProcessResult a =
+        run_slurm({"sacct", "--noheader", "--parsable2", "--allocations", "--jobs=" + join(ids, ','),
+                   "--format=JobID,State,ExitCode,Reason,NodeList"});
     if ((a.out + a.err).find("accounting storage is disabled") != std::string::npos) accounting = false;
     if (a.ok()) {
         for (const auto &line : split(a.out, '\n')) {
@@ -140,9 +141,22 @@ bool is_terminal_state(const std::string &s) {
 }
 
 std::string missing_slurm_command() {
-    for (const char *c : {"sbatch", "squeue", "scancel", "scontrol"})
+    for (const char *c : {"sbatch", "squeue", "sinfo", "scancel", "scontrol"})
         if (!find_executable(c)) return c;
     return {};
+}
+
+std::vector<std::string> slurm_partitions() {
+    const ProcessResult p = run_slurm({"sinfo", "--noheader", "--format=%P"});
+    if (!p.ok()) {
+        const std::string why = last_lines(p.err.empty() ? p.out : p.err, 1);
+        throw std::runtime_error(
+            "Slurm does not answer (sinfo: " + (why.empty() ? p.describe_failure() : why) + ")");
+    }
+    std::vector<std::string> out;
+    for (const auto &line : split(p.out, '\n'))
+        if (!line.empty()) out.push_back(line);
+    return out;
 }
 
 } // namespace gpusched

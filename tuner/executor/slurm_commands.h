@@ -46,7 +46,12 @@ bool scancel(const std::vector<std::string> &jobs);
 // States after which a job will not run again on its own.
 bool is_terminal_state(const std::string &state);
 
-// Which of sbatch, squeue, scancel is missing from PATH; empty when none.
+// Which of sbatch, squeue, sinfo, scancel, scontrol is missing from PATH; empty when none.
 std::string missing_slurm_command();
+
+// The cluster's partitions (sinfo), the default one first as sinfo marks it
+// with '*' (kept); throws std::runtime_error with sinfo's message when Slurm
+// does not answer (no slurm.conf, no controller).
+std::vector<std::string> slurm_partitions();
 
 } // namespace gpusched

@@ -492,6 +492,26 @@ std::unique_ptr<Executor> make_slurm_executor(const ExecutorOptions &o) {
     if (o.slurm.work_dir.empty())
         throw UserError("--executor slurm needs --work-dir, a folder the driver and every node share");
     if (o.slurm.max_attempts < 1) throw UserError("--max-attempts must be at least 1");
+    // Ask Slurm once before any work: a driver that cannot reach it, or names
+    // a partition it does not have, would otherwise search and build first.
+    std::vector<std::string> partitions;
+    try {
+        partitions = slurm_partitions();
+    } catch (const std::exception &e) {
+        throw UnavailableError(std::string("--executor slurm: ") + e.what() +
+                               "; run on a node of the cluster, or set SLURM_CONF");
+    }
+    if (!o.slurm.partition.empty()) {
+        std::string known;
+        bool found = false;
+        for (std::string p : partitions) {
+            if (!p.empty() && p.back() == '*') p.pop_back();
+            found = found || p == o.slurm.partition;
+            known += (known.empty() ? "" : ", ") + p;
+        }
+        if (!found)
+            throw UserError("Slurm has no partition '" + o.slurm.partition + "' (it has: " + known + ")");
+    }
     std::string device;
     if (o.device == DeviceKind::OpenCl) {
         device = pocl_device_name();
