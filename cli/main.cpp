@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
     Action report = add_report_command(app, global);
     Action bench = add_bench_command(app, global, argc, argv);
     Action fuzz = add_fuzz_command(app, global, argc, argv);
+    Action worker = add_worker_command(app, global);
 
     try {
         app.parse(argc, argv);
@@ -44,7 +45,8 @@ int main(int argc, char **argv) {
         std::cerr << "error: " << e.what() << "\n";
         return kExitError;
     }
-    for (const char *name : {"oneshot", "tune", "db", "retrain", "nightly", "gpus", "report", "bench", "fuzz"}) {
+    for (const char *name :
+         {"oneshot", "tune", "db", "retrain", "nightly", "gpus", "report", "bench", "fuzz", "worker"}) {
         if (!app.got_subcommand(name)) continue;
         const std::string n = name;
         try {
@@ -57,6 +59,7 @@ int main(int argc, char **argv) {
             if (n == "report") return report();
             if (n == "bench") return bench();
             if (n == "fuzz") return fuzz();
+            if (n == "worker") return worker();
         } catch (const std::exception &e) {
             spdlog::error("{}", e.what());
             return kExitError;

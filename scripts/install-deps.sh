@@ -12,6 +12,7 @@ PACKAGES=(
   libcli11-dev libspdlog-dev nlohmann-json3-dev libsqlite3-dev sqlite3 catch2
   pocl-opencl-icd ocl-icd-opencl-dev  # run GPU schedules on the CPU to validate them
   debootstrap                  # the bundle test makes a bare Debian 12 root (scripts/in-bare-root.sh)
+  slurm-wlm munge              # tests: a single-node Slurm for the slurm executor (test/slurm)
 )
 # Only the tests need these; the demo and the driver do not.
 TEST_PACKAGES=(

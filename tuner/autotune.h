@@ -50,6 +50,7 @@
 
 #include "db/sample_store.h"
 #include "tuner/batch.h"
+#include "tuner/executor/executor.h"
 #include "tuner/runner/runner.h"
 
 namespace gpusched {
@@ -87,6 +88,10 @@ struct AutotuneOptions {
     // Who started the run, stored in its config ("nightly NAME"): how the
     // nightly finds its own unfinished run to resume. Empty: not stored.
     std::string started_by;
+    // Where benchmarks run (tuner/executor/executor.h); its device, timing
+    // and stop flag are the ones above. A resumed run on the slurm executor
+    // adopts the jobs an earlier driver left in the same --work-dir.
+    ExecutorOptions executor;
 };
 
 // What the loop reports as it goes, for the live line and log lines.
