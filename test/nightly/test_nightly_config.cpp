@@ -90,3 +90,28 @@ TEST_CASE("a nightly config with a bad field is refused naming the file and the 
     // Every message is one line.
     CHECK(error_for(R"("mode": "top5")", R"("mode": 5)").find('\n') == std::string::npos);
 }
+
+TEST_CASE("a nightly config's executor section names Slurm's options, and a bad one is refused by field",
+          "[nightly][config]") {
+    std::string text = kGood;
+    text.replace(text.find(R"("budget": "1h30m")"), 17,
+                 R"("budget": "1h30m", "executor": {"kind": "slurm", "work_dir": "jobs", "partition": "gpu",
+                    "gres": "gpu:1", "time_limit": "00:30:00", "max_attempts": 2})");
+    const NightlyConfig c = parse_nightly_config(text, "/etc/gpusched/nightly.json");
+    CHECK(c.executor == "slurm");
+    CHECK(c.slurm.work_dir == "/etc/gpusched/jobs");
+    CHECK(c.slurm.partition == "gpu");
+    CHECK(c.slurm.gres == "gpu:1");
+    CHECK(c.slurm.time_limit == "00:30:00");
+    CHECK(c.slurm.max_attempts == 2);
+    CHECK(parse_nightly_config(kGood, "/etc/gpusched/nightly.json").executor == "local");
+
+    const std::string file = "/etc/gpusched/nightly.json: field ";
+    CHECK(error_for(R"("budget": "1h30m")", R"("budget": "1h30m", "executor": {"kind": "pbs"})") ==
+          file + "'executor.kind': \"pbs\" is not local or slurm");
+    CHECK(error_for(R"("budget": "1h30m")", R"("budget": "1h30m", "executor": {"kind": "slurm"})") ==
+          file + "'executor.work_dir': is missing");
+    CHECK(error_for(R"("budget": "1h30m")",
+                    R"("budget": "1h30m", "executor": {"kind": "slurm", "work_dir": "j", "queue": "gpu"})") ==
+          file + "'executor.queue': is not a known field (misspelt?)");
+}

@@ -371,3 +371,45 @@ TEST_CASE("tune --executor slurm with a partition the cluster lacks names it and
     CHECK(r.err.find("Slurm has no partition 'gpu-h100' (it has: debug)") != std::string::npos);
     CHECK(!fs::exists(dir / "out/samples"));
 }
+
+TEST_CASE("a nightly whose config names the slurm executor runs its pipeline's benchmarks as Slurm jobs",
+          "[slurm][nightly]") {
+    test::SlurmCluster cluster;
+    test::TempDir dir;
+    nlohmann::json config = {
+        {"database", "db.sqlite"},
+        {"schedules", "schedules"},
+        {"work_dir", "work"},
+        {"budget", "300s"},
+        {"jobs", 2},
+        {"executor", {{"kind", "slurm"}, {"work_dir", "jobs"}}},
+        {"pipelines",
+         nlohmann::json::array({{{"name", "stencil"},
+                                 {"generator", DRIVER_TEST_GENERATORS},
+                                 {"generator_name", "tiny_stencil"},
+                                 {"mode", "top5"},
+                                 {"device", "opencl"},
+                                 {"gpu", "h100"},
+                                 {"samples", 3},
+                                 {"top", 2},
+                                 {"beam_size", 2},
+                                 {"passes", 1},
+                                 {"timing", {{"min_time_s", 0.005}, {"max_reps", 20}}}}})}};
+    test::write_file(dir / "nightly.json", config.dump(2));
+    ProcessResult r = test::run_gpusched({"nightly", dir / "nightly.json", "--json"}, with(cluster.env(), {}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["pipelines"].size() == 1);
+    CHECK(j["pipelines"][0]["status"] == "tuned");
+    // Every measured sample came back from a Slurm job, through the
+    // pipeline's own folder under the executor's work_dir.
+    const auto rows = details(dir / "db.sqlite", "benchmark = 'measured'");
+    REQUIRE(rows.size() >= 2);
+    for (const auto &d : rows) {
+        CHECK(d["execution"]["executor"] == "slurm");
+        CHECK(!d["execution"]["attempts"][0]["job"].get<std::string>().empty());
+    }
+    CHECK(fs::exists(dir / "jobs" / "stencil"));
+    CHECK(fs::exists(dir / "schedules" / "stencil.schedule.h"));
+}

@@ -89,6 +89,7 @@ public:
         o.time_budget = std::chrono::duration<double>(out.budget_s);
         o.stop = o_.stop;
         o.started_by = nightly_run_tag(p);
+        o.executor = executor_for(p);
         auto progress = [&](const AutotuneStatus &st) {
             const bool batch_event =
                 st.event == AutotuneStatus::Event::BatchDone || st.event == AutotuneStatus::Event::Retrained;
@@ -131,6 +132,19 @@ public:
         out.status = r.end == AutotuneEnd::Interrupted ? "interrupted" : "tuned";
     }
 
+    // The config's executor; the modes fill in device and timing. On Slurm,
+    // each pipeline's jobs get a folder of their own.
+    ExecutorOptions executor_for(const NightlyPipeline &p) const {
+        ExecutorOptions e;
+        e.kind = c_.executor;
+        e.stop = o_.stop;
+        if (c_.executor == "slurm") {
+            e.slurm = c_.slurm;
+            e.slurm.work_dir = (fs::path(c_.slurm.work_dir) / p.name).string();
+        }
+        return e;
+    }
+
     void top5(const NightlyPipeline &p, const NightlyRunHistory &h, PipelineOutcome &out) {
         Top5Options o;
         o.batch =
@@ -140,6 +154,7 @@ public:
         o.timing = p.timing;
         o.top = p.top;
         o.started_by = nightly_run_tag(p);
+        o.executor = executor_for(p);
         Top5Progress progress;
         progress.measured = [&](const Top5Entry &e) {
             log(NightlyLogLevel::Debug,

@@ -194,6 +194,20 @@ NightlyConfig parse_nightly_config(const std::string &text, const std::string &p
         c.learning_rate = r.number("learning_rate", c.learning_rate, 1e-9, 1);
         r.no_others();
     }
+    if (f.has("executor")) {
+        Fields e(f.raw("executor"), "executor", path);
+        c.executor = e.choice("kind", {"local", "slurm"});
+        if (c.executor == "slurm") {
+            c.slurm.work_dir = resolve(e.text("work_dir"), base);
+            c.slurm.partition = e.text("partition", "");
+            c.slurm.account = e.text("account", "");
+            c.slurm.gres = e.text("gres", "");
+            c.slurm.time_limit = e.text("time_limit", "");
+            c.slurm.worker_command = e.text("worker_command", "");
+            c.slurm.max_attempts = static_cast<int>(e.integer("max_attempts", c.slurm.max_attempts, 1, 100));
+        }
+        e.no_others();
+    }
     const json &pipelines = f.raw("pipelines");
     if (!pipelines.is_array() || pipelines.empty()) f.fail("pipelines", "must be a non-empty array");
     std::set<std::string> names;

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "tuner/executor/executor.h"
+
 #include "core/gpu_profile.h"
 #include "tuner/autotune.h"
 #include "tuner/runner/runner.h"
@@ -61,6 +63,11 @@ struct NightlyConfig {
     double noise_floor = 0.01;
     int epochs = 100;
     double learning_rate = 1e-3;
+    // Where the pipelines' benchmarks run: "local", or "slurm" with its
+    // options (tuner/executor/executor.h); each pipeline's jobs share
+    // slurm.work_dir/NAME.
+    std::string executor = "local";
+    SlurmOptions slurm;
     std::vector<NightlyPipeline> pipelines;
 };
 
