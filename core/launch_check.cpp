@@ -8,6 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/kernel_assertions.h"
+#include "core/let_scope.h"
+
 namespace gpusched {
 
 namespace {
@@ -36,15 +39,6 @@ bool is_kernel_launch(const Call *op) {
     return op->call_type == Call::Extern && runs.count(op->name) && op->args.size() >= 9;
 }
 
-class FreeVariables : public IRVisitor {
-public:
-    std::set<std::string> names;
-
-protected:
-    using IRVisitor::visit;
-    void visit(const Variable *op) override { names.insert(op->name); }
-};
-
 // Walks the host code keeping the values of the enclosing lets, so a launch
 // argument can be written in terms of constants where it is one.
 class LaunchFinder : public IRVisitor {
@@ -56,28 +50,30 @@ protected:
 
     void visit(const LetStmt *op) override {
         op->value.accept(this);
-        lets[op->name].push_back(op->value);
+        lets.push(op->name, op->value);
         op->body.accept(this);
-        lets[op->name].pop_back();
+        lets.pop(op->name);
     }
     void visit(const Let *op) override {
         op->value.accept(this);
-        lets[op->name].push_back(op->value);
+        lets.push(op->name, op->value);
         op->body.accept(this);
-        lets[op->name].pop_back();
+        lets.pop(op->name);
     }
     void visit(const Call *op) override {
         if (is_kernel_launch(op)) {
             KernelLaunch l;
-            const Expr name = resolve(op->args[1]);
-            if (const StringImm *s = name.as<StringImm>()) l.kernel = s->value;
-            else l.kernel = text_of(name);
+            const Expr name = lets.resolve(op->args[1]);
+            if (const StringImm *s = name.as<StringImm>())
+                l.kernel = s->value;
+            else
+                l.kernel = text_of(name);
             for (int d = 0; d < 3; d++) {
-                const Expr t = resolve(op->args[5 + d]);
+                const Expr t = lets.resolve(op->args[5 + d]);
                 l.threads_expr[d] = text_of(t);
                 if (const int64_t *c = as_const_int(t)) l.threads[d] = *c;
             }
-            const Expr smem = resolve(op->args[8]);
+            const Expr smem = lets.resolve(op->args[8]);
             l.shared_mem_expr = text_of(smem);
             if (const int64_t *c = as_const_int(smem)) l.shared_mem_bytes = *c;
             launches.push_back(std::move(l));
@@ -86,31 +82,60 @@ protected:
     }
 
 private:
-    std::map<std::string, std::vector<Expr>> lets;
-
-    // Substitutes the innermost value of every let the expression uses, until
-    // none is left (the values may use outer lets), then simplifies.
-    Expr resolve(Expr e) {
-        for (int round = 0; round < 64; round++) {
-            FreeVariables vars;
-            e.accept(&vars);
-            std::map<std::string, Expr> bound;
-            for (const std::string &v : vars.names) {
-                auto it = lets.find(v);
-                if (it != lets.end() && !it->second.empty()) bound[v] = it->second.back();
-            }
-            if (bound.empty()) break;
-            e = substitute(bound, e);
-        }
-        return simplify(e);
-    }
+    LetScope lets;
 };
 
 } // namespace
 
+VarValues estimated_sizes(const Halide::Pipeline &pipeline, std::vector<std::string> *outputs) {
+    VarValues v;
+    // Scalar params and input buffers first: output estimates may use them.
+    for (const Argument &arg : Halide::Pipeline(pipeline).infer_arguments()) {
+        if (!arg.is_buffer()) {
+            if (arg.argument_estimates.scalar_estimate.defined())
+                if (auto x = evaluate_number(arg.argument_estimates.scalar_estimate, v)) v[arg.name] = *x;
+            continue;
+        }
+        const Region &est = arg.argument_estimates.buffer_estimates;
+        for (size_t d = 0; d < est.size(); d++) {
+            auto mn = evaluate(est[d].min, v), ex = evaluate(est[d].extent, v);
+            if (!mn || !ex) continue;
+            const std::string k = "." + std::to_string(d);
+            v[arg.name + ".min" + k] = *mn;
+            v[arg.name + ".extent" + k] = *ex;
+            v[arg.name + ".max" + k] = *mn + *ex - 1;
+        }
+    }
+    for (const Halide::Func &f : pipeline.outputs()) {
+        const Function fn = f.function();
+        for (const Parameter &buf : fn.output_buffers()) {
+            if (outputs) outputs->push_back(buf.name());
+            for (size_t d = 0; d < fn.args().size(); d++) {
+                std::optional<int64_t> mn, ex;
+                for (const Bound &b : fn.schedule().estimates()) {
+                    if (b.var != fn.args()[d]) continue;
+                    mn = evaluate(b.min, v);
+                    ex = evaluate(b.extent, v);
+                }
+                if (!mn || !ex) {
+                    mn = evaluate(buf.min_constraint_estimate(static_cast<int>(d)), v);
+                    ex = evaluate(buf.extent_constraint_estimate(static_cast<int>(d)), v);
+                }
+                if (!mn || !ex) continue;
+                const std::string k = "." + std::to_string(d);
+                v[buf.name() + ".min" + k] = *mn;
+                v[buf.name() + ".extent" + k] = *ex;
+                v[buf.name() + ".max" + k] = *mn + *ex - 1;
+            }
+        }
+    }
+    return v;
+}
+
 std::vector<KernelLaunch> kernel_launches(const Halide::Module &module) {
     LaunchFinder finder;
-    for (const auto &f : module.functions()) f.body.accept(&finder);
+    for (const auto &f : module.functions())
+        f.body.accept(&finder);
     return std::move(finder.launches);
 }
 
@@ -152,12 +177,26 @@ std::vector<std::string> launch_violations(const KernelLaunch &l, const GpuProfi
 
 namespace {
 
-std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Target &target, const GpuProfile &gpu) {
-    Halide::Pipeline p = pipeline;
-    const Halide::Module m = p.compile_to_module(p.infer_arguments(), "gpusched_launch_check", target);
+std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                            const GpuProfile &gpu) {
+    Halide::Module m("", target);
+    const std::vector<KernelAssertion> assertions = kernel_assertions(pipeline, target, &m);
     std::string all;
     for (const KernelLaunch &l : kernel_launches(m)) {
-        for (const std::string &v : launch_violations(l, gpu)) all += (all.empty() ? "" : "; ") + v;
+        for (const std::string &v : launch_violations(l, gpu))
+            all += (all.empty() ? "" : "; ") + v;
+    }
+    // Each distinct assertion once (a kernel's unrolled copies repeat them),
+    // evaluated where the GPU will not check it.
+    std::vector<std::string> outputs;
+    const VarValues sizes = estimated_sizes(pipeline, &outputs);
+    std::set<std::string> seen;
+    for (const KernelAssertion &a : assertions) {
+        std::ostringstream key;
+        key << a.kernel << " " << a.condition;
+        if (!seen.insert(key.str()).second) continue;
+        const std::string failure = first_failure(a, sizes, outputs);
+        if (!failure.empty()) all += (all.empty() ? "" : "; ") + failure;
     }
     return all;
 }

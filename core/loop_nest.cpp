@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <cassert>
+#include <functional>
 
 namespace gpusched {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
 
 // The tile of `tile` points with index `index` in span s, shifted inwards at
 // the end the way Halide's ShiftInwards tail strategy does.
@@ -22,14 +25,19 @@ Span tile_at(const Span &s, int64_t tile, int64_t index) {
 
 } // namespace
 
-ComputeLocation LoopNest::location(int node) const { return decisions.funcs[node].location; }
+ComputeLocation LoopNest::location(int node) const {
+    return decisions.funcs[node].location;
+}
 
 MemoryLevel LoopNest::memory_level(const ProducerRef &p) const {
     if (p.is_image) return MemoryLevel::Global;
     switch (location(p.index)) {
-    case ComputeLocation::Block: return MemoryLevel::Shared;
-    case ComputeLocation::Thread: return MemoryLevel::Register;
-    default: return MemoryLevel::Global;
+    case ComputeLocation::Block:
+        return MemoryLevel::Shared;
+    case ComputeLocation::Thread:
+        return MemoryLevel::Register;
+    default:
+        return MemoryLevel::Global;
     }
 }
 
@@ -70,7 +78,9 @@ Region LoopNest::written(const Stage &s, const std::vector<Span> &loop_bounds) c
     return r;
 }
 
-LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), decisions(d) { rebuild(); }
+LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), decisions(d) {
+    rebuild();
+}
 
 namespace {
 
@@ -80,13 +90,14 @@ void loop_bounds_into(const Stage &s, const Region &func_region, std::vector<Spa
     out.resize(s.loops.size());
     for (size_t i = 0; i < s.loops.size(); i++) {
         const LoopDim &l = s.loops[i];
-        if (l.is_rvar) out[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
-        else out[i] = func_region[l.func_arg];
+        if (l.is_rvar)
+            out[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
+        else
+            out[i] = func_region[l.func_arg];
     }
 }
 
-template <typename T>
-T take(std::vector<T> &spare) {
+template <typename T> T take(std::vector<T> &spare) {
     if (spare.empty()) return T{};
     T t = std::move(spare.back());
     spare.pop_back();
@@ -101,11 +112,14 @@ void LoopNest::rebuild() {
     assert(d.funcs.size() == n_nodes && "decisions must have one entry per Func");
     // Keep the previous build's parts for their capacity (every field that
     // matters is assigned again below before it is read).
-    for (ScheduledStage &ss : stages) spare_stages_.push_back(std::move(ss));
+    for (ScheduledStage &ss : stages)
+        spare_stages_.push_back(std::move(ss));
     stages.clear();
-    for (LoopNode &ln : loops) spare_loops_.push_back(std::move(ln));
+    for (LoopNode &ln : loops)
+        spare_loops_.push_back(std::move(ln));
     loops.clear();
-    for (Kernel &k : kernels) spare_kernels_.push_back(std::move(k));
+    for (Kernel &k : kernels)
+        spare_kernels_.push_back(std::move(k));
     kernels.clear();
     stage_at.resize(n_nodes);
     realization_region.resize(n_nodes);
@@ -116,7 +130,7 @@ void LoopNest::rebuild() {
         block_region[i].clear();
     }
     realizations.assign(n_nodes, 0);
-    std::vector<int> &kernel_of_node = kernel_of_node_;  // kernel of stage 0 of a root Func
+    std::vector<int> &kernel_of_node = kernel_of_node_; // kernel of stage 0 of a root Func
     kernel_of_node.assign(n_nodes, -1);
 
     auto new_stage = [&](int n, int si, ComputeLocation loc, size_t nl) {
@@ -151,8 +165,19 @@ void LoopNest::rebuild() {
         }
         ss.threads = ss.thread_shape[0] * ss.thread_shape[1] * ss.thread_shape[2];
     };
-    // shift: points the consumers' tiles are moved by in every pure loop
-    // (within their room), to see the region at another tile position.
+    // The region of node n per block (per thread of its host, for Thread
+    // level) when the kernel's tile is moved by `shift` points in every pure
+    // loop. A tile that moves is the one that is repeated: the kernel's root
+    // stage per block (its host's thread tile, per thread). A consumer below root in the same kernel does not
+    // move on its own: its region is the one it has at that shift, recursively, because through a chain of
+    // rounding divisions (x/2, (x-1)/2 ...) each level's region depends on the tile's start (fuzz seed 47: a
+    // stencil over a bilinear upsample over a stencil needs one more column of the first stencil per block
+    // when the block starts at an odd column, which the shifted last tile of ShiftInwards does). Shifted
+    // regions are computed only for Funcs sized by their maximum and the consumers they go through, and kept
+    // per (node, shift) for this build.
+    std::vector<Region> shifted[2];
+    std::vector<uint8_t> shifted_done[2];
+    std::function<const Region &(int, int, bool, int64_t)> region_at_shift;
     auto consumers_in_kernel = [&](int n, int kernel, bool per_thread, int64_t shift) {
         // The producer's region: union of what the consumers in this kernel
         // need per block (or per thread of the host, for Thread level).
@@ -163,15 +188,32 @@ void LoopNest::rebuild() {
                 if (idx < 0 || stages[idx].kernel != kernel) continue;
                 const ScheduledStage &ss = stages[idx];
                 const Stage &st = dag.nodes[c].stages[ss.stage];
-                bool host_thread = per_thread && (c == d.funcs[n].host || (location(c) == ComputeLocation::Thread &&
-                                                                          d.funcs[c].host == d.funcs[n].host));
+                bool host_thread =
+                    per_thread && (c == d.funcs[n].host || (location(c) == ComputeLocation::Thread &&
+                                                            d.funcs[c].host == d.funcs[n].host));
                 if (per_thread && !host_thread) continue;
-                moved = per_thread ? ss.loops_thread : ss.loops_block;
-                const std::vector<Span> &room = per_thread ? ss.loops_block : ss.loops_realization;
-                for (size_t i = 0; shift > 0 && i < moved.size(); i++) {
-                    if (st.loops[i].is_rvar || moved[i].max + shift > room[i].max) continue;
-                    moved[i].min += shift;
-                    moved[i].max += shift;
+                const bool tile_moves =
+                    per_thread ? c == d.funcs[n].host : location(c) == ComputeLocation::Root;
+                if (shift > 0 && !tile_moves) {
+                    // Its region at this shift, sized as the nest sizes it
+                    // (by its largest extent, where it is sized by its max).
+                    Region rc = region_at_shift(c, kernel, per_thread, shift);
+                    const Region &sized = per_thread ? realization_region[c] : block_region[c];
+                    if (sized_by_max(dag.nodes[c])) {
+                        for (size_t i = 0; i < rc.size() && i < sized.size(); i++)
+                            rc[i].max = std::max(rc[i].max, rc[i].min + sized[i].extent() - 1);
+                    }
+                    loop_bounds_into(st, rc, moved);
+                } else {
+                    // Moved even past the end of its realization: the sizes
+                    // are estimates, the real image may be any size, and
+                    // ShiftInwards puts the last tile at any start.
+                    moved = per_thread ? ss.loops_thread : ss.loops_block;
+                    for (size_t i = 0; shift > 0 && i < moved.size(); i++) {
+                        if (st.loops[i].is_rvar) continue;
+                        moved[i].min += shift;
+                        moved[i].max += shift;
+                    }
                 }
                 auto dm = demand(st, moved);
                 auto it = dm.find(ProducerRef{n, false});
@@ -179,6 +221,21 @@ void LoopNest::rebuild() {
             }
         }
         return r;
+    };
+    region_at_shift = [&](int n, int kernel, bool per_thread, int64_t shift) -> const Region & {
+        const int side = per_thread ? 1 : 0;
+        if (shifted[side].empty()) {
+            shifted[side].resize(n_nodes * kResidues);
+            shifted_done[side].assign(n_nodes * kResidues, 0);
+        }
+        const size_t key = static_cast<size_t>(n) * kResidues + static_cast<size_t>(shift);
+        if (!shifted_done[side][key]) {
+            Region r = consumers_in_kernel(n, kernel, per_thread, shift);
+            if (!r.empty()) dag.grow_by_updates(n, r);
+            shifted[side][key] = std::move(r);
+            shifted_done[side][key] = 1;
+        }
+        return shifted[side][key];
     };
     // The producer's region per block (per thread), grown by what its
     // updates touch; where it can change extent as the tile moves
@@ -192,9 +249,8 @@ void LoopNest::rebuild() {
         dag.grow_by_updates(n, r);
         if (!sized_by_max(dag.nodes[n])) return r;
         for (int64_t shift = 1; shift < kResidues; shift++) {
-            Region m = consumers_in_kernel(n, kernel, per_thread, shift);
+            const Region &m = region_at_shift(n, kernel, per_thread, shift);
             if (m.empty()) continue;
-            dag.grow_by_updates(n, m);
             for (size_t i = 0; i < r.size() && i < m.size(); i++)
                 r[i].max = std::max(r[i].max, r[i].min + m[i].extent() - 1);
         }
@@ -262,7 +318,7 @@ void LoopNest::rebuild() {
             int kernel = kernel_of_node[fd.host];
             assert(kernel >= 0 && "a Block-level Func's host must be a root Func scheduled before it");
             Region r = region_below_root(n, kernel, false);
-            if (r.empty()) r = node.region;  // no consumer found: be conservative
+            if (r.empty()) r = node.region; // no consumer found: be conservative
             realization_region[ni] = r;
             block_region[ni] = r;
             realizations[ni] = kernels[kernel].num_blocks;
@@ -285,7 +341,9 @@ void LoopNest::rebuild() {
                         ss.serial[i] = ext;
                         continue;
                     }
-                    int64_t s = si < fd.stages.size() && i < fd.stages[si].serial.size() ? fd.stages[si].serial[i] : 1;
+                    int64_t s = si < fd.stages.size() && i < fd.stages[si].serial.size()
+                                    ? fd.stages[si].serial[i]
+                                    : 1;
                     ss.serial[i] = std::max<int64_t>(1, std::min(ext, s));
                     ss.thread[i] = ceil_div(ext, ss.serial[i]);
                 }
@@ -293,7 +351,8 @@ void LoopNest::rebuild() {
                 middle_thread_tile(ss);
                 ss.num_realizations = realizations[ni];
                 Kernel &k = kernels[kernel];
-                for (int q = 0; q < 3; q++) k.block_shape[q] = std::max(k.block_shape[q], ss.thread_shape[q]);
+                for (int q = 0; q < 3; q++)
+                    k.block_shape[q] = std::max(k.block_shape[q], ss.thread_shape[q]);
                 k.shared_bytes += region_points(r) * node.bytes_per_point * (si == 0 ? 1 : 0);
                 k.stages.push_back(static_cast<int>(stages.size()));
                 stage_at[ni][si] = static_cast<int>(stages.size());
@@ -324,7 +383,8 @@ void LoopNest::rebuild() {
             loop_bounds_into(st, r, ss.loops_realization);
             loop_bounds_into(st, rb, ss.loops_block);
             ss.loops_thread = ss.loops_realization;
-            for (size_t i = 0; i < nl; i++) ss.serial[i] = ss.loops_realization[i].extent();
+            for (size_t i = 0; i < nl; i++)
+                ss.serial[i] = ss.loops_realization[i].extent();
             ss.thread_slot.assign(nl, -1);
             ss.thread_shape = host_shape;
             ss.threads = host_threads;
@@ -334,7 +394,8 @@ void LoopNest::rebuild() {
             stages.push_back(std::move(ss));
         }
     }
-    for (Kernel &k : kernels) k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
+    for (Kernel &k : kernels)
+        k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
 
     // The tree. Children in realization order: larger node index = producer.
     auto add = [&](int parent, LoopKind kind, const ScheduledStage &ss, const std::vector<int64_t> &ext) {
