@@ -410,6 +410,6 @@ TEST_CASE("a nightly whose config names the slurm executor runs its pipeline's b
         CHECK(d["execution"]["executor"] == "slurm");
         CHECK(!d["execution"]["attempts"][0]["job"].get<std::string>().empty());
     }
-    CHECK(fs::exists(dir / "jobs" / "stencil"));
-    CHECK(fs::exists(dir / "schedules" / "stencil.schedule.h"));
+    CHECK(fs::exists(dir / "jobs/stencil"));
+    CHECK(fs::exists(dir / "schedules/stencil.schedule.h"));
 }
