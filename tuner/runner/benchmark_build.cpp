@@ -45,7 +45,7 @@ BenchmarkBuild build_benchmark(const BenchmarkBuildRequest &req) {
     if (req.library_dir) {
         lib_dir = *req.library_dir;
     } else {
-        GeneratorOutcome g = run_generator(scheduled_build(req.schedule, req.work_dir, req.target));
+        GeneratorOutcome g = run_scheduled_build(req.schedule, req.work_dir, req.target);
         if (!g.ok()) return finish("building for " + req.target + " failed: " + g.message);
     }
     const std::string name = req.schedule.generator_name;
