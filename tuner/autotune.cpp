@@ -471,9 +471,11 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
             --producers;
             changed.notify_all();
         };
+        // Takes what is ready (up to kMaxBenchmarkGroup) as one group: one
+        // harness process times them all (runner.h).
         auto bencher = [&] {
             for (;;) {
-                Work *w = nullptr;
+                std::vector<Work *> group;
                 {
                     std::unique_lock<std::mutex> lock(mutex);
                     // On a device that shares the CPU, nothing is timed while anything compiles.
@@ -481,40 +483,56 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
                         return producers == 0 || (runner->compiles_may_overlap() && !ready.empty());
                     });
                     if (ready.empty()) return;
-                    w = ready.front();
-                    ready.pop_front();
-                }
-                if (interrupted()) continue; // left unmeasured: resume measures it
-                Measurement m;
-                const std::string label = "batch " + std::to_string(b) + " sample " + std::to_string(w->sample.index);
-                if (!w->build.ok) {
-                    m = not_benchmarked(label, result.device, o.device,
-                                        reference.ok() ? MeasureOutcome::BuildFailed : MeasureOutcome::NotRun,
-                                        w->build.error);
-                } else {
-                    m = runner->run(w->build.binary);
-                    m.label = label;
-                }
-                try {
-                    std::lock_guard<std::mutex> lock(db_mutex);
-                    store.record_measurement(w->sample_id, measurement_row(m));
-                } catch (...) {
-                    remember_failure();
-                    continue;
-                }
-                {
-                    std::lock_guard<std::mutex> lock(mutex);
-                    if (m.measured()) {
-                        ++benchmarked;
-                        if (!result.best_ms || *m.median_ms < *result.best_ms) result.best_ms = *m.median_ms;
-                    } else {
-                        ++failed;
+                    while (!ready.empty() && group.size() < kMaxBenchmarkGroup) {
+                        group.push_back(ready.front());
+                        ready.pop_front();
                     }
                 }
-                report(AutotuneStatus::Event::Measured,
-                       label + ": " +
-                           (m.measured() ? "median " + std::to_string(*m.median_ms) + " ms"
-                                         : std::string(to_string(m.outcome)) + ": " + m.error));
+                if (interrupted()) continue; // left unmeasured: resume measures it
+                std::vector<Measurement> ms(group.size());
+                std::vector<BenchmarkBinary> binaries;
+                std::vector<std::size_t> built;
+                for (std::size_t k = 0; k < group.size(); ++k) {
+                    const Work *w = group[k];
+                    if (w->build.ok) {
+                        binaries.push_back(w->build.binary);
+                        built.push_back(k);
+                    } else {
+                        ms[k] = not_benchmarked("", result.device, o.device,
+                                                reference.ok() ? MeasureOutcome::BuildFailed : MeasureOutcome::NotRun,
+                                                w->build.error);
+                    }
+                }
+                const std::vector<Measurement> timed = runner->run_many(binaries);
+                for (std::size_t j = 0; j < built.size(); ++j)
+                    ms[built[j]] = timed[j];
+                for (std::size_t k = 0; k < group.size(); ++k) {
+                    Work *w = group[k];
+                    Measurement &m = ms[k];
+                    const std::string label =
+                        "batch " + std::to_string(b) + " sample " + std::to_string(w->sample.index);
+                    m.label = label;
+                    try {
+                        std::lock_guard<std::mutex> lock(db_mutex);
+                        store.record_measurement(w->sample_id, measurement_row(m));
+                    } catch (...) {
+                        remember_failure();
+                        continue;
+                    }
+                    {
+                        std::lock_guard<std::mutex> lock(mutex);
+                        if (m.measured()) {
+                            ++benchmarked;
+                            if (!result.best_ms || *m.median_ms < *result.best_ms) result.best_ms = *m.median_ms;
+                        } else {
+                            ++failed;
+                        }
+                    }
+                    report(AutotuneStatus::Event::Measured,
+                           label + ": " +
+                               (m.measured() ? "median " + std::to_string(*m.median_ms) + " ms"
+                                             : std::string(to_string(m.outcome)) + ": " + m.error));
+                }
             }
         };
         if (!todo.empty()) {

@@ -406,9 +406,11 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         }
         if (progress.measured) progress.measured(e);
     };
+    // Takes what is built and waiting (up to kMaxBenchmarkGroup) as one
+    // group: one harness process times them all (runner.h).
     auto bencher = [&] {
         for (;;) {
-            std::size_t i = 0;
+            std::vector<std::size_t> group;
             {
                 std::unique_lock<std::mutex> lock(mutex);
                 // On a device that shares the CPU, nothing is timed while anything compiles.
@@ -416,24 +418,36 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
                     return builds_left == 0 || (runner->compiles_may_overlap() && !ready.empty());
                 });
                 if (ready.empty()) return;
-                i = ready.front();
-                ready.pop_front();
+                while (!ready.empty() && group.size() < kMaxBenchmarkGroup) {
+                    group.push_back(ready.front());
+                    ready.pop_front();
+                }
             }
-            Top5Entry &e = entries[i];
-            if (!reference.ok()) {
-                e.measurement =
-                    not_benchmarked(e.label, result.device, options.device, MeasureOutcome::NotRun,
-                                    "no CPU reference to check the output against: " + reference.failure);
-            } else if (!e.build.ok) {
-                e.measurement = not_benchmarked(e.label, result.device, options.device,
-                                                MeasureOutcome::BuildFailed, e.build.error);
-            } else {
-                e.measurement = runner->run(e.build.binary);
+            std::vector<BenchmarkBinary> binaries;
+            std::vector<std::size_t> built;
+            for (std::size_t i : group) {
+                Top5Entry &e = entries[i];
+                if (!reference.ok()) {
+                    e.measurement =
+                        not_benchmarked(e.label, result.device, options.device, MeasureOutcome::NotRun,
+                                        "no CPU reference to check the output against: " + reference.failure);
+                } else if (!e.build.ok) {
+                    e.measurement = not_benchmarked(e.label, result.device, options.device,
+                                                    MeasureOutcome::BuildFailed, e.build.error);
+                } else {
+                    binaries.push_back(e.build.binary);
+                    built.push_back(i);
+                }
             }
-            try {
-                record(e);
-            } catch (...) {
-                remember_failure();
+            const std::vector<Measurement> timed = runner->run_many(binaries);
+            for (std::size_t j = 0; j < built.size(); ++j)
+                entries[built[j]].measurement = timed[j];
+            for (std::size_t i : group) {
+                try {
+                    record(entries[i]);
+                } catch (...) {
+                    remember_failure();
+                }
             }
         }
     };

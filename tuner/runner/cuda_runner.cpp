@@ -21,15 +21,22 @@ public:
     int slots() const override { return static_cast<int>(gpus_.size()); }
     bool compiles_may_overlap() const override { return true; }
 
-    Measurement run(const BenchmarkBinary &binary) override {
+    Measurement run(const BenchmarkBinary &binary) override { return run_many({binary}).front(); }
+
+    // A group runs on one GPU, in one harness process while no sample ends
+    // it: one CUDA context and module loads for all.
+    std::vector<Measurement> run_many(const std::vector<BenchmarkBinary> &binaries) override {
+        if (binaries.empty()) return {};
         const std::size_t gpu = acquire();
-        Measurement m =
-            detail::run_benchmark_process(binary, timing_, {{"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}});
+        std::vector<Measurement> ms =
+            detail::run_benchmark_group(binaries, timing_, {{"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}});
         release(gpu);
-        m.device_kind = DeviceKind::Cuda;
-        m.device = gpus_[gpu].description;
-        m.gpu_index = static_cast<int>(gpu);
-        return m;
+        for (Measurement &m : ms) {
+            m.device_kind = DeviceKind::Cuda;
+            m.device = gpus_[gpu].description;
+            m.gpu_index = static_cast<int>(gpu);
+        }
+        return ms;
     }
 
 private:
