@@ -489,26 +489,8 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
                     }
                 }
                 if (interrupted()) continue; // left unmeasured: resume measures it
-                std::vector<Measurement> ms(group.size());
-                std::vector<BenchmarkBinary> binaries;
-                std::vector<std::size_t> built;
-                for (std::size_t k = 0; k < group.size(); ++k) {
-                    const Work *w = group[k];
-                    if (w->build.ok) {
-                        binaries.push_back(w->build.binary);
-                        built.push_back(k);
-                    } else {
-                        ms[k] = not_benchmarked("", result.device, o.device,
-                                                reference.ok() ? MeasureOutcome::BuildFailed : MeasureOutcome::NotRun,
-                                                w->build.error);
-                    }
-                }
-                const std::vector<Measurement> timed = runner->run_many(binaries);
-                for (std::size_t j = 0; j < built.size(); ++j)
-                    ms[built[j]] = timed[j];
-                for (std::size_t k = 0; k < group.size(); ++k) {
-                    Work *w = group[k];
-                    Measurement &m = ms[k];
+                // Each measurement is stored as soon as the runner knows it.
+                auto record = [&](Work *w, Measurement m) {
                     const std::string label =
                         "batch " + std::to_string(b) + " sample " + std::to_string(w->sample.index);
                     m.label = label;
@@ -517,7 +499,7 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
                         store.record_measurement(w->sample_id, measurement_row(m));
                     } catch (...) {
                         remember_failure();
-                        continue;
+                        return;
                     }
                     {
                         std::lock_guard<std::mutex> lock(mutex);
@@ -532,7 +514,20 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
                            label + ": " +
                                (m.measured() ? "median " + std::to_string(*m.median_ms) + " ms"
                                              : std::string(to_string(m.outcome)) + ": " + m.error));
+                };
+                std::vector<BenchmarkBinary> binaries;
+                std::vector<Work *> built;
+                for (Work *w : group) {
+                    if (w->build.ok) {
+                        binaries.push_back(w->build.binary);
+                        built.push_back(w);
+                    } else {
+                        record(w, not_benchmarked("", result.device, o.device,
+                                                  reference.ok() ? MeasureOutcome::BuildFailed : MeasureOutcome::NotRun,
+                                                  w->build.error));
+                    }
                 }
+                runner->run_many(binaries, [&](std::size_t j, const Measurement &m) { record(built[j], m); });
             }
         };
         if (!todo.empty()) {

@@ -18,9 +18,8 @@
 // to kMaxBenchmarkGroup, in one harness process: runner.h), as builds finish
 // where the device allows it (a GPU), after the batch's builds on POCL
 // (which shares the cores). Each sample row is written when its search
-// finishes and its measurement when its group's harness ends, one
-// transaction each (a driver killed during a group leaves those samples
-// unmeasured; resume measures them).
+// finishes and its measurement when its benchmark finishes (the harness
+// announces each), one transaction each.
 //
 // Invariants:
 // - Determinism: sample (batch b, idx i) of a run is the search with seed

@@ -7,7 +7,6 @@
 #include <mutex>
 #include <optional>
 
-
 namespace gpusched {
 namespace fs = std::filesystem;
 

@@ -28,7 +28,7 @@
 namespace gpusched {
 
 struct SharedRuntime {
-    std::string object; // the runtime's object file, when built
+    std::string object;  // the runtime's object file, when built
     std::string failure; // why there is none; empty on success
     bool ok() const { return failure.empty(); }
 };

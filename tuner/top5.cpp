@@ -423,6 +423,13 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
                     ready.pop_front();
                 }
             }
+            auto store_entry = [&](std::size_t i) {
+                try {
+                    record(entries[i]);
+                } catch (...) {
+                    remember_failure();
+                }
+            };
             std::vector<BenchmarkBinary> binaries;
             std::vector<std::size_t> built;
             for (std::size_t i : group) {
@@ -437,18 +444,15 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
                 } else {
                     binaries.push_back(e.build.binary);
                     built.push_back(i);
+                    continue;
                 }
+                store_entry(i);
             }
-            const std::vector<Measurement> timed = runner->run_many(binaries);
-            for (std::size_t j = 0; j < built.size(); ++j)
-                entries[built[j]].measurement = timed[j];
-            for (std::size_t i : group) {
-                try {
-                    record(entries[i]);
-                } catch (...) {
-                    remember_failure();
-                }
-            }
+            // Each measurement is stored as soon as the runner knows it.
+            runner->run_many(binaries, [&](std::size_t j, const Measurement &m) {
+                entries[built[j]].measurement = m;
+                store_entry(built[j]);
+            });
         }
     };
     {

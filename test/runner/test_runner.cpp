@@ -5,6 +5,7 @@
 // (generator, linker) against a real CPU reference.
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include <catch2/catch.hpp>
@@ -174,8 +175,21 @@ TEST_CASE("a sample that hangs in a group is stopped at its timeout and the samp
           "[runner][fault][group]") {
     test::TempDir dir;
     auto runner = make_opencl_runner(quick_timing(8));
-    const std::vector<Measurement> ms =
-        runner->run_many({build(dir, "none", "-a"), build(dir, "hang"), build(dir, "none", "-b")});
+    const std::vector<BenchmarkBinary> group = {build(dir, "none", "-a"), build(dir, "hang"),
+                                                build(dir, "none", "-b")};
+    // Each measurement reaches the caller as soon as it is known: the first
+    // one while the hanging sample still runs, long before the group ends.
+    std::vector<std::size_t> order;
+    std::vector<std::chrono::steady_clock::time_point> when;
+    const std::vector<Measurement> ms = runner->run_many(group, [&](std::size_t i, const Measurement &m) {
+        order.push_back(i);
+        when.push_back(std::chrono::steady_clock::now());
+        CHECK(m.device.rfind("pocl-", 0) == 0);
+    });
+    const auto ended = std::chrono::steady_clock::now();
+    CHECK(order == std::vector<std::size_t>{0, 1, 2});
+    REQUIRE(when.size() == 3);
+    CHECK(ended - when[0] > std::chrono::seconds(6));
     REQUIRE(ms.size() == 3);
     check_measured(ms[0]);
     INFO(ms[1].error);

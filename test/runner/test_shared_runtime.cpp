@@ -69,9 +69,16 @@ TEST_CASE("a sample built with the shared runtime is a complete library and the 
     const std::string archive = locate_output_runner_archive();
     REQUIRE_FALSE(archive.empty());
     ProcessSpec link;
-    link.argv = {locate_cxx_compiler(), "-o", dir / "b/runner", "-Wl,--whole-archive", archive,
-                 "-Wl,--no-whole-archive", dir / "b/tiny_stencil.registration.cpp", dir / "b/tiny_stencil.a",
-                 "-ldl", "-lpthread"};
+    link.argv = {locate_cxx_compiler(),
+                 "-o",
+                 dir / "b/runner",
+                 "-Wl,--whole-archive",
+                 archive,
+                 "-Wl,--no-whole-archive",
+                 dir / "b/tiny_stencil.registration.cpp",
+                 dir / "b/tiny_stencil.a",
+                 "-ldl",
+                 "-lpthread"};
     ProcessResult linked = run_process(link);
     INFO(linked.err);
     REQUIRE(linked.ok());

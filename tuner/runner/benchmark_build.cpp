@@ -37,8 +37,9 @@ struct HarnessEntry {
     bool built = false;
 };
 
-std::string harness_for(const std::string &compiler, const std::string &archive, const std::string &runtime_object,
-                        std::chrono::milliseconds timeout, std::string &failure) {
+std::string harness_for(const std::string &compiler, const std::string &archive,
+                        const std::string &runtime_object, std::chrono::milliseconds timeout,
+                        std::string &failure) {
     static std::mutex mutex;
     static std::map<std::string, std::shared_ptr<HarnessEntry>> entries;
     std::shared_ptr<HarnessEntry> e;
@@ -55,8 +56,16 @@ std::string harness_for(const std::string &compiler, const std::string &archive,
         ProcessSpec link;
         // -rdynamic: the samples' shared objects find the runtime here, so
         // the whole group shares one device context.
-        link.argv = {compiler,       "-o",      e->path, "-rdynamic", "-Wl,--whole-archive", archive,
-                     "-Wl,--no-whole-archive", runtime_object, "-ldl",    "-lpthread"};
+        link.argv = {compiler,
+                     "-o",
+                     e->path,
+                     "-rdynamic",
+                     "-Wl,--whole-archive",
+                     archive,
+                     "-Wl,--no-whole-archive",
+                     runtime_object,
+                     "-ldl",
+                     "-lpthread"};
         link.timeout = timeout;
         ProcessResult r = run_process(link);
         e->failure = r.ok() ? std::string()
@@ -107,12 +116,18 @@ BenchmarkBuild build_benchmark(const BenchmarkBuildRequest &req) {
     if (req.library_dir) {
         library = *req.library_dir + "/" + name + ".a";
     } else {
-        GeneratorOutcome g = run_generator(scheduled_build(req.schedule, req.work_dir, req.target + "-no_runtime"));
+        GeneratorOutcome g =
+            run_generator(scheduled_build(req.schedule, req.work_dir, req.target + "-no_runtime"));
         if (!g.ok()) return finish("building for " + req.target + " failed: " + g.message);
         library = req.work_dir + "/" + name + ".a";
     }
     ProcessSpec link;
-    link.argv = {compiler, "-shared", "-o", req.work_dir + "/" + name + ".so", "-Wl,--whole-archive", library,
+    link.argv = {compiler,
+                 "-shared",
+                 "-o",
+                 req.work_dir + "/" + name + ".so",
+                 "-Wl,--whole-archive",
+                 library,
                  "-Wl,--no-whole-archive"};
     link.timeout = req.schedule.timeout;
     ProcessResult r = run_process(link);

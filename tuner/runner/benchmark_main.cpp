@@ -33,8 +33,9 @@
 //    too, but reports only the best time and leaves the first host-to-device
 //    copy of the inputs inside its measurement loop; this one keeps every
 //    time and reports min and median.
-// 5. OUT_DIR/benchmark.json is written, with "complete": true, before the
-//    next sample starts: a later crash loses nothing already measured.
+// 5. OUT_DIR/benchmark.json is written, with "complete": true, and
+//    "finished OUT_DIR" printed, before the next sample starts: the driver
+//    stores the result at once, and a later crash loses nothing measured.
 //
 // A sample that ends the process (a signal; a Halide error, exit 3; its
 // alarm, exit 5) is the one whose OUT_DIR has `started` and no complete
@@ -310,8 +311,6 @@ int run_sample(const SampleSpec &spec, double min_time_s, long min_reps, long ma
         std::fprintf(stderr, "cannot write %s/benchmark.json\n", out_dir.c_str());
         return kExitUsage;
     }
-    std::printf("%s: min %.6g ms, median %.6g ms over %zu reps\n", md->name, sorted.front(), median, n);
-    std::fflush(stdout);
     // The sample's buffers (host and device) are freed here, by RunGen's
     // destructor; its loaded code stays until the process ends (the
     // runtime keeps its compiled kernels in its module list).
@@ -363,6 +362,9 @@ int main(int argc, char **argv) {
         alarm(static_cast<unsigned>(timeout_s));
         if (int status = run_sample(s, min_time_s, min_reps, max_reps, warmup); status != 0) return status;
         alarm(0);
+        // The driver reads the result as soon as this line arrives.
+        std::printf("finished %s\n", s.out_dir.c_str());
+        std::fflush(stdout);
     }
     return 0;
 }

@@ -1,5 +1,6 @@
 #include "tuner/runner/runner.h"
 
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -172,7 +173,7 @@ Measurement charge_failure(const BenchmarkBinary &b, const ProcessResult &r, con
 // it finished, and for the one it ended on; returns the index to go on from.
 std::size_t run_harness(const std::vector<BenchmarkBinary> &bins, std::size_t first, std::size_t end,
                         const TimingOptions &t, const std::map<std::string, std::string> &env,
-                        std::vector<Measurement> &out) {
+                        std::vector<Measurement> &out, const Runner::MeasuredFn &on_measured) {
     std::error_code ec;
     std::ostringstream list;
     for (std::size_t i = first; i < end; ++i) {
@@ -204,29 +205,52 @@ std::size_t run_harness(const std::vector<BenchmarkBinary> &bins, std::size_t fi
     // Each sample has its own alarm in the harness; this is the backstop for
     // a process the alarm cannot end: every sample's timeout, and a margin.
     spec.timeout = t.timeout * static_cast<int64_t>(end - first) + std::chrono::seconds(30);
-    const ProcessResult r = run_process(spec);
 
+    // The harness prints a line after each sample's result is written: pass
+    // on every result complete by then. The caller's exception waits until
+    // the process is over (run_process must not be unwound past its child).
+    std::size_t reported = first;
     double accounted = 0;
-    for (std::size_t i = first; i < end; ++i) {
-        if (std::optional<Measurement> m = read_result(bins[i])) {
-            out[i] = *m;
-            accounted += m->wall_seconds;
-            continue;
+    std::exception_ptr failure;
+    auto deliver = [&](std::size_t i) {
+        if (!on_measured || failure) return;
+        try {
+            on_measured(i, out[i]);
+        } catch (...) {
+            failure = std::current_exception();
         }
+    };
+    auto collect = [&] {
+        for (; reported < end; ++reported) {
+            std::optional<Measurement> m = read_result(bins[reported]);
+            if (!m) break;
+            out[reported] = *m;
+            accounted += m->wall_seconds;
+            deliver(reported);
+        }
+    };
+    spec.on_stdout = collect;
+    const ProcessResult r = run_process(spec);
+    collect();
+    std::size_t next = end;
+    if (reported < end) {
         // The first sample without a result is the one the process ended on
         // (or, when it ended before loading any, the first one: a harness
         // that cannot start is charged to one sample at a time, so the group
         // always progresses).
-        out[i] = charge_failure(bins[i], r, t, std::max(0.0, r.wall_seconds - accounted));
-        return i + 1;
+        out[reported] = charge_failure(bins[reported], r, t, std::max(0.0, r.wall_seconds - accounted));
+        deliver(reported);
+        next = reported + 1;
     }
-    return end;
+    if (failure) std::rethrow_exception(failure);
+    return next;
 }
 
 } // namespace
 
 std::vector<Measurement> run_benchmark_group(const std::vector<BenchmarkBinary> &bins, const TimingOptions &t,
-                                             const std::map<std::string, std::string> &env) {
+                                             const std::map<std::string, std::string> &env,
+                                             const Runner::MeasuredFn &on_measured) {
     std::vector<Measurement> out(bins.size());
     std::size_t next = 0;
     while (next < bins.size()) {
@@ -234,7 +258,7 @@ std::vector<Measurement> run_benchmark_group(const std::vector<BenchmarkBinary> 
         std::size_t end = next + 1;
         while (end < bins.size() && bins[end].executable == bins[next].executable)
             ++end;
-        next = run_harness(bins, next, end, t, env, out);
+        next = run_harness(bins, next, end, t, env, out, on_measured);
     }
     return out;
 }

@@ -30,6 +30,7 @@
 // median and reps.
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -52,7 +53,7 @@ struct TimingOptions {
     int min_reps = 3;
     int max_reps = 1000;
     int warmup = 1;                   // untimed calls after the first
-    std::chrono::seconds timeout{60}; // per benchmark process
+    std::chrono::seconds timeout{60}; // per sample (its alarm in the harness)
 };
 
 enum class MeasureOutcome {
@@ -123,8 +124,12 @@ public:
     virtual Measurement run(const BenchmarkBinary &binary) = 0;
     // The same for a group, in order, on one device, in as few harness
     // processes as the samples allow (see the invariants above); one
-    // Measurement per binary.
-    virtual std::vector<Measurement> run_many(const std::vector<BenchmarkBinary> &binaries) = 0;
+    // Measurement per binary. on_measured(i, m) is called for each binary as
+    // soon as its measurement is known (while the harness goes on with the
+    // next), so a caller can store it before the group ends.
+    using MeasuredFn = std::function<void(std::size_t index, const Measurement &)>;
+    virtual std::vector<Measurement> run_many(const std::vector<BenchmarkBinary> &binaries,
+                                              const MeasuredFn &on_measured = {}) = 0;
 };
 
 // Most samples a driver hands to run_many() at once: a crash costs a new
@@ -154,7 +159,8 @@ Measurement run_benchmark_process(const BenchmarkBinary &binary, const TimingOpt
 // the next). Binaries of one group share an executable.
 std::vector<Measurement> run_benchmark_group(const std::vector<BenchmarkBinary> &binaries,
                                              const TimingOptions &timing,
-                                             const std::map<std::string, std::string> &env);
+                                             const std::map<std::string, std::string> &env,
+                                             const Runner::MeasuredFn &on_measured = {});
 // The outcome of a harness that exited with a Halide error, from its message.
 MeasureOutcome classify_pipeline_error(const std::string &message);
 } // namespace detail
