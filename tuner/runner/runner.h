@@ -11,13 +11,14 @@
 // most of a sample's benchmark on POCL: docs/results/autotune-pocl.md).
 //
 // Two devices behind one interface:
-// - cuda: the real thing. One benchmark per GPU at a time
+// - cuda: the real thing. One benchmark (group) per GPU at a time
 //   (CUDA_VISIBLE_DEVICES names the one it gets), all GPUs busy; compiles
 //   may run beside benchmarks, on the CPU.
 // - opencl: the same harness on POCL, the CPU's OpenCL, for machines without
 //   a GPU and for CI. Its times are real times of a CPU OpenCL device, never
-//   a GPU's: they carry the device name pocl-<cpu model>. One benchmark at a
-//   time, and never beside compile jobs, which would share its cores.
+//   a GPU's: they carry the device name pocl-<cpu model>. One benchmark
+//   (group) at a time, and never beside compile jobs, which would share its
+//   cores.
 //
 // Invariants: run() never throws for anything a sample does; a crash
 // (signal), a hang (timeout: the process group is killed), a device error,
@@ -30,8 +31,8 @@
 // median and reps.
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -126,7 +127,8 @@ public:
     // processes as the samples allow (see the invariants above); one
     // Measurement per binary. on_measured(i, m) is called for each binary as
     // soon as its measurement is known (while the harness goes on with the
-    // next), so a caller can store it before the group ends.
+    // next), so a caller can store it before the group ends. What
+    // on_measured throws is rethrown once the harness process has ended.
     using MeasuredFn = std::function<void(std::size_t index, const Measurement &)>;
     virtual std::vector<Measurement> run_many(const std::vector<BenchmarkBinary> &binaries,
                                               const MeasuredFn &on_measured = {}) = 0;
