@@ -14,10 +14,12 @@
 //
 // Flow per batch: --jobs workers each take the next missing sample index,
 // search and compile it (generate_sample), store it, and build its benchmark;
-// benchmarks run one per device slot, as builds finish where the device
-// allows it (a GPU), after the batch's builds on POCL (which shares the
-// cores). Each sample row is written when its search finishes and its
-// measurement when its benchmark finishes, one transaction each.
+// benchmarks run one group per device slot (what is built and waiting, up
+// to kMaxBenchmarkGroup, in one harness process: runner.h), as builds finish
+// where the device allows it (a GPU), after the batch's builds on POCL
+// (which shares the cores). Each sample row is written when its search
+// finishes and its measurement when its benchmark finishes (the harness
+// announces each), one transaction each.
 //
 // Invariants:
 // - Determinism: sample (batch b, idx i) of a run is the search with seed

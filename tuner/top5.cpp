@@ -81,6 +81,7 @@ ValidationRequest schedule_request(const OneShotOptions &opt, const ScheduleSour
     vr.generator_params = opt.generator_params;
     vr.source = source;
     vr.work_dir = work_dir;
+    vr.runtime_cache_dir = opt.output_dir + "/runtime";
     vr.timeout = opt.timeout;
     return vr;
 }

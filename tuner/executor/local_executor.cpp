@@ -1,7 +1,10 @@
-// The local executor (executor.h): today's behaviour. Benchmarks run on this
-// machine through a Runner, one per device slot. Where the device lets
-// compiles overlap benchmarks (a GPU), a task starts as soon as a slot is
-// free; where it does not (POCL runs on the cores the compiles use), the
+// The local executor (executor.h): benchmarks run on this machine through a
+// Runner, one group per device slot. A slot takes what has arrived, up to
+// kMaxBenchmarkGroup tasks, and hands it to Runner::run_many: one harness
+// process times them all (one device context, one kernel-compiler start on
+// POCL), and each result comes back as soon as it is known. Where the device
+// lets compiles overlap benchmarks (a GPU), a slot starts as soon as tasks
+// are there; where it does not (POCL runs on the cores the compiles use), the
 // round's tasks wait until finish() says the last one has arrived.
 
 #include <condition_variable>
@@ -54,23 +57,30 @@ public:
 private:
     void work() {
         for (;;) {
-            BenchmarkTask task;
+            std::vector<BenchmarkTask> group;
             {
                 std::unique_lock<std::mutex> lock(mutex_);
                 changed_.wait(
                     lock, [&] { return closed_ || (runner_->compiles_may_overlap() && !queue_.empty()); });
                 if (queue_.empty()) return;
-                task = std::move(queue_.front());
-                queue_.pop_front();
                 // An interrupt skips what has not started; resume measures it.
                 if (stop_ && stop_->load()) {
                     stopped_ = true;
+                    queue_.clear();
                     continue;
                 }
+                while (!queue_.empty() && group.size() < kMaxBenchmarkGroup) {
+                    group.push_back(std::move(queue_.front()));
+                    queue_.pop_front();
+                }
             }
-            const Measurement m = runner_->run(task.binary);
-            std::lock_guard<std::mutex> lock(result_mutex_);
-            on_result_(task, m, ExecutionRecord{{"executor", "local"}});
+            std::vector<BenchmarkBinary> binaries;
+            for (const BenchmarkTask &t : group)
+                binaries.push_back(t.binary);
+            runner_->run_many(binaries, [&](std::size_t i, const Measurement &m) {
+                std::lock_guard<std::mutex> lock(result_mutex_);
+                on_result_(group[i], m, ExecutionRecord{{"executor", "local"}});
+            });
         }
     }
 

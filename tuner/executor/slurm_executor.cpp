@@ -166,6 +166,7 @@ public:
         spec.key = t.key;
         spec.label = t.label;
         spec.target = bt.binary.target;
+        spec.function_name = bt.binary.function_name;
         spec.input_seed = bt.binary.input_seed;
         spec.device = opt_.device;
         spec.timing = opt_.timing;
@@ -173,7 +174,11 @@ public:
         const std::string dir = wf_.task_dir(t.id);
         std::error_code ec;
         fs::create_directories(dir, ec);
+        // The run's harness and the sample's shared object, which the
+        // harness loads (runner.h): a node needs nothing from the driver's
+        // build folders.
         fs::copy_file(bt.binary.executable, dir + "/bench", fs::copy_options::overwrite_existing, ec);
+        if (!ec) fs::copy_file(bt.binary.library, dir + "/bench.so", fs::copy_options::overwrite_existing, ec);
         if (ec)
             throw UserError("cannot copy the benchmark into the slurm work folder '" + dir +
                             "': " + ec.message());

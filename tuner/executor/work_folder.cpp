@@ -14,6 +14,7 @@ nlohmann::json TaskSpec::to_json() const {
             {"key", key},
             {"label", label},
             {"target", target},
+            {"function_name", function_name},
             {"input_seed", input_seed},
             {"reference", reference},
             {"device", to_string(device)},
@@ -31,6 +32,7 @@ TaskSpec TaskSpec::from_json(const nlohmann::json &j) {
     t.key = j.at("key").get<std::string>();
     t.label = j.at("label").get<std::string>();
     t.target = j.at("target").get<std::string>();
+    t.function_name = j.at("function_name").get<std::string>();
     t.input_seed = j.at("input_seed").get<uint64_t>();
     t.reference = j.at("reference").get<std::string>();
     const auto kind = parse_device_kind(j.at("device").get<std::string>());

@@ -53,6 +53,7 @@ struct WorkFolder {
 struct TaskSpec {
     int64_t id = 0;
     std::string key, label, target;
+    std::string function_name; // the sample's pipeline function in its shared object (bench.so)
     uint64_t input_seed = 1;
     std::string reference; // relative to the scope folder; empty: no output check
     DeviceKind device = DeviceKind::OpenCl;

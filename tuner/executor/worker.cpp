@@ -82,6 +82,8 @@ int run_worker(const std::string &scope_dir, int64_t array, std::optional<int> i
     BenchmarkBinary b;
     b.label = spec.label;
     b.executable = wf.task_dir(task_id) + "/bench";
+    b.library = wf.task_dir(task_id) + "/bench.so";
+    b.function_name = spec.function_name;
     b.work_dir = wf.task_dir(task_id) + "/attempt-" + std::to_string(attempt);
     b.reference_dir = spec.reference.empty() ? "" : wf.scope_dir + "/" + spec.reference;
     b.target = spec.target;
