@@ -11,7 +11,6 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
-#include <regex>
 
 #include <unistd.h>
 #include <memory>
@@ -30,6 +29,7 @@
 #include "db/database.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/autotune.h"
+#include "tuner/duration.h"
 #include "tuner/top5.h"
 
 namespace gpusched::cli {
@@ -62,7 +62,27 @@ struct TuneArgs {
     int64_t resume = 0;
     std::string time_budget;
     int64_t max_samples = 0;
+    // Where benchmarks run (tuner/executor/executor.h).
+    std::string executor = "local";
+    SlurmOptions slurm;
 };
+
+// The executor the arguments name; the mode fills in device and timing.
+ExecutorOptions executor_args(const TuneArgs &a) {
+    ExecutorOptions e;
+    e.kind = a.executor;
+    e.slurm = a.slurm;
+    const bool slurm_flags = !a.slurm.partition.empty() || !a.slurm.account.empty() || !a.slurm.gres.empty() ||
+                             !a.slurm.time_limit.empty() || !a.slurm.work_dir.empty() ||
+                             !a.slurm.worker_command.empty();
+    if (a.executor != "slurm" && slurm_flags)
+        throw UserError("--partition, --account, --gres, --time-limit, --work-dir and --worker-command are "
+                        "options of --executor slurm");
+    if (a.executor == "slurm" && a.slurm.work_dir.empty())
+        throw UserError("--executor slurm needs --work-dir, a folder the driver and every node share");
+    return e;
+}
+
 
 // Exit codes of autotune, documented in docs/user-guide.md.
 constexpr int kExitStoppedByBudget = 3;
@@ -71,18 +91,14 @@ constexpr int kExitInterrupted = 130; // 128 + SIGINT, as shells report it
 std::atomic<bool> g_stop{false};
 extern "C" void request_stop(int) { g_stop.store(true); }
 
-// "90", "90s", "15m", "2h", "1h30m" -> seconds.
-std::optional<double> parse_duration(const std::string &text) {
-    static const std::regex whole(R"(^\s*((\d+(\.\d+)?)\s*(ms|h|m|s)?\s*)+$)");
-    static const std::regex part(R"((\d+(?:\.\d+)?)\s*(ms|h|m|s)?)");
-    if (!std::regex_match(text, whole)) return std::nullopt;
-    double total = 0;
-    for (auto it = std::sregex_iterator(text.begin(), text.end(), part); it != std::sregex_iterator(); ++it) {
-        const double v = std::stod((*it)[1]);
-        const std::string unit = (*it)[2];
-        total += unit == "h" ? v * 3600 : unit == "m" ? v * 60 : unit == "ms" ? v / 1000 : v;
-    }
-    return total;
+// SIGINT/SIGTERM set g_stop: the modes start no new work and a slurm round
+// scancels its jobs; the command exits 130.
+void install_stop_handler() {
+    struct sigaction sa {};
+    sa.sa_handler = request_stop;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
 }
 
 std::string utc_stamp() {
@@ -120,6 +136,7 @@ nlohmann::json entry_json(const Top5Entry &e) {
                         {"spill_bytes", e.spill_bytes},
                         {"measurement", e.measurement.to_json()},
                         {"build_seconds", e.build.seconds}};
+    if (!e.execution.is_null()) j["execution"] = e.execution;
     j["predicted_rank"] = e.predicted_rank ? nlohmann::json(e.predicted_rank) : nlohmann::json(nullptr);
     j["predicted_cost"] = e.predicted_cost ? nlohmann::json(*e.predicted_cost) : nlohmann::json(nullptr);
     if (!e.build.ok) j["build_error"] = e.build.error;
@@ -225,7 +242,10 @@ nlohmann::json opt_json(const std::optional<T> &v) {
 
 int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     AutotuneOptions o;
-    if (a.device.empty()) {
+    o.executor = executor_args(a);
+    if (a.device.empty() && a.executor == "slurm") {
+        o.device = DeviceKind::Cuda; // the nodes have the GPUs, not the driver
+    } else if (a.device.empty()) {
         if (!default_device_kind()) {
             spdlog::error("tune benchmarks on a GPU and none is visible here ({}); add --device opencl to "
                           "benchmark on POCL, the CPU's OpenCL, instead",
@@ -275,11 +295,7 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     // SIGINT/SIGTERM: start no new work, keep what is stored (samples compiled
     // but not yet timed are measured by --resume), mark the run interrupted,
     // exit 130 (test: "autotune stopped by SIGTERM ...").
-    struct sigaction sa {};
-    sa.sa_handler = request_stop;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
+    install_stop_handler();
     o.stop = &g_stop;
 
     if (!global.json && !global.quiet) {
@@ -442,12 +458,32 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--max-samples", args->max_samples,
                     "Autotune: stop when the run has this many samples (all attempts) and write the best");
 
+    cmd->add_option("--executor", args->executor,
+                    "Where benchmarks run: local (this machine) or slurm (sbatch job arrays; docs/cluster.md)")
+        ->check(CLI::IsMember({"local", "slurm"}))
+        ->capture_default_str();
+    cmd->add_option("--partition", args->slurm.partition, "Slurm: the partition of the benchmark jobs");
+    cmd->add_option("--account", args->slurm.account, "Slurm: the account the jobs are charged to");
+    cmd->add_option("--gres", args->slurm.gres, "Slurm: generic resources per job (gpu:1 for --device cuda)");
+    cmd->add_option("--time-limit", args->slurm.time_limit, "Slurm: each job's time limit (sbatch --time: 10, 1:00:00)");
+    cmd->add_option("--work-dir", args->slurm.work_dir,
+                    "Slurm: a folder shared by the driver and every node (tasks, results, logs)");
+    cmd->add_option("--max-attempts", args->slurm.max_attempts,
+                    "Slurm: attempts per benchmark job, the first included, before it counts as failed")
+        ->capture_default_str();
+    cmd->add_option("--worker-command", args->slurm.worker_command,
+                    "Slurm: the gpusched the jobs run on the nodes (default: this one; a bundle's libexec/gpusched "
+                    "on a shared folder works)");
+
     return [args, &global]() {
         if (args->mode == "autotune") return run_autotune_command(*args, global);
         if (args->generator_path.empty() || args->generator_name.empty())
             throw UserError("tune needs the generator executable and -g NAME");
         Top5Options opt;
-        if (args->device.empty()) {
+        opt.executor = executor_args(*args);
+        if (args->device.empty() && args->executor == "slurm") {
+            opt.device = DeviceKind::Cuda; // the nodes have the GPUs, not the driver
+        } else if (args->device.empty()) {
             if (!default_device_kind()) {
                 spdlog::error(
                     "tune benchmarks on a GPU and none is visible here ({}); add --device opencl to "
@@ -502,12 +538,20 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
             else
                 spdlog::warn("{}: {}: {}", e.label, to_string(e.measurement.outcome), e.measurement.error);
         };
+        if (args->executor == "slurm") {
+            // Interrupted, the driver takes its jobs back (scancel) before it exits.
+            install_stop_handler();
+            opt.executor.stop = &g_stop;
+        }
         Top5Result r;
         try {
             r = run_top5(opt, progress);
         } catch (const UnavailableError &e) {
             spdlog::error("{}", e.what());
             return kExitUnavailable;
+        } catch (const InterruptedError &e) {
+            spdlog::error("{}", e.what());
+            return kExitInterrupted;
         }
         if (global.json) {
             nlohmann::json j = {{"generator", b.generator_path},

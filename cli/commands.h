@@ -32,10 +32,14 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global);
 Action add_tune_command(CLI::App &app, const GlobalOptions &global);
 Action add_db_command(CLI::App &app, const GlobalOptions &global);
 Action add_retrain_command(CLI::App &app, const GlobalOptions &global);
+Action add_nightly_command(CLI::App &app, const GlobalOptions &global);
 Action add_gpus_command(CLI::App &app, const GlobalOptions &global);
+Action add_report_command(CLI::App &app, const GlobalOptions &global);
 // Records the command line for the report it writes.
 Action add_bench_command(CLI::App &app, const GlobalOptions &global, int argc, char **argv);
 Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, char **argv);
+// Run by the slurm executor's jobs on their nodes (tuner/executor/worker.h).
+Action add_worker_command(CLI::App &app, const GlobalOptions &global);
 
 // The version banner (`gpusched --version`).
 std::string version_text();

@@ -37,4 +37,19 @@ void setup_logging(int verbosity, bool quiet, const std::string &log_file) {
     spdlog::set_default_logger(logger);
 }
 
+void add_timestamped_log_file(const std::string &log_file) {
+    auto logger = spdlog::default_logger();
+    for (auto &sink : logger->sinks())
+        sink->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [%l] %v");
+    if (log_file.empty()) return;
+    try {
+        auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>(log_file, false);
+        file->set_level(spdlog::level::debug);
+        file->set_pattern("[%Y-%m-%d %H:%M:%S.%e] [pid %P] [%l] %v");
+        logger->sinks().push_back(file);
+    } catch (const spdlog::spdlog_ex &e) {
+        throw std::runtime_error("cannot open log file '" + log_file + "': " + e.what());
+    }
+}
+
 } // namespace gpusched::cli

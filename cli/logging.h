@@ -9,4 +9,9 @@ namespace gpusched::cli {
 // Throws std::runtime_error if the log file cannot be opened.
 void setup_logging(int verbosity, bool quiet, const std::string &log_file);
 
+// For jobs nobody watches (`gpusched nightly`): every sink's lines get a
+// date and time, and `log_file` (if not empty) is appended to at debug
+// level. Throws std::runtime_error if the file cannot be opened.
+void add_timestamped_log_file(const std::string &log_file);
+
 } // namespace gpusched::cli

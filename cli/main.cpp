@@ -27,9 +27,12 @@ int main(int argc, char **argv) {
     Action tune = add_tune_command(app, global);
     Action db = add_db_command(app, global);
     Action retrain = add_retrain_command(app, global);
+    Action nightly = add_nightly_command(app, global);
     Action gpus = add_gpus_command(app, global);
+    Action report = add_report_command(app, global);
     Action bench = add_bench_command(app, global, argc, argv);
     Action fuzz = add_fuzz_command(app, global, argc, argv);
+    Action worker = add_worker_command(app, global);
 
     try {
         app.parse(argc, argv);
@@ -42,7 +45,8 @@ int main(int argc, char **argv) {
         std::cerr << "error: " << e.what() << "\n";
         return kExitError;
     }
-    for (const char *name : {"oneshot", "tune", "db", "retrain", "gpus", "bench", "fuzz"}) {
+    for (const char *name :
+         {"oneshot", "tune", "db", "retrain", "nightly", "gpus", "report", "bench", "fuzz", "worker"}) {
         if (!app.got_subcommand(name)) continue;
         const std::string n = name;
         try {
@@ -50,9 +54,12 @@ int main(int argc, char **argv) {
             if (n == "tune") return tune();
             if (n == "db") return db();
             if (n == "retrain") return retrain();
+            if (n == "nightly") return nightly();
             if (n == "gpus") return gpus();
+            if (n == "report") return report();
             if (n == "bench") return bench();
             if (n == "fuzz") return fuzz();
+            if (n == "worker") return worker();
         } catch (const std::exception &e) {
             spdlog::error("{}", e.what());
             return kExitError;

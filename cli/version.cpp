@@ -16,7 +16,9 @@ std::string version_string() { return GPUSCHED_VERSION; }
 
 std::string version_text() {
     std::string text = std::string("gpusched ") + GPUSCHED_VERSION + "\n";
-    text += "Halide " GPUSCHED_HALIDE_VERSION " (plugins: " GPUSCHED_HALIDE_PLUGIN_DIR ")\n";
+    // The plugin directory is the one in use (below), not the build
+    // machine's: from a bundle or a moved install they differ.
+    text += "Halide " GPUSCHED_HALIDE_VERSION "\n";
     text += "cost model default weights: ";
     text += gpusched::default_weights_provenance();
     auto found = [](const std::string &path) { return path.empty() ? std::string("not found") : path; };

@@ -237,8 +237,14 @@ std::vector<MeasuredSample> SampleStore::measured_samples(const TrainingFilter &
         WHERE s.status = 'ok' AND s.validation != 'failed' AND s.runtime_median_ms > 0
           AND length(s.featurization) > 0 AND (?1 = '' OR p.generator_name = ?1)
           AND (?2 = '' OR s.device = ?2) AND (?3 = 0 OR r.id = ?3) AND (?4 = 0 OR p.id = ?4)
+          AND p.id NOT IN (SELECT value FROM json_each(?5))
         ORDER BY p.id, coalesce(s.device, ''), s.id)sql");
+    std::string excluded = "[";
+    for (std::size_t i = 0; i < filter.exclude_pipeline_ids.size(); ++i)
+        excluded += (i ? "," : "") + std::to_string(filter.exclude_pipeline_ids[i]);
+    excluded += "]";
     q.bind(1, filter.generator_name).bind(2, filter.device).bind(3, filter.run_id).bind(4, filter.pipeline_id);
+    q.bind(5, excluded);
     std::vector<MeasuredSample> out;
     while (q.step()) {
         MeasuredSample m;

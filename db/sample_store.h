@@ -147,6 +147,8 @@ struct TrainingFilter {
     std::string device;
     int64_t run_id = 0;
     int64_t pipeline_id = 0;
+    // Never these pipelines: the nightly's hold-one-out models.
+    std::vector<int64_t> exclude_pipeline_ids;
 };
 
 // One batch of an Autotune run (schema 4): the weights its searches used

@@ -2,6 +2,7 @@
 # Installs what gpusched needs on Debian 12 (bookworm). Idempotent: packages
 # already present are left alone and the package index is only refreshed when
 # something is missing. Needs root (uses sudo when run as another user).
+# `--tests` also installs what only the test suite needs (run-tests.sh).
 set -euo pipefail
 
 PACKAGES=(
@@ -10,7 +11,14 @@ PACKAGES=(
   libpng-dev libjpeg-dev       # HalideConfig.cmake requires PNG and JPEG (Halide::ImageIO)
   libcli11-dev libspdlog-dev nlohmann-json3-dev libsqlite3-dev sqlite3 catch2
   pocl-opencl-icd ocl-icd-opencl-dev  # run GPU schedules on the CPU to validate them
+  debootstrap                  # the bundle test makes a bare Debian 12 root (scripts/in-bare-root.sh)
+  slurm-wlm munge              # tests: a single-node Slurm for the slurm executor (test/slurm)
 )
+# Only the tests need these; the demo and the driver do not.
+TEST_PACKAGES=(
+  chromium                     # test/report: the HTML report loaded headless, checked and screenshotted
+)
+if [ "${1:-}" = "--tests" ]; then PACKAGES+=("${TEST_PACKAGES[@]}"); fi
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then

@@ -76,7 +76,7 @@ Needs on the machine: an NVIDIA driver (or POCL for --device opencl), and a C++ 
 to link each benchmark. ptxas (CUDA toolkit) in PATH for the spill check; without it the check is "not checked".
 README
 
-tar -C "$stage" -cJf "$out" gpusched
+XZ_OPT=${XZ_OPT:--T0} tar -C "$stage" -cJf "$out" gpusched
 size=$(stat -c %s "$out")
 mib=$(( (size + 1048575) / 1048576 ))
 if (( size > limit_mib * 1048576 )); then

@@ -3,7 +3,7 @@
 # runs the whole test suite through ctest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --tests
 scripts/build.sh -DGPUSCHED_BUILD_BENCHMARKS=ON
 cd build
 ctest --output-on-failure -j "${GPUSCHED_TEST_JOBS:-2}" "$@"

@@ -23,6 +23,7 @@ std::string name_problem(const std::string &name) {
     if (name.find('\\') != std::string::npos) return "'\\' escapes the next character in a Catch filter";
     if (name.empty()) return "an empty name";
     if (name.front() == '~') return "a leading '~' makes the filter exclude the test";
+    if (name.front() == '-') return "a leading '-' makes Catch read the filter as an unknown option";
     if (name.front() == '*' || name.back() == '*') return "a leading or trailing '*' makes the filter a wildcard";
     if (name.front() == '#') return "Catch lists a name starting with '#' in quotes";
     return "";

@@ -61,7 +61,7 @@ std::string crc_of_file(const std::string &path) {
 nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_name,
                           const std::string &benchmark_target) {
     const OneShotOptions &b = o.batch;
-    return {{"batch", b.samples},
+    nlohmann::json c = {{"batch", b.samples},
             {"iterations", o.iterations},
             {"seed", b.seed},
             {"beam_size", b.beam_size},
@@ -84,6 +84,8 @@ nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_na
               {"max_reps", o.timing.max_reps},
               {"warmup", o.timing.warmup},
               {"timeout_s", o.timing.timeout.count()}}}};
+    if (!o.started_by.empty()) c["started_by"] = o.started_by;
+    return c;
 }
 
 // Overrides the options that define the run with those stored for it.
@@ -152,34 +154,34 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
     std::optional<db::StoredRun> stored;
     if (o.resume_run) {
         if (!fs::exists(o.batch.db_path))
-            throw UserError("cannot resume run " + std::to_string(*o.resume_run) + ": database '" +
+            throw CannotResumeError("cannot resume run " + std::to_string(*o.resume_run) + ": database '" +
                             o.batch.db_path + "' does not exist");
         db::Database database = db::Database::open(o.batch.db_path);
         db::SampleStore store(database);
         stored = store.find_run(*o.resume_run);
         const std::string which = "run " + std::to_string(*o.resume_run) + " in '" + o.batch.db_path + "'";
-        if (!stored) throw UserError("cannot resume " + which + ": there is no such run");
+        if (!stored) throw CannotResumeError("cannot resume " + which + ": there is no such run");
         if (stored->mode != "autotune")
-            throw UserError("cannot resume " + which + ": it is a " + stored->mode + " run, not autotune");
+            throw CannotResumeError("cannot resume " + which + ": it is a " + stored->mode + " run, not autotune");
         if (stored->status == "finished" && !stored->stopped_by)
-            throw UserError("cannot resume " + which + ": it finished all its iterations");
+            throw CannotResumeError("cannot resume " + which + ": it finished all its iterations");
         nlohmann::json c = nlohmann::json::parse(stored->config, nullptr, false);
         try {
             apply_stored_config(o, c);
         } catch (const std::exception &e) {
-            throw UserError("cannot resume " + which + ": its stored config is not an autotune config (" +
+            throw CannotResumeError("cannot resume " + which + ": its stored config is not an autotune config (" +
                             e.what() + ")");
         }
         if (o.batch.generator_path.empty()) o.batch.generator_path = stored->pipeline.generator_path;
         if (o.batch.generator_name.empty()) o.batch.generator_name = stored->pipeline.generator_name;
         if (o.batch.generator_name != stored->pipeline.generator_name)
-            throw UserError("cannot resume " + which + " with generator '" + o.batch.generator_name +
+            throw CannotResumeError("cannot resume " + which + " with generator '" + o.batch.generator_name +
                             "': the run tunes '" + stored->pipeline.generator_name + "'");
         if (!fs::exists(o.batch.generator_path))
-            throw UserError("cannot resume " + which + ": its generator '" + o.batch.generator_path +
+            throw CannotResumeError("cannot resume " + which + ": its generator '" + o.batch.generator_path +
                             "' does not exist (name another with the positional argument)");
         if (hash_file(o.batch.generator_path) != stored->pipeline.generator_hash)
-            throw UserError("cannot resume " + which + ": generator '" + o.batch.generator_path +
+            throw CannotResumeError("cannot resume " + which + ": generator '" + o.batch.generator_path +
                             "' is not the build the run started with (its bytes differ); samples of "
                             "two builds are never mixed in one run");
         o.batch.target = stored->pipeline.target;
@@ -199,13 +201,15 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
     if (!inputs.source.searches)
         throw UserError("autotune retrains the gpusched search's model; schedule source '" + opt.schedule_source +
                         "' does not search");
-    std::unique_ptr<Runner> runner = make_runner(o.device, o.timing);
+    ExecutorOptions eo = executor_options(o.executor, o.device, o.timing, opt.gpu);
+    eo.stop = o.stop;
+    std::unique_ptr<Executor> executor = make_executor(eo);
     if (locate_benchmark_runner_archive().empty())
         throw UnavailableError("the benchmark harness (libgpusched_benchmark_runner.a) was not found; build "
                                "gpusched or set GPUSCHED_BENCHMARK_RUNNER");
     result.target = inputs.target;
     result.benchmark_target = benchmark_target(o.device, inputs.target);
-    result.device = runner->device_name();
+    result.device = executor->device_name();
 
     db::Database database = db::Database::open(opt.db_path);
     db::SampleStore store(database);
@@ -216,7 +220,7 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
     if (stored) {
         const nlohmann::json c = nlohmann::json::parse(stored->config);
         if (c.value("device_name", "") != result.device)
-            throw UserError("cannot resume run " + std::to_string(stored->id) + " on " + result.device +
+            throw CannotResumeError("cannot resume run " + std::to_string(stored->id) + " on " + result.device +
                             ": it measured on " + c.value("device_name", "") +
                             ", and times of two devices are never mixed");
         result.run_id = stored->id;
@@ -255,10 +259,6 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
         else if (o.max_samples && run_samples.load() >= *o.max_samples) stop_reason = "max samples";
         else if (o.time_budget && seconds_since(t0) >= o.time_budget->count()) stop_reason = "time budget";
         return !stop_reason.empty();
-    };
-    auto interrupted = [&] {
-        std::lock_guard<std::mutex> lock(stop_mutex);
-        return stop_reason == "interrupted" || (o.stop && o.stop->load());
     };
 
     // The CPU reference every benchmark's output is compared with: once per invocation.
@@ -321,7 +321,7 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
         }
         const std::string weights_path = row->weights_path;
         if (!weights_path.empty() && !fs::exists(weights_path))
-            throw UserError("the weights of batch " + std::to_string(b) + " of run " + std::to_string(result.run_id) +
+            throw CannotResumeError("the weights of batch " + std::to_string(b) + " of run " + std::to_string(result.run_id) +
                             " ('" + weights_path + "') are gone; restore the file to resume");
 
         OneShotOptions bopt = opt;
@@ -360,7 +360,6 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
         std::deque<Work> works; // stable addresses
         std::mutex mutex;
         std::condition_variable changed;
-        std::deque<Work *> ready;
         int producers = std::max(1, std::min<int>(opt.jobs, static_cast<int>(todo.size())));
         std::size_t next = 0;
         std::mutex claim_mutex;
@@ -407,6 +406,47 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
         };
         result.best_ms = run_best();
 
+        // A measurement comes back (from the executor, or a build that
+        // failed): stored on its row, counted, reported.
+        auto measured = [&](Work *w, Measurement m, const ExecutionRecord &execution) {
+            const std::string label = "batch " + std::to_string(b) + " sample " + std::to_string(w->sample.index);
+            m.label = label;
+            try {
+                std::lock_guard<std::mutex> lock(db_mutex);
+                store.record_measurement(w->sample_id, measurement_row(m, execution));
+            } catch (...) {
+                remember_failure();
+                return;
+            }
+            {
+                std::lock_guard<std::mutex> lock(mutex);
+                if (m.measured()) {
+                    ++benchmarked;
+                    if (!result.best_ms || *m.median_ms < *result.best_ms) result.best_ms = *m.median_ms;
+                } else {
+                    ++failed;
+                }
+            }
+            report(AutotuneStatus::Event::Measured,
+                   label + ": " +
+                       (m.measured() ? "median " + std::to_string(*m.median_ms) + " ms"
+                                     : std::string(to_string(m.outcome)) + ": " + m.error));
+        };
+        auto task_key = [&](int index) {
+            return "run " + std::to_string(result.run_id) + " batch " + std::to_string(b) + " sample " +
+                   std::to_string(index);
+        };
+        std::map<std::string, Work *> work_of_key;
+        executor->begin("run-" + std::to_string(result.run_id),
+                        [&](const BenchmarkTask &task, const Measurement &m, const ExecutionRecord &execution) {
+                            Work *w = nullptr;
+                            {
+                                std::lock_guard<std::mutex> lock(mutex);
+                                w = work_of_key.at(task.key);
+                            }
+                            measured(w, m, execution);
+                        });
+
         auto producer = [&] {
             for (;;) {
                 const std::optional<int> index = claim();
@@ -420,6 +460,20 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
                 OneShotSample &s = w->sample;
                 s.index = *index;
                 s.dir = batch_dir + "/" + std::to_string(s.index);
+                const std::string key = task_key(s.index);
+                if (existing_id.count(s.index) && executor->adoptable(key)) {
+                    // An earlier driver's job benchmarks this stored sample:
+                    // follow it rather than search, build and submit again.
+                    w->sample_id = existing_id.at(s.index);
+                    {
+                        std::lock_guard<std::mutex> lock(mutex);
+                        work_of_key[key] = w;
+                    }
+                    BenchmarkTask task{key, {}};
+                    task.binary.label = "batch " + std::to_string(b) + " sample " + std::to_string(s.index);
+                    executor->submit(std::move(task));
+                    continue;
+                }
                 generate_sample(bopt, inputs, s);
                 db::SampleRow sample_row = to_sample_row(s, sample_search_config(bopt, s));
                 sample_row.batch = b;
@@ -463,70 +517,35 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
                     w->build.error = "no CPU reference to check the output against: " + reference.failure;
                 }
                 w->build.binary.reference_dir = reference.dir;
-                std::lock_guard<std::mutex> lock(mutex);
-                ready.push_back(w);
-                changed.notify_all();
+                if (w->build.ok) {
+                    {
+                        std::lock_guard<std::mutex> lock(mutex);
+                        work_of_key[key] = w;
+                    }
+                    executor->submit({key, w->build.binary});
+                } else {
+                    measured(w, not_benchmarked("batch " + std::to_string(b) + " sample " + std::to_string(s.index),
+                                                result.device, o.device,
+                                                reference.ok() ? MeasureOutcome::BuildFailed : MeasureOutcome::NotRun,
+                                                w->build.error),
+                             ExecutionRecord{});
+                }
             }
             std::lock_guard<std::mutex> lock(mutex);
             --producers;
             changed.notify_all();
-        };
-        auto bencher = [&] {
-            for (;;) {
-                Work *w = nullptr;
-                {
-                    std::unique_lock<std::mutex> lock(mutex);
-                    // On a device that shares the CPU, nothing is timed while anything compiles.
-                    changed.wait(lock, [&] {
-                        return producers == 0 || (runner->compiles_may_overlap() && !ready.empty());
-                    });
-                    if (ready.empty()) return;
-                    w = ready.front();
-                    ready.pop_front();
-                }
-                if (interrupted()) continue; // left unmeasured: resume measures it
-                Measurement m;
-                const std::string label = "batch " + std::to_string(b) + " sample " + std::to_string(w->sample.index);
-                if (!w->build.ok) {
-                    m = not_benchmarked(label, result.device, o.device,
-                                        reference.ok() ? MeasureOutcome::BuildFailed : MeasureOutcome::NotRun,
-                                        w->build.error);
-                } else {
-                    m = runner->run(w->build.binary);
-                    m.label = label;
-                }
-                try {
-                    std::lock_guard<std::mutex> lock(db_mutex);
-                    store.record_measurement(w->sample_id, measurement_row(m));
-                } catch (...) {
-                    remember_failure();
-                    continue;
-                }
-                {
-                    std::lock_guard<std::mutex> lock(mutex);
-                    if (m.measured()) {
-                        ++benchmarked;
-                        if (!result.best_ms || *m.median_ms < *result.best_ms) result.best_ms = *m.median_ms;
-                    } else {
-                        ++failed;
-                    }
-                }
-                report(AutotuneStatus::Event::Measured,
-                       label + ": " +
-                           (m.measured() ? "median " + std::to_string(*m.median_ms) + " ms"
-                                         : std::string(to_string(m.outcome)) + ": " + m.error));
-            }
         };
         if (!todo.empty()) {
             std::vector<std::thread> threads;
             const int n_producers = producers;
             for (int j = 0; j < n_producers; ++j)
                 threads.emplace_back(producer);
-            for (int j = 0; j < runner->slots(); ++j)
-                threads.emplace_back(bencher);
             for (auto &t : threads)
                 t.join();
         }
+        // Interrupted: the executor skipped (local) or cancelled (slurm)
+        // what had not run; those rows stay unmeasured for --resume.
+        executor->finish();
         if (db_failure) std::rethrow_exception(db_failure);
         result.samples_this_invocation = run_samples.load() - samples_at_start;
 

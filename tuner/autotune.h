@@ -14,10 +14,12 @@
 //
 // Flow per batch: --jobs workers each take the next missing sample index,
 // search and compile it (generate_sample), store it, and build its benchmark;
-// benchmarks run one per device slot, as builds finish where the device
-// allows it (a GPU), after the batch's builds on POCL (which shares the
-// cores). Each sample row is written when its search finishes and its
-// measurement when its benchmark finishes, one transaction each.
+// benchmarks run one group per device slot (what is built and waiting, up
+// to kMaxBenchmarkGroup, in one harness process: runner.h), as builds finish
+// where the device allows it (a GPU), after the batch's builds on POCL
+// (which shares the cores). Each sample row is written when its search
+// finishes and its measurement when its benchmark finishes (the harness
+// announces each), one transaction each.
 //
 // Invariants:
 // - Determinism: sample (batch b, idx i) of a run is the search with seed
@@ -50,6 +52,7 @@
 
 #include "db/sample_store.h"
 #include "tuner/batch.h"
+#include "tuner/executor/executor.h"
 #include "tuner/runner/runner.h"
 
 namespace gpusched {
@@ -61,6 +64,14 @@ const char *to_string(TrainOn t);
 std::optional<TrainOn> parse_train_on(const std::string &name);
 
 enum class AutotuneEnd { Finished, StoppedByBudget, Interrupted };
+
+// A run that cannot be resumed (no such run, finished, another generator
+// build or device, its weights file gone): thrown before any sample is
+// searched, so the caller may start a new run instead.
+class CannotResumeError : public UserError {
+public:
+    using UserError::UserError;
+};
 
 struct AutotuneOptions {
     OneShotOptions batch; // samples: the batch size (paper: 80); seed: the run's base seed
@@ -76,6 +87,13 @@ struct AutotuneOptions {
     std::optional<std::chrono::duration<double>> time_budget; // of this invocation
     std::optional<int64_t> max_samples;                 // stored samples of the run, in all
     const std::atomic<bool> *stop = nullptr;            // set by the CLI's SIGINT/SIGTERM handler
+    // Who started the run, stored in its config ("nightly NAME"): how the
+    // nightly finds its own unfinished run to resume. Empty: not stored.
+    std::string started_by;
+    // Where benchmarks run (tuner/executor/executor.h); its device, timing
+    // and stop flag are the ones above. A resumed run on the slurm executor
+    // adopts the jobs an earlier driver left in the same --work-dir.
+    ExecutorOptions executor;
 };
 
 // What the loop reports as it goes, for the live line and log lines.
@@ -109,7 +127,7 @@ struct AutotuneResult {
     double retrain_seconds = 0; // of this invocation
 };
 
-// Throws UserError for bad input (and a run that cannot be resumed),
+// Throws UserError for bad input (CannotResumeError for a run that cannot be resumed),
 // UnavailableError when the device is not usable here, db::DbError for
 // database problems, and UserError when the run measured nothing at all.
 AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgressFn &progress = {});

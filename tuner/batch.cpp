@@ -11,6 +11,7 @@
 
 #include "tuner/host_target.h"
 #include "tuner/ptx_extract.h"
+#include "tuner/shared_runtime.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
@@ -74,7 +75,9 @@ void run_sample(const OneShotOptions &opt, const BatchInputs &in, OneShotSample 
         std::ofstream(config_path) << config.dump(2);
         inv.env["GPUSCHED_CONFIG"] = config_path;
     }
-    s.generator = run_generator(inv);
+    // The Halide runtime is compiled once per run, not once per sample
+    // (tuner/shared_runtime.h): it was most of a small pipeline's compile.
+    s.generator = run_generator_sharing_runtime(inv, opt.output_dir + "/runtime");
     if (!s.generator.ok()) return;
     const std::string base = s.dir + "/" + opt.generator_name;
     s.schedule_source_text = read_text_file(base + ".schedule.h");

@@ -9,7 +9,8 @@
 namespace gpusched {
 namespace fs = std::filesystem;
 
-std::vector<std::string> list_generators(const std::string &generator_path, std::chrono::milliseconds timeout) {
+std::vector<std::string> list_generators(const std::string &generator_path, std::chrono::milliseconds timeout,
+                                         std::string *loader_error) {
     // GenGen, given no -g, prints "... available Generators are:" followed by
     // one indented name per line, and exits.
     ProcessSpec spec;
@@ -30,6 +31,12 @@ std::vector<std::string> list_generators(const std::string &generator_path, std:
         auto b = line.find_first_not_of(' ');
         if (b != std::string::npos) names.push_back(line.substr(b));
     }
+    // glibc's loader: "<program>: error while loading shared libraries: <lib>: <why>".
+    const auto loader = r.err.find("error while loading shared libraries: ");
+    if (names.empty() && loader_error && loader != std::string::npos) {
+        const auto start = loader + std::string("error while loading shared libraries: ").size();
+        *loader_error = r.err.substr(start, r.err.find('\n', start) - start);
+    }
     return names;
 }
 
@@ -47,10 +54,14 @@ GeneratorOutcome preflight_generator(const std::string &path, const std::string 
         o.message = "generator '" + path + "' is not an executable file";
         return o;
     }
-    auto names = list_generators(path, timeout);
+    std::string loader_error;
+    auto names = list_generators(path, timeout, &loader_error);
     if (names.empty()) {
         o.failure = GeneratorFailure::Error;
-        o.message = "'" + path + "' does not look like a Halide generator (it lists no generators)";
+        o.message = loader_error.empty()
+                        ? "'" + path + "' does not look like a Halide generator (it lists no generators)"
+                        : "generator '" + path + "' cannot start, a shared library it needs is missing: " +
+                              loader_error;
         return o;
     }
     for (const auto &n : names)

@@ -44,9 +44,12 @@ GeneratorOutcome preflight_generator(const std::string &generator_path, const st
                                      std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 // The generator names an executable offers (GenGen lists them when run
-// without -g). Empty if it could not be asked.
+// without -g). Empty if it could not be asked; then, when the dynamic loader
+// refused to start it (a shared library missing, as on a machine without
+// the library it was built against), *loader_error gets the loader's line.
 std::vector<std::string> list_generators(const std::string &generator_path,
-                                         std::chrono::milliseconds timeout = std::chrono::seconds(60));
+                                         std::chrono::milliseconds timeout = std::chrono::seconds(60),
+                                         std::string *loader_error = nullptr);
 
 GeneratorOutcome run_generator(const GeneratorInvocation &inv);
 

@@ -41,6 +41,7 @@ OneShotResult run_oneshot(const OneShotOptions &opt, const ProgressFn &progress,
         vr.generator_params = opt.generator_params;
         vr.source = *source;
         vr.work_dir = s.dir + "/validate";
+        vr.runtime_cache_dir = opt.output_dir + "/runtime";
         vr.timeout = opt.timeout;
         if (source->searches) {
             vr.plugin_config = nlohmann::json::parse(read_text_file(s.dir + "/config.json"), nullptr, false);

@@ -56,6 +56,7 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
     filter.device = opt.device;
     filter.run_id = opt.run_id;
     filter.pipeline_id = opt.pipeline_id;
+    filter.exclude_pipeline_ids = opt.exclude_pipeline_ids;
     const auto measured = store.measured_samples(filter);
     if (opt.device.empty()) {
         std::set<std::string> devices;
@@ -129,6 +130,10 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
                                  {"by", opt.purpose}};
     if (opt.run_id) trained_on["run_id"] = opt.run_id;
     if (opt.pipeline_id) trained_on["pipeline_id"] = opt.pipeline_id;
+    if (!opt.held_out.empty()) {
+        trained_on["held_out"] = opt.held_out;
+        trained_on["excluded_pipeline_ids"] = opt.exclude_pipeline_ids;
+    }
     result.weights_id = store.record_weights({opt.output_path, file_crc32(opt.output_path), result.provenance,
                                               trained_on.dump()});
     return result;

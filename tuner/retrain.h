@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/gpu_profile.h"
 #include "costmodel/training.h"
@@ -31,6 +32,10 @@ struct RetrainOptions {
     // Autotune's --train-on run|pipeline chooses.
     int64_t run_id = 0;
     int64_t pipeline_id = 0;
+    // Never these pipelines' samples, and the name of what is held out
+    // (recorded in the weights row): the nightly's hold-one-out models.
+    std::vector<int64_t> exclude_pipeline_ids;
+    std::string held_out;
     // Who asked, for the provenance and the weights row ("gpusched retrain",
     // "autotune run 3 after batch 1").
     std::string purpose = "gpusched retrain";

@@ -268,6 +268,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
                 --open_fds;
             } else if (i == 0) {
                 append_capped(r.out, buf, static_cast<std::size_t>(got), spec.max_captured_bytes, out_trunc);
+                if (spec.on_stdout) spec.on_stdout();
             } else {
                 append_capped(r.err, buf, static_cast<std::size_t>(got), spec.max_captured_bytes, err_trunc);
             }

@@ -10,6 +10,7 @@
 // result so the caller can explain them.
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,6 +24,10 @@ struct ProcessSpec {
     std::optional<std::string> working_dir;
     std::chrono::milliseconds timeout{std::chrono::minutes(10)};
     std::size_t max_captured_bytes = 16u << 20;  // per stream; the rest is dropped (and noted)
+    // Called on the calling thread after each chunk of stdout arrives, while
+    // the child runs (a benchmark harness announces each finished sample).
+    // Must not throw.
+    std::function<void()> on_stdout;
 };
 
 struct ProcessResult {

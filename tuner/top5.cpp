@@ -8,6 +8,7 @@
 #include <exception>
 #include <filesystem>
 #include <mutex>
+#include <map>
 #include <regex>
 #include <thread>
 
@@ -80,12 +81,21 @@ ValidationRequest schedule_request(const OneShotOptions &opt, const ScheduleSour
     vr.generator_params = opt.generator_params;
     vr.source = source;
     vr.work_dir = work_dir;
+    vr.runtime_cache_dir = opt.output_dir + "/runtime";
     vr.timeout = opt.timeout;
     return vr;
 }
 
 // The database row update for a measurement.
-db::MeasurementRow measurement_row(const Measurement &m) {
+ExecutorOptions executor_options(ExecutorOptions e, DeviceKind device, const TimingOptions &timing,
+                                 const GpuProfile &gpu) {
+    e.device = device;
+    e.timing = timing;
+    e.fallback_device_name = gpu.description;
+    return e;
+}
+
+db::MeasurementRow measurement_row(const Measurement &m, const ExecutionRecord &execution) {
     db::MeasurementRow row;
     row.device = m.device;
     row.benchmark = to_string(m.outcome);
@@ -96,7 +106,9 @@ db::MeasurementRow measurement_row(const Measurement &m) {
     row.validation_detail = m.validation_detail;
     row.status = m.measured() ? "ok" : (m.outcome == MeasureOutcome::TimedOut ? "timeout" : "failed");
     row.error = m.error;
-    row.detail = m.to_json().dump();
+    nlohmann::json detail = m.to_json();
+    if (!execution.is_null()) detail["execution"] = execution;
+    row.detail = detail.dump();
     return row;
 }
 
@@ -145,7 +157,8 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     const OneShotOptions &opt = options.batch;
 
     // --- Refuse a missing device and bad input before anything is written.
-    std::unique_ptr<Runner> runner = make_runner(options.device, options.timing);
+    std::unique_ptr<Executor> executor =
+        make_executor(executor_options(options.executor, options.device, options.timing, opt.gpu));
     const BatchInputs inputs = check_batch_inputs(opt);
     if (!inputs.source.searches)
         throw UserError("tune searches with gpusched; name other sources with --baselines");
@@ -175,7 +188,7 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     result.db_path = opt.db_path;
     result.target = inputs.target;
     result.benchmark_target = benchmark_target(options.device, inputs.target);
-    result.device = runner->device_name();
+    result.device = executor->device_name();
 
     // --- The pipeline and the run first, so every sample can be written as it finishes.
     nlohmann::json run_config = {
@@ -188,6 +201,7 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         {"search_config", opt.search_config},
         {"device", to_string(options.device)},
         {"device_name", result.device},
+        {"executor", executor->name()},
         {"top", options.top},
         {"baselines", options.baselines},
         {"benchmark_target", result.benchmark_target},
@@ -198,6 +212,7 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
           {"warmup", options.timing.warmup},
           {"timeout_s", options.timing.timeout.count()}}},
     };
+    if (!options.started_by.empty()) run_config["started_by"] = options.started_by;
     const db::PipelineIdentity pid = pipeline_identity(opt, inputs.target);
     auto start_run = [&](const std::string &autoscheduler) {
         int64_t id = 0;
@@ -318,8 +333,6 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
 
     std::mutex mutex;
     std::condition_variable changed;
-    std::deque<std::size_t> ready; // built entries waiting for the device
-    std::size_t builds_left = entries.size();
 
     // One build: a sample links its CUDA library (cuda) or is compiled again
     // for OpenCL with its decision record replayed; a baseline first runs as
@@ -376,6 +389,66 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         }
     };
 
+    auto record = [&](Top5Entry &e) {
+        if (e.sample_id != 0) {
+            std::lock_guard<std::mutex> lock(db_mutex);
+            store.record_measurement(e.sample_id, measurement_row(e.measurement, e.execution));
+            if (!e.sample) {
+                store.finish_run(e.run_id, e.measured() ? "finished" : "failed",
+                                 e.measured() ? std::optional<int64_t>(e.sample_id) : std::nullopt,
+                                 e.measured() ? "" : e.measurement.error);
+            }
+        }
+        if (progress.measured) progress.measured(e);
+    };
+    auto record_or_remember = [&](Top5Entry &e) {
+        try {
+            record(e);
+        } catch (...) {
+            remember_failure();
+        }
+    };
+
+    // The executor runs the benchmarks (on this machine, or as Slurm jobs)
+    // and hands each measurement back here, where it is stored.
+    std::map<std::string, std::size_t> entry_of_key;
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        entry_of_key["run " + std::to_string(result.run_id) + " " + (entries[i].sample ? "sample " : "baseline ") +
+                     (entries[i].sample ? std::to_string(result.samples[*entries[i].sample].index)
+                                        : entries[i].source)] = i;
+    auto key_of = [&](std::size_t i) {
+        for (const auto &[k, v] : entry_of_key)
+            if (v == i) return k;
+        return std::string();
+    };
+    executor->begin("run-" + std::to_string(result.run_id),
+                    [&](const BenchmarkTask &task, const Measurement &m, const ExecutionRecord &execution) {
+                        Top5Entry &e = entries[entry_of_key.at(task.key)];
+                        e.measurement = m;
+                        e.measurement.label = e.label;
+                        e.execution = execution;
+                        record_or_remember(e);
+                    });
+    // A built entry goes to the executor; one that cannot run is recorded now.
+    auto dispatch = [&](std::size_t i) {
+        Top5Entry &e = entries[i];
+        {
+            std::unique_lock<std::mutex> lock(mutex);
+            changed.wait(lock, [&] { return reference_ready; });
+        }
+        if (!reference.ok()) {
+            e.measurement = not_benchmarked(e.label, result.device, options.device, MeasureOutcome::NotRun,
+                                            "no CPU reference to check the output against: " + reference.failure);
+        } else if (!e.build.ok) {
+            e.measurement =
+                not_benchmarked(e.label, result.device, options.device, MeasureOutcome::BuildFailed, e.build.error);
+        } else {
+            executor->submit({key_of(i), e.build.binary});
+            return;
+        }
+        record_or_remember(e);
+    };
+
     std::atomic<std::size_t> next_build{0};
     auto builder = [&](bool builds_reference) {
         if (builds_reference) {
@@ -387,64 +460,25 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         }
         for (std::size_t i = next_build++; i < entries.size(); i = next_build++) {
             build_entry(entries[i]);
-            std::lock_guard<std::mutex> lock(mutex);
-            ready.push_back(i);
-            --builds_left;
-            changed.notify_all();
+            dispatch(i);
         }
     };
-    auto record = [&](Top5Entry &e) {
-        if (e.sample_id != 0) {
-            std::lock_guard<std::mutex> lock(db_mutex);
-            store.record_measurement(e.sample_id, measurement_row(e.measurement));
-            if (!e.sample) {
-                store.finish_run(e.run_id, e.measured() ? "finished" : "failed",
-                                 e.measured() ? std::optional<int64_t>(e.sample_id) : std::nullopt,
-                                 e.measured() ? "" : e.measurement.error);
-            }
-        }
-        if (progress.measured) progress.measured(e);
-    };
-    auto bencher = [&] {
-        for (;;) {
-            std::size_t i = 0;
-            {
-                std::unique_lock<std::mutex> lock(mutex);
-                // On a device that shares the CPU, nothing is timed while anything compiles.
-                changed.wait(lock, [&] {
-                    return builds_left == 0 || (runner->compiles_may_overlap() && !ready.empty());
-                });
-                if (ready.empty()) return;
-                i = ready.front();
-                ready.pop_front();
-            }
-            Top5Entry &e = entries[i];
-            if (!reference.ok()) {
-                e.measurement =
-                    not_benchmarked(e.label, result.device, options.device, MeasureOutcome::NotRun,
-                                    "no CPU reference to check the output against: " + reference.failure);
-            } else if (!e.build.ok) {
-                e.measurement = not_benchmarked(e.label, result.device, options.device,
-                                                MeasureOutcome::BuildFailed, e.build.error);
-            } else {
-                e.measurement = runner->run(e.build.binary);
-            }
-            try {
-                record(e);
-            } catch (...) {
-                remember_failure();
-            }
-        }
-    };
+    bool complete = true;
     {
         std::vector<std::thread> threads;
         const int builders = std::max(1, std::min<int>(opt.jobs, static_cast<int>(entries.size()) + 1));
         for (int j = 0; j < builders; ++j)
             threads.emplace_back(builder, j == 0);
-        for (int j = 0; j < runner->slots(); ++j)
-            threads.emplace_back(bencher);
         for (auto &t : threads)
             t.join();
+        complete = executor->finish();
+    }
+    if (!complete) {
+        // Interrupted: what was measured is stored; the rest was cancelled.
+        std::lock_guard<std::mutex> lock(db_mutex);
+        store.finish_run(result.run_id, "interrupted", std::nullopt, "interrupted while benchmarking");
+        throw InterruptedError("interrupted while benchmarking; measured samples are stored in run " +
+                               std::to_string(result.run_id));
     }
     if (db_failure) std::rethrow_exception(db_failure);
     result.benchmark_seconds =

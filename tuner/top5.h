@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tuner/batch.h"
+#include "tuner/executor/executor.h"
 #include "tuner/runner/benchmark_build.h"
 #include "tuner/runner/runner.h"
 
@@ -39,6 +40,10 @@ struct Top5Options {
     TimingOptions timing;
     int top = 5;                        // paper: the 5 best predicted
     std::vector<std::string> baselines; // li2018, naive, manual
+    std::string started_by;             // stored in the run's config when set ("nightly NAME")
+    // Where benchmarks run (tuner/executor/executor.h): kind, Slurm options,
+    // the stop flag. Its device and timing are the ones above.
+    ExecutorOptions executor;
 };
 
 // One benchmarked schedule: a sample of the batch, or a baseline.
@@ -53,6 +58,7 @@ struct Top5Entry {
     OneShotSample baseline; // a baseline's own batch of one
     BenchmarkBuild build;
     Measurement measurement;
+    ExecutionRecord execution; // what ran it (executor, Slurm jobs)
     int64_t run_id = 0;
     int64_t sample_id = 0;
 
@@ -90,8 +96,13 @@ struct Top5Progress {
 // reference and every benchmark build start from.
 ValidationRequest schedule_request(const OneShotOptions &options, const ScheduleSource &source,
                                    const std::string &work_dir);
-// The database row update for a measurement.
-db::MeasurementRow measurement_row(const Measurement &m);
+// The database row update for a measurement; the execution record (which
+// executor, which Slurm jobs) goes into its detail beside the measurement.
+db::MeasurementRow measurement_row(const Measurement &m, const ExecutionRecord &execution = {});
+// The executor options of a mode: the mode's device and timing, and for a
+// driver without the GPU the profile's name to store times under.
+ExecutorOptions executor_options(ExecutorOptions base, DeviceKind device, const TimingOptions &timing,
+                                 const GpuProfile &gpu);
 // The measurement of something that never reached the device.
 Measurement not_benchmarked(const std::string &label, const std::string &device, DeviceKind kind,
                             MeasureOutcome outcome, const std::string &error);
@@ -102,6 +113,8 @@ BenchmarkBuildRequest sample_build_request(const OneShotOptions &options, const 
                                            const std::string &benchmark_target, const std::string &dir);
 
 // Throws UserError for bad input and when nothing could be measured,
+// InterruptedError when the stop flag ended the benchmarks (the run is marked
+// interrupted),
 // UnavailableError when the device is not usable here, db::DbError for
 // database problems.
 Top5Result run_top5(const Top5Options &options, const Top5Progress &progress = {});

@@ -18,4 +18,11 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// SIGINT/SIGTERM ended the work before it finished (exit 130); what was
+// measured is stored.
+class InterruptedError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
 } // namespace gpusched

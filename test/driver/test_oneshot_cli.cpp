@@ -123,6 +123,27 @@ TEST_CASE("a generator path that is not executable is refused", "[oneshot][bad-i
     check_refused(test::run_gpusched(oneshot_args(dir, dir / "app.gen", "x")), "not an executable", dir / "db.sqlite");
 }
 
+TEST_CASE("a generator the dynamic loader cannot start is refused, naming the missing library",
+          "[oneshot][bad-input]") {
+    // A program linked against a shared library the loader cannot find, as a
+    // generator copied to a machine without Halide is (docs/bundle.md).
+    test::TempDir dir;
+    test::write_file(dir / "gone.cpp", "int gpusched_test_gone() { return 0; }\n");
+    test::write_file(dir / "app.cpp", "int gpusched_test_gone();\nint main() { return gpusched_test_gone(); }\n");
+    for (std::vector<std::string> argv :
+         {std::vector<std::string>{"c++", "-shared", "-fPIC", "-o", dir / "libgone.so", dir / "gone.cpp"},
+          std::vector<std::string>{"c++", "-o", dir / "app.gen", dir / "app.cpp", "-L" + dir.path(), "-lgone"}}) {
+        ProcessSpec spec;
+        spec.argv = argv;
+        spec.timeout = std::chrono::minutes(2);
+        ProcessResult built = run_process(spec);
+        INFO(argv[0] << ": " << built.describe_failure() << "\n" << built.err);
+        REQUIRE(built.ok());
+    }
+    check_refused(test::run_gpusched(oneshot_args(dir, dir / "app.gen", "x")),
+                  "cannot start, a shared library it needs is missing: libgone.so", dir / "db.sqlite");
+}
+
 TEST_CASE("an unknown generator name is refused with the names that exist", "[oneshot][bad-input]") {
     test::TempDir dir;
     auto r = test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "no_such_pipeline"));

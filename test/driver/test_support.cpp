@@ -6,6 +6,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <fcntl.h>
+#include <spawn.h>
+#include <unistd.h>
+
+extern char **environ;
+
 namespace gpusched::test {
 
 TempDir::TempDir() {
@@ -40,6 +46,28 @@ ProcessResult run_gpusched(const std::vector<std::string> &args, const std::map<
     spec.env = env;
     spec.timeout = std::chrono::minutes(5);
     return run_process(spec);
+}
+
+int spawn_gpusched(const std::vector<std::string> &args, const std::string &log) {
+    std::vector<std::string> argv = {GPUSCHED_BINARY};
+    argv.insert(argv.end(), args.begin(), args.end());
+    std::vector<char *> argvp;
+    for (auto &a : argv) argvp.push_back(a.data());
+    argvp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    pid_t pid = 0;
+    const int rc = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, argvp.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+    return pid;
 }
 
 } // namespace gpusched::test

@@ -31,4 +31,10 @@ void write_file(const std::string &path, const std::string &text);
 // environment variables, with a 5 minute timeout.
 ProcessResult run_gpusched(const std::vector<std::string> &args, const std::map<std::string, std::string> &env = {});
 
+// Starts the built gpusched in the background, in its own process group,
+// stdout and stderr to `log`, so a test can signal it mid-run (SIGKILL, like
+// a machine losing power) or start a second one beside it. Returns its pid;
+// the caller waits for it.
+int spawn_gpusched(const std::vector<std::string> &args, const std::string &log);
+
 } // namespace gpusched::test

@@ -11,8 +11,6 @@
 #include <set>
 #include <thread>
 
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,8 +20,6 @@
 #include "db/database.h"
 #include "db/sample_store.h"
 #include "test_support.h"
-
-extern char **environ;
 
 using namespace gpusched;
 namespace fs = std::filesystem;
@@ -78,30 +74,6 @@ void check_complete_and_unique(const std::string &db_path, int64_t run, int iter
         CHECK((s.status != "ok" || !s.benchmark.empty()));
     }
     CHECK(keys.size() == rows.size());
-}
-
-// gpusched started in the background, in its own process group, so the test
-// can SIGKILL it mid-run like a machine losing power would.
-pid_t spawn_gpusched(const std::vector<std::string> &args, const std::string &log) {
-    std::vector<std::string> argv = {GPUSCHED_BINARY};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char *> argvp;
-    for (auto &a : argv) argvp.push_back(a.data());
-    argvp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, argvp.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    REQUIRE(rc == 0);
-    return pid;
 }
 
 int64_t count_or_zero(const std::string &db_path, const std::string &sql) {
@@ -173,7 +145,7 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
           "[autotune][resume]") {
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
-    const pid_t pid = spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
+    const pid_t pid = test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
     // Kill when batch 1 has begun: batch 0 finished and retrained, batch 1 partly stored.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
     int64_t stored_before = 0;
@@ -226,7 +198,7 @@ TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 a
           "[autotune][resume]") {
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
-    const pid_t pid = spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
+    const pid_t pid = test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
     // What a cron job's timeout or `kill` sends: once batch 0 has stored a sample.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
     int64_t stored = 0;

@@ -4,6 +4,8 @@
 // same device still measures. Builds go through the real build step
 // (generator, linker) against a real CPU reference.
 
+#include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include <catch2/catch.hpp>
@@ -43,16 +45,16 @@ ValidationRequest planted(const test::TempDir &dir, const std::string &fault) {
 
 // The OpenCL benchmark of planted_fault with this fault, built against the
 // CPU reference (which is the same for every fault: the fault is GPU-only).
-BenchmarkBinary build(const test::TempDir &dir, const std::string &fault) {
+BenchmarkBinary build(const test::TempDir &dir, const std::string &fault, const std::string &copy = "") {
     ValidationRequest req = planted(dir, fault);
     ReferenceOutputs ref = reference_outputs(req);
     INFO(ref.failure);
     REQUIRE(ref.ok());
     BenchmarkBuildRequest b;
-    b.label = fault;
+    b.label = fault + copy;
     b.schedule = req;
     b.target = benchmark_target(DeviceKind::OpenCl, "");
-    b.work_dir = dir / ("bench-" + fault);
+    b.work_dir = dir / ("bench-" + fault + copy);
     b.reference_dir = ref.dir;
     BenchmarkBuild built = build_benchmark(b);
     INFO(built.error);
@@ -128,6 +130,73 @@ TEST_CASE("a wrong output is a failed measurement with the difference and no tim
     CHECK(bad.error.find("wrong output") != std::string::npos);
     CHECK_FALSE(bad.min_ms);
     CHECK_FALSE(bad.median_ms);
+}
+
+namespace {
+// The samples of the sample list a harness process was started with.
+int listed_samples(const fs::path &list) {
+    std::string text = test::read_file(list.string());
+    return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
+}
+} // namespace
+
+TEST_CASE("a group shares one harness process and a crash in it loses no other sample's result",
+          "[runner][fault][group]") {
+    test::TempDir dir;
+    auto runner = make_opencl_runner(quick_timing());
+    const std::vector<BenchmarkBinary> group = {build(dir, "none", "-a"), build(dir, "crash"),
+                                                build(dir, "none", "-b"), build(dir, "wrong")};
+    // One harness for the run, a shared object per sample.
+    for (const BenchmarkBinary &b : group) {
+        CHECK(b.executable == group.front().executable);
+        CHECK(fs::exists(b.library));
+    }
+    const std::vector<Measurement> ms = runner->run_many(group);
+    REQUIRE(ms.size() == 4);
+    check_measured(ms[0]);
+    INFO(ms[1].error);
+    CHECK(ms[1].outcome == MeasureOutcome::Crashed);
+    CHECK(ms[1].error.find("signal") != std::string::npos);
+    CHECK_FALSE(ms[1].median_ms);
+    check_measured(ms[2]);
+    CHECK(ms[3].outcome == MeasureOutcome::WrongOutput);
+    CHECK(ms[3].validation_detail.find("2048 of 2048 values differ") != std::string::npos);
+    // The first process was given all four and ended on the crash; the
+    // samples after it went to a second one.
+    CHECK(listed_samples(fs::path(group[0].work_dir) / "group.list") == 4);
+    CHECK(listed_samples(fs::path(group[2].work_dir) / "group.list") == 2);
+    CHECK_FALSE(fs::exists(fs::path(group[1].work_dir) / "group.list"));
+    // Labels stay with their samples.
+    for (std::size_t i = 0; i < group.size(); ++i)
+        CHECK(ms[i].label == group[i].label);
+}
+
+TEST_CASE("a sample that hangs in a group is stopped at its timeout and the samples after it measure",
+          "[runner][fault][group]") {
+    test::TempDir dir;
+    auto runner = make_opencl_runner(quick_timing(8));
+    const std::vector<BenchmarkBinary> group = {build(dir, "none", "-a"), build(dir, "hang"),
+                                                build(dir, "none", "-b")};
+    // Each measurement reaches the caller as soon as it is known: the first
+    // one while the hanging sample still runs, long before the group ends.
+    std::vector<std::size_t> order;
+    std::vector<std::chrono::steady_clock::time_point> when;
+    const std::vector<Measurement> ms = runner->run_many(group, [&](std::size_t i, const Measurement &m) {
+        order.push_back(i);
+        when.push_back(std::chrono::steady_clock::now());
+        CHECK(m.device.rfind("pocl-", 0) == 0);
+    });
+    const auto ended = std::chrono::steady_clock::now();
+    CHECK(order == std::vector<std::size_t>{0, 1, 2});
+    REQUIRE(when.size() == 3);
+    CHECK(ended - when[0] > std::chrono::seconds(6));
+    REQUIRE(ms.size() == 3);
+    check_measured(ms[0]);
+    INFO(ms[1].error);
+    CHECK(ms[1].outcome == MeasureOutcome::TimedOut);
+    CHECK(ms[1].error.find("did not finish in 8 s") != std::string::npos);
+    CHECK(ms[1].wall_seconds < 30);
+    check_measured(ms[2]);
 }
 
 TEST_CASE("the cuda runner refuses in one line naming --device opencl when no GPU is visible",

@@ -1,10 +1,12 @@
 #pragma once
 // The build step of a benchmark (TVM MetaSchedule's Builder): a sample's
-// compiled library linked around the benchmark harness
-// (benchmark_main.cpp, prebuilt as libgpusched_benchmark_runner.a) into one
-// executable a Runner runs. For the cuda device the library is the one the
-// batch already compiled (host-cuda-<capability>); for the opencl device the
-// same schedule is compiled again for host-opencl (a gpusched sample by
+// compiled library as a shared object, and the run's benchmark harness
+// (benchmark_main.cpp, prebuilt as libgpusched_benchmark_runner.a) linked
+// once per run and target with the run's Halide runtime
+// (tuner/shared_runtime.h); a Runner runs the harness on the shared object.
+// For the cuda device the library is the one the batch already compiled
+// (host-cuda-<capability>); for the opencl device the same schedule is
+// compiled again for host-opencl, without a runtime (a gpusched sample by
 // replaying its decision record, so it is exactly the schedule measured).
 //
 // Invariant: build_benchmark() never throws for what a generator or the

@@ -1,20 +1,31 @@
-// The main() of the benchmark programs gpusched links around a compiled
-// sample (tuner/runner/runner.h). One process times one sample:
+// The benchmark harness (tuner/runner/runner.h): this file's main, prebuilt
+// as libgpusched_benchmark_runner.a, is linked once per run and target with
+// the run's Halide runtime (tuner/shared_runtime.h), which it exports
+// (-rdynamic). Each sample is a shared object of its compiled pipeline
+// (built with no_runtime, or carrying a runtime that the harness's own
+// interposes), loaded with dlopen: one process times a group of samples with
+// one device context and one start of POCL's kernel compiler, and no sample
+// needs a link around the harness.
 //
-//   bench OUT_DIR [seed=N] [--reference DIR] [--min-time S] [--min-reps N]
-//         [--max-reps N] [--warmup N] [name=value ...]
+//   bench --list FILE [--min-time S] [--min-reps N] [--max-reps N]
+//         [--warmup N] [--timeout S]
 //
+// FILE has one sample per line, tab-separated: shared object, function name,
+// output directory, reference directory (may be empty), input seed. For
+// each sample, in order:
+//
+// 0. OUT_DIR/started is written, an alarm of --timeout seconds is set, the
+//    object is loaded and its NAME_argv and NAME_metadata are looked up.
 // 1. Inputs as the validation runner makes them (RunGen.h: random with the
 //    seed, at the generator's estimated sizes), so a reference build run by
 //    output_runner_main.cpp with the same seed computed the same thing.
 // 2. Inputs are copied to the device before anything is timed
-//    (halide_copy_to_device with the device interface the sample's runtime
-//    defines: CUDA, OpenCL, or none for a CPU build).
+//    (halide_copy_to_device with the device interface the runtime defines:
+//    CUDA, OpenCL, or none for a CPU build).
 // 3. The first call (module load, the driver's or POCL's JIT) is timed on
 //    its own and never counted. Its outputs are copied to the host, written
-//    as OUT_DIR/<output>.raw and, with --reference, compared with the
-//    reference's files: a mismatch ends the run with exit status 4 and the
-//    difference, and nothing is timed.
+//    as OUT_DIR/<output>.raw and compared with the reference's files: a
+//    mismatch is recorded with the difference, and nothing is timed.
 // 4. Warm-up calls, then timed calls until both --min-time seconds in total
 //    and --min-reps calls, or --max-reps calls. Each timed call is the
 //    pipeline call plus halide_device_sync of every output: what a user of
@@ -22,21 +33,30 @@
 //    too, but reports only the best time and leaves the first host-to-device
 //    copy of the inputs inside its measurement loop; this one keeps every
 //    time and reports min and median.
+// 5. OUT_DIR/benchmark.json is written, with "complete": true, and
+//    "finished OUT_DIR" printed, before the next sample starts: the driver
+//    stores the result at once, and a later crash loses nothing measured.
 //
-// Results: OUT_DIR/benchmark.json (times in ms, repetitions, first call,
-// total time in the process). Exit status: 0 measured, 2 bad usage,
-// 3 the pipeline failed (halide_error: its message on stderr, e.g. a CUDA or
-// OpenCL error), 4 wrong output. A crash is a signal, a hang the driver's
-// timeout.
+// A sample that ends the process (a signal; a Halide error, exit 3; its
+// alarm, exit 5) is the one whose OUT_DIR has `started` and no complete
+// result: the driver records it and starts a new harness for the samples
+// after it. Exit status: 0 every sample ran (wrong outputs included), 2 bad
+// usage, 3 a pipeline failed (halide_error: its message on stderr, e.g. a
+// CUDA or OpenCL error), 5 a sample ran past --timeout.
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <dlfcn.h>
+#include <unistd.h>
 
 #define HALIDE_NO_PNG
 #define HALIDE_NO_JPEG
@@ -47,8 +67,8 @@
 #include "tuner/validation/output_file.h"
 #include "tuner/validation/runner_main_support.h"
 
-// Defined by the sample's Halide runtime when it was compiled for that
-// device; weak, so one harness links with CUDA, OpenCL and CPU builds alike.
+// Defined by the harness's Halide runtime when it was built for that
+// device; weak, so one harness source serves CUDA, OpenCL and CPU runtimes.
 extern "C" const struct halide_device_interface_t *halide_cuda_device_interface() __attribute__((weak));
 extern "C" const struct halide_device_interface_t *halide_opencl_device_interface() __attribute__((weak));
 
@@ -57,10 +77,9 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 using gpusched::runner_main::kExitPipelineFailed;
-using gpusched::runner_main::registered;
 
 constexpr int kExitUsage = 2;
-constexpr int kExitWrongOutput = 4;
+constexpr int kExitTimeout = 5;
 
 double ms_since(Clock::time_point t0) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
@@ -92,71 +111,91 @@ const halide_device_interface_t *device_interface(std::string &name) {
     return nullptr;
 }
 
-} // namespace
+struct SampleSpec {
+    std::string library, function, out_dir, reference, seed;
+};
 
-int main(int argc, char **argv) {
+bool read_list(const std::string &path, std::vector<SampleSpec> &samples) {
+    std::ifstream f(path);
+    if (!f) {
+        std::fprintf(stderr, "cannot read the sample list %s\n", path.c_str());
+        return false;
+    }
+    std::string line;
+    while (std::getline(f, line)) {
+        if (line.empty()) continue;
+        std::vector<std::string> fields;
+        std::istringstream in(line);
+        std::string field;
+        while (std::getline(in, field, '\t'))
+            fields.push_back(field);
+        if (fields.size() == 4) fields.emplace_back(); // an empty seed at the end
+        if (fields.size() != 5 || fields[0].empty() || fields[1].empty() || fields[2].empty()) {
+            std::fprintf(stderr, "bad line in %s (want library, function, out dir, reference, seed): %s\n",
+                         path.c_str(), line.c_str());
+            return false;
+        }
+        samples.push_back({fields[0], fields[1], fields[2], fields[3], fields[4].empty() ? "1" : fields[4]});
+    }
+    return true;
+}
+
+// The sample that ran past its time: the process ends, and the driver finds
+// it by its `started` file without a result.
+void on_alarm(int) {
+    static const char msg[] = "the sample ran past --timeout\n";
+    ssize_t ignored = write(2, msg, sizeof msg - 1);
+    (void)ignored;
+    _exit(kExitTimeout);
+}
+
+bool write_started(const std::string &out_dir) {
+    std::ofstream f(out_dir + "/started");
+    f << "started\n";
+    return static_cast<bool>(f);
+}
+
+// Times one sample; returns non-zero only for what must end the process.
+int run_sample(const SampleSpec &spec, double min_time_s, long min_reps, long max_reps, long warmup) {
     using namespace Halide::RunGen;
-    const auto process_start = Clock::now();
-    gpusched::preload_gpu_apis();
-    if (argc < 2) {
-        std::fprintf(stderr,
-                     "usage: %s OUT_DIR [seed=N] [--reference DIR] [--min-time S] [--min-reps N] "
-                     "[--max-reps N] [--warmup N] [input=value ...]\n",
-                     argv[0]);
+    const auto sample_start = Clock::now();
+    const std::string &out_dir = spec.out_dir;
+    if (!write_started(out_dir)) {
+        std::fprintf(stderr, "cannot write %s/started\n", out_dir.c_str());
         return kExitUsage;
     }
-    if (!registered.argv_call) {
-        std::fprintf(stderr, "no pipeline is linked into this benchmark\n");
-        return kExitUsage;
+    std::string device;
+    const halide_device_interface_t *interface = device_interface(device);
+
+    auto write_result = [&](const std::string &body) {
+        std::ofstream f(out_dir + "/benchmark.json");
+        f << "{\"complete\": true, \"device_interface\": \"" << device << "\"" << body
+          << ", \"process_ms\": " << ms_since(sample_start) << "}\n";
+        return static_cast<bool>(f);
+    };
+    // A sample that cannot be loaded is that sample's failure, not the group's.
+    void *handle = dlopen(spec.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    using ArgvCall = int (*)(void **);
+    using MetadataCall = const halide_filter_metadata_t *(*)();
+    ArgvCall argv_call = nullptr;
+    MetadataCall metadata_call = nullptr;
+    if (handle) {
+        argv_call = reinterpret_cast<ArgvCall>(dlsym(handle, (spec.function + "_argv").c_str()));
+        metadata_call = reinterpret_cast<MetadataCall>(dlsym(handle, (spec.function + "_metadata").c_str()));
     }
-    const std::string out_dir = argv[1];
-    std::string seed = "1", reference;
-    double min_time_s = 0.1;
-    long min_reps = 3, max_reps = 1000, warmup = 1;
-    RunGen r(registered.argv_call, registered.metadata);
+    if (!argv_call || !metadata_call) {
+        const char *why = dlerror();
+        const std::string error = "cannot load " + spec.function + " from " + spec.library + ": " +
+                                  (why ? why : "no such function");
+        if (!write_result(", \"load_error\": \"" + json_escape(error) + "\"")) return kExitUsage;
+        return 0;
+    }
+    const halide_filter_metadata_t *md = metadata_call();
+
+    RunGen r(argv_call, md);
     r.set_quiet(true);
     std::set<std::string> seen;
-    for (int i = 2; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a.rfind("--", 0) == 0) {
-            if (i + 1 >= argc) {
-                std::fprintf(stderr, "%s needs a value\n", a.c_str());
-                return kExitUsage;
-            }
-            const std::string v = argv[++i];
-            if (a == "--reference")
-                reference = v;
-            else if (a == "--min-time")
-                min_time_s = std::atof(v.c_str());
-            else if (a == "--min-reps")
-                min_reps = std::atol(v.c_str());
-            else if (a == "--max-reps")
-                max_reps = std::atol(v.c_str());
-            else if (a == "--warmup")
-                warmup = std::atol(v.c_str());
-            else {
-                std::fprintf(stderr, "unknown option %s\n", a.c_str());
-                return kExitUsage;
-            }
-            continue;
-        }
-        const auto eq = a.find('=');
-        if (eq == std::string::npos) {
-            std::fprintf(stderr, "bad argument '%s' (want name=value)\n", argv[i]);
-            return kExitUsage;
-        }
-        if (a.substr(0, eq) == "seed") {
-            seed = a.substr(eq + 1);
-            continue;
-        }
-        r.parse_one(a.substr(0, eq), a.substr(eq + 1), &seen);
-    }
-    if (min_reps < 1 || max_reps < min_reps || warmup < 0 || !(min_time_s >= 0)) {
-        std::fprintf(stderr, "need 1 <= --min-reps <= --max-reps, --warmup >= 0, --min-time >= 0\n");
-        return kExitUsage;
-    }
-
-    r.validate(seen, "random:" + seed + ":estimate_then_auto", "estimate", /*ok_to_omit_outputs=*/true);
+    r.validate(seen, "random:" + spec.seed + ":estimate_then_auto", "estimate", /*ok_to_omit_outputs=*/true);
     r.load_inputs("estimate");
     std::vector<Shape> shapes = r.run_bounds_query();
     r.adapt_input_buffers(shapes);
@@ -164,16 +203,13 @@ int main(int argc, char **argv) {
 
     // The argv the pipeline is called with; buffers by metadata index.
     std::vector<void *> filter_argv = r.build_filter_argv();
-    const halide_filter_metadata_t *md = registered.metadata;
     std::vector<halide_buffer_t *> inputs, outputs;
     for (int i = 0; i < md->num_arguments; ++i) {
         auto *b = static_cast<halide_buffer_t *>(filter_argv[static_cast<std::size_t>(i)]);
         if (md->arguments[i].kind == halide_argument_kind_input_buffer) inputs.push_back(b);
         if (md->arguments[i].kind == halide_argument_kind_output_buffer) outputs.push_back(b);
     }
-    std::string device;
-    const halide_device_interface_t *interface = device_interface(device);
-    const double setup_ms = ms_since(process_start); // arguments, inputs made, bounds query
+    const double setup_ms = ms_since(sample_start); // loaded, inputs made, bounds query
     const auto copy_start = Clock::now();
     if (interface) {
         for (halide_buffer_t *b : inputs) {
@@ -188,9 +224,10 @@ int main(int argc, char **argv) {
 
     auto call = [&] {
         // halide_error ends the process (exit 3) before a non-zero return.
-        if (int err = registered.argv_call(filter_argv.data()); err != 0) {
+        if (int err = argv_call(filter_argv.data()); err != 0) {
             std::fprintf(stderr, "the pipeline returned Halide error %d\n", err);
-            std::exit(kExitPipelineFailed);
+            std::fflush(stderr);
+            std::_Exit(kExitPipelineFailed);
         }
         for (halide_buffer_t *b : outputs) {
             // A CPU build's outputs have no device to wait for (and
@@ -198,7 +235,8 @@ int main(int argc, char **argv) {
             if (!b->device_interface) continue;
             if (int err = halide_device_sync(nullptr, b); err != 0) {
                 std::fprintf(stderr, "device_sync failed (Halide error %d)\n", err);
-                std::exit(kExitPipelineFailed);
+                std::fflush(stderr);
+                std::_Exit(kExitPipelineFailed);
             }
         }
     };
@@ -214,17 +252,16 @@ int main(int argc, char **argv) {
         std::string name = md->arguments[i].name;
         // RunGen drops a "$N" suffix from argument names; so do the files.
         if (name.size() > 2 && name[name.size() - 2] == '$') name = name.substr(0, name.size() - 2);
-        Halide::Runtime::Buffer<> out(
-            *static_cast<halide_buffer_t *>(filter_argv[static_cast<std::size_t>(i)]));
+        Halide::Runtime::Buffer<> out(*static_cast<halide_buffer_t *>(filter_argv[static_cast<std::size_t>(i)]));
         const std::string path = out_dir + "/" + name + ".raw";
         if (!gpusched::write_output_file(path, out)) {
             std::fprintf(stderr, "cannot write %s\n", path.c_str());
             return kExitUsage;
         }
-        if (reference.empty()) continue;
+        if (spec.reference.empty()) continue;
         gpusched::OutputComparison c;
         try {
-            c = gpusched::compare_outputs(gpusched::read_output_file(reference + "/" + name + ".raw"),
+            c = gpusched::compare_outputs(gpusched::read_output_file(spec.reference + "/" + name + ".raw"),
                                           gpusched::read_output_file(path));
         } catch (const std::exception &e) {
             c.detail = e.what();
@@ -236,22 +273,16 @@ int main(int argc, char **argv) {
         else if (validation != "failed")
             validation = "passed";
     }
-
     const double check_ms = ms_since(check_start); // outputs copied back, written and compared
 
-    auto write_result = [&](const std::string &body) {
-        std::ofstream f(out_dir + "/benchmark.json");
-        f << "{\"device_interface\": \"" << device << "\", \"validation\": \"" << validation
-          << "\", \"validation_detail\": \"" << json_escape(validation_detail)
-          << "\", \"first_call_ms\": " << first_call_ms << ", \"input_copy_ms\": " << input_copy_ms
-          << ", \"setup_ms\": " << setup_ms << ", \"check_ms\": " << check_ms << body
-          << ", \"process_ms\": " << ms_since(process_start) << "}\n";
-        return static_cast<bool>(f);
-    };
+    std::ostringstream common;
+    common << ", \"validation\": \"" << validation << "\", \"validation_detail\": \""
+           << json_escape(validation_detail) << "\", \"first_call_ms\": " << first_call_ms
+           << ", \"input_copy_ms\": " << input_copy_ms << ", \"setup_ms\": " << setup_ms
+           << ", \"check_ms\": " << check_ms;
     if (validation == "failed") {
-        write_result("");
-        std::fprintf(stderr, "wrong output: %s\n", validation_detail.c_str());
-        return kExitWrongOutput;
+        if (!write_result(common.str())) return kExitUsage;
+        return 0;
     }
 
     for (long i = 0; i < warmup; ++i)
@@ -272,15 +303,68 @@ int main(int argc, char **argv) {
     const std::size_t n = sorted.size();
     const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
     char body[512];
-    std::snprintf(
-        body, sizeof body,
-        ", \"min_ms\": %.9g, \"median_ms\": %.9g, \"max_ms\": %.9g, \"reps\": %zu, \"warmup\": %ld, "
-        "\"timed_ms\": %.9g",
-        sorted.front(), median, sorted.back(), n, warmup, total_ms);
-    if (!write_result(body)) {
+    std::snprintf(body, sizeof body,
+                  ", \"min_ms\": %.9g, \"median_ms\": %.9g, \"max_ms\": %.9g, \"reps\": %zu, \"warmup\": %ld, "
+                  "\"timed_ms\": %.9g",
+                  sorted.front(), median, sorted.back(), n, warmup, total_ms);
+    if (!write_result(common.str() + body)) {
         std::fprintf(stderr, "cannot write %s/benchmark.json\n", out_dir.c_str());
         return kExitUsage;
     }
-    std::printf("%s: min %.6g ms, median %.6g ms over %zu reps\n", md->name, sorted.front(), median, n);
+    // The sample's buffers (host and device) are freed here, by RunGen's
+    // destructor; its loaded code stays until the process ends (the
+    // runtime keeps its compiled kernels in its module list).
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+    gpusched::preload_gpu_apis();
+    std::string list;
+    double min_time_s = 0.1;
+    long min_reps = 3, max_reps = 1000, warmup = 1, timeout_s = 0;
+    bool usage_ok = true;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (i + 1 >= argc) {
+            usage_ok = false;
+            break;
+        }
+        const std::string v = argv[++i];
+        if (a == "--list")
+            list = v;
+        else if (a == "--min-time")
+            min_time_s = std::atof(v.c_str());
+        else if (a == "--min-reps")
+            min_reps = std::atol(v.c_str());
+        else if (a == "--max-reps")
+            max_reps = std::atol(v.c_str());
+        else if (a == "--warmup")
+            warmup = std::atol(v.c_str());
+        else if (a == "--timeout")
+            timeout_s = std::atol(v.c_str());
+        else
+            usage_ok = false;
+    }
+    if (!usage_ok || list.empty() || min_reps < 1 || max_reps < min_reps || warmup < 0 || !(min_time_s >= 0) ||
+        timeout_s < 0) {
+        std::fprintf(stderr,
+                     "usage: %s --list FILE [--min-time S] [--min-reps N] [--max-reps N] [--warmup N] "
+                     "[--timeout S], with 1 <= --min-reps <= --max-reps, --warmup >= 0, --min-time >= 0\n",
+                     argv[0]);
+        return kExitUsage;
+    }
+    std::vector<SampleSpec> samples;
+    if (!read_list(list, samples)) return kExitUsage;
+    std::signal(SIGALRM, on_alarm);
+    for (const SampleSpec &s : samples) {
+        alarm(static_cast<unsigned>(timeout_s));
+        if (int status = run_sample(s, min_time_s, min_reps, max_reps, warmup); status != 0) return status;
+        alarm(0);
+        // The driver reads the result as soon as this line arrives.
+        std::printf("finished %s\n", s.out_dir.c_str());
+        std::fflush(stdout);
+    }
     return 0;
 }

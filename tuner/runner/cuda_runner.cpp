@@ -21,15 +21,37 @@ public:
     int slots() const override { return static_cast<int>(gpus_.size()); }
     bool compiles_may_overlap() const override { return true; }
 
-    Measurement run(const BenchmarkBinary &binary) override {
+    Measurement run(const BenchmarkBinary &binary) override { return run_many({binary}, {}).front(); }
+
+    // A group runs on one GPU, in one harness process while no sample ends
+    // it: one CUDA context and module loads for all.
+    std::vector<Measurement> run_many(const std::vector<BenchmarkBinary> &binaries,
+                                      const MeasuredFn &on_measured) override {
+        if (binaries.empty()) return {};
         const std::size_t gpu = acquire();
-        Measurement m =
-            detail::run_benchmark_process(binary, timing_, {{"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}});
+        auto stamp = [&](Measurement &m) {
+            m.device_kind = DeviceKind::Cuda;
+            m.device = gpus_[gpu].description;
+            m.gpu_index = static_cast<int>(gpu);
+        };
+        std::vector<Measurement> ms;
+        try {
+            ms = detail::run_benchmark_group(binaries, timing_,
+                                             {{"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}},
+                                             [&](std::size_t i, const Measurement &m) {
+                                                 if (!on_measured) return;
+                                                 Measurement stamped = m;
+                                                 stamp(stamped);
+                                                 on_measured(i, stamped);
+                                             });
+        } catch (...) {
+            release(gpu); // the caller's exception, after the group
+            throw;
+        }
         release(gpu);
-        m.device_kind = DeviceKind::Cuda;
-        m.device = gpus_[gpu].description;
-        m.gpu_index = static_cast<int>(gpu);
-        return m;
+        for (Measurement &m : ms)
+            stamp(m);
+        return ms;
     }
 
 private:

@@ -22,17 +22,32 @@ public:
     int slots() const override { return 1; }
     bool compiles_may_overlap() const override { return false; }
 
-    Measurement run(const BenchmarkBinary &binary) override {
+    Measurement run(const BenchmarkBinary &binary) override { return run_many({binary}, {}).front(); }
+
+    std::vector<Measurement> run_many(const std::vector<BenchmarkBinary> &binaries,
+                                      const MeasuredFn &on_measured) override {
+        if (binaries.empty()) return {};
         std::lock_guard<std::mutex> lock(mutex_);
         std::map<std::string, std::string> env;
         // POCL caches compiled kernels under $HOME by default; keep them with
-        // the benchmark. Its kernel compiler runs in the first call, which is
-        // not timed; the work-group method stays POCL's (or the user's).
-        env["POCL_CACHE_DIR"] = binary.work_dir + "/pocl-cache";
-        Measurement m = detail::run_benchmark_process(binary, timing_, env);
-        m.device_kind = DeviceKind::OpenCl;
-        m.device = device_;
-        return m;
+        // the group's first benchmark. Its kernel compiler runs in the first
+        // call, which is not timed; the work-group method stays POCL's (or
+        // the user's).
+        env["POCL_CACHE_DIR"] = binaries.front().work_dir + "/pocl-cache";
+        auto stamp = [&](Measurement &m) {
+            m.device_kind = DeviceKind::OpenCl;
+            m.device = device_;
+        };
+        std::vector<Measurement> ms =
+            detail::run_benchmark_group(binaries, timing_, env, [&](std::size_t i, const Measurement &m) {
+                if (!on_measured) return;
+                Measurement stamped = m;
+                stamp(stamped);
+                on_measured(i, stamped);
+            });
+        for (Measurement &m : ms)
+            stamp(m);
+        return ms;
     }
 
 private:

@@ -1,8 +1,10 @@
 #include "tuner/runner/runner.h"
 
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 
 #include "tuner/subprocess.h"
 #include "tuner/user_error.h"
@@ -94,72 +96,34 @@ MeasureOutcome classify_pipeline_error(const std::string &m) {
     return MeasureOutcome::Crashed;
 }
 
-Measurement run_benchmark_process(const BenchmarkBinary &b, const TimingOptions &t,
-                                  const std::map<std::string, std::string> &env) {
+namespace {
+
+// What a harness wrote for one sample, if it finished it.
+std::optional<Measurement> read_result(const BenchmarkBinary &b) {
+    nlohmann::json result =
+        nlohmann::json::parse(read_whole_file(b.work_dir + "/benchmark.json"), nullptr, false);
+    if (!result.is_object() || !result.value("complete", false)) return std::nullopt;
     Measurement m;
     m.label = b.label;
     m.target = b.target;
-    std::error_code ec;
-    fs::create_directories(b.work_dir, ec);
-    const std::string result_path = b.work_dir + "/benchmark.json";
-    fs::remove(result_path, ec);
-
-    ProcessSpec spec;
-    spec.argv = {b.executable,
-                 b.work_dir,
-                 "seed=" + std::to_string(b.input_seed),
-                 "--min-time",
-                 std::to_string(t.min_time_s),
-                 "--min-reps",
-                 std::to_string(t.min_reps),
-                 "--max-reps",
-                 std::to_string(t.max_reps),
-                 "--warmup",
-                 std::to_string(t.warmup)};
-    if (!b.reference_dir.empty()) {
-        spec.argv.push_back("--reference");
-        spec.argv.push_back(b.reference_dir);
-    }
-    spec.env = env;
-    spec.timeout = t.timeout;
-    const ProcessResult r = run_process(spec);
-    m.wall_seconds = r.wall_seconds;
-
-    nlohmann::json result = nlohmann::json::parse(read_whole_file(result_path), nullptr, false);
-    if (result.is_object()) {
-        m.validation = result.value("validation", "not run");
-        m.validation_detail = result.value("validation_detail", "");
-        m.first_call_ms = result.value("first_call_ms", 0.0);
-        m.input_copy_ms = result.value("input_copy_ms", 0.0);
-        m.setup_ms = result.value("setup_ms", 0.0);
-        m.check_ms = result.value("check_ms", 0.0);
-        m.process_ms = result.value("process_ms", 0.0);
-        m.timed_ms = result.value("timed_ms", 0.0);
-    }
-    const std::string last = last_lines(r.err, 1);
-    if (!r.started) {
+    m.validation = result.value("validation", "not run");
+    m.validation_detail = result.value("validation_detail", "");
+    m.first_call_ms = result.value("first_call_ms", 0.0);
+    m.input_copy_ms = result.value("input_copy_ms", 0.0);
+    m.setup_ms = result.value("setup_ms", 0.0);
+    m.check_ms = result.value("check_ms", 0.0);
+    m.process_ms = result.value("process_ms", 0.0);
+    m.timed_ms = result.value("timed_ms", 0.0);
+    m.wall_seconds = m.process_ms / 1000.0;
+    if (result.contains("load_error")) {
         m.outcome = MeasureOutcome::Crashed;
-        m.error = "the benchmark did not start: " + r.start_error;
-    } else if (r.timed_out) {
-        m.outcome = MeasureOutcome::TimedOut;
-        m.error = "the benchmark did not finish in " + std::to_string(t.timeout.count()) +
-                  " s; its process group was killed";
-    } else if (r.term_signal != 0) {
-        m.outcome = MeasureOutcome::Crashed;
-        m.error = "the benchmark crashed (" + r.describe_failure() + ")" + (last.empty() ? "" : ": " + last);
-    } else if (r.exit_code == 4) {
+        m.error = result.value("load_error", "");
+    } else if (m.validation == "failed") {
         m.outcome = MeasureOutcome::WrongOutput;
-        m.validation = "failed";
         m.error = "wrong output: " + m.validation_detail;
-    } else if (r.exit_code == 3) {
-        m.outcome = classify_pipeline_error(last);
-        m.error = (last.empty() ? std::string("the pipeline failed") : last);
-    } else if (r.exit_code != 0) {
+    } else if (!result.contains("median_ms")) {
         m.outcome = MeasureOutcome::Crashed;
-        m.error = "the benchmark failed (" + r.describe_failure() + ")" + (last.empty() ? "" : ": " + last);
-    } else if (!result.is_object() || !result.contains("median_ms")) {
-        m.outcome = MeasureOutcome::Crashed;
-        m.error = "the benchmark exited without writing " + result_path;
+        m.error = "the benchmark wrote no times to " + b.work_dir + "/benchmark.json";
     } else if (m.validation == "not run" && !b.reference_dir.empty()) {
         m.outcome = MeasureOutcome::Crashed;
         m.error = "the benchmark did not check its output";
@@ -171,6 +135,137 @@ Measurement run_benchmark_process(const BenchmarkBinary &b, const TimingOptions 
         m.reps = result.value("reps", int64_t{0});
     }
     return m;
+}
+
+// The sample a harness process ended on, from how it ended.
+Measurement charge_failure(const BenchmarkBinary &b, const ProcessResult &r, const TimingOptions &t,
+                           double wall_seconds) {
+    Measurement m;
+    m.label = b.label;
+    m.target = b.target;
+    m.wall_seconds = wall_seconds;
+    const std::string last = last_lines(r.err, 1);
+    constexpr int kExitTimeout = 5; // benchmark_main.cpp: the sample's alarm
+    if (!r.started) {
+        m.outcome = MeasureOutcome::Crashed;
+        m.error = "the benchmark did not start: " + r.start_error;
+    } else if (r.timed_out || (r.term_signal == 0 && r.exit_code == kExitTimeout)) {
+        m.outcome = MeasureOutcome::TimedOut;
+        m.error = "the benchmark did not finish in " + std::to_string(t.timeout.count()) +
+                  " s; its process group was killed";
+    } else if (r.term_signal != 0) {
+        m.outcome = MeasureOutcome::Crashed;
+        m.error = "the benchmark crashed (" + r.describe_failure() + ")" + (last.empty() ? "" : ": " + last);
+    } else if (r.exit_code == 3) {
+        m.outcome = classify_pipeline_error(last);
+        m.error = (last.empty() ? std::string("the pipeline failed") : last);
+    } else if (r.exit_code != 0) {
+        m.outcome = MeasureOutcome::Crashed;
+        m.error = "the benchmark failed (" + r.describe_failure() + ")" + (last.empty() ? "" : ": " + last);
+    } else {
+        m.outcome = MeasureOutcome::Crashed;
+        m.error = "the benchmark exited without writing " + b.work_dir + "/benchmark.json";
+    }
+    return m;
+}
+
+// One harness process for binaries[first, end): fills out[] for each sample
+// it finished, and for the one it ended on; returns the index to go on from.
+std::size_t run_harness(const std::vector<BenchmarkBinary> &bins, std::size_t first, std::size_t end,
+                        const TimingOptions &t, const std::map<std::string, std::string> &env,
+                        std::vector<Measurement> &out, const Runner::MeasuredFn &on_measured) {
+    std::error_code ec;
+    std::ostringstream list;
+    for (std::size_t i = first; i < end; ++i) {
+        const BenchmarkBinary &b = bins[i];
+        fs::create_directories(b.work_dir, ec);
+        fs::remove(b.work_dir + "/benchmark.json", ec);
+        fs::remove(b.work_dir + "/started", ec);
+        list << b.library << '\t' << b.function_name << '\t' << b.work_dir << '\t' << b.reference_dir << '\t'
+             << b.input_seed << '\n';
+    }
+    const std::string list_path = bins[first].work_dir + "/group.list";
+    std::ofstream(list_path) << list.str();
+
+    ProcessSpec spec;
+    spec.argv = {bins[first].executable,
+                 "--list",
+                 list_path,
+                 "--min-time",
+                 std::to_string(t.min_time_s),
+                 "--min-reps",
+                 std::to_string(t.min_reps),
+                 "--max-reps",
+                 std::to_string(t.max_reps),
+                 "--warmup",
+                 std::to_string(t.warmup),
+                 "--timeout",
+                 std::to_string(t.timeout.count())};
+    spec.env = env;
+    // Each sample has its own alarm in the harness; this is the backstop for
+    // a process the alarm cannot end: every sample's timeout, and a margin.
+    spec.timeout = t.timeout * static_cast<int64_t>(end - first) + std::chrono::seconds(30);
+
+    // The harness prints a line after each sample's result is written: pass
+    // on every result complete by then. The caller's exception waits until
+    // the process is over (run_process must not be unwound past its child).
+    std::size_t reported = first;
+    double accounted = 0;
+    std::exception_ptr failure;
+    auto deliver = [&](std::size_t i) {
+        if (!on_measured || failure) return;
+        try {
+            on_measured(i, out[i]);
+        } catch (...) {
+            failure = std::current_exception();
+        }
+    };
+    auto collect = [&] {
+        for (; reported < end; ++reported) {
+            std::optional<Measurement> m = read_result(bins[reported]);
+            if (!m) break;
+            out[reported] = *m;
+            accounted += m->wall_seconds;
+            deliver(reported);
+        }
+    };
+    spec.on_stdout = collect;
+    const ProcessResult r = run_process(spec);
+    collect();
+    std::size_t next = end;
+    if (reported < end) {
+        // The first sample without a result is the one the process ended on
+        // (or, when it ended before loading any, the first one: a harness
+        // that cannot start is charged to one sample at a time, so the group
+        // always progresses).
+        out[reported] = charge_failure(bins[reported], r, t, std::max(0.0, r.wall_seconds - accounted));
+        deliver(reported);
+        next = reported + 1;
+    }
+    if (failure) std::rethrow_exception(failure);
+    return next;
+}
+
+} // namespace
+
+std::vector<Measurement> run_benchmark_group(const std::vector<BenchmarkBinary> &bins, const TimingOptions &t,
+                                             const std::map<std::string, std::string> &env,
+                                             const Runner::MeasuredFn &on_measured) {
+    std::vector<Measurement> out(bins.size());
+    std::size_t next = 0;
+    while (next < bins.size()) {
+        // Consecutive binaries of one harness share a process.
+        std::size_t end = next + 1;
+        while (end < bins.size() && bins[end].executable == bins[next].executable)
+            ++end;
+        next = run_harness(bins, next, end, t, env, out, on_measured);
+    }
+    return out;
+}
+
+Measurement run_benchmark_process(const BenchmarkBinary &b, const TimingOptions &t,
+                                  const std::map<std::string, std::string> &env) {
+    return run_benchmark_group({b}, t, env).front();
 }
 
 } // namespace detail

@@ -1,30 +1,38 @@
 #pragma once
 // The runner: takes a compiled sample and returns what it measured (TVM
 // MetaSchedule's Runner; the build step is benchmark_build.h, the record
-// goes to the database). A benchmark is one process: the sample's library
-// linked around benchmark_main.cpp (a prebuilt archive,
-// libgpusched_benchmark_runner.a), run with a timeout in its own process
-// group. The process checks the sample's output against the CPU reference
-// before it times anything; see benchmark_main.cpp for what is timed.
+// goes to the database). A benchmark runs in a harness process of its own
+// (benchmark_main.cpp, linked once per run with the run's Halide runtime),
+// with a timeout, in its own process group; the harness loads the sample's
+// shared object, checks its output against the CPU reference before it
+// times anything (see benchmark_main.cpp for what is timed). run_many()
+// times a group of samples in one harness process: one device context, one
+// start of POCL's kernel compiler, for all of them (the per-process cost was
+// most of a sample's benchmark on POCL: docs/results/autotune-pocl.md).
 //
 // Two devices behind one interface:
-// - cuda: the real thing. One benchmark per GPU at a time
+// - cuda: the real thing. One benchmark (group) per GPU at a time
 //   (CUDA_VISIBLE_DEVICES names the one it gets), all GPUs busy; compiles
 //   may run beside benchmarks, on the CPU.
 // - opencl: the same harness on POCL, the CPU's OpenCL, for machines without
 //   a GPU and for CI. Its times are real times of a CPU OpenCL device, never
-//   a GPU's: they carry the device name pocl-<cpu model>. One benchmark at a
-//   time, and never beside compile jobs, which would share its cores.
+//   a GPU's: they carry the device name pocl-<cpu model>. One benchmark
+//   (group) at a time, and never beside compile jobs, which would share its
+//   cores.
 //
 // Invariants: run() never throws for anything a sample does; a crash
 // (signal), a hang (timeout: the process group is killed), a device error,
 // running out of device memory and a wrong output each come back as a
-// Measurement with its outcome and one line of error, never a time; the
-// next benchmark on the same device starts in a fresh process. A
-// Measurement with outcome Measured always has min, median and reps.
+// Measurement with its outcome and one line of error, never a time. In a
+// group, a sample that ends the harness process (crash, hang, device error)
+// is recorded as such, the samples measured before it keep their results
+// (each is written as it finishes), and those after it run in a fresh
+// harness process. A Measurement with outcome Measured always has min,
+// median and reps.
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -46,7 +54,7 @@ struct TimingOptions {
     int min_reps = 3;
     int max_reps = 1000;
     int warmup = 1;                   // untimed calls after the first
-    std::chrono::seconds timeout{60}; // per benchmark process
+    std::chrono::seconds timeout{60}; // per sample (its alarm in the harness)
 };
 
 enum class MeasureOutcome {
@@ -63,10 +71,13 @@ enum class MeasureOutcome {
 // out of memory, device error, build failed, not run.
 const char *to_string(MeasureOutcome outcome);
 
-// A benchmark program, built (benchmark_build.h) and ready to run.
+// A benchmark, built (benchmark_build.h) and ready to run: the harness
+// executable and the sample's shared object it loads.
 struct BenchmarkBinary {
     std::string label; // "sample 3", "li2018": for messages
-    std::string executable;
+    std::string executable;    // the harness (shared by the run's samples)
+    std::string library;       // the sample's shared object
+    std::string function_name; // its pipeline function (NAME_argv, NAME_metadata)
     std::string work_dir;      // its outputs and benchmark.json go here
     std::string reference_dir; // the CPU reference's outputs
     std::string target;        // the Halide target it was built for
@@ -112,7 +123,20 @@ public:
     virtual bool compiles_may_overlap() const = 0;
     // Thread-safe; waits for a free device. Never throws for what the sample does.
     virtual Measurement run(const BenchmarkBinary &binary) = 0;
+    // The same for a group, in order, on one device, in as few harness
+    // processes as the samples allow (see the invariants above); one
+    // Measurement per binary. on_measured(i, m) is called for each binary as
+    // soon as its measurement is known (while the harness goes on with the
+    // next), so a caller can store it before the group ends. What
+    // on_measured throws is rethrown once the harness process has ended.
+    using MeasuredFn = std::function<void(std::size_t index, const Measurement &)>;
+    virtual std::vector<Measurement> run_many(const std::vector<BenchmarkBinary> &binaries,
+                                              const MeasuredFn &on_measured = {}) = 0;
 };
+
+// Most samples a driver hands to run_many() at once: a crash costs a new
+// process for the rest, and an interrupt waits for the group.
+constexpr std::size_t kMaxBenchmarkGroup = 16;
 
 // Throw UnavailableError (tuner/user_error.h) with one line when the device
 // cannot be used here: no GPU (naming --device opencl), no OpenCL runtime or
@@ -132,6 +156,13 @@ namespace detail {
 // devices. Fills everything but device, device_kind and gpu_index.
 Measurement run_benchmark_process(const BenchmarkBinary &binary, const TimingOptions &timing,
                                   const std::map<std::string, std::string> &env);
+// The same for a group: harness processes until every binary has its
+// Measurement (a sample that ends one is charged with it, the rest go to
+// the next). Binaries of one group share an executable.
+std::vector<Measurement> run_benchmark_group(const std::vector<BenchmarkBinary> &binaries,
+                                             const TimingOptions &timing,
+                                             const std::map<std::string, std::string> &env,
+                                             const Runner::MeasuredFn &on_measured = {});
 // The outcome of a harness that exited with a Halide error, from its message.
 MeasureOutcome classify_pipeline_error(const std::string &message);
 } // namespace detail

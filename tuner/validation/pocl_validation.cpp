@@ -13,6 +13,7 @@
 #include "tuner/generator_run.h"
 #include "tuner/host_target.h"
 #include "tuner/install_layout.h"
+#include "tuner/shared_runtime.h"
 #include "tuner/subprocess.h"
 
 namespace gpusched {
@@ -219,6 +220,11 @@ GeneratorInvocation scheduled_build(const ValidationRequest &req, const std::str
     return cand;
 }
 
+GeneratorOutcome run_scheduled_build(const ValidationRequest &req, const std::string &dir, const std::string &target) {
+    const GeneratorInvocation inv = scheduled_build(req, dir, target);
+    return req.runtime_cache_dir.empty() ? run_generator(inv) : run_generator_sharing_runtime(inv, req.runtime_cache_dir);
+}
+
 ReferenceOutputs reference_outputs(const ValidationRequest &req) {
     ReferenceOutputs out;
     const std::string archive = locate_output_runner_archive();
@@ -275,7 +281,7 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
     if (!ref.ok()) return finish(fail(ValidationStatus::NotRun, ref.failure));
 
     // The candidate: the same schedule, for OpenCL.
-    GeneratorOutcome cand_out = run_generator(scheduled_build(req, cand_dir, validation_opencl_target()));
+    GeneratorOutcome cand_out = run_scheduled_build(req, cand_dir, validation_opencl_target());
     if (!cand_out.ok()) return finish(fail(ValidationStatus::Failed, "OpenCL build failed: " + cand_out.message));
 
     ProcessResult link = link_runner(compiler, archive, cand_dir, req.generator_name, req.timeout);

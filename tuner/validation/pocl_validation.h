@@ -49,6 +49,9 @@ struct ValidationRequest {
     nlohmann::json plugin_config;
     std::string replay_record;
     std::string work_dir;
+    // Where the scheduled build's Halide runtime is built once and shared
+    // (tuner/shared_runtime.h); empty: each build compiles its own.
+    std::string runtime_cache_dir;
     std::chrono::seconds timeout{600};  // per step
     uint64_t input_seed = 1;
 };
@@ -91,6 +94,10 @@ ReferenceOutputs reference_outputs(const ValidationRequest &request);
 // emitting a library, header and registration for a runner to link.
 GeneratorInvocation scheduled_build(const ValidationRequest &request, const std::string &dir,
                                     const std::string &target);
+// Runs scheduled_build(request, dir, target), sharing the Halide runtime
+// when the request names a runtime_cache_dir.
+GeneratorOutcome run_scheduled_build(const ValidationRequest &request, const std::string &dir,
+                                     const std::string &target);
 
 // A C++ compiler to link runners with ($CXX, else c++); empty if none.
 std::string locate_cxx_compiler();

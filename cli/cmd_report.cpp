@@ -1,0 +1,55 @@
+// `gpusched report`: the HTML report of a sample database, for people who
+// would rather look than read (tuner/report/html_report.h does the work).
+
+#include <iostream>
+#include <memory>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "tuner/report/html_report.h"
+
+namespace gpusched::cli {
+namespace {
+
+struct ReportArgs {
+    std::string db_path, output, pipeline, since;
+    std::optional<int64_t> run_id;
+};
+
+} // namespace
+
+Action add_report_command(CLI::App &app, const GlobalOptions &global) {
+    auto args = std::make_shared<ReportArgs>();
+    CLI::App *cmd = app.add_subcommand(
+        "report",
+        "Write one self-contained HTML file (plots, tables, the winning schedules) from the sample database");
+    cmd->add_option("--db", args->db_path,
+                    "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
+    cmd->add_option("--run", args->run_id, "Only this run");
+    cmd->add_option("--pipeline", args->pipeline, "Only runs of this generator name");
+    cmd->add_option("--since", args->since,
+                    "Only runs started at or after this UTC date: YYYY-MM-DD[THH:MM[:SS[.mmm]]]");
+    cmd->add_option("-o,--output", args->output, "The HTML file to write")->required();
+    return [args, &global]() {
+        report::ReportFilter filter;
+        filter.run_id = args->run_id;
+        filter.pipeline = args->pipeline;
+        filter.since = args->since;
+        const std::string path = args->db_path.empty() ? db::default_database_path() : args->db_path;
+        const report::ReportWritten w =
+            report::write_report(path, filter, args->output, "gpusched " + version_string());
+        if (global.json) {
+            std::cout
+                << nlohmann::json{{"output", args->output}, {"runs", w.runs}, {"sections", w.groups}}.dump(2)
+                << "\n";
+        } else if (!global.quiet) {
+            std::cout << "wrote " << args->output << ": " << w.runs << " runs, " << w.groups
+                      << " pipeline x device sections\n";
+        }
+        return kExitOk;
+    };
+}
+
+} // namespace gpusched::cli
