@@ -27,4 +27,11 @@ std::string utc_timestamp() {
     return date;
 }
 
+std::string utc_iso8601() {
+    std::time_t t = std::time(nullptr);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+    return buf;
+}
+
 } // namespace gpusched

@@ -12,4 +12,7 @@ std::string machine_description();
 // The current time, "2026-11-21 14:25 UTC".
 std::string utc_timestamp();
 
+// The current time as stored in records, "2026-11-21T14:25:07Z".
+std::string utc_iso8601();
+
 } // namespace gpusched

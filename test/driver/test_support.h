@@ -29,12 +29,15 @@ void write_file(const std::string &path, const std::string &text);
 
 // Runs the built gpusched (GPUSCHED_BINARY) with these arguments and extra
 // environment variables, with a 5 minute timeout.
-ProcessResult run_gpusched(const std::vector<std::string> &args, const std::map<std::string, std::string> &env = {});
+ProcessResult run_gpusched(const std::vector<std::string> &args,
+                           const std::map<std::string, std::string> &env = {});
 
 // Starts the built gpusched in the background, in its own process group,
-// stdout and stderr to `log`, so a test can signal it mid-run (SIGKILL, like
-// a machine losing power) or start a second one beside it. Returns its pid;
-// the caller waits for it.
-int spawn_gpusched(const std::vector<std::string> &args, const std::string &log);
+// stdout and stderr to `log`, with this process's environment plus `env`
+// (which wins), so a test can signal it mid-run (SIGKILL, like a machine
+// losing power) or start a second one beside it. Returns its pid; the caller
+// waits for it.
+int spawn_gpusched(const std::vector<std::string> &args, const std::string &log,
+                   const std::map<std::string, std::string> &env = {});
 
 } // namespace gpusched::test

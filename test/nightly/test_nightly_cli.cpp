@@ -19,6 +19,7 @@
 
 #include "db/database.h"
 #include "db/sample_store.h"
+#include "test_sql.h"
 #include "test_support.h"
 #include "tuner/nightly/run_lock.h"
 
@@ -58,22 +59,10 @@ std::string write_config(const test::TempDir &dir, const std::string &budget, co
     return path;
 }
 
-int64_t scalar(const std::string &db_path, const std::string &sql) {
-    db::Database database = db::Database::open_existing(db_path);
-    auto q = database.prepare(sql);
-    return q.step() ? q.column_int(0) : -1;
-}
-
-std::string text(const std::string &db_path, const std::string &sql) {
-    db::Database database = db::Database::open_existing(db_path);
-    auto q = database.prepare(sql);
-    return q.step() ? q.column_text(0) : "";
-}
-
 int64_t count_or_zero(const std::string &db_path, const std::string &sql) {
     if (!fs::exists(db_path)) return 0;
     try {
-        return scalar(db_path, sql);
+        return test::sql_int(db_path, sql);
     } catch (const std::exception &) {
         return 0; // being created
     }
@@ -142,8 +131,8 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
                     CHECK(test::read_file(from) == test::read_file(schedules + "/" + name + ext));
         }
         // Its run is tagged as this nightly pipeline's.
-        CHECK(text(db_path, "SELECT config ->> '$.started_by' FROM runs WHERE id = " + p["run_id"].dump()) ==
-              "nightly " + name);
+        CHECK(test::sql_text(db_path, "SELECT config ->> '$.started_by' FROM runs WHERE id = " +
+                                          p["run_id"].dump()) == "nightly " + name);
     }
     CHECK(runs.size() == 3);
     CHECK(j["pipelines"][1]["mode"] == "top5");
@@ -152,14 +141,14 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
     // with what it was trained on, none with a held-out pipeline's sample.
     REQUIRE(j["retrained"].size() == 4);
     const int64_t measured =
-        scalar(db_path, "SELECT count(*) FROM samples WHERE runtime_median_ms > 0 AND status = "
-                        "'ok' AND validation != 'failed'");
+        test::sql_int(db_path, "SELECT count(*) FROM samples WHERE runtime_median_ms > 0 AND status = "
+                               "'ok' AND validation != 'failed'");
     for (const auto &m : j["retrained"]) {
         INFO(m.dump());
         REQUIRE(m["weights_id"].is_number());
         CHECK(fs::exists(m["path"].get<std::string>()));
-        const json trained_on =
-            json::parse(text(db_path, "SELECT trained_on FROM weights WHERE id = " + m["weights_id"].dump()));
+        const json trained_on = json::parse(
+            test::sql_text(db_path, "SELECT trained_on FROM weights WHERE id = " + m["weights_id"].dump()));
         CHECK(trained_on["by"].get<std::string>().find("gpusched nightly") != std::string::npos);
         CHECK(static_cast<int64_t>(trained_on["samples"].size()) == m["samples"].get<int64_t>());
         if (m["held_out"] == "") {
@@ -172,13 +161,14 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
         const std::string ids = trained_on["samples"].dump();
         const std::string excluded = trained_on["excluded_pipeline_ids"].dump();
         CHECK(excluded != "[]");
-        CHECK(scalar(db_path,
-                     "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE s.id IN (SELECT "
-                     "value FROM json_each('" +
-                         ids +
-                         "')) AND r.pipeline_id IN (SELECT value FROM "
-                         "json_each('" +
-                         excluded + "'))") == 0);
+        CHECK(test::sql_int(
+                  db_path,
+                  "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id WHERE s.id IN (SELECT "
+                  "value FROM json_each('" +
+                      ids +
+                      "')) AND r.pipeline_id IN (SELECT value FROM "
+                      "json_each('" +
+                      excluded + "'))") == 0);
     }
     // The log: every line timestamped, the decisions in it.
     const std::string log = test::read_file(dir / "nightly.log");
@@ -189,7 +179,8 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
     CHECK(j["report"].get<std::string>().find("reports/night.html (3 runs") != std::string::npos);
     const std::string html = test::read_file(dir / "reports/night.html");
     CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
-    for (const std::string name : {"tiny_stencil", "row_sums"}) CHECK(html.find(name) != std::string::npos);
+    for (const std::string name : {"tiny_stencil", "row_sums"})
+        CHECK(html.find(name) != std::string::npos);
 }
 
 TEST_CASE("a second nightly started while one runs is refused at once by the lock naming the holder",
@@ -214,7 +205,7 @@ TEST_CASE("a second nightly started while one runs is refused at once by the loc
     CHECK(second.wall_seconds < 10);
     CHECK(second.err.find("process " + std::to_string(first)) != std::string::npos);
     CHECK(second.err.find(lock) != std::string::npos);
-    CHECK(scalar(dir / "db.sqlite", "SELECT count(*) FROM runs") == 1); // it started nothing
+    CHECK(test::sql_int(dir / "db.sqlite", "SELECT count(*) FROM runs") == 1); // it started nothing
 
     // A holder that dies, however it dies, leaves the lock free.
     REQUIRE(kill(first, SIGKILL) == 0);
@@ -241,10 +232,11 @@ TEST_CASE("a nightly killed with SIGKILL in the middle continues its unfinished 
     int status = 0;
     REQUIRE(waitpid(pid, &status, 0) == pid);
     REQUIRE(WIFSIGNALED(status));
-    CHECK(text(db_path, "SELECT status FROM runs WHERE id = 1") == "running");
-    CHECK(scalar(db_path, "SELECT count(*) FROM samples") < 6);
-    const std::string ids_before = text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                                 "(SELECT * FROM samples ORDER BY id)");
+    CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "running");
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples") < 6);
+    const std::string ids_before =
+        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                                "(SELECT * FROM samples ORDER BY id)");
 
     ProcessResult r = test::run_gpusched({"nightly", config, "--json"});
     INFO("second night stdout: " << r.out << "\nstderr: " << r.err);
@@ -255,12 +247,13 @@ TEST_CASE("a nightly killed with SIGKILL in the middle continues its unfinished 
     CHECK(p["run_id"] == 1);
     CHECK(p["samples"] == 6);
     CHECK(p["status"] == "tuned");
-    CHECK(scalar(db_path, "SELECT count(*) FROM runs") == 1); // continued, not restarted
-    CHECK(text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
-    CHECK(scalar(db_path, "SELECT count(*) FROM samples") == 6);
-    CHECK(scalar(db_path, "SELECT count(DISTINCT batch || ':' || idx) FROM samples") == 6);
-    const std::string ids_after = text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                                "(SELECT * FROM samples ORDER BY id)");
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM runs") == 1); // continued, not restarted
+    CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples") == 6);
+    CHECK(test::sql_int(db_path, "SELECT count(DISTINCT batch || ':' || idx) FROM samples") == 6);
+    const std::string ids_after =
+        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                                "(SELECT * FROM samples ORDER BY id)");
     CHECK(ids_after.rfind(ids_before, 0) == 0); // the rows of the killed night are kept as they were
     CHECK(fs::exists(dir / "schedules/stencil.schedule.h"));
 }
@@ -293,14 +286,16 @@ TEST_CASE("promotion refuses a re-measured schedule that is not faster than the 
     CHECK(second["run_id"] != first["run_id"]);
     // The same searches (seeds), and night 2's best is one of night 1's schedules.
     auto seeds = [&](const json &p) {
-        return text(db_path, "SELECT group_concat(seed) FROM (SELECT seed FROM samples WHERE run_id = " +
-                                 p["run_id"].dump() + " ORDER BY seed)");
+        return test::sql_text(db_path,
+                              "SELECT group_concat(seed) FROM (SELECT seed FROM samples WHERE run_id = " +
+                                  p["run_id"].dump() + " ORDER BY seed)");
     };
     CHECK(seeds(first) == seeds(second));
-    CHECK(scalar(db_path, "SELECT count(*) FROM samples a JOIN samples b ON a.decisions ->> '$.decisions' = "
-                          "b.decisions ->> '$.decisions' WHERE a.id = " +
-                              second["best_sample_id"].dump() +
-                              " AND b.run_id = " + first["run_id"].dump()) >= 1);
+    CHECK(test::sql_int(db_path,
+                        "SELECT count(*) FROM samples a JOIN samples b ON a.decisions ->> '$.decisions' = "
+                        "b.decisions ->> '$.decisions' WHERE a.id = " +
+                            second["best_sample_id"].dump() + " AND b.run_id = " + first["run_id"].dump()) >=
+          1);
     CHECK(second["promoted"] == false);
     const std::string why = second["promotion"];
     CHECK(

@@ -19,6 +19,7 @@
 
 #include "db/database.h"
 #include "db/sample_store.h"
+#include "test_sql.h"
 #include "test_support.h"
 
 using namespace gpusched;
@@ -26,37 +27,26 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> autotune_args(const test::TempDir &dir, const std::string &out, const std::string &name,
-                                       int iterations, int batch, std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"tune",        DRIVER_TEST_GENERATORS,
-                                  "-g",          name,
-                                  "--mode",      "autotune",
-                                  "--device",    "opencl",
-                                  "--gpu",       "h100",
+std::vector<std::string> autotune_args(const test::TempDir &dir, const std::string &out,
+                                       const std::string &name, int iterations, int batch,
+                                       std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"tune",         DRIVER_TEST_GENERATORS,
+                                  "-g",           name,
+                                  "--mode",       "autotune",
+                                  "--device",     "opencl",
+                                  "--gpu",        "h100",
                                   "--iterations", std::to_string(iterations),
-                                  "--batch",     std::to_string(batch),
-                                  "--beam-size", "2",
-                                  "--passes",    "1",
-                                  "-j",          "2",
-                                  "--min-time",  "0.005",
-                                  "--max-reps",  "20",
-                                  "--epochs",    "20",
-                                  "-o",          dir / out,
-                                  "--db",        dir / "db.sqlite"};
+                                  "--batch",      std::to_string(batch),
+                                  "--beam-size",  "2",
+                                  "--passes",     "1",
+                                  "-j",           "2",
+                                  "--min-time",   "0.005",
+                                  "--max-reps",   "20",
+                                  "--epochs",     "20",
+                                  "-o",           dir / out,
+                                  "--db",         dir / "db.sqlite"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
-}
-
-int64_t scalar(const std::string &db_path, const std::string &sql) {
-    db::Database database = db::Database::open_existing(db_path);
-    auto q = database.prepare(sql);
-    return q.step() ? q.column_int(0) : -1;
-}
-
-std::string text(const std::string &db_path, const std::string &sql) {
-    db::Database database = db::Database::open_existing(db_path);
-    auto q = database.prepare(sql);
-    return q.step() ? q.column_text(0) : "";
 }
 
 // Every (batch, idx) of the run exactly once, each sample complete (failed,
@@ -79,7 +69,7 @@ void check_complete_and_unique(const std::string &db_path, int64_t run, int iter
 int64_t count_or_zero(const std::string &db_path, const std::string &sql) {
     if (!fs::exists(db_path)) return 0;
     try {
-        return scalar(db_path, sql);
+        return test::sql_int(db_path, sql);
     } catch (const std::exception &) {
         return 0; // being created
     }
@@ -99,7 +89,7 @@ TEST_CASE("autotune searches the second batch with weights retrained on the firs
     CHECK(j["end"] == "finished");
     CHECK(j["samples"] == 12);
     check_complete_and_unique(db_path, run, 2, 6);
-    CHECK(text(db_path, "SELECT status FROM runs WHERE id = " + std::to_string(run)) == "finished");
+    CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = " + std::to_string(run)) == "finished");
 
     // Batch 0: the embedded weights (no row); batch 1: a new weights file,
     // recorded with what it was trained on (batch 0's measured samples).
@@ -110,7 +100,7 @@ TEST_CASE("autotune searches the second batch with weights retrained on the firs
     const std::string weights_path = j["batches"][1]["weights"];
     CHECK(fs::exists(weights_path));
     const auto trained_on = nlohmann::json::parse(
-        text(db_path, "SELECT trained_on FROM weights WHERE id = " + std::to_string(weights_id)));
+        test::sql_text(db_path, "SELECT trained_on FROM weights WHERE id = " + std::to_string(weights_id)));
     CHECK(trained_on["run_id"] == run);
     CHECK(trained_on["device"].get<std::string>().rfind("pocl-", 0) == 0);
     const int64_t measured0 = j["batches"][0]["measured"];
@@ -122,10 +112,12 @@ TEST_CASE("autotune searches the second batch with weights retrained on the firs
     db::SampleStore store(database);
     for (const auto &s : store.samples_of_run(run)) {
         const auto cfg = nlohmann::json::parse(s.search_config);
-        if (s.batch == 0) CHECK_FALSE(cfg.contains("weights_path"));
-        else CHECK(cfg.value("weights_path", "") == weights_path);
+        if (s.batch == 0)
+            CHECK_FALSE(cfg.contains("weights_path"));
+        else
+            CHECK(cfg.value("weights_path", "") == weights_path);
     }
-    CHECK(text(db_path, "SELECT provenance FROM weights WHERE id = " + std::to_string(weights_id))
+    CHECK(test::sql_text(db_path, "SELECT provenance FROM weights WHERE id = " + std::to_string(weights_id))
               .find("autotune run " + std::to_string(run) + " after batch 0") != std::string::npos);
 
     // Learning statistics per batch, stored and shown by db stats.
@@ -145,7 +137,8 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
           "[autotune][resume]") {
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
-    const pid_t pid = test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
+    const pid_t pid =
+        test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
     // Kill when batch 1 has begun: batch 0 finished and retrained, batch 1 partly stored.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
     int64_t stored_before = 0;
@@ -164,18 +157,21 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
 
     // What the kill left: a valid database, a run still marked running,
     // batch 1 incomplete.
-    CHECK(text(db_path, "PRAGMA integrity_check") == "ok");
-    CHECK(text(db_path, "SELECT status FROM runs WHERE id = 1") == "running");
-    const int64_t complete_before = scalar(db_path, "SELECT count(*) FROM samples WHERE status != 'ok' OR "
-                                                    "benchmark IS NOT NULL");
+    CHECK(test::sql_text(db_path, "PRAGMA integrity_check") == "ok");
+    CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "running");
+    const int64_t complete_before =
+        test::sql_int(db_path, "SELECT count(*) FROM samples WHERE status != 'ok' OR "
+                               "benchmark IS NOT NULL");
     CHECK(complete_before < 8);
-    const std::string ids_before = text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                                 "(SELECT * FROM samples ORDER BY id)");
-    const int64_t weights_rows = scalar(db_path, "SELECT count(*) FROM weights");
+    const std::string ids_before =
+        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                                "(SELECT * FROM samples ORDER BY id)");
+    const int64_t weights_rows = test::sql_int(db_path, "SELECT count(*) FROM weights");
 
-    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
-                                          dir / "out", "--db", db_path, "-j", "2", "--json"});
-    INFO("first: " << test::read_file(dir / "first.log") << "\nresume stdout: " << r.out << "\nstderr: " << r.err);
+    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1",
+                                          "-o", dir / "out", "--db", db_path, "-j", "2", "--json"});
+    INFO("first: " << test::read_file(dir / "first.log") << "\nresume stdout: " << r.out
+                   << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["resumed"] == true);
@@ -183,22 +179,26 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
     CHECK(j["samples"] == 8);
     check_complete_and_unique(db_path, 1, 2, 4);
     // The rows stored before the kill are the same rows (same ids), kept.
-    const std::string ids_after = text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                                "(SELECT * FROM samples ORDER BY id)");
+    const std::string ids_after =
+        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                                "(SELECT * FROM samples ORDER BY id)");
     CHECK(ids_after.rfind(ids_before, 0) == 0);
     // Batch 1 kept its recorded weights: no retraining for it happened again.
-    CHECK(scalar(db_path, "SELECT count(*) FROM weights") == weights_rows);
-    CHECK(scalar(db_path, "SELECT count(DISTINCT search_config ->> '$.weights_path') FROM samples WHERE batch = 1") ==
-          1);
-    CHECK(text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM weights") == weights_rows);
+    CHECK(test::sql_int(
+              db_path,
+              "SELECT count(DISTINCT search_config ->> '$.weights_path') FROM samples WHERE batch = 1") == 1);
+    CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
     CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
 }
 
-TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 and its resume completes it with no sample doubled",
+TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 and its resume completes it "
+          "with no sample doubled",
           "[autotune][resume]") {
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
-    const pid_t pid = test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
+    const pid_t pid =
+        test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
     // What a cron job's timeout or `kill` sends: once batch 0 has stored a sample.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
     int64_t stored = 0;
@@ -214,29 +214,32 @@ TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 a
     INFO("the stopped run's log: " << test::read_file(dir / "first.log") << "\nwait status " << status);
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 130);
-    CHECK(text(db_path, "PRAGMA integrity_check") == "ok");
-    CHECK(text(db_path, "SELECT status FROM runs WHERE id = 1") == "interrupted");
+    CHECK(test::sql_text(db_path, "PRAGMA integrity_check") == "ok");
+    CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "interrupted");
     CHECK(test::read_file(dir / "first.log").find("continue with --resume 1") != std::string::npos);
     // It stops without starting new work: compiled samples not yet timed stay
     // stored, unmeasured, for the resume to measure (not to search again).
-    CHECK(scalar(db_path, "SELECT count(*) FROM samples") < 8);
-    const std::string ids_before = text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                                 "(SELECT * FROM samples ORDER BY id)");
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples") < 8);
+    const std::string ids_before =
+        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                                "(SELECT * FROM samples ORDER BY id)");
 
-    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
-                                          dir / "out", "--db", db_path, "-j", "2", "--json"});
+    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1",
+                                          "-o", dir / "out", "--db", db_path, "-j", "2", "--json"});
     INFO("resume stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["samples"] == 8);
     check_complete_and_unique(db_path, 1, 2, 4);
-    const std::string ids_after = text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                                "(SELECT * FROM samples ORDER BY id)");
+    const std::string ids_after =
+        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                                "(SELECT * FROM samples ORDER BY id)");
     CHECK(ids_after.rfind(ids_before, 0) == 0);
-    CHECK(text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
+    CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
 }
 
-TEST_CASE("autotune --max-samples stops at that many samples, writes the best and exits 3", "[autotune][budget]") {
+TEST_CASE("autotune --max-samples stops at that many samples, writes the best and exits 3",
+          "[autotune][budget]") {
     test::TempDir dir;
     ProcessResult r =
         test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4, {"--max-samples", "3", "--json"}));
@@ -248,15 +251,18 @@ TEST_CASE("autotune --max-samples stops at that many samples, writes the best an
     CHECK(j["best_ms"].is_number());
     CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
     const std::string db_path = dir / "db.sqlite";
-    CHECK(scalar(db_path, "SELECT count(*) FROM samples WHERE status = 'ok' AND benchmark IS NULL") == 0);
-    CHECK(text(db_path, "SELECT status || ':' || stopped_by FROM runs WHERE id = 1") == "finished:max samples");
-    CHECK(scalar(db_path, "SELECT best_sample_id IS NOT NULL FROM runs WHERE id = 1") == 1);
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples WHERE status = 'ok' AND benchmark IS NULL") ==
+          0);
+    CHECK(test::sql_text(db_path, "SELECT status || ':' || stopped_by FROM runs WHERE id = 1") ==
+          "finished:max samples");
+    CHECK(test::sql_int(db_path, "SELECT best_sample_id IS NOT NULL FROM runs WHERE id = 1") == 1);
 }
 
-TEST_CASE("autotune --time-budget stops at a sample boundary, writes the best and exits 3", "[autotune][budget]") {
+TEST_CASE("autotune --time-budget stops at a sample boundary, writes the best and exits 3",
+          "[autotune][budget]") {
     test::TempDir dir;
-    ProcessResult r =
-        test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 3, 4, {"--time-budget", "8s", "--json"}));
+    ProcessResult r = test::run_gpusched(
+        autotune_args(dir, "out", "tiny_stencil", 3, 4, {"--time-budget", "8s", "--json"}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.exit_code == 3);
     auto j = nlohmann::json::parse(r.out);
@@ -265,7 +271,8 @@ TEST_CASE("autotune --time-budget stops at a sample boundary, writes the best an
     CHECK(j["samples"].get<int>() < 12);
     const std::string db_path = dir / "db.sqlite";
     // Every sample started was finished: none stored without its measurement.
-    CHECK(scalar(db_path, "SELECT count(*) FROM samples WHERE status = 'ok' AND benchmark IS NULL") == 0);
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples WHERE status = 'ok' AND benchmark IS NULL") ==
+          0);
     if (j["best_ms"].is_number()) CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
 }
 
@@ -279,9 +286,10 @@ TEST_CASE("two autotune runs on two pipelines write one database at once", "[aut
     REQUIRE(a.ok());
     REQUIRE(b.ok());
     const std::string db_path = dir / "db.sqlite";
-    CHECK(scalar(db_path, "SELECT count(*) FROM runs WHERE mode = 'autotune' AND status = 'finished'") == 2);
-    CHECK(scalar(db_path, "SELECT count(DISTINCT pipeline_id) FROM runs") == 2);
-    CHECK(scalar(db_path, "SELECT count(*) FROM samples") == 6);
-    CHECK(scalar(db_path, "SELECT count(*) FROM autotune_batches WHERE status = 'finished'") == 2);
-    CHECK(text(db_path, "PRAGMA integrity_check") == "ok");
+    CHECK(test::sql_int(db_path,
+                        "SELECT count(*) FROM runs WHERE mode = 'autotune' AND status = 'finished'") == 2);
+    CHECK(test::sql_int(db_path, "SELECT count(DISTINCT pipeline_id) FROM runs") == 2);
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples") == 6);
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM autotune_batches WHERE status = 'finished'") == 2);
+    CHECK(test::sql_text(db_path, "PRAGMA integrity_check") == "ok");
 }

@@ -22,6 +22,7 @@
 
 #include "db/database.h"
 #include "slurm_cluster.h"
+#include "test_sql.h"
 #include "test_support.h"
 
 extern char **environ;
@@ -71,12 +72,6 @@ std::vector<nlohmann::json> details(const std::string &db_path, const std::strin
     return out;
 }
 
-int64_t scalar(const std::string &db_path, const std::string &sql) {
-    db::Database database = db::Database::open_existing(db_path);
-    auto q = database.prepare(sql);
-    return q.step() ? q.column_int(0) : -1;
-}
-
 std::string array_job_of(const std::string &element) {
     return element.substr(0, element.find('_'));
 }
@@ -116,7 +111,7 @@ TEST_CASE("top5 through the slurm executor benchmarks its samples as one job arr
     }
     CHECK(arrays.size() == 1);
     CHECK(elements.size() == rows.size());
-    CHECK(scalar(db_path, "SELECT count(*) FROM runs WHERE status = 'finished'") == 1);
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM runs WHERE status = 'finished'") == 1);
     // Each job wrote its result to a file of its own in the shared folder.
     const std::string scope = dir / ("work/run-" + std::to_string(j["run_id"].get<int64_t>()));
     int results = 0;
@@ -156,44 +151,6 @@ TEST_CASE("a benchmark job that fails in Slurm is recorded with Slurm's reason a
 
 namespace {
 
-// gpusched in the background, in its own process group, with this
-// environment added: the test SIGKILLs it mid-run like a lost login node.
-pid_t spawn_gpusched(const std::vector<std::string> &args, const std::map<std::string, std::string> &env,
-                     const std::string &log) {
-    std::vector<std::string> argv = {GPUSCHED_BINARY};
-    argv.insert(argv.end(), args.begin(), args.end());
-    std::vector<char *> argvp;
-    for (auto &a : argv)
-        argvp.push_back(a.data());
-    argvp.push_back(nullptr);
-    std::vector<std::string> envs;
-    for (char **e = environ; *e; ++e) {
-        const std::string kv = *e;
-        if (!env.count(kv.substr(0, kv.find('=')))) envs.push_back(kv);
-    }
-    for (const auto &[k, v] : env)
-        envs.push_back(k + "=" + v);
-    std::vector<char *> envp;
-    for (auto &e : envs)
-        envp.push_back(e.data());
-    envp.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                     0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-    pid_t pid = 0;
-    const int rc = posix_spawn(&pid, argv[0].c_str(), &actions, &attr, argvp.data(), envp.data());
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    REQUIRE(rc == 0);
-    return pid;
-}
-
 std::vector<std::string> autotune_args(const test::TempDir &dir, std::vector<std::string> extra) {
     std::vector<std::string> a = {"--mode", "autotune",        "--device",   "opencl", "--executor",
                                   "slurm",  "--work-dir",      dir / "work", "-o",     dir / "out",
@@ -221,11 +178,11 @@ TEST_CASE(
     test::TempDir dir;
     const auto env = with(cluster.env(), {});
     // Benchmarks of 4 s at least: the jobs are still running when the driver dies.
-    const pid_t pid =
-        spawn_gpusched(autotune_args(dir, {DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--gpu", "h100",
-                                           "--iterations", "1", "--batch", "3", "--beam-size", "2",
-                                           "--passes", "1", "--min-time", "4", "--max-reps", "100000"}),
-                       env, dir / "first.log");
+    const pid_t pid = test::spawn_gpusched(
+        autotune_args(dir, {DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--gpu", "h100", "--iterations",
+                            "1", "--batch", "3", "--beam-size", "2", "--passes", "1", "--min-time", "4",
+                            "--max-reps", "100000"}),
+        dir / "first.log", env);
     const std::string manifest = dir / "work/run-1/manifest.json";
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(90);
     nlohmann::json before;
@@ -251,15 +208,15 @@ TEST_CASE(
     REQUIRE(q.ok());
     CHECK((q.out.find("RUNNING") != std::string::npos || q.out.find("PENDING") != std::string::npos));
     const std::string db_path = dir / "db.sqlite";
-    CHECK(scalar(db_path, "SELECT count(*) FROM samples WHERE benchmark IS NULL") >= 1);
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples WHERE benchmark IS NULL") >= 1);
 
     ProcessResult r = test::run_gpusched(autotune_args(dir, {"--resume", "1", "--json"}), env);
     INFO("resume stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
 
     // Every sample once, each measured by the job the first driver submitted.
-    CHECK(scalar(db_path, "SELECT count(*) FROM samples WHERE run_id = 1") == 3);
-    CHECK(scalar(db_path, "SELECT count(DISTINCT idx) FROM samples WHERE run_id = 1") == 3);
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples WHERE run_id = 1") == 3);
+    CHECK(test::sql_int(db_path, "SELECT count(DISTINCT idx) FROM samples WHERE run_id = 1") == 3);
     const auto rows = details(db_path, "run_id = 1 AND benchmark = 'measured'");
     CHECK(rows.size() == 3);
     const auto jobs_before = manifest_jobs(before);
@@ -292,7 +249,7 @@ TEST_CASE("top5 through the slurm executor interrupted by SIGTERM cancels its jo
     test::TempDir dir;
     // Benchmarks of 20 s at least: the jobs are surely running when the signal comes.
     const std::vector<std::string> args = top5_args(dir, {"--min-time", "20", "--max-reps", "1000000"});
-    const pid_t pid = spawn_gpusched(args, with(cluster.env(), {}), dir / "driver.log");
+    const pid_t pid = test::spawn_gpusched(args, dir / "driver.log", with(cluster.env(), {}));
     const std::string manifest = dir / "work/run-1/manifest.json";
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(90);
     std::vector<std::string> jobs;
@@ -383,20 +340,20 @@ TEST_CASE("a nightly whose config names the slurm executor runs its pipeline's b
         {"budget", "300s"},
         {"jobs", 2},
         {"executor", {{"kind", "slurm"}, {"work_dir", "jobs"}}},
-        {"pipelines",
-         nlohmann::json::array({{{"name", "stencil"},
-                                 {"generator", DRIVER_TEST_GENERATORS},
-                                 {"generator_name", "tiny_stencil"},
-                                 {"mode", "top5"},
-                                 {"device", "opencl"},
-                                 {"gpu", "h100"},
-                                 {"samples", 3},
-                                 {"top", 2},
-                                 {"beam_size", 2},
-                                 {"passes", 1},
-                                 {"timing", {{"min_time_s", 0.005}, {"max_reps", 20}}}}})}};
+        {"pipelines", nlohmann::json::array({{{"name", "stencil"},
+                                              {"generator", DRIVER_TEST_GENERATORS},
+                                              {"generator_name", "tiny_stencil"},
+                                              {"mode", "top5"},
+                                              {"device", "opencl"},
+                                              {"gpu", "h100"},
+                                              {"samples", 3},
+                                              {"top", 2},
+                                              {"beam_size", 2},
+                                              {"passes", 1},
+                                              {"timing", {{"min_time_s", 0.005}, {"max_reps", 20}}}}})}};
     test::write_file(dir / "nightly.json", config.dump(2));
-    ProcessResult r = test::run_gpusched({"nightly", dir / "nightly.json", "--json"}, with(cluster.env(), {}));
+    ProcessResult r =
+        test::run_gpusched({"nightly", dir / "nightly.json", "--json"}, with(cluster.env(), {}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     const auto j = nlohmann::json::parse(r.out);

@@ -19,6 +19,7 @@
 #include "tuner/nightly/nightly_runs.h"
 #include "tuner/nightly/promoted_manifest.h"
 #include "tuner/nightly/run_lock.h"
+#include "tuner/report_stamp.h"
 #include "tuner/top5.h"
 
 namespace gpusched {
@@ -26,13 +27,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-std::string utc_now() {
-    std::time_t t = std::time(nullptr);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-    return buf;
-}
 
 double seconds_since(Clock::time_point t0) {
     return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -245,7 +239,7 @@ public:
         e.database = c_.database;
         e.generator_name = p.generator_name;
         e.params = canonical_params(p.params);
-        e.promoted_at = utc_now();
+        e.promoted_at = utc_iso8601();
         // Files first, the manifest last (promoted_manifest.h).
         e.files = promote_schedule_files(c_.schedules, p.name, schedule, record);
         manifest.pipelines[p.name] = e;
@@ -296,7 +290,7 @@ public:
         s.config = c_.path;
         s.database = c_.database;
         s.schedules = c_.schedules;
-        s.started_at = utc_now();
+        s.started_at = utc_iso8601();
         s.budget_s = c_.budget_s;
         // The stamp names tonight's weights folder: no colons in file names.
         std::string stamp = s.started_at;
