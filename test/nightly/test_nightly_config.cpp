@@ -87,6 +87,8 @@ TEST_CASE("a nightly config with a bad field is refused naming the file and the 
           file + "'pipelines[1].params.width': must be a string, number or boolean");
     CHECK(error_for(R"("budget": "1h30m")", R"("budget": "1h30m", "retrain": {"epochs": "many"})") ==
           file + "'retrain.epochs': must be a whole number");
+    CHECK(error_for(R"("mode": "top5")", R"("mode": "top5", "baselines": ["li2018", "halide"])") ==
+          file + "'pipelines[0].baselines': \"halide\" is not li2018, naive or manual");
     // Every message is one line.
     CHECK(error_for(R"("mode": "top5")", R"("mode": 5)").find('\n') == std::string::npos);
 }

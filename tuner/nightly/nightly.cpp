@@ -147,6 +147,7 @@ public:
         o.device = p.device;
         o.timing = p.timing;
         o.top = p.top;
+        o.baselines = p.baselines;
         o.started_by = nightly_run_tag(p);
         o.executor = executor_for(p);
         Top5Progress progress;
