@@ -30,7 +30,8 @@ std::string opt_num(const std::optional<double> &v, const char *fmtstr = "{:.4g}
     return v ? fmt::format(fmt::runtime(fmtstr), *v) : "-";
 }
 
-template <typename T> nlohmann::json opt_json(const std::optional<T> &v) {
+template <typename T>
+nlohmann::json opt_json(const std::optional<T> &v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
@@ -40,22 +41,17 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
     auto args = std::make_shared<DbArgs>();
     CLI::App *cmd = app.add_subcommand("db", "Query the sample database");
     cmd->require_subcommand(1);
-    cmd->add_option("--db", args->db_path,
-                    "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
+    cmd->add_option("--db", args->db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
     CLI::App *runs = cmd->add_subcommand("runs", "Runs, newest first");
     runs->add_option("--limit", args->limit, "How many")->capture_default_str();
-    CLI::App *best =
-        cmd->add_subcommand("best", "Best sample per pipeline and measuring device (measured first)");
+    CLI::App *best = cmd->add_subcommand("best", "Best sample per pipeline and measuring device (measured first)");
     CLI::App *stats = cmd->add_subcommand(
-        "stats",
-        "Per pipeline and device: samples measured/failed/spilled, best and median time, and each run's "
-        "predicted-vs-measured rank correlation");
+        "stats", "Per pipeline and device: samples measured/failed/spilled, best and median time, and each run's "
+                 "predicted-vs-measured rank correlation");
     CLI::App *samples = cmd->add_subcommand("samples", "The samples of one run");
     samples->add_option("run", args->run_id, "Run id")->required();
     CLI::App *exp = cmd->add_subcommand("export", "Export samples as CSV or JSON");
-    exp->add_option("--format", args->format, "csv or json")
-        ->check(CLI::IsMember({"csv", "json"}))
-        ->capture_default_str();
+    exp->add_option("--format", args->format, "csv or json")->check(CLI::IsMember({"csv", "json"}))->capture_default_str();
     exp->add_option("--run", args->export_run, "Only this run");
     exp->add_option("-o,--output", args->output, "Write to this file instead of stdout");
 
@@ -68,18 +64,11 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
             if (global.json) {
                 nlohmann::json j = nlohmann::json::array();
                 for (const auto &r : rows) {
-                    j.push_back({{"id", r.id},
-                                 {"generator", r.generator_name},
-                                 {"params", r.params},
-                                 {"target", r.target},
-                                 {"gpu", r.gpu},
-                                 {"mode", r.mode},
-                                 {"autoscheduler", r.autoscheduler},
-                                 {"status", r.status},
-                                 {"started_at", r.started_at},
-                                 {"samples", r.samples},
-                                 {"failed_samples", r.failed_samples},
-                                 {"best_sample_id", opt_json(r.best_sample_id)},
+                    j.push_back({{"id", r.id}, {"generator", r.generator_name}, {"params", r.params},
+                                 {"target", r.target}, {"gpu", r.gpu}, {"mode", r.mode},
+                                 {"autoscheduler", r.autoscheduler}, {"status", r.status},
+                                 {"started_at", r.started_at}, {"samples", r.samples},
+                                 {"failed_samples", r.failed_samples}, {"best_sample_id", opt_json(r.best_sample_id)},
                                  {"best_predicted_cost", opt_json(r.best_predicted_cost)},
                                  {"best_runtime_ms", opt_json(r.best_runtime_ms)},
                                  {"device", opt_json(r.device)}});
@@ -105,29 +94,22 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
             if (global.json) {
                 nlohmann::json j = nlohmann::json::array();
                 for (const auto &b : rows) {
-                    j.push_back({{"generator", b.generator_name},
-                                 {"params", b.params},
-                                 {"target", b.target},
-                                 {"gpu", b.gpu},
-                                 {"sample_id", b.sample_id},
-                                 {"run_id", b.run_id},
-                                 {"mode", b.mode},
-                                 {"autoscheduler", b.autoscheduler},
-                                 {"runtime_ms", opt_json(b.runtime_ms)},
-                                 {"predicted_cost", opt_json(b.predicted_cost)},
-                                 {"device", opt_json(b.device)}});
+                    j.push_back({{"generator", b.generator_name}, {"params", b.params}, {"target", b.target},
+                                 {"gpu", b.gpu}, {"sample_id", b.sample_id}, {"run_id", b.run_id}, {"mode", b.mode},
+                                 {"autoscheduler", b.autoscheduler}, {"runtime_ms", opt_json(b.runtime_ms)},
+                                 {"predicted_cost", opt_json(b.predicted_cost)}, {"device", opt_json(b.device)}});
                 }
                 std::cout << j.dump(2) << "\n";
                 return kExitOk;
             }
-            std::cout << fmt::format(
-                "{:<20}  {:<6}  {:<24}  {:<24}  {:>6}  {:>6}  {:<9}  {:<8}  {:>10}  {:>10}\n", "generator",
-                "gpu", "params", "device", "run", "sample", "mode", "source", "runtime ms", "predicted");
+            std::cout << fmt::format("{:<20}  {:<6}  {:<24}  {:<24}  {:>6}  {:>6}  {:<9}  {:<8}  {:>10}  {:>10}\n",
+                                     "generator", "gpu", "params", "device", "run", "sample", "mode", "source",
+                                     "runtime ms", "predicted");
             for (const auto &b : rows) {
-                std::cout << fmt::format(
-                    "{:<20}  {:<6}  {:<24}  {:<24}  {:>6}  {:>6}  {:<9}  {:<8}  {:>10}  {:>10}\n",
-                    b.generator_name, b.gpu, b.params, b.device.value_or("(not measured)"), b.run_id,
-                    b.sample_id, b.mode, b.autoscheduler, opt_num(b.runtime_ms), opt_num(b.predicted_cost));
+                std::cout << fmt::format("{:<20}  {:<6}  {:<24}  {:<24}  {:>6}  {:>6}  {:<9}  {:<8}  {:>10}  {:>10}\n",
+                                         b.generator_name, b.gpu, b.params, b.device.value_or("(not measured)"),
+                                         b.run_id, b.sample_id, b.mode, b.autoscheduler, opt_num(b.runtime_ms),
+                                         opt_num(b.predicted_cost));
             }
             return kExitOk;
         }
@@ -138,22 +120,16 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
                 for (const auto &g : rows) {
                     nlohmann::json runs_json = nlohmann::json::array();
                     for (const auto &r : g.runs) {
-                        nlohmann::json rj = {{"run_id", r.run_id},
-                                             {"mode", r.mode},
-                                             {"autoscheduler", r.autoscheduler},
-                                             {"measured", r.measured},
-                                             {"spearman", opt_json(r.spearman)},
+                        nlohmann::json rj = {{"run_id", r.run_id}, {"mode", r.mode}, {"autoscheduler", r.autoscheduler},
+                                             {"measured", r.measured}, {"spearman", opt_json(r.spearman)},
                                              {"kendall", opt_json(r.kendall)}};
                         if (r.mode == "autotune") {
                             rj["batches"] = nlohmann::json::array();
                             for (const auto &b : store.autotune_batches(r.run_id)) {
-                                rj["batches"].push_back({{"batch", b.batch},
-                                                         {"status", b.status},
+                                rj["batches"].push_back({{"batch", b.batch}, {"status", b.status},
                                                          {"weights_id", opt_json(b.weights_id)},
-                                                         {"samples", b.samples},
-                                                         {"measured", b.measured},
-                                                         {"failed", b.failed},
-                                                         {"spilled", b.spilled},
+                                                         {"samples", b.samples}, {"measured", b.measured},
+                                                         {"failed", b.failed}, {"spilled", b.spilled},
                                                          {"best_ms", opt_json(b.best_ms)},
                                                          {"spearman", opt_json(b.spearman)},
                                                          {"kendall", opt_json(b.kendall)},
@@ -162,33 +138,25 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
                         }
                         runs_json.push_back(rj);
                     }
-                    j.push_back({{"generator", g.generator_name},
-                                 {"params", g.params},
-                                 {"gpu", g.gpu},
-                                 {"device", opt_json(g.device)},
-                                 {"samples", g.samples},
-                                 {"measured", g.measured},
-                                 {"failed", g.failed},
-                                 {"spilled", g.spilled},
-                                 {"best_ms", opt_json(g.best_ms)},
-                                 {"median_ms", opt_json(g.median_ms)},
-                                 {"runs", runs_json}});
+                    j.push_back({{"generator", g.generator_name}, {"params", g.params}, {"gpu", g.gpu},
+                                 {"device", opt_json(g.device)}, {"samples", g.samples}, {"measured", g.measured},
+                                 {"failed", g.failed}, {"spilled", g.spilled}, {"best_ms", opt_json(g.best_ms)},
+                                 {"median_ms", opt_json(g.median_ms)}, {"runs", runs_json}});
                 }
                 std::cout << j.dump(2) << "\n";
                 return kExitOk;
             }
             for (const auto &g : rows) {
-                std::cout << fmt::format(
-                    "{} {} for {} on {}: {} samples, {} measured, {} failed, {} spilled; "
-                    "best {} ms, median {} ms\n",
-                    g.generator_name, g.params, g.gpu, g.device.value_or("(not measured)"), g.samples,
-                    g.measured, g.failed, g.spilled, opt_num(g.best_ms), opt_num(g.median_ms));
+                std::cout << fmt::format("{} {} for {} on {}: {} samples, {} measured, {} failed, {} spilled; "
+                                         "best {} ms, median {} ms\n",
+                                         g.generator_name, g.params, g.gpu, g.device.value_or("(not measured)"),
+                                         g.samples, g.measured, g.failed, g.spilled, opt_num(g.best_ms),
+                                         opt_num(g.median_ms));
                 for (const auto &r : g.runs) {
                     if (r.measured == 0) continue;
-                    std::cout << fmt::format(
-                        "  run {:>4} {:<8} {:<8} {:>4} measured  Spearman {:>6}  Kendall {:>6}\n", r.run_id,
-                        r.mode, r.autoscheduler, r.measured, opt_num(r.spearman, "{:.3f}"),
-                        opt_num(r.kendall, "{:.3f}"));
+                    std::cout << fmt::format("  run {:>4} {:<8} {:<8} {:>4} measured  Spearman {:>6}  Kendall {:>6}\n",
+                                             r.run_id, r.mode, r.autoscheduler, r.measured,
+                                             opt_num(r.spearman, "{:.3f}"), opt_num(r.kendall, "{:.3f}"));
                     if (r.mode != "autotune") continue;
                     // The learning curve: each batch's weights against its measured times.
                     for (const auto &b : store.autotune_batches(r.run_id)) {
@@ -196,8 +164,7 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
                             "    batch {:>3} {:<8} {:>4} measured {:>3} failed {:>3} spilled  best {:>9} ms  "
                             "Spearman {:>6}  Kendall {:>6}  regret {:>5}  weights {}\n",
                             b.batch, b.status, b.measured, b.failed, b.spilled, opt_num(b.best_ms),
-                            opt_num(b.spearman, "{:.3f}"), opt_num(b.kendall, "{:.3f}"),
-                            opt_num(b.regret, "{:.2f}"),
+                            opt_num(b.spearman, "{:.3f}"), opt_num(b.kendall, "{:.3f}"), opt_num(b.regret, "{:.2f}"),
                             b.weights_id ? std::to_string(*b.weights_id) : "embedded");
                     }
                 }
@@ -210,14 +177,14 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
                 std::cerr << "error: run " << args->run_id << " has no samples in " << path << "\n";
                 return kExitError;
             }
-            std::cout << db::export_samples(
-                database, global.json ? db::ExportFormat::Json : db::ExportFormat::Csv, args->run_id);
+            std::cout << db::export_samples(database, global.json ? db::ExportFormat::Json : db::ExportFormat::Csv,
+                                            args->run_id);
             return kExitOk;
         }
         if (exp->parsed()) {
-            const std::string text = db::export_samples(
-                database, args->format == "json" ? db::ExportFormat::Json : db::ExportFormat::Csv,
-                args->export_run);
+            const std::string text =
+                db::export_samples(database, args->format == "json" ? db::ExportFormat::Json : db::ExportFormat::Csv,
+                                   args->export_run);
             if (args->output.empty()) {
                 std::cout << text;
             } else {

@@ -179,8 +179,7 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
     CHECK(j["report"].get<std::string>().find("reports/night.html (3 runs") != std::string::npos);
     const std::string html = test::read_file(dir / "reports/night.html");
     CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
-    for (const std::string name : {"tiny_stencil", "row_sums"})
-        CHECK(html.find(name) != std::string::npos);
+    for (const std::string name : {"tiny_stencil", "row_sums"}) CHECK(html.find(name) != std::string::npos);
 }
 
 TEST_CASE("a second nightly started while one runs is refused at once by the lock naming the holder",

@@ -27,24 +27,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> autotune_args(const test::TempDir &dir, const std::string &out,
-                                       const std::string &name, int iterations, int batch,
-                                       std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"tune",         DRIVER_TEST_GENERATORS,
-                                  "-g",           name,
-                                  "--mode",       "autotune",
-                                  "--device",     "opencl",
-                                  "--gpu",        "h100",
+std::vector<std::string> autotune_args(const test::TempDir &dir, const std::string &out, const std::string &name,
+                                       int iterations, int batch, std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"tune",        DRIVER_TEST_GENERATORS,
+                                  "-g",          name,
+                                  "--mode",      "autotune",
+                                  "--device",    "opencl",
+                                  "--gpu",       "h100",
                                   "--iterations", std::to_string(iterations),
-                                  "--batch",      std::to_string(batch),
-                                  "--beam-size",  "2",
-                                  "--passes",     "1",
-                                  "-j",           "2",
-                                  "--min-time",   "0.005",
-                                  "--max-reps",   "20",
-                                  "--epochs",     "20",
-                                  "-o",           dir / out,
-                                  "--db",         dir / "db.sqlite"};
+                                  "--batch",     std::to_string(batch),
+                                  "--beam-size", "2",
+                                  "--passes",    "1",
+                                  "-j",          "2",
+                                  "--min-time",  "0.005",
+                                  "--max-reps",  "20",
+                                  "--epochs",    "20",
+                                  "-o",          dir / out,
+                                  "--db",        dir / "db.sqlite"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
 }
@@ -112,10 +111,8 @@ TEST_CASE("autotune searches the second batch with weights retrained on the firs
     db::SampleStore store(database);
     for (const auto &s : store.samples_of_run(run)) {
         const auto cfg = nlohmann::json::parse(s.search_config);
-        if (s.batch == 0)
-            CHECK_FALSE(cfg.contains("weights_path"));
-        else
-            CHECK(cfg.value("weights_path", "") == weights_path);
+        if (s.batch == 0) CHECK_FALSE(cfg.contains("weights_path"));
+        else CHECK(cfg.value("weights_path", "") == weights_path);
     }
     CHECK(test::sql_text(db_path, "SELECT provenance FROM weights WHERE id = " + std::to_string(weights_id))
               .find("autotune run " + std::to_string(run) + " after batch 0") != std::string::npos);
@@ -137,8 +134,7 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
           "[autotune][resume]") {
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
-    const pid_t pid =
-        test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
+    const pid_t pid = test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
     // Kill when batch 1 has begun: batch 0 finished and retrained, batch 1 partly stored.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
     int64_t stored_before = 0;
@@ -168,10 +164,9 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
                                 "(SELECT * FROM samples ORDER BY id)");
     const int64_t weights_rows = test::sql_int(db_path, "SELECT count(*) FROM weights");
 
-    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1",
-                                          "-o", dir / "out", "--db", db_path, "-j", "2", "--json"});
-    INFO("first: " << test::read_file(dir / "first.log") << "\nresume stdout: " << r.out
-                   << "\nstderr: " << r.err);
+    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
+                                          dir / "out", "--db", db_path, "-j", "2", "--json"});
+    INFO("first: " << test::read_file(dir / "first.log") << "\nresume stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["resumed"] == true);
@@ -192,13 +187,11 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
     CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
 }
 
-TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 and its resume completes it "
-          "with no sample doubled",
+TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 and its resume completes it with no sample doubled",
           "[autotune][resume]") {
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
-    const pid_t pid =
-        test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
+    const pid_t pid = test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
     // What a cron job's timeout or `kill` sends: once batch 0 has stored a sample.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
     int64_t stored = 0;
@@ -224,8 +217,8 @@ TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 a
         test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
                                 "(SELECT * FROM samples ORDER BY id)");
 
-    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1",
-                                          "-o", dir / "out", "--db", db_path, "-j", "2", "--json"});
+    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
+                                          dir / "out", "--db", db_path, "-j", "2", "--json"});
     INFO("resume stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
@@ -238,8 +231,7 @@ TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 a
     CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
 }
 
-TEST_CASE("autotune --max-samples stops at that many samples, writes the best and exits 3",
-          "[autotune][budget]") {
+TEST_CASE("autotune --max-samples stops at that many samples, writes the best and exits 3", "[autotune][budget]") {
     test::TempDir dir;
     ProcessResult r =
         test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4, {"--max-samples", "3", "--json"}));
@@ -258,11 +250,10 @@ TEST_CASE("autotune --max-samples stops at that many samples, writes the best an
     CHECK(test::sql_int(db_path, "SELECT best_sample_id IS NOT NULL FROM runs WHERE id = 1") == 1);
 }
 
-TEST_CASE("autotune --time-budget stops at a sample boundary, writes the best and exits 3",
-          "[autotune][budget]") {
+TEST_CASE("autotune --time-budget stops at a sample boundary, writes the best and exits 3", "[autotune][budget]") {
     test::TempDir dir;
-    ProcessResult r = test::run_gpusched(
-        autotune_args(dir, "out", "tiny_stencil", 3, 4, {"--time-budget", "8s", "--json"}));
+    ProcessResult r =
+        test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 3, 4, {"--time-budget", "8s", "--json"}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.exit_code == 3);
     auto j = nlohmann::json::parse(r.out);

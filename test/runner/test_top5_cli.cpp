@@ -270,14 +270,14 @@ TEST_CASE("tune --device opencl without a working OpenCL refuses in one line", "
 TEST_CASE("tune refuses an output directory it cannot create before any work", "[top5][bad-input]") {
     test::TempDir dir;
     auto args = top5_args(dir, "out", DRIVER_TEST_GENERATORS, "tiny_stencil");
-    args[args.size() - 3] = "/proc/gpusched-cannot-be-here"; // -o
+    args[args.size() - 3] = "/proc/gpusched-cannot-be-here";  // -o
     ProcessResult r = test::run_gpusched(args);
     check_one_line_error(r, 1, "cannot create output directory '/proc/gpusched-cannot-be-here'");
     CHECK_FALSE(fs::exists(dir / "db.sqlite"));
 }
 
 TEST_CASE("the CUDA driver needed for a PTX ISA version follows the PTX release notes", "[top5]") {
-    CHECK(cuda_driver_for_ptx_isa("7.1") == 11010); // Halide 14's sm_86 PTX
+    CHECK(cuda_driver_for_ptx_isa("7.1") == 11010);  // Halide 14's sm_86 PTX
     CHECK(cuda_driver_for_ptx_isa("7.0") == 11000);
     CHECK(cuda_driver_for_ptx_isa("6.5") == 10020);
     CHECK(cuda_driver_for_ptx_isa("6.0") == 9000);

@@ -340,20 +340,20 @@ TEST_CASE("a nightly whose config names the slurm executor runs its pipeline's b
         {"budget", "300s"},
         {"jobs", 2},
         {"executor", {{"kind", "slurm"}, {"work_dir", "jobs"}}},
-        {"pipelines", nlohmann::json::array({{{"name", "stencil"},
-                                              {"generator", DRIVER_TEST_GENERATORS},
-                                              {"generator_name", "tiny_stencil"},
-                                              {"mode", "top5"},
-                                              {"device", "opencl"},
-                                              {"gpu", "h100"},
-                                              {"samples", 3},
-                                              {"top", 2},
-                                              {"beam_size", 2},
-                                              {"passes", 1},
-                                              {"timing", {{"min_time_s", 0.005}, {"max_reps", 20}}}}})}};
+        {"pipelines",
+         nlohmann::json::array({{{"name", "stencil"},
+                                 {"generator", DRIVER_TEST_GENERATORS},
+                                 {"generator_name", "tiny_stencil"},
+                                 {"mode", "top5"},
+                                 {"device", "opencl"},
+                                 {"gpu", "h100"},
+                                 {"samples", 3},
+                                 {"top", 2},
+                                 {"beam_size", 2},
+                                 {"passes", 1},
+                                 {"timing", {{"min_time_s", 0.005}, {"max_reps", 20}}}}})}};
     test::write_file(dir / "nightly.json", config.dump(2));
-    ProcessResult r =
-        test::run_gpusched({"nightly", dir / "nightly.json", "--json"}, with(cluster.env(), {}));
+    ProcessResult r = test::run_gpusched({"nightly", dir / "nightly.json", "--json"}, with(cluster.env(), {}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     const auto j = nlohmann::json::parse(r.out);
