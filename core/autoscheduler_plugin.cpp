@@ -92,7 +92,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     if (cfg.check_launches) {
         // The search's footprints decided these sizes; Halide's bounds
         // inference decides the launch. Never hand over one a GPU refuses.
-        const std::string violations = check_kernel_launches(pipeline, target, cfg.gpu);
+        const std::string violations = check_kernel_launches(pipeline, target, cfg.gpu, dag.estimated_shapes());
         if (!violations.empty()) throw UserError("gpusched: launch check failed (a search bug): " + violations);
     }
     results->scheduler_name = "gpusched";

@@ -610,6 +610,24 @@ int FunctionDAG::node_index(const std::string &name) const {
     return -1;
 }
 
+EstimatedShapes FunctionDAG::estimated_shapes() const {
+    EstimatedShapes s;
+    s.values = param_values;
+    for (const Node &n : nodes) {
+        if (!n.is_output) continue;
+        for (const Parameter &buf : n.func.output_buffers()) {
+            s.outputs.push_back(buf.name());
+            for (size_t d = 0; d < n.region.size(); d++) {
+                const std::string k = "." + std::to_string(d);
+                s.values[buf.name() + ".min" + k] = static_cast<double>(n.region[d].min);
+                s.values[buf.name() + ".extent" + k] = static_cast<double>(n.region[d].extent());
+                s.values[buf.name() + ".max" + k] = static_cast<double>(n.region[d].max);
+            }
+        }
+    }
+    return s;
+}
+
 int FunctionDAG::num_stages() const { return stage_offsets_.back(); }
 
 int FunctionDAG::stage_id(int node, int stage) const { return stage_offsets_[node] + stage; }

@@ -197,6 +197,14 @@ struct Node {
     bool reads_vary_with_tile = false;
 };
 
+// A pipeline's buffers at their estimated shapes, with its scalar params:
+// "in.min.0", "in.extent.0", "in.max.0" for every input and output buffer.
+// What the launch check evaluates the kernels' assertions at.
+struct EstimatedShapes {
+    VarValues values;
+    std::vector<std::string> outputs;  // the output buffers' names
+};
+
 struct ImageInput {
     std::string name;
     int dims = 0;
@@ -215,6 +223,9 @@ public:
     VarValues param_values;  // estimates of scalar params and buffer shapes
 
     int node_index(const std::string &name) const;  // -1 if none
+    // param_values, and every output buffer at its Func's estimated region
+    // (the sizes the search planned for).
+    EstimatedShapes estimated_shapes() const;
     int num_stages() const;                          // over all nodes
     int stage_id(int node, int stage) const;         // dense id, nodes order
     const Stage &stage(int node, int stage_index) const { return nodes[node].stages[stage_index]; }

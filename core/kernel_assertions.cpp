@@ -122,8 +122,8 @@ std::vector<KernelAssertion> kernel_assertions(const Halide::Pipeline &pipeline,
     return found;
 }
 
-std::string first_failure(const KernelAssertion &a, const VarValues &sizes,
-                          const std::vector<std::string> &outputs) {
+std::string first_failure(const KernelAssertion &a, const EstimatedShapes &shapes) {
+    const std::vector<std::string> &outputs = shapes.outputs;
     const std::string what =
         "kernel of '" + a.kernel + "' " +
         (a.bound.empty() ? "has an assertion"
@@ -137,7 +137,7 @@ std::string first_failure(const KernelAssertion &a, const VarValues &sizes,
     for (size_t i = 0; i < a.loops.size(); i++)
         uses[i] = used.count(a.loops[i].name) > 0;
     for (int64_t delta = 0; delta < kExtentSweep; delta++) {
-        VarValues v = sizes;
+        VarValues v = shapes.values;
         for (const std::string &o : outputs) {
             for (int d = 0;; d++) {
                 const std::string ext = o + ".extent." + std::to_string(d);

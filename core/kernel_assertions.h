@@ -20,7 +20,7 @@
 
 #include <Halide.h>
 
-#include "core/expr_eval.h"
+#include "core/function_dag.h"
 
 namespace gpusched {
 
@@ -47,10 +47,8 @@ std::vector<KernelAssertion> kernel_assertions(const Halide::Pipeline &pipeline,
 
 // Where the assertion fails: empty if it holds at every size and GPU loop
 // position tried, else one line naming the kernel, the bound, the output
-// extents and the loop position. `sizes` holds the buffers' estimated shapes
-// ("in.min.0", "in.extent.0", ...) and scalar params; `outputs` the output
-// buffers' names, whose extents are swept.
-std::string first_failure(const KernelAssertion &a, const VarValues &sizes,
-                          const std::vector<std::string> &outputs);
+// extents and the loop position. The output buffers' extents of `shapes`
+// are swept.
+std::string first_failure(const KernelAssertion &a, const EstimatedShapes &shapes);
 
 } // namespace gpusched

@@ -87,55 +87,9 @@ private:
 
 } // namespace
 
-VarValues estimated_sizes(const Halide::Pipeline &pipeline, std::vector<std::string> *outputs) {
-    VarValues v;
-    // Scalar params and input buffers first: output estimates may use them.
-    for (const Argument &arg : Halide::Pipeline(pipeline).infer_arguments()) {
-        if (!arg.is_buffer()) {
-            if (arg.argument_estimates.scalar_estimate.defined())
-                if (auto x = evaluate_number(arg.argument_estimates.scalar_estimate, v)) v[arg.name] = *x;
-            continue;
-        }
-        const Region &est = arg.argument_estimates.buffer_estimates;
-        for (size_t d = 0; d < est.size(); d++) {
-            auto mn = evaluate(est[d].min, v), ex = evaluate(est[d].extent, v);
-            if (!mn || !ex) continue;
-            const std::string k = "." + std::to_string(d);
-            v[arg.name + ".min" + k] = *mn;
-            v[arg.name + ".extent" + k] = *ex;
-            v[arg.name + ".max" + k] = *mn + *ex - 1;
-        }
-    }
-    for (const Halide::Func &f : pipeline.outputs()) {
-        const Function fn = f.function();
-        for (const Parameter &buf : fn.output_buffers()) {
-            if (outputs) outputs->push_back(buf.name());
-            for (size_t d = 0; d < fn.args().size(); d++) {
-                std::optional<int64_t> mn, ex;
-                for (const Bound &b : fn.schedule().estimates()) {
-                    if (b.var != fn.args()[d]) continue;
-                    mn = evaluate(b.min, v);
-                    ex = evaluate(b.extent, v);
-                }
-                if (!mn || !ex) {
-                    mn = evaluate(buf.min_constraint_estimate(static_cast<int>(d)), v);
-                    ex = evaluate(buf.extent_constraint_estimate(static_cast<int>(d)), v);
-                }
-                if (!mn || !ex) continue;
-                const std::string k = "." + std::to_string(d);
-                v[buf.name() + ".min" + k] = *mn;
-                v[buf.name() + ".extent" + k] = *ex;
-                v[buf.name() + ".max" + k] = *mn + *ex - 1;
-            }
-        }
-    }
-    return v;
-}
-
 std::vector<KernelLaunch> kernel_launches(const Halide::Module &module) {
     LaunchFinder finder;
-    for (const auto &f : module.functions())
-        f.body.accept(&finder);
+    for (const auto &f : module.functions()) f.body.accept(&finder);
     return std::move(finder.launches);
 }
 
@@ -177,8 +131,8 @@ std::vector<std::string> launch_violations(const KernelLaunch &l, const GpuProfi
 
 namespace {
 
-std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Target &target,
-                            const GpuProfile &gpu) {
+std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Target &target, const GpuProfile &gpu,
+                            const EstimatedShapes &shapes) {
     Halide::Module m("", target);
     const std::vector<KernelAssertion> assertions = kernel_assertions(pipeline, target, &m);
     std::string all;
@@ -188,14 +142,12 @@ std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Targ
     }
     // Each distinct assertion once (a kernel's unrolled copies repeat them),
     // evaluated where the GPU will not check it.
-    std::vector<std::string> outputs;
-    const VarValues sizes = estimated_sizes(pipeline, &outputs);
     std::set<std::string> seen;
     for (const KernelAssertion &a : assertions) {
         std::ostringstream key;
         key << a.kernel << " " << a.condition;
         if (!seen.insert(key.str()).second) continue;
-        const std::string failure = first_failure(a, sizes, outputs);
+        const std::string failure = first_failure(a, shapes);
         if (!failure.empty()) all += (all.empty() ? "" : "; ") + failure;
     }
     return all;
@@ -204,7 +156,7 @@ std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Targ
 } // namespace
 
 std::string check_kernel_launches(const Halide::Pipeline &pipeline, const Halide::Target &target,
-                                  const GpuProfile &gpu) {
+                                  const GpuProfile &gpu, const EstimatedShapes &shapes) {
     // Lowered in a child process: lowering takes names from Halide's
     // per-process counters, and in this process the generator's own kernels
     // would then be named differently from what the emitted schedule gives
@@ -212,18 +164,18 @@ std::string check_kernel_launches(const Halide::Pipeline &pipeline, const Halide
     // source must reproduce the plugin's build exactly. A lowering error is
     // the generator's to report, with its own message, when it lowers next.
     int fds[2];
-    if (pipe(fds) != 0) return lower_and_check(pipeline, target, gpu);
+    if (pipe(fds) != 0) return lower_and_check(pipeline, target, gpu, shapes);
     const pid_t pid = fork();
     if (pid < 0) {
         close(fds[0]);
         close(fds[1]);
-        return lower_and_check(pipeline, target, gpu);
+        return lower_and_check(pipeline, target, gpu, shapes);
     }
     if (pid == 0) {
         close(fds[0]);
         std::string found;
         try {
-            found = lower_and_check(pipeline, target, gpu);
+            found = lower_and_check(pipeline, target, gpu, shapes);
         } catch (...) {
             _exit(3);
         }

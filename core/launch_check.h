@@ -25,27 +25,22 @@
 
 #include <Halide.h>
 
-#include "core/expr_eval.h"
+#include "core/function_dag.h"
 #include "core/gpu_profile.h"
 
 namespace gpusched {
 
 // One kernel launch in the host code, as Halide will make it.
 struct KernelLaunch {
-    std::string kernel;                      // the entry name
-    std::optional<int64_t> threads[3];       // x, y, z; nullopt: not a constant
-    std::optional<int64_t> shared_mem_bytes; // nullopt: not a constant
-    std::string threads_expr[3];             // as lowered, for messages
+    std::string kernel;                       // the entry name
+    std::optional<int64_t> threads[3];        // x, y, z; nullopt: not a constant
+    std::optional<int64_t> shared_mem_bytes;  // nullopt: not a constant
+    std::string threads_expr[3];              // as lowered, for messages
     std::string shared_mem_expr;
 };
 
 // Every GPU kernel launch in the module's host code.
 std::vector<KernelLaunch> kernel_launches(const Halide::Module &module);
-
-// The estimated shapes of the pipeline's buffers ("in.min.0", "in.extent.0",
-// "in.max.0"; outputs from their Funcs' estimates) and scalar params; the
-// output buffers' names into `outputs`.
-VarValues estimated_sizes(const Halide::Pipeline &pipeline, std::vector<std::string> *outputs = nullptr);
 
 // One line per limit a launch breaks, naming the kernel, the limit and what
 // it asks for; empty if it breaks none.
@@ -53,9 +48,10 @@ std::vector<std::string> launch_violations(const KernelLaunch &launch, const Gpu
 
 // Lowers the pipeline (as scheduled now) for the target, in a child process,
 // and checks every launch, and every assertion left inside a kernel at the
-// estimated sizes (core/kernel_assertions.h): empty if all are legal (or if lowering failed,
-// which the generator reports itself), else the violations joined by "; ".
+// estimated shapes (core/kernel_assertions.h; FunctionDAG::estimated_shapes):
+// empty if all are legal (or if lowering failed, which the generator
+// reports itself), else the violations joined by "; ".
 std::string check_kernel_launches(const Halide::Pipeline &pipeline, const Halide::Target &target,
-                                  const GpuProfile &gpu);
+                                  const GpuProfile &gpu, const EstimatedShapes &shapes);
 
 } // namespace gpusched

@@ -20,15 +20,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-GpuProfile h100() {
-    return *gpusched::find_builtin_gpu_profile("h100");
-}
+GpuProfile h100() { return *gpusched::find_builtin_gpu_profile("h100"); }
 
 const Target kCuda(GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86");
 
-bool contains(const std::string &s, const std::string &part) {
-    return s.find(part) != std::string::npos;
-}
+bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
 
 } // namespace
 
@@ -39,14 +35,14 @@ TEST_CASE("a block of 2048 threads is refused naming the kernel the limit and th
     f(x, y) = in(x, y) * 2.0f;
     f.gpu_tile(x, y, xo, yo, xi, yi, 64, 32);
 
-    const auto launches =
-        gpusched::kernel_launches(Pipeline(f).compile_to_module(Pipeline(f).infer_arguments(), "t", kCuda));
+    const auto launches = gpusched::kernel_launches(
+        Pipeline(f).compile_to_module(Pipeline(f).infer_arguments(), "t", kCuda));
     REQUIRE(launches.size() == 1);
     CHECK(launches[0].threads[0] == 64);
     CHECK(launches[0].threads[1] == 32);
     CHECK(launches[0].threads[2] == 1);
 
-    const std::string v = gpusched::check_kernel_launches(Pipeline(f), kCuda, h100());
+    const std::string v = gpusched::check_kernel_launches(Pipeline(f), kCuda, h100(), {});
     INFO(v);
     // Halide numbers kernel names per compilation; the Func's name is kept.
     CHECK(contains(launches[0].kernel, "_kernel_over_threads"));
@@ -67,8 +63,8 @@ TEST_CASE("a legal schedule passes the launch check", "[launch_check]") {
         gpusched::kernel_launches(Pipeline(f).compile_to_module(Pipeline(f).infer_arguments(), "t", kCuda));
     REQUIRE(launches.size() == 1);
     REQUIRE(launches[0].shared_mem_bytes);
-    CHECK(*launches[0].shared_mem_bytes == 33 * 8 * 4); // g's 33 x 8 floats per block
-    CHECK(gpusched::check_kernel_launches(Pipeline(f), kCuda, h100()).empty());
+    CHECK(*launches[0].shared_mem_bytes == 33 * 8 * 4);  // g's 33 x 8 floats per block
+    CHECK(gpusched::check_kernel_launches(Pipeline(f), kCuda, h100(), {}).empty());
 }
 
 TEST_CASE("shared memory over 48 KiB per block is refused naming the size", "[launch_check]") {
@@ -80,7 +76,7 @@ TEST_CASE("shared memory over 48 KiB per block is refused naming the size", "[la
     f(x, y) = g(x, y) + g(x + 400, y);
     f.gpu_tile(x, y, xo, yo, xi, yi, 32, 32);
     g.compute_at(f, xo).gpu_threads(x, y);
-    const std::string v = gpusched::check_kernel_launches(Pipeline(f), kCuda, h100());
+    const std::string v = gpusched::check_kernel_launches(Pipeline(f), kCuda, h100(), {});
     INFO(v);
     CHECK(contains(v, "55296 bytes of shared memory per block"));
     CHECK(contains(v, "limit of 49152"));
@@ -91,8 +87,8 @@ TEST_CASE("a thread extent that depends on the image size is refused as not cons
     Func f("rows");
     Var x("x"), y("y");
     f(x, y) = in(x, y) * 3.0f;
-    f.gpu_blocks(y).gpu_threads(x); // a thread per column: as many as the image is wide
-    const std::string v = gpusched::check_kernel_launches(Pipeline(f), kCuda, h100());
+    f.gpu_blocks(y).gpu_threads(x);  // a thread per column: as many as the image is wide
+    const std::string v = gpusched::check_kernel_launches(Pipeline(f), kCuda, h100(), {});
     INFO(v);
     CHECK(contains(v, "thread extent in x that is not a constant"));
 }
@@ -103,8 +99,14 @@ namespace {
 // (x - 1) / 2 + 1: a block of 64 columns needs 34 columns of coarse when it
 // starts at an even column and 35 at an odd one, which the last block does
 // when the output's width is not a multiple of 64 (ShiftInwards). Fuzz seed
-// 47's shape, with coarse bounded to `coarse_extent` per block.
-Pipeline odd_start_pipeline(const std::string &name, int coarse_extent, int width) {
+// 47's shape, with coarse bounded to `coarse_extent` per block; with the
+// shapes the plugin checks at (its FunctionDAG's estimates, taken before
+// the schedule is applied, as the plugin does).
+struct OddStart {
+    Pipeline pipeline;
+    gpusched::EstimatedShapes shapes;
+};
+OddStart odd_start_pipeline(const std::string &name, int coarse_extent, int width) {
     ImageParam in(Float(32), 1, "in");
     Func coarse("coarse"), up("up"), out(name);
     Var x("x"), xo("xo"), xi("xi");
@@ -114,10 +116,11 @@ Pipeline odd_start_pipeline(const std::string &name, int coarse_extent, int widt
     out(x) = up(x - 1) + up(x) + up(x + 1);
     out.set_estimate(x, 0, width);
     in.set_estimates({{-2, width / 2 + 4}});
+    const gpusched::EstimatedShapes shapes = gpusched::FunctionDAG({out.function()}).estimated_shapes();
     out.gpu_tile(x, xo, xi, 64, TailStrategy::ShiftInwards);
     up.compute_at(out, xo).gpu_threads(x);
     coarse.compute_at(out, xo).bound_extent(x, coarse_extent).gpu_threads(x);
-    return Pipeline(out);
+    return {Pipeline(out), shapes};
 }
 
 } // namespace
@@ -128,23 +131,21 @@ TEST_CASE(
     // Bounding coarse to 34 makes Halide check, inside the kernel, that the
     // block starts at an even column; the GPU code drops that check and the
     // odd blocks read what was never computed.
-    const Pipeline p = odd_start_pipeline("odd_start", 34, 256);
+    const auto [p, shapes] = odd_start_pipeline("odd_start", 34, 256);
     const auto assertions = gpusched::kernel_assertions(p, kCuda);
     REQUIRE_FALSE(assertions.empty());
     CHECK(assertions[0].kernel == "odd_start");
     CHECK(assertions[0].bound == "coarse.x");
-    std::vector<std::string> outputs;
-    const gpusched::VarValues sizes = gpusched::estimated_sizes(p, &outputs);
-    REQUIRE(outputs == std::vector<std::string>{"odd_start"});
-    CHECK(sizes.at("odd_start.extent.0") == 256);
+    REQUIRE(shapes.outputs == std::vector<std::string>{"odd_start"});
+    CHECK(shapes.values.at("odd_start.extent.0") == 256);
     // At the estimated 256 columns every block starts at a multiple of 64;
     // at 257 the last one starts at 193.
-    const std::string failure = gpusched::first_failure(assertions[0], sizes, outputs);
+    const std::string failure = gpusched::first_failure(assertions[0], shapes);
     INFO(failure);
     CHECK(contains(failure, "kernel of 'odd_start' checks that the bound of coarse.x covers what is read"));
     CHECK(contains(failure, "fails when odd_start is 257 at odd_start.s0.x.xo.__block_id_x = 4"));
     CHECK_FALSE(contains(failure, "__thread_id_x")); // the condition does not read it
-    const std::string v = gpusched::check_kernel_launches(p, kCuda, h100());
+    const std::string v = gpusched::check_kernel_launches(p, kCuda, h100(), shapes);
     CHECK(contains(v, "bound of coarse.x"));
 }
 
@@ -152,12 +153,10 @@ TEST_CASE("a bound that covers a block at any start passes the check Halide leav
           "[launch_check]") {
     // Sized for the odd start: Halide still cannot prove it for every start
     // and keeps a check in the kernel, which holds at every size and block.
-    const Pipeline p = odd_start_pipeline("any_start", 35, 256);
-    std::vector<std::string> outputs;
-    const gpusched::VarValues sizes = gpusched::estimated_sizes(p, &outputs);
+    const auto [p, shapes] = odd_start_pipeline("any_start", 35, 256);
     for (const auto &a : gpusched::kernel_assertions(p, kCuda))
-        CHECK(gpusched::first_failure(a, sizes, outputs) == "");
-    CHECK(gpusched::check_kernel_launches(p, kCuda, h100()).empty());
+        CHECK(gpusched::first_failure(a, shapes) == "");
+    CHECK(gpusched::check_kernel_launches(p, kCuda, h100(), shapes).empty());
 }
 
 TEST_CASE("the plugin refuses a forced schedule over the thread limit with the kernel and the sizes",
@@ -165,35 +164,25 @@ TEST_CASE("the plugin refuses a forced schedule over the thread limit with the k
     // gs_blur's decisions in DAG order (see test_plugin_e2e.cpp), the output
     // forced to 64 x 32 threads per block.
     nlohmann::json d = nlohmann::json::array();
-    d.push_back({{"func", "output"},
-                 {"location", "root"},
-                 {"host", nullptr},
+    d.push_back({{"func", "output"}, {"location", "root"}, {"host", nullptr},
                  {"stages", {{{"serial", {1, 1}}, {"thread", {64, 32}}}}}});
-    d.push_back(
-        {{"func", "row_max"},
-         {"location", "root"},
-         {"host", nullptr},
-         {"stages", {{{"serial", {1}}, {"thread", {16}}}, {{"serial", {1, 1}}, {"thread", {1, 16}}}}}});
+    d.push_back({{"func", "row_max"}, {"location", "root"}, {"host", nullptr},
+                 {"stages", {{{"serial", {1}}, {"thread", {16}}}, {{"serial", {1, 1}}, {"thread", {1, 16}}}}}});
     for (const char *f : {"blur_x", "repeat_edge", "lambda_0", "input_im"})
-        d.push_back(
-            {{"func", f}, {"location", "inline"}, {"host", nullptr}, {"stages", nlohmann::json::array()}});
+        d.push_back({{"func", f}, {"location", "inline"}, {"host", nullptr}, {"stages", nlohmann::json::array()}});
     const fs::path dir = fs::path(GS_WORK_DIR) / "launch_check_forced";
     fs::remove_all(dir);
     fs::create_directories(dir);
     std::ofstream(dir / "record.json") << nlohmann::json{{"decisions", d}}.dump(2);
 
     auto run_with = [&](bool check) {
-        std::ofstream(dir / "config.json") << nlohmann::json{
-            {"replay", (dir / "record.json").string()},
-            {"cost_model", "analytic"},
-            {"check_launches", check}}.dump(2);
+        std::ofstream(dir / "config.json")
+            << nlohmann::json{{"replay", (dir / "record.json").string()}, {"cost_model", "analytic"},
+                              {"check_launches", check}}
+                   .dump(2);
         gpusched::ProcessSpec spec;
-        spec.argv = {GS_BLUR_GENERATOR,   "-g",
-                     "gs_blur",           "-o",
-                     dir.string(),        "-e",
-                     "static_library,h",  "-p",
-                     GS_PLUGIN,           "-s",
-                     "gpusched",          "target=" GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86",
+        spec.argv = {GS_BLUR_GENERATOR, "-g", "gs_blur", "-o", dir.string(), "-e", "static_library,h",
+                     "-p", GS_PLUGIN, "-s", "gpusched", "target=" GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86",
                      "auto_schedule=true"};
         spec.env = {{"GPUSCHED_CONFIG", (dir / "config.json").string()}};
         spec.timeout = std::chrono::minutes(5);

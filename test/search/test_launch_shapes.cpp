@@ -26,9 +26,7 @@ using namespace gpusched;
 
 namespace {
 
-GpuProfile h100() {
-    return *find_builtin_gpu_profile("h100");
-}
+GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
 
 const Halide::Target kCuda(GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86");
 
@@ -79,8 +77,7 @@ struct Pyramid {
             up[k] = Halide::Func("pyr_up_" + std::to_string(k));
             const Halide::Func &c = up[k + 1];
             Expr coarse = (c(x / 2, y / 2) + c((x + 1) / 2, y / 2) + c(x / 2, (y + 1) / 2) +
-                           c((x + 1) / 2, (y + 1) / 2)) *
-                          0.25f;
+                           c((x + 1) / 2, (y + 1) / 2)) * 0.25f;
             up[k](x, y) = down[k](x, y) * 0.5f + coarse;
         }
         out(x, y) = up[0](x, y);
@@ -141,12 +138,13 @@ Decisions random_walk(const FunctionDAG &dag, std::mt19937 &rng) {
 }
 
 // The launch check's verdict on d, applied to a fresh instance of P.
-template <typename P, typename... Args> std::string launch_violations_of(const Decisions &d, Args... args) {
+template <typename P, typename... Args>
+std::string launch_violations_of(const Decisions &d, Args... args) {
     P p(args...);
     FunctionDAG dag(p.outputs());
     Halide::Pipeline pipe(p.out);
     schedule_pipeline(dag, d, pipe, true);
-    return check_kernel_launches(pipe, kCuda, h100());
+    return check_kernel_launches(pipe, kCuda, h100(), dag.estimated_shapes());
 }
 
 std::string describe(const FunctionDAG &dag, const Decisions &d) {
@@ -169,13 +167,13 @@ std::string describe(const FunctionDAG &dag, const Decisions &d) {
 // Random walks plus the search (beam 8 x 2 and greedy samples, with the
 // test cost model): every schedule must launch within the limits. Returns
 // how many of the walks put some Func below root.
-template <typename P, typename... Args> int check_schedules_launch(int walks, Args... args) {
+template <typename P, typename... Args>
+int check_schedules_launch(int walks, Args... args) {
     P p(args...);
     FunctionDAG dag(p.outputs());
     std::vector<Decisions> schedules;
     std::mt19937 rng(12);
-    for (int w = 0; w < walks; w++)
-        schedules.push_back(random_walk(dag, rng));
+    for (int w = 0; w < walks; w++) schedules.push_back(random_walk(dag, rng));
     test_support::TestCostModel model;
     model.set_pipeline(pipeline_features(dag));
     for (int seed = 0; seed < 3; seed++) {
@@ -189,8 +187,7 @@ template <typename P, typename... Args> int check_schedules_launch(int walks, Ar
     int below = 0;
     for (const Decisions &d : schedules) {
         bool any = false;
-        for (const FuncDecision &f : d.funcs)
-            any = any || below_root(f.location);
+        for (const FuncDecision &f : d.funcs) any = any || below_root(f.location);
         below += any ? 1 : 0;
         INFO(describe(dag, d));
         CHECK(launch_violations_of<P>(d, args...) == "");
