@@ -16,4 +16,9 @@ std::string sql_text(const std::string &db_path, const std::string &sql) {
     return q.step() ? q.column_text(0) : "";
 }
 
+std::string stored_sample_keys(const std::string &db_path) {
+    return sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
+                             "(SELECT * FROM samples ORDER BY id)");
+}
+
 } // namespace gpusched::test

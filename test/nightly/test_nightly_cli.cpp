@@ -233,9 +233,7 @@ TEST_CASE("a nightly killed with SIGKILL in the middle continues its unfinished 
     REQUIRE(WIFSIGNALED(status));
     CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "running");
     CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples") < 6);
-    const std::string ids_before =
-        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                "(SELECT * FROM samples ORDER BY id)");
+    const std::string ids_before = test::stored_sample_keys(db_path);
 
     ProcessResult r = test::run_gpusched({"nightly", config, "--json"});
     INFO("second night stdout: " << r.out << "\nstderr: " << r.err);
@@ -250,9 +248,7 @@ TEST_CASE("a nightly killed with SIGKILL in the middle continues its unfinished 
     CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
     CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples") == 6);
     CHECK(test::sql_int(db_path, "SELECT count(DISTINCT batch || ':' || idx) FROM samples") == 6);
-    const std::string ids_after =
-        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                "(SELECT * FROM samples ORDER BY id)");
+    const std::string ids_after = test::stored_sample_keys(db_path);
     CHECK(ids_after.rfind(ids_before, 0) == 0); // the rows of the killed night are kept as they were
     CHECK(fs::exists(dir / "schedules/stencil.schedule.h"));
 }

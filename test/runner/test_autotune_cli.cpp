@@ -159,9 +159,7 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
         test::sql_int(db_path, "SELECT count(*) FROM samples WHERE status != 'ok' OR "
                                "benchmark IS NOT NULL");
     CHECK(complete_before < 8);
-    const std::string ids_before =
-        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                "(SELECT * FROM samples ORDER BY id)");
+    const std::string ids_before = test::stored_sample_keys(db_path);
     const int64_t weights_rows = test::sql_int(db_path, "SELECT count(*) FROM weights");
 
     ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
@@ -174,9 +172,7 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
     CHECK(j["samples"] == 8);
     check_complete_and_unique(db_path, 1, 2, 4);
     // The rows stored before the kill are the same rows (same ids), kept.
-    const std::string ids_after =
-        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                "(SELECT * FROM samples ORDER BY id)");
+    const std::string ids_after = test::stored_sample_keys(db_path);
     CHECK(ids_after.rfind(ids_before, 0) == 0);
     // Batch 1 kept its recorded weights: no retraining for it happened again.
     CHECK(test::sql_int(db_path, "SELECT count(*) FROM weights") == weights_rows);
@@ -213,9 +209,7 @@ TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 a
     // It stops without starting new work: compiled samples not yet timed stay
     // stored, unmeasured, for the resume to measure (not to search again).
     CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples") < 8);
-    const std::string ids_before =
-        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                "(SELECT * FROM samples ORDER BY id)");
+    const std::string ids_before = test::stored_sample_keys(db_path);
 
     ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
                                           dir / "out", "--db", db_path, "-j", "2", "--json"});
@@ -224,9 +218,7 @@ TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 a
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["samples"] == 8);
     check_complete_and_unique(db_path, 1, 2, 4);
-    const std::string ids_after =
-        test::sql_text(db_path, "SELECT group_concat(id || ':' || batch || ':' || idx) FROM "
-                                "(SELECT * FROM samples ORDER BY id)");
+    const std::string ids_after = test::stored_sample_keys(db_path);
     CHECK(ids_after.rfind(ids_before, 0) == 0);
     CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
 }
