@@ -155,13 +155,16 @@ void LoopNest::rebuild() {
     // The region of node n per block (per thread of its host, for Thread
     // level) when the kernel's tile is moved by `shift` points in every pure
     // loop. A tile that moves is the one that is repeated: the kernel's root
-    // stage per block (its host's thread tile, per thread). A consumer below root in the same kernel does not
-    // move on its own: its region is the one it has at that shift, recursively, because through a chain of
-    // rounding divisions (x/2, (x-1)/2 ...) each level's region depends on the tile's start (fuzz seed 47: a
-    // stencil over a bilinear upsample over a stencil needs one more column of the first stencil per block
-    // when the block starts at an odd column, which the shifted last tile of ShiftInwards does). Shifted
-    // regions are computed only for Funcs sized by their maximum and the consumers they go through, and kept
-    // per (node, shift) for this build.
+    // stage per block (its host's thread tile, per thread). A consumer below
+    // root in the same kernel does not move on its own: its region is the
+    // one it has at that shift, recursively, because through a chain of
+    // rounding divisions (x/2, (x-1)/2 ...) each level's region depends on
+    // the tile's start (fuzz seed 47: a stencil over a bilinear upsample over
+    // a stencil needs one more column of the first stencil per block when the
+    // block starts at an odd column, which the shifted last tile of
+    // ShiftInwards does). Shifted regions are computed only for Funcs sized
+    // by their maximum and the consumers they go through, and kept per
+    // (node, shift) for this build.
     std::vector<Region> shifted[2];
     std::vector<uint8_t> shifted_done[2];
     std::function<const Region &(int, int, bool, int64_t)> region_at_shift;
