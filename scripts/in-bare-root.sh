@@ -41,6 +41,11 @@ if [ "$(id -u)" -ne 0 ]; then
   die "making and entering the bare root needs root (debootstrap, mount, chroot), and $(id -un) has no passwordless sudo ('sudo -n true' failed): run the test as root or with passwordless sudo"
 fi
 
+# Every step below runs in a private mount namespace, and making one
+# (unshare --propagation private) needs / to be a mount point. In a plain
+# chroot (a directory, not a mount) it fails with EINVAL: say so up front.
+mountpoint -q / || die "/ here is not a mount point (a plain chroot of a directory?), so no private mount namespace can be made for the bare root: run in a container, on a machine, or in a root that is itself mounted (scripts/in-fresh-debian.sh mounts its root)"
+
 # What a GPU node has, besides its GPU driver. The bundle's docs/bundle.md
 # lists the same; change both together.
 packages=(g++ xz-utils pocl-opencl-icd ocl-icd-libopencl1)
