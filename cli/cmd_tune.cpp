@@ -291,6 +291,7 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
         o.time_budget = std::chrono::duration<double>(*d);
     }
     if (a.max_samples != 0) o.max_samples = a.max_samples;
+    o.baselines = split_list(a.baselines);
 
     // SIGINT/SIGTERM: start no new work, keep what is stored (samples compiled
     // but not yet timed are measured by --resume), mark the run interrupted,
@@ -365,6 +366,17 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
                             {"seconds", r.wall_seconds},
                             {"retrain_seconds", r.retrain_seconds},
                             {"batches", batches}};
+        nlohmann::json baselines = nlohmann::json::array();
+        for (const auto &bl : r.baselines)
+            baselines.push_back({{"source", bl.source},
+                                 {"run_id", bl.run_id},
+                                 {"sample_id", bl.sample_id},
+                                 {"median_ms", opt_json(bl.median_ms)},
+                                 {"speedup", bl.median_ms && r.best_ms ? nlohmann::json(*bl.median_ms / *r.best_ms)
+                                                                       : nlohmann::json(nullptr)},
+                                 {"problem", bl.problem},
+                                 {"measured_now", bl.measured_now}});
+        j["baselines"] = baselines;
         std::cout << j.dump(2) << "\n";
         return code;
     }
@@ -392,6 +404,17 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     if (r.best_ms)
         std::cout << fmt::format("Best: batch {} sample {} (sample id {}), median {:.4g} ms.\n", r.best_batch,
                                  r.best_idx, *r.best_sample_id, *r.best_ms);
+    if (!r.baselines.empty()) {
+        std::cout << "Baselines, timed by the same runner (speedup: the baseline's median over the run's best):\n";
+        for (const auto &bl : r.baselines) {
+            const std::string when = bl.measured_now ? "" : "  (measured earlier in this run)";
+            if (bl.median_ms)
+                std::cout << fmt::format("  {:<8}  {:>10} ms  {:>7}{}\n", bl.source, ms(bl.median_ms),
+                                         r.best_ms ? fmt::format("{:.2f}x", *bl.median_ms / *r.best_ms) : "-", when);
+            else
+                std::cout << fmt::format("  {:<8}  not measured: {}{}\n", bl.source, bl.problem, when);
+        }
+    }
     if (!r.best_files.empty()) {
         std::cout << "Schedule and library of the best sample:\n";
         for (const auto &f : r.best_files)

@@ -15,6 +15,7 @@
 #include "costmodel/network_weights.h"
 #include "costmodel/weights_file.h"
 #include "db/rank_correlation.h"
+#include "tuner/baselines.h"
 #include "tuner/retrain.h"
 #include "tuner/runner/benchmark_build.h"
 #include "tuner/top5.h"
@@ -142,6 +143,115 @@ void batch_statistics(const std::vector<db::SampleStore::StoredSampleState> &row
     if (pick_ms && b.best_ms && *b.best_ms > 0) b.regret = *pick_ms / *b.best_ms;
 }
 
+
+// The run's baselines (AutotuneOptions::baselines): those the run already
+// measured are read back; the others are made, built and timed now, each as
+// a run of its own whose config names the autotune run (baseline_of_run).
+std::vector<AutotuneBaseline> run_baselines(const AutotuneOptions &o, const std::vector<ScheduleSource> &sources,
+                                            int64_t run_id, int64_t pipeline_id, const std::string &device_name,
+                                            const std::string &benchmark_target, const std::string &out_dir,
+                                            const ReferenceOutputs &reference, Executor &executor,
+                                            db::Database &database, db::SampleStore &store, std::mutex &db_mutex) {
+    std::vector<AutotuneBaseline> out;
+    std::vector<std::size_t> todo;
+    for (const ScheduleSource &src : sources) {
+        AutotuneBaseline b;
+        b.source = src.name;
+        std::lock_guard<std::mutex> lock(db_mutex);
+        auto q = database.prepare(
+            "SELECT r.id, s.id, r.status, s.runtime_median_ms, coalesce(r.error, '') FROM runs r JOIN samples s "
+            "ON s.run_id = r.id WHERE json_extract(r.config, '$.baseline_of_run') = ?1 AND r.autoscheduler = ?2 "
+            "AND r.status IN ('finished', 'failed') ORDER BY r.id DESC LIMIT 1");
+        q.bind(1, run_id);
+        q.bind(2, src.name);
+        if (q.step()) { // measured, or failed for good (a build that fails fails again)
+            b.run_id = q.column_int(0);
+            b.sample_id = q.column_int(1);
+            if (q.column_text(2) == "finished") b.median_ms = q.column_optional_double(3);
+            else b.problem = q.column_text(4);
+        } else {
+            todo.push_back(out.size());
+        }
+        out.push_back(std::move(b));
+    }
+    if (todo.empty()) return out;
+
+    const nlohmann::json config = {{"baseline_of_run", run_id},
+                                   {"device", to_string(o.device)},
+                                   {"device_name", device_name},
+                                   {"benchmark_target", benchmark_target},
+                                   {"timing",
+                                    {{"min_time_s", o.timing.min_time_s},
+                                     {"min_reps", o.timing.min_reps},
+                                     {"max_reps", o.timing.max_reps},
+                                     {"warmup", o.timing.warmup},
+                                     {"timeout_s", o.timing.timeout.count()}}}};
+    auto key_of = [&](std::size_t i) { return "run " + std::to_string(run_id) + " baseline " + out[i].source; };
+    auto record = [&](std::size_t i, const Measurement &m, const ExecutionRecord &execution) {
+        AutotuneBaseline &b = out[i];
+        b.measured_now = true;
+        if (m.measured()) b.median_ms = m.median_ms;
+        else b.problem = std::string(to_string(m.outcome)) + ": " + m.error;
+        std::lock_guard<std::mutex> lock(db_mutex);
+        store.record_measurement(b.sample_id, measurement_row(m, execution));
+        store.finish_run(b.run_id, m.measured() ? "finished" : "failed",
+                         m.measured() ? std::optional<int64_t>(b.sample_id) : std::nullopt, b.problem);
+    };
+    executor.begin("run-" + std::to_string(run_id),
+                   [&](const BenchmarkTask &task, const Measurement &m, const ExecutionRecord &execution) {
+                       for (std::size_t i : todo)
+                           if (key_of(i) == task.key) record(i, m, execution);
+                   });
+    for (std::size_t i : todo) {
+        AutotuneBaseline &b = out[i];
+        const ScheduleSource &src = sources[i];
+        BaselineBuild bb;
+        try {
+            bb = build_baseline(
+                o.batch, src, o.device, benchmark_target, out_dir + "/baselines/" + src.name,
+                [&](const OneShotSample &schedule) {
+                    std::lock_guard<std::mutex> lock(db_mutex);
+                    database.transaction([&] {
+                        db::RunInfo run;
+                        run.pipeline_id = pipeline_id;
+                        run.mode = "autotune";
+                        run.autoscheduler = src.name;
+                        run.config = config.dump();
+                        run.gpusched_version = o.batch.gpusched_version;
+                        b.run_id = store.start_run(run);
+                        b.sample_id =
+                            store.add_sample(b.run_id, to_sample_row(schedule, nlohmann::json::object()));
+                    });
+                },
+                [&] { return reference.dir; });
+        } catch (const db::DbError &) {
+            throw; // the database is the run's: its failure ends the run
+        } catch (const std::exception &e) {
+            bb.build.ok = false;
+            bb.build.error = e.what();
+            if (b.run_id == 0) { // failed before its rows were written: nothing to store
+                b.problem = std::string("build failed: ") + e.what();
+                continue;
+            }
+        }
+        if (!reference.ok())
+            record(i, not_benchmarked(src.name, device_name, o.device, MeasureOutcome::NotRun,
+                                      "no CPU reference to check the output against: " + reference.failure), {});
+        else if (!bb.build.ok)
+            record(i, not_benchmarked(src.name, device_name, o.device, MeasureOutcome::BuildFailed, bb.build.error),
+                   {});
+        else
+            executor.submit({key_of(i), bb.build.binary});
+    }
+    if (!executor.finish()) {
+        // Interrupted: a baseline not timed stays for the resume to measure.
+        std::lock_guard<std::mutex> lock(db_mutex);
+        for (std::size_t i : todo)
+            if (!out[i].measured_now && out[i].run_id != 0)
+                store.finish_run(out[i].run_id, "interrupted", std::nullopt, "interrupted while benchmarking");
+    }
+    return out;
+}
 } // namespace
 
 AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgressFn &progress) {
@@ -201,6 +311,7 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
     if (!inputs.source.searches)
         throw UserError("autotune retrains the gpusched search's model; schedule source '" + opt.schedule_source +
                         "' does not search");
+    const std::vector<ScheduleSource> baselines = baseline_sources(o.baselines);
     ExecutorOptions eo = executor_options(o.executor, o.device, o.timing, opt.gpu);
     eo.stop = o.stop;
     std::unique_ptr<Executor> executor = make_executor(eo);
@@ -264,6 +375,10 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
     // The CPU reference every benchmark's output is compared with: once per invocation.
     const ValidationRequest base = schedule_request(opt, inputs.source, out_dir + "/reference");
     const ReferenceOutputs reference = reference_outputs(base);
+    if (!baselines.empty() && !should_stop())
+        result.baselines = run_baselines(o, baselines, result.run_id, pipeline_id, result.device,
+                                         result.benchmark_target, out_dir, reference, *executor, database, store,
+                                         db_mutex);
 
     std::optional<double> first_batch_best;
     auto run_best = [&]() -> std::optional<double> {

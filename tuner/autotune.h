@@ -94,6 +94,20 @@ struct AutotuneOptions {
     // and stop flag are the ones above. A resumed run on the slurm executor
     // adopts the jobs an earlier driver left in the same --work-dir.
     ExecutorOptions executor;
+    // Other sources (li2018, naive, manual; tuner/baselines.h) built and
+    // timed by the same runner, once per run, before its first batch (so
+    // they count against the time budget). A resume measures only those
+    // the run has no finished measurement of.
+    std::vector<std::string> baselines;
+};
+
+// A baseline of the run: its own run row (config baseline_of_run) and sample.
+struct AutotuneBaseline {
+    std::string source;
+    int64_t run_id = 0, sample_id = 0;
+    std::optional<double> median_ms; // measured, output validated
+    std::string problem;             // why not measured: "build failed: ..."
+    bool measured_now = false;       // false: stored by an earlier invocation of the run
 };
 
 // What the loop reports as it goes, for the live line and log lines.
@@ -125,6 +139,7 @@ struct AutotuneResult {
     std::vector<std::string> best_files;
     double wall_seconds = 0;
     double retrain_seconds = 0; // of this invocation
+    std::vector<AutotuneBaseline> baselines;
 };
 
 // Throws UserError for bad input (CannotResumeError for a run that cannot be resumed),

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "db/sample_store.h"
+#include "tuner/baselines.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/ptx_extract.h"
 #include "tuner/sample_selection.h"
@@ -163,17 +164,7 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     if (!inputs.source.searches)
         throw UserError("tune searches with gpusched; name other sources with --baselines");
     if (options.top < 1) throw UserError("--top must be at least 1");
-    std::vector<ScheduleSource> baseline_sources;
-    for (const auto &b : options.baselines) {
-        auto src = find_schedule_source(b);
-        if (!src || src->searches) {
-            std::string names;
-            for (const auto &n : schedule_source_names())
-                if (n != "gpusched") names += (names.empty() ? "" : ", ") + n;
-            throw UserError("unknown baseline '" + b + "' (known: " + names + ")");
-        }
-        baseline_sources.push_back(*src);
-    }
+    const std::vector<ScheduleSource> baselines = baseline_sources(options.baselines);
     if (locate_benchmark_runner_archive().empty())
         throw UnavailableError(
             "the benchmark harness (libgpusched_benchmark_runner.a) was not found; build gpusched "
@@ -318,7 +309,7 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         e.sample_id = sample_ids[i];
         entries.push_back(std::move(e));
     }
-    for (const ScheduleSource &src : baseline_sources) {
+    for (const ScheduleSource &src : baselines) {
         Top5Entry e;
         e.label = src.name;
         e.source = src.name;
@@ -337,43 +328,33 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     // One build: a sample links its CUDA library (cuda) or is compiled again
     // for OpenCL with its decision record replayed; a baseline first runs as
     // a batch of one (CUDA library, ptxas, its own run row).
+    auto wait_for_reference = [&] {
+        std::unique_lock<std::mutex> lock(mutex);
+        changed.wait(lock, [&] { return reference_ready; });
+        return reference.dir;
+    };
     auto build_entry_or_throw = [&](Top5Entry &e) {
         const std::string dir =
             bench_root + "/" + (e.sample ? std::to_string(result.samples[*e.sample].index) : e.source);
-        BenchmarkBuildRequest req;
-        req.label = e.label;
-        req.target = result.benchmark_target;
-        req.work_dir = dir + "/build";
-        if (e.sample) {
-            req = sample_build_request(opt, inputs, result.samples[*e.sample], options.device,
-                                       result.benchmark_target, dir);
-            req.label = e.label;
-        } else {
-            OneShotOptions b = opt;
-            b.schedule_source = e.source;
-            b.output_dir = dir;
-            const BatchInputs bin = check_batch_inputs(b);
-            std::vector<OneShotSample> one = generate_batch(b, bin);
-            e.baseline = std::move(one.front());
+        if (!e.sample) {
+            BaselineBuild bb = build_baseline(
+                opt, *find_schedule_source(e.source), options.device, result.benchmark_target, dir,
+                [&](const OneShotSample &schedule) {
+                    e.run_id = start_run(e.source);
+                    std::lock_guard<std::mutex> lock(db_mutex);
+                    e.sample_id = store.add_sample(e.run_id, to_sample_row(schedule, nlohmann::json::object()));
+                },
+                wait_for_reference);
+            e.baseline = std::move(bb.schedule);
             e.ptxas_status = to_string(e.baseline.ptxas.status);
             e.spill_bytes = e.baseline.ptxas.total_spill_bytes();
-            e.run_id = start_run(e.source);
-            {
-                std::lock_guard<std::mutex> lock(db_mutex);
-                e.sample_id = store.add_sample(e.run_id, to_sample_row(e.baseline, nlohmann::json::object()));
-            }
-            if (!e.baseline.compiled()) {
-                e.build.error = e.baseline.generator.message;
-                return;
-            }
-            req.schedule = schedule_request(opt, bin.source, dir);
-            if (options.device == DeviceKind::Cuda) req.library_dir = e.baseline.dir;
+            e.build = std::move(bb.build);
+            return;
         }
-        {
-            std::unique_lock<std::mutex> lock(mutex);
-            changed.wait(lock, [&] { return reference_ready; });
-        }
-        req.reference_dir = reference.dir;
+        BenchmarkBuildRequest req = sample_build_request(opt, inputs, result.samples[*e.sample], options.device,
+                                                         result.benchmark_target, dir);
+        req.label = e.label;
+        req.reference_dir = wait_for_reference();
         e.build = build_benchmark(req);
     };
     auto build_entry = [&](Top5Entry &e) {

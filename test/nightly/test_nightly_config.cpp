@@ -117,3 +117,13 @@ TEST_CASE("a nightly config's executor section names Slurm's options, and a bad 
                     R"("budget": "1h30m", "executor": {"kind": "slurm", "work_dir": "j", "queue": "gpu"})") ==
           file + "'executor.queue': is not a known field (misspelt?)");
 }
+
+TEST_CASE("a nightly config gives baselines to autotune pipelines as to top5 ones", "[nightly][config]") {
+    std::string text = kGood;
+    const std::string from = R"("iterations": 3)";
+    text.replace(text.find(from), from.size(), R"("iterations": 3, "baselines": ["li2018", "naive"])");
+    const NightlyConfig c = parse_nightly_config(text, "/etc/gpusched/nightly.json");
+    REQUIRE(c.pipelines[1].mode == NightlyMode::Autotune);
+    CHECK(c.pipelines[1].baselines == std::vector<std::string>{"li2018", "naive"});
+    CHECK(c.pipelines[0].baselines.empty());
+}

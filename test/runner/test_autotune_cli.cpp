@@ -276,3 +276,53 @@ TEST_CASE("two autotune runs on two pipelines write one database at once", "[aut
     CHECK(test::sql_int(db_path, "SELECT count(*) FROM autotune_batches WHERE status = 'finished'") == 2);
     CHECK(test::sql_text(db_path, "PRAGMA integrity_check") == "ok");
 }
+
+TEST_CASE("autotune times its baselines once per run with the same runner and a resume reads them back",
+          "[autotune][baselines]") {
+    test::TempDir dir;
+    const std::string db_path = dir / "db.sqlite";
+    ProcessResult r = test::run_gpusched(
+        autotune_args(dir, "out", "tiny_stencil", 2, 3, {"--max-samples", "3", "--baselines", "naive", "--json"}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 3);
+    auto j = nlohmann::json::parse(r.out);
+    const int64_t run = j["run_id"];
+    REQUIRE(j["baselines"].size() == 1);
+    const auto &b = j["baselines"][0];
+    CHECK(b["source"] == "naive");
+    CHECK(b["measured_now"] == true);
+    REQUIRE(b["median_ms"].is_number());
+    REQUIRE(j["best_ms"].is_number());
+    CHECK(b["speedup"].get<double>() == Approx(b["median_ms"].get<double>() / j["best_ms"].get<double>()));
+
+    // Its own run, naming the autotune run, measured on the run's device with its output checked.
+    const std::string baseline_run = std::to_string(b["run_id"].get<int64_t>());
+    CHECK(test::sql_text(db_path, "SELECT mode || ' ' || autoscheduler || ' ' || status || ' ' || "
+                                  "(config ->> '$.baseline_of_run') FROM runs WHERE id = " + baseline_run) ==
+          "autotune naive finished " + std::to_string(run));
+    CHECK(test::sql_text(db_path, "SELECT validation FROM samples WHERE run_id = " + baseline_run) == "passed");
+    CHECK(test::sql_text(db_path, "SELECT device FROM samples WHERE run_id = " + baseline_run) ==
+          test::sql_text(db_path, "SELECT device FROM samples WHERE run_id = " + std::to_string(run) +
+                                      " AND benchmark IS NOT NULL LIMIT 1"));
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples WHERE run_id = " + std::to_string(run)) == 3);
+
+    // The resume finishes the run and shows the stored baseline without timing it again.
+    ProcessResult again = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume",
+                                              std::to_string(run), "--baselines", "naive", "-o", dir / "out",
+                                              "--db", db_path, "-j", "2"});
+    INFO("resume stdout: " << again.out << "\nstderr: " << again.err);
+    REQUIRE(again.ok());
+    CHECK(again.out.find("naive") != std::string::npos);
+    CHECK(again.out.find("measured earlier in this run") != std::string::npos);
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM runs WHERE autoscheduler = 'naive'") == 1);
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples WHERE run_id = " + std::to_string(run)) == 6);
+}
+
+TEST_CASE("autotune refuses an unknown baseline in one line before any work", "[autotune][bad-input]") {
+    test::TempDir dir;
+    ProcessResult r = test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 1, 2, {"--baselines", "li2019"}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    CHECK(r.exit_code == 1);
+    CHECK(r.err.find("unknown baseline 'li2019'") != std::string::npos);
+    CHECK_FALSE(fs::exists(dir / "db.sqlite"));
+}

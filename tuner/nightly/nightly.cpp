@@ -78,6 +78,7 @@ public:
         o.timing = p.timing;
         o.iterations = p.iterations;
         o.train_on = p.train_on;
+        o.baselines = p.baselines;
         o.epochs = c_.epochs;
         o.learning_rate = c_.learning_rate;
         o.time_budget = std::chrono::duration<double>(out.budget_s);

@@ -151,15 +151,15 @@ NightlyPipeline parse_pipeline(const json &j, const std::string &where, const st
             p.train_on = *parse_train_on(f.choice("train_on", {"run", "pipeline", "device"}));
     } else {
         p.top = static_cast<int>(f.integer("top", p.top, 1, 100000));
-        if (f.has("baselines")) {
-            const json &b = f.raw("baselines");
-            if (!b.is_array()) f.fail(f.name("baselines"), "must be an array of li2018, naive or manual");
-            for (const json &v : b) {
-                const std::string name = v.is_string() ? v.get<std::string>() : v.dump();
-                if (name != "li2018" && name != "naive" && name != "manual")
-                    f.fail(f.name("baselines"), "\"" + name + "\" is not li2018, naive or manual");
-                p.baselines.push_back(name);
-            }
+    }
+    if (f.has("baselines")) {
+        const json &b = f.raw("baselines");
+        if (!b.is_array()) f.fail(f.name("baselines"), "must be an array of li2018, naive or manual");
+        for (const json &v : b) {
+            const std::string name = v.is_string() ? v.get<std::string>() : v.dump();
+            if (name != "li2018" && name != "naive" && name != "manual")
+                f.fail(f.name("baselines"), "\"" + name + "\" is not li2018, naive or manual");
+            p.baselines.push_back(name);
         }
     }
     p.beam_size = static_cast<int>(f.integer("beam_size", p.beam_size, 1, 100000));

@@ -42,7 +42,7 @@ struct NightlyPipeline {
     int samples = 80;    // top5: the batch; autotune: samples per batch (paper: 80)
     int iterations = 20; // autotune (paper: 20)
     int top = 5;         // top5 (paper: 5)
-    std::vector<std::string> baselines; // top5: li2018, naive, manual, measured beside it
+    std::vector<std::string> baselines; // li2018, naive, manual, measured beside it (autotune: once per run)
     int beam_size = 32, passes = 5;
     uint64_t seed = 0;
     TrainOn train_on = TrainOn::Run;
