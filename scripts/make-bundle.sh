@@ -17,9 +17,12 @@
 #
 # Refuses to write a bundle larger than 60 MiB.
 set -euo pipefail
+# Both paths are the caller's: relative ones are taken from where the script
+# was started, before it moves to the repository root.
+build=$(realpath -m "${1:-build}")
+out=$(realpath -m "${2:-gpusched-bundle.tar.xz}")
+mkdir -p "$(dirname "$out")" || { echo "error: cannot make the folder of $out" >&2; exit 1; }
 cd "$(dirname "$0")/.."
-build="${1:-build}"
-out="${2:-gpusched-bundle.tar.xz}"
 limit_mib=60
 
 for f in cli/gpusched core/libgpusched_autoscheduler.so tuner/libgpusched_output_runner.a \
