@@ -65,7 +65,19 @@ struct TuneArgs {
     // Where benchmarks run (tuner/executor/executor.h).
     std::string executor = "local";
     SlurmOptions slurm;
+    // The options one mode has and the other lacks: given to the other, they
+    // are refused, not ignored (a --time-budget a Top 5 ignored would run on).
+    std::vector<const CLI::Option *> top5_only, autotune_only;
 };
+
+// Refuses the options of the mode not chosen, naming the first one given.
+void refuse_other_modes_options(const TuneArgs &a) {
+    const bool autotune = a.mode == "autotune";
+    for (const CLI::Option *o : autotune ? a.top5_only : a.autotune_only)
+        if (o->count() > 0)
+            throw UserError(o->get_name() + " is " + (autotune ? "Top 5's" : "Autotune's") + " (--mode " +
+                            (autotune ? "top5" : "autotune") + "), not " + (autotune ? "Autotune's" : "Top 5's"));
+}
 
 // The executor the arguments name; the mode fills in device and timing.
 ExecutorOptions executor_args(const TuneArgs &a) {
@@ -453,8 +465,9 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy")->capture_default_str();
     cmd->add_option("-j,--jobs", args->jobs, "Parallel compile jobs (default: every core)");
     add_search_options(cmd, args->search);
-    cmd->add_option("--top", args->top, "How many of the best predicted samples to benchmark")
-        ->capture_default_str();
+    args->top5_only.push_back(
+        cmd->add_option("--top", args->top, "Top 5: how many of the best predicted samples to benchmark")
+            ->capture_default_str());
     cmd->add_option("--baselines", args->baselines,
                     "Comma-separated schedule sources to build and time the same way: li2018,naive,manual");
     cmd->add_option("--benchmark-timeout", args->benchmark_timeout_s, "Seconds allowed per benchmark process")
@@ -465,21 +478,32 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
         ->capture_default_str();
     cmd->add_option("--max-reps", args->max_reps, "Timed repetitions per benchmark, at most")
         ->capture_default_str();
-    cmd->add_option("--iterations", args->iterations, "Autotune: batches (paper: 20)")->capture_default_str();
-    cmd->add_option("--batch", args->batch, "Autotune: samples per batch (paper: 80; default --samples)");
-    cmd->add_flag("--from-scratch", args->from_scratch, "Autotune: the first batch searches with random weights");
-    cmd->add_option("--weights", args->weights, "Autotune: the first batch's weights file (default: the embedded)");
-    cmd->add_option("--train-on", args->train_on,
-                    "Autotune: retrain on the run's samples, the pipeline's or the device's (all on this device)")
-        ->check(CLI::IsMember({"run", "pipeline", "device"}))
-        ->capture_default_str();
-    cmd->add_option("--epochs", args->epochs, "Autotune: training epochs per retraining")->capture_default_str();
-    cmd->add_option("--learning-rate", args->learning_rate, "Autotune: Adam learning rate")->capture_default_str();
-    cmd->add_option("--resume", args->resume, "Autotune: continue this interrupted run from the database");
-    cmd->add_option("--time-budget", args->time_budget,
-                    "Autotune: stop starting samples after this long (90s, 15m, 2h, 1h30m) and write the best");
-    cmd->add_option("--max-samples", args->max_samples,
-                    "Autotune: stop when the run has this many samples (all attempts) and write the best");
+    auto autotune_only = [&](CLI::Option *o) { args->autotune_only.push_back(o); };
+    autotune_only(
+        cmd->add_option("--iterations", args->iterations, "Autotune: batches (paper: 20)")->capture_default_str());
+    autotune_only(
+        cmd->add_option("--batch", args->batch, "Autotune: samples per batch (paper: 80; default --samples)"));
+    autotune_only(
+        cmd->add_flag("--from-scratch", args->from_scratch, "Autotune: the first batch searches with random weights"));
+    autotune_only(cmd->add_option("--weights", args->weights,
+                                  "Autotune: the first batch's weights file (default: the embedded)"));
+    autotune_only(cmd->add_option("--train-on", args->train_on,
+                                  "Autotune: retrain on the run's samples, the pipeline's or the device's (all on "
+                                  "this device)")
+                      ->check(CLI::IsMember({"run", "pipeline", "device"}))
+                      ->capture_default_str());
+    autotune_only(
+        cmd->add_option("--epochs", args->epochs, "Autotune: training epochs per retraining")->capture_default_str());
+    autotune_only(cmd->add_option("--learning-rate", args->learning_rate, "Autotune: Adam learning rate")
+                      ->capture_default_str());
+    autotune_only(
+        cmd->add_option("--resume", args->resume, "Autotune: continue this interrupted run from the database"));
+    autotune_only(cmd->add_option("--time-budget", args->time_budget,
+                                  "Autotune: stop starting samples after this long (90s, 15m, 2h, 1h30m) and write "
+                                  "the best"));
+    autotune_only(cmd->add_option("--max-samples", args->max_samples,
+                                  "Autotune: stop when the run has this many samples (all attempts) and write the "
+                                  "best"));
 
     cmd->add_option("--executor", args->executor,
                     "Where benchmarks run: local (this machine) or slurm (sbatch job arrays; docs/cluster.md)")
@@ -499,6 +523,7 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
                     "on a shared folder works)");
 
     return [args, &global]() {
+        refuse_other_modes_options(*args);
         if (args->mode == "autotune") return run_autotune_command(*args, global);
         if (args->generator_path.empty() || args->generator_name.empty())
             throw UserError("tune needs the generator executable and -g NAME");

@@ -79,12 +79,7 @@ nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_na
             {"train_on", to_string(o.train_on)},
             {"epochs", o.epochs},
             {"learning_rate", o.learning_rate},
-            {"timing",
-             {{"min_time_s", o.timing.min_time_s},
-              {"min_reps", o.timing.min_reps},
-              {"max_reps", o.timing.max_reps},
-              {"warmup", o.timing.warmup},
-              {"timeout_s", o.timing.timeout.count()}}}};
+            {"timing", to_json(o.timing)}};
     if (!o.started_by.empty()) c["started_by"] = o.started_by;
     return c;
 }
@@ -107,12 +102,7 @@ void apply_stored_config(AutotuneOptions &o, const nlohmann::json &c) {
     o.train_on = *parse_train_on(c.at("train_on").get<std::string>());
     o.epochs = c.at("epochs").get<int>();
     o.learning_rate = c.at("learning_rate").get<double>();
-    const auto &t = c.at("timing");
-    o.timing.min_time_s = t.at("min_time_s").get<double>();
-    o.timing.min_reps = t.at("min_reps").get<int>();
-    o.timing.max_reps = t.at("max_reps").get<int>();
-    o.timing.warmup = t.at("warmup").get<int>();
-    o.timing.timeout = std::chrono::seconds(t.at("timeout_s").get<int64_t>());
+    o.timing = timing_from_json(c.at("timing"));
 }
 
 // Statistics of a batch from its stored samples: counts, best time, and how
@@ -180,12 +170,7 @@ std::vector<AutotuneBaseline> run_baselines(const AutotuneOptions &o, const std:
                                    {"device", to_string(o.device)},
                                    {"device_name", device_name},
                                    {"benchmark_target", benchmark_target},
-                                   {"timing",
-                                    {{"min_time_s", o.timing.min_time_s},
-                                     {"min_reps", o.timing.min_reps},
-                                     {"max_reps", o.timing.max_reps},
-                                     {"warmup", o.timing.warmup},
-                                     {"timeout_s", o.timing.timeout.count()}}}};
+                                   {"timing", to_json(o.timing)}};
     auto key_of = [&](std::size_t i) { return "run " + std::to_string(run_id) + " baseline " + out[i].source; };
     auto record = [&](std::size_t i, const Measurement &m, const ExecutionRecord &execution) {
         AutotuneBaseline &b = out[i];

@@ -196,12 +196,7 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         {"top", options.top},
         {"baselines", options.baselines},
         {"benchmark_target", result.benchmark_target},
-        {"timing",
-         {{"min_time_s", options.timing.min_time_s},
-          {"min_reps", options.timing.min_reps},
-          {"max_reps", options.timing.max_reps},
-          {"warmup", options.timing.warmup},
-          {"timeout_s", options.timing.timeout.count()}}},
+        {"timing", to_json(options.timing)},
     };
     if (!options.started_by.empty()) run_config["started_by"] = options.started_by;
     const db::PipelineIdentity pid = pipeline_identity(opt, inputs.target);

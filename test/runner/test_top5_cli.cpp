@@ -5,6 +5,7 @@
 // is a one-line refusal. Batches are tiny (2-3 samples, small beams) to keep
 // the suite fast on two cores.
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -273,6 +274,17 @@ TEST_CASE("tune refuses an output directory it cannot create before any work", "
     args[args.size() - 3] = "/proc/gpusched-cannot-be-here";  // -o
     ProcessResult r = test::run_gpusched(args);
     check_one_line_error(r, 1, "cannot create output directory '/proc/gpusched-cannot-be-here'");
+    CHECK_FALSE(fs::exists(dir / "db.sqlite"));
+}
+
+TEST_CASE("tune refuses the other mode's options in one line instead of ignoring them", "[top5][bad-input]") {
+    test::TempDir dir;
+    auto args = top5_args(dir, "out", DRIVER_TEST_GENERATORS, "tiny_stencil", {"--time-budget", "1s"});
+    check_one_line_error(test::run_gpusched(args), 1, "--time-budget is Autotune's (--mode autotune), not Top 5's");
+    CHECK_FALSE(fs::exists(dir / "db.sqlite"));
+    args = top5_args(dir, "out", DRIVER_TEST_GENERATORS, "tiny_stencil"); // holds --top 2
+    *std::find(args.begin(), args.end(), "top5") = "autotune";
+    check_one_line_error(test::run_gpusched(args), 1, "--top is Top 5's (--mode top5), not Autotune's");
     CHECK_FALSE(fs::exists(dir / "db.sqlite"));
 }
 

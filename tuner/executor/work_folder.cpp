@@ -18,12 +18,7 @@ nlohmann::json TaskSpec::to_json() const {
             {"input_seed", input_seed},
             {"reference", reference},
             {"device", to_string(device)},
-            {"timing",
-             {{"min_time_s", timing.min_time_s},
-              {"min_reps", timing.min_reps},
-              {"max_reps", timing.max_reps},
-              {"warmup", timing.warmup},
-              {"timeout_s", timing.timeout.count()}}}};
+            {"timing", gpusched::to_json(timing)}};
 }
 
 TaskSpec TaskSpec::from_json(const nlohmann::json &j) {
@@ -38,12 +33,7 @@ TaskSpec TaskSpec::from_json(const nlohmann::json &j) {
     const auto kind = parse_device_kind(j.at("device").get<std::string>());
     if (!kind) throw std::runtime_error("unknown device '" + j.at("device").get<std::string>() + "'");
     t.device = *kind;
-    const auto &tm = j.at("timing");
-    t.timing.min_time_s = tm.at("min_time_s").get<double>();
-    t.timing.min_reps = tm.at("min_reps").get<int>();
-    t.timing.max_reps = tm.at("max_reps").get<int>();
-    t.timing.warmup = tm.at("warmup").get<int>();
-    t.timing.timeout = std::chrono::seconds(tm.at("timeout_s").get<int64_t>());
+    t.timing = timing_from_json(j.at("timing"));
     return t;
 }
 

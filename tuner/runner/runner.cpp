@@ -44,6 +44,24 @@ const char *to_string(MeasureOutcome o) {
     return "?";
 }
 
+nlohmann::json to_json(const TimingOptions &t) {
+    return {{"min_time_s", t.min_time_s},
+            {"min_reps", t.min_reps},
+            {"max_reps", t.max_reps},
+            {"warmup", t.warmup},
+            {"timeout_s", t.timeout.count()}};
+}
+
+TimingOptions timing_from_json(const nlohmann::json &j) {
+    TimingOptions t;
+    t.min_time_s = j.at("min_time_s").get<double>();
+    t.min_reps = j.at("min_reps").get<int>();
+    t.max_reps = j.at("max_reps").get<int>();
+    t.warmup = j.at("warmup").get<int>();
+    t.timeout = std::chrono::seconds(j.at("timeout_s").get<int64_t>());
+    return t;
+}
+
 nlohmann::json Measurement::to_json() const {
     auto opt = [](const std::optional<double> &v) {
         return v ? nlohmann::json(*v) : nlohmann::json(nullptr);

@@ -56,6 +56,10 @@ struct TimingOptions {
     int warmup = 1;                   // untimed calls after the first
     std::chrono::seconds timeout{60}; // per sample (its alarm in the harness)
 };
+// As stored in a run's config: min_time_s, min_reps, max_reps, warmup, timeout_s.
+nlohmann::json to_json(const TimingOptions &t);
+// The reverse; throws nlohmann::json::exception for a missing or mistyped field.
+TimingOptions timing_from_json(const nlohmann::json &j);
 
 enum class MeasureOutcome {
     Measured,
