@@ -125,6 +125,7 @@ GeneratorOutcome run_generator(const GeneratorInvocation &inv) {
     spec.argv = generator_argv(inv);
     spec.env = inv.env;
     spec.timeout = inv.timeout;
+    spec.memory_limit_bytes = inv.memory_limit_bytes;
     o.process = run_process(spec);
     const ProcessResult &r = o.process;
     const std::string who = "generator '" + inv.generator_name + "'";
@@ -134,6 +135,10 @@ GeneratorOutcome run_generator(const GeneratorInvocation &inv) {
     } else if (r.timed_out) {
         o.failure = GeneratorFailure::TimedOut;
         o.message = who + " timed out after " + std::to_string(inv.timeout.count() / 1000) + " s";
+    } else if (r.term_signal != 0 && inv.memory_limit_bytes && r.err.find("std::bad_alloc") != std::string::npos) {
+        o.failure = GeneratorFailure::Crashed;
+        o.message = who + " ran out of the " + std::to_string(*inv.memory_limit_bytes >> 20) +
+                    " MiB of memory it is allowed (" + r.describe_failure() + ")";
     } else if (r.term_signal != 0) {
         o.failure = GeneratorFailure::Crashed;
         o.message = who + " crashed (" + r.describe_failure() + "): " + last_lines(r.err, 1);

@@ -28,6 +28,7 @@ struct GeneratorInvocation {
     std::optional<std::string> autoscheduler;  // -s; also sets auto_schedule=true
     std::map<std::string, std::string> env;
     std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+    std::optional<std::uint64_t> memory_limit_bytes; // ProcessSpec's; none: no limit
 };
 
 struct GeneratorOutcome {

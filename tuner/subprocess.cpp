@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -216,6 +217,10 @@ ProcessResult run_process(const ProcessSpec &spec) {
         close(out_pipe[0]);
         close(err_pipe[0]);
         close(exec_pipe[0]);
+        if (spec.memory_limit_bytes) {
+            const struct rlimit limit = {*spec.memory_limit_bytes, *spec.memory_limit_bytes};
+            setrlimit(RLIMIT_AS, &limit);
+        }
         if (spec.working_dir && chdir(spec.working_dir->c_str()) != 0) {
             int e = errno;
             (void)!write(exec_pipe[1], &e, sizeof e);

@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <functional>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -24,6 +25,10 @@ struct ProcessSpec {
     std::optional<std::string> working_dir;
     std::chrono::milliseconds timeout{std::chrono::minutes(10)};
     std::size_t max_captured_bytes = 16u << 20;  // per stream; the rest is dropped (and noted)
+    // The child's address-space limit (RLIMIT_AS), inherited by its own
+    // children: a process that would take the machine's memory fails its
+    // allocation instead of waking the kernel's OOM killer. None: no limit.
+    std::optional<std::uint64_t> memory_limit_bytes;
     // Called on the calling thread after each chunk of stdout arrives, while
     // the child runs (a benchmark harness announces each finished sample).
     // Must not throw.

@@ -37,6 +37,20 @@ TEST_CASE("a timeout kills the child and everything it started", "[subprocess]")
     CHECK(r.describe_failure().find("timed out") == 0);
 }
 
+TEST_CASE("a memory limit caps the child's address space and its children's", "[subprocess]") {
+    ProcessSpec spec;
+    // ulimit -v prints the address-space limit in KiB; the inner shell shows it is inherited.
+    spec.argv = {"/bin/sh", "-c", "ulimit -v; /bin/sh -c 'ulimit -v'"};
+    spec.memory_limit_bytes = std::uint64_t{256} << 20;
+    ProcessResult r = run_process(spec);
+    REQUIRE(r.ok());
+    CHECK(r.out == "262144\n262144\n");
+    spec.memory_limit_bytes.reset();
+    r = run_process(spec);
+    REQUIRE(r.ok());
+    CHECK(r.out == "unlimited\nunlimited\n");
+}
+
 TEST_CASE("a child killed by a signal is reported with the signal", "[subprocess]") {
     ProcessSpec spec;
     spec.argv = {"/bin/sh", "-c", "kill -SEGV $$"};

@@ -9,7 +9,9 @@
 #include <mutex>
 
 #include <dlfcn.h>
+#include <unistd.h>
 
+#include "tuner/autoschedulers.h"
 #include "tuner/generator_run.h"
 #include "tuner/host_target.h"
 #include "tuner/install_layout.h"
@@ -171,23 +173,48 @@ GeneratorInvocation validation_build(const ValidationRequest &req, const std::st
     return g;
 }
 
+// A reference build's memory: a third of the machine's (two or three run at
+// once with -j), and at least 4 GiB. Real suite apps need well under 2 GiB.
+std::uint64_t reference_build_memory_limit() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    const std::uint64_t physical = pages > 0 && page > 0 ? static_cast<std::uint64_t>(pages) * page : 0;
+    return std::max<std::uint64_t>(std::uint64_t{4} << 30, physical / 3);
+}
+
 std::string build_and_run_reference(const ValidationRequest &req, const std::string &compiler,
                                     const std::string &archive, const std::string &dir) {
     std::error_code ec;
     fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);
-    // Mullapudi2016 keeps deep pipelines fast; if it cannot schedule this
-    // one, the unscheduled (all inline) build is just as correct.
+    // Mullapudi2016 keeps deep pipelines fast. Where it cannot schedule one
+    // (or runs out of memory trying), gpusched_root (every Func at root: the
+    // plugin's core/root_reference_scheduler.cpp) gives the same outputs with
+    // a compile that grows with the pipeline; unscheduled (all inline) is the
+    // last resort. Each build is capped in memory, so a pipeline whose
+    // lowering explodes fails that build instead of taking the machine.
     GeneratorInvocation ref = validation_build(req, dir, validation_cpu_target());
-    ref.plugin_path = halide_plugin_dir() + "/libautoschedule_mullapudi2016.so";
-    ref.autoscheduler = "Mullapudi2016";
-    GeneratorOutcome ref_out = run_generator(ref);
-    if (!ref_out.ok()) {
-        ref.plugin_path.reset();
-        ref.autoscheduler.reset();
+    ref.memory_limit_bytes = reference_build_memory_limit();
+    const std::pair<std::string, std::string> schedulers[] = {
+        {halide_plugin_dir() + "/libautoschedule_mullapudi2016.so", "Mullapudi2016"},
+        {locate_gpusched_plugin(), "gpusched_root"},
+        {"", ""}};
+    GeneratorOutcome ref_out;
+    std::string tried;
+    for (const auto &[plugin, name] : schedulers) {
+        if (name.empty()) {
+            ref.plugin_path.reset();
+            ref.autoscheduler.reset();
+        } else {
+            if (plugin.empty()) continue; // the gpusched plugin was not found: its own error comes elsewhere
+            ref.plugin_path = plugin;
+            ref.autoscheduler = name;
+        }
         ref_out = run_generator(ref);
+        if (ref_out.ok()) break;
+        tried += (tried.empty() ? "" : "; ") + (name.empty() ? std::string("unscheduled") : name) + ": " +
+                 ref_out.message;
     }
-    if (!ref_out.ok()) return "reference build failed: " + ref_out.message;
+    if (!ref_out.ok()) return "reference build failed (" + tried + ")";
     ProcessResult link = link_runner(compiler, archive, dir, req.generator_name, req.timeout);
     if (!link.ok())
         return "linking the runner failed (" + link.describe_failure() + "): " + last_lines(link.err, 1);
