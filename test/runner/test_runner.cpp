@@ -229,3 +229,35 @@ TEST_CASE("a pipeline error is classified by the device error it names", "[runne
     CHECK(detail::classify_pipeline_error("halide_error: Input buffer input is accessed at -1") ==
           MeasureOutcome::Crashed);
 }
+
+TEST_CASE("a measurement and a timing read back from their JSON are the ones written", "[runner]") {
+    // What a Slurm worker writes to its result file and the driver reads back.
+    Measurement m;
+    m.label = "sample 3";
+    m.target = "host-cuda-cuda_capability_86";
+    m.device_kind = DeviceKind::Cuda;
+    m.device = "NVIDIA H100 80GB HBM3";
+    m.gpu_index = 1;
+    m.outcome = MeasureOutcome::WrongOutput;
+    m.error = "output_0: 3 of 100 values differ";
+    m.min_ms = 1.25;
+    m.median_ms = 1.5;
+    m.reps = 17;
+    m.validation = "failed";
+    m.first_call_ms = 40;
+    m.wall_seconds = 2.5;
+    const Measurement back = Measurement::from_json(nlohmann::json::parse(m.to_json().dump()));
+    CHECK(back.to_json() == m.to_json());
+    CHECK(back.outcome == MeasureOutcome::WrongOutput);
+    CHECK(back.gpu_index == 1);
+    CHECK_FALSE(back.max_ms);
+
+    TimingOptions t;
+    t.min_time_s = 0.25;
+    t.min_reps = 5;
+    t.max_reps = 50;
+    t.warmup = 2;
+    t.timeout = std::chrono::seconds(7);
+    const TimingOptions tb = timing_from_json(nlohmann::json::parse(to_json(t).dump()));
+    CHECK(to_json(tb) == to_json(t));
+}

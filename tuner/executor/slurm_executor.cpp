@@ -386,7 +386,7 @@ private:
                 a.last.node = slurm.value("node", a.last.node);
                 t.status = "done";
                 t.waiting = false;
-                Delivery d{inputs_[id], measurement_from_json(r->at("measurement")), record_of(t)};
+                Delivery d{inputs_[id], Measurement::from_json(r->at("measurement")), record_of(t)};
                 if (d.m.device.empty()) d.m.device = device_;
                 d.record["job"] = slurm;
                 // Where the time between submission and result went: Slurm

@@ -60,38 +60,4 @@ std::optional<nlohmann::json> read_json_file(const std::string &path) {
     return j;
 }
 
-Measurement measurement_from_json(const nlohmann::json &j) {
-    Measurement m;
-    auto opt = [&](const char *k) -> std::optional<double> {
-        return j.contains(k) && j[k].is_number() ? std::optional<double>(j[k].get<double>()) : std::nullopt;
-    };
-    m.label = j.value("label", "");
-    m.target = j.value("target", "");
-    m.device_kind = parse_device_kind(j.value("device_kind", "opencl")).value_or(DeviceKind::OpenCl);
-    m.device = j.value("device", "");
-    if (j.contains("gpu_index") && j["gpu_index"].is_number()) m.gpu_index = j["gpu_index"].get<int>();
-    const std::string outcome = j.value("outcome", "not run");
-    m.outcome = MeasureOutcome::NotRun;
-    for (MeasureOutcome o :
-         {MeasureOutcome::Measured, MeasureOutcome::WrongOutput, MeasureOutcome::Crashed,
-          MeasureOutcome::TimedOut, MeasureOutcome::OutOfMemory, MeasureOutcome::DeviceError,
-          MeasureOutcome::BuildFailed, MeasureOutcome::NotRun})
-        if (outcome == to_string(o)) m.outcome = o;
-    m.error = j.value("error", "");
-    m.min_ms = opt("min_ms");
-    m.median_ms = opt("median_ms");
-    m.max_ms = opt("max_ms");
-    m.reps = j.value("reps", int64_t{0});
-    m.validation = j.value("validation", "not run");
-    m.validation_detail = j.value("validation_detail", "");
-    m.first_call_ms = j.value("first_call_ms", 0.0);
-    m.input_copy_ms = j.value("input_copy_ms", 0.0);
-    m.setup_ms = j.value("setup_ms", 0.0);
-    m.check_ms = j.value("check_ms", 0.0);
-    m.timed_ms = j.value("timed_ms", 0.0);
-    m.process_ms = j.value("process_ms", 0.0);
-    m.wall_seconds = j.value("wall_seconds", 0.0);
-    return m;
-}
-
 } // namespace gpusched

@@ -69,7 +69,4 @@ void write_json_atomically(const std::string &path, const nlohmann::json &value)
 // The parsed file, or nullopt when it is missing or not (yet) valid JSON.
 std::optional<nlohmann::json> read_json_file(const std::string &path);
 
-// The inverse of Measurement::to_json().
-Measurement measurement_from_json(const nlohmann::json &j);
-
 } // namespace gpusched

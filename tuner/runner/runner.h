@@ -113,6 +113,8 @@ struct Measurement {
 
     bool measured() const { return outcome == MeasureOutcome::Measured; }
     nlohmann::json to_json() const;
+    // The inverse of to_json(); missing fields keep their defaults.
+    static Measurement from_json(const nlohmann::json &j);
 };
 
 class Runner {
