@@ -43,6 +43,8 @@ TEST_CASE("the example nightly config in docs/examples parses with its three pip
     CHECK(c.budget_s == 6 * 3600);
     CHECK(c.pipelines[0].mode == NightlyMode::Autotune);
     CHECK(c.pipelines[0].share == 2);
+    CHECK(c.pipelines[0].baselines == std::vector<std::string>{"li2018"});
+    CHECK(c.pipelines[2].baselines == std::vector<std::string>{"li2018", "naive"});
     CHECK(c.pipelines[2].mode == NightlyMode::Top5);
     CHECK(c.pipelines[2].params.at("width") == "1536");
     CHECK(c.report == "/srv/gpusched/reports/nightly.html");
