@@ -133,7 +133,6 @@ void batch_statistics(const std::vector<db::SampleStore::StoredSampleState> &row
     if (pick_ms && b.best_ms && *b.best_ms > 0) b.regret = *pick_ms / *b.best_ms;
 }
 
-
 // The run's baselines (AutotuneOptions::baselines): those the run already
 // measured are read back; the others are made, built and timed now, each as
 // a run of its own whose config names the autotune run (baseline_of_run).
@@ -237,6 +236,7 @@ std::vector<AutotuneBaseline> run_baselines(const AutotuneOptions &o, const std:
     }
     return out;
 }
+
 } // namespace
 
 AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgressFn &progress) {

@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include <dlfcn.h>
 #include <unistd.h>
@@ -194,25 +196,24 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
     // lowering explodes fails that build instead of taking the machine.
     GeneratorInvocation ref = validation_build(req, dir, validation_cpu_target());
     ref.memory_limit_bytes = reference_build_memory_limit();
-    const std::pair<std::string, std::string> schedulers[] = {
-        {halide_plugin_dir() + "/libautoschedule_mullapudi2016.so", "Mullapudi2016"},
-        {locate_gpusched_plugin(), "gpusched_root"},
-        {"", ""}};
+    struct Attempt {
+        std::string label;
+        std::optional<std::string> plugin, autoscheduler; // none: unscheduled
+    };
+    std::vector<Attempt> attempts = {
+        {"Mullapudi2016", halide_plugin_dir() + "/libautoschedule_mullapudi2016.so", "Mullapudi2016"}};
+    // Without the gpusched plugin (its own error comes elsewhere) there is no gpusched_root.
+    if (const std::string plugin = locate_gpusched_plugin(); !plugin.empty())
+        attempts.push_back({"gpusched_root", plugin, "gpusched_root"});
+    attempts.push_back({"unscheduled", std::nullopt, std::nullopt});
     GeneratorOutcome ref_out;
     std::string tried;
-    for (const auto &[plugin, name] : schedulers) {
-        if (name.empty()) {
-            ref.plugin_path.reset();
-            ref.autoscheduler.reset();
-        } else {
-            if (plugin.empty()) continue; // the gpusched plugin was not found: its own error comes elsewhere
-            ref.plugin_path = plugin;
-            ref.autoscheduler = name;
-        }
+    for (const Attempt &a : attempts) {
+        ref.plugin_path = a.plugin;
+        ref.autoscheduler = a.autoscheduler;
         ref_out = run_generator(ref);
         if (ref_out.ok()) break;
-        tried += (tried.empty() ? "" : "; ") + (name.empty() ? std::string("unscheduled") : name) + ": " +
-                 ref_out.message;
+        tried += (tried.empty() ? "" : "; ") + a.label + ": " + ref_out.message;
     }
     if (!ref_out.ok()) return "reference build failed (" + tried + ")";
     ProcessResult link = link_runner(compiler, archive, dir, req.generator_name, req.timeout);
