@@ -9,7 +9,6 @@
 // definition, so compile time and memory grow with the pipeline's size.
 // Halide guarantees that a schedule never changes what is computed.
 
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
