@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Runs a command in a bare Debian 12 root that has what a GPU node has and
+# Runs a command in a bare Debian root that has what a GPU node has and
 # nothing of Halide's: glibc, a C++ toolchain (g++), xz-utils for `tar xf`,
 # POCL with the OpenCL ICD loader for --device opencl, and no libhalide14,
-# no LLVM 14 (POCL brings its own LLVM 15). The bundle test
+# no LLVM 14 (POCL brings its own LLVM: 15 on Debian 12, 19 on Debian 13).
+# GPUSCHED_BARE_ROOT_RELEASE picks the release: bookworm (Debian 12, the
+# default: the bundle's own) or trixie (Debian 13: a compiler, binutils and
+# C++ runtime newer than the bundle's, as on current GPU nodes). The bundle test
 # (test/bundle/) unpacks scripts/make-bundle.sh's tarball there and runs
 # Top 5 from it, so a library the bundle forgets fails the test instead of
 # being found among the build machine's packages.
@@ -14,8 +17,8 @@
 # WORKDIR. The rest of the root is mounted read-only, so no run changes it
 # for the next.
 #
-# The root (debootstrap --variant=minbase bookworm, then apt-get install of
-# the packages below) is made once and cached under
+# The root (debootstrap --variant=minbase RELEASE, then apt-get install of
+# the packages below) is made once per release and cached under
 # GPUSCHED_BARE_ROOT_CACHE (default /var/cache/gpusched-bare-root); it is
 # remade when the package list changes. Making it downloads through this
 # machine's apt cache (/var/cache/apt/archives; in CI the shared one).
@@ -36,7 +39,8 @@ command=$2
 
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    exec sudo -n GPUSCHED_BARE_ROOT_CACHE="${GPUSCHED_BARE_ROOT_CACHE:-}" "$0" "$work" "$command"
+    exec sudo -n GPUSCHED_BARE_ROOT_CACHE="${GPUSCHED_BARE_ROOT_CACHE:-}" \
+      GPUSCHED_BARE_ROOT_RELEASE="${GPUSCHED_BARE_ROOT_RELEASE:-}" "$0" "$work" "$command"
   fi
   die "making and entering the bare root needs root (debootstrap, mount, chroot), and $(id -un) has no passwordless sudo ('sudo -n true' failed): run the test as root or with passwordless sudo"
 fi
@@ -49,9 +53,14 @@ mountpoint -q / || die "/ here is not a mount point (a plain chroot of a directo
 # What a GPU node has, besides its GPU driver. The bundle's docs/bundle.md
 # lists the same; change both together.
 packages=(g++ xz-utils pocl-opencl-icd ocl-icd-libopencl1)
+release=${GPUSCHED_BARE_ROOT_RELEASE:-bookworm}
+case $release in
+  bookworm | trixie) ;;
+  *) die "GPUSCHED_BARE_ROOT_RELEASE=$release: the bare root is bookworm (Debian 12) or trixie (Debian 13)" ;;
+esac
 cache=${GPUSCHED_BARE_ROOT_CACHE:-/var/cache/gpusched-bare-root}
-root=$cache/bookworm-gpu-node
-stamp="debootstrap --variant=minbase bookworm; apt-get install --no-install-recommends ${packages[*]}"
+root=$cache/$release-gpu-node
+stamp="debootstrap --variant=minbase $release; apt-get install --no-install-recommends ${packages[*]}"
 mkdir -p "$cache/mnt"
 
 # Runs hold the lock shared (the root must not be remade under them); making
@@ -68,13 +77,13 @@ make_root() {
   mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
   [ -n "$mirror" ] || mirror=$(awk '$1 == "deb" {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
   [ -n "$mirror" ] || die "no Debian mirror in this machine's apt sources"
-  log "making a bare Debian 12 root at $root (once): minbase + ${packages[*]}"
+  log "making a bare $release root at $root (once): minbase + ${packages[*]}"
   rm -rf "$partial" "$root"
   mkdir -p /var/cache/apt/archives/partial
   # Each step in a mount namespace of its own: the mounts it makes in the
   # root (/proc, the .deb cache) vanish with it, even when it is killed.
   unshare --mount --propagation private -- \
-    debootstrap --variant=minbase --cache-dir=/var/cache/apt/archives bookworm "$partial" "$mirror" \
+    debootstrap --variant=minbase --cache-dir=/var/cache/apt/archives "$release" "$partial" "$mirror" \
     >"$cache/make-root.log" 2>&1 || die "debootstrap failed: see $cache/make-root.log"
   cp /etc/resolv.conf "$partial/etc/resolv.conf"
   # apt inside the new root, downloading through this machine's .deb cache.

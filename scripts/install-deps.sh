@@ -11,7 +11,7 @@ PACKAGES=(
   libpng-dev libjpeg-dev       # HalideConfig.cmake requires PNG and JPEG (Halide::ImageIO)
   libcli11-dev libspdlog-dev nlohmann-json3-dev libsqlite3-dev sqlite3 catch2
   pocl-opencl-icd ocl-icd-opencl-dev  # run GPU schedules on the CPU to validate them
-  debootstrap                  # the bundle test makes a bare Debian 12 root (scripts/in-bare-root.sh)
+  debootstrap                  # the bundle tests make bare Debian 12 and 13 roots (scripts/in-bare-root.sh)
   slurm-wlm munge              # tests: a single-node Slurm for the slurm executor (test/slurm)
 )
 # Only the tests need these; the demo and the driver do not.

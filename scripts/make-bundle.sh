@@ -35,7 +35,7 @@ halide_src=$(grep -E '^GPUSCHED_HALIDE_SRC_DIR:' "$build/CMakeCache.txt" | cut -
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root="$stage/gpusched"
-mkdir -p "$root"/{bin,libexec,lib/gpusched,lib/halide14,generators,share/halide}
+mkdir -p "$root"/{bin,libexec,lib/gpusched,lib/halide14,lib/cxx-runtime,generators,share/halide}
 
 cp "$build/cli/gpusched" "$root/libexec/gpusched"
 cp "$build/core/libgpusched_autoscheduler.so" "$build/tuner/libgpusched_output_runner.a" \
@@ -56,19 +56,17 @@ ldd "${elves[@]}" 2>/dev/null | awk '/=> \// {print $3}' | sort -u | while read 
   esac
   cp -L "$lib" "$root/lib/"
 done
+# The C++ runtime apart: the launcher uses it only where the machine's is
+# older (scripts/bundle-launcher.sh), and tells them apart by the newest
+# GLIBCXX symbol version the bundle's libstdc++ defines.
+for lib in libstdc++.so.6 libgcc_s.so.1; do
+  if [[ -f "$root/lib/$lib" ]]; then mv "$root/lib/$lib" "$root/lib/cxx-runtime/"; fi
+done
+[[ -f "$root/lib/cxx-runtime/libstdc++.so.6" ]] ||
+  { echo "error: no libstdc++.so.6 among the libraries gpusched loads (ldd)" >&2; exit 1; }
+grep -ao 'GLIBCXX_3\.4\.[0-9]*' "$root/lib/cxx-runtime/libstdc++.so.6" | sort -uV | tail -1 >"$root/lib/cxx-runtime/needs"
 
-cat > "$root/bin/gpusched" <<'LAUNCHER'
-#!/bin/sh
-# gpusched from a relocatable bundle: everything it loads is beside it.
-here=$(cd "$(dirname "$0")/.." && pwd)
-export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export GPUSCHED_PLUGIN="${GPUSCHED_PLUGIN:-$here/lib/gpusched/libgpusched_autoscheduler.so}"
-export GPUSCHED_HALIDE_PLUGIN_DIR="${GPUSCHED_HALIDE_PLUGIN_DIR:-$here/lib/halide14}"
-export GPUSCHED_OUTPUT_RUNNER="${GPUSCHED_OUTPUT_RUNNER:-$here/lib/gpusched/libgpusched_output_runner.a}"
-export GPUSCHED_BENCHMARK_RUNNER="${GPUSCHED_BENCHMARK_RUNNER:-$here/lib/gpusched/libgpusched_benchmark_runner.a}"
-export GPUSCHED_OPENCL_PROBE="${GPUSCHED_OPENCL_PROBE:-$here/lib/gpusched/gpusched-opencl-probe}"
-exec "$here/libexec/gpusched" "$@"
-LAUNCHER
+cp scripts/bundle-launcher.sh "$root/bin/gpusched"
 chmod +x "$root/bin/gpusched"
 cat > "$root/README.txt" <<README
 gpusched $(git describe --always --dirty 2>/dev/null || echo unknown), relocatable bundle for x86-64 Linux, glibc >= 2.36.
