@@ -12,6 +12,7 @@
 
 #include "test_support.h"
 #include "tuner/autoschedulers.h"
+#include "tuner/batch.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/runner/benchmark_build.h"
 #include "tuner/runner/runner.h"
@@ -215,6 +216,43 @@ TEST_CASE("the cuda runner refuses in one line naming --device opencl when no GP
         CHECK(what.find("--device opencl") != std::string::npos);
         CHECK(what.find('\n') == std::string::npos);
     }
+}
+
+// The cuda device's build step (the sample compiled for host-cuda, the
+// harness linked with the CUDA runtime) runs on any machine: a GPU session
+// must not be the first to find a build or link error in it. Where no GPU
+// is visible the harness must still start, load the sample and fail as a
+// device error that names CUDA, never crash or hang.
+TEST_CASE("a CUDA benchmark builds without a GPU and runs as a measurement with a GPU or as a device error "
+          "naming CUDA without one",
+          "[runner][cuda]") {
+    test::TempDir dir;
+    ValidationRequest req = planted(dir, "none");
+    ReferenceOutputs ref = reference_outputs(req);
+    INFO(ref.failure);
+    REQUIRE(ref.ok());
+    BenchmarkBuildRequest b;
+    b.label = "cuda sample";
+    b.schedule = req;
+    b.target = benchmark_target(DeviceKind::Cuda, default_cuda_target(*find_builtin_gpu_profile("h100")));
+    b.work_dir = dir / "bench-cuda";
+    b.reference_dir = ref.dir;
+    BenchmarkBuild built = build_benchmark(b);
+    INFO(built.error);
+    REQUIRE(built.ok);
+    CHECK(built.binary.target.find("-cuda-cuda_capability_86") != std::string::npos);
+
+    const Measurement m = detail::run_benchmark_process(built.binary, quick_timing(), {});
+    INFO(to_string(m.outcome) << ": " << m.error);
+    if (!query_local_gpus().devices.empty()) {
+        CHECK(m.outcome == MeasureOutcome::Measured);
+        CHECK(m.validation == "passed");
+        return;
+    }
+    CHECK(m.outcome == MeasureOutcome::DeviceError);
+    CHECK(m.error.find("CUDA") != std::string::npos);
+    CHECK(m.error.find('\n') == std::string::npos);
+    CHECK_FALSE(m.min_ms);
 }
 
 TEST_CASE("a pipeline error is classified by the device error it names", "[runner]") {
