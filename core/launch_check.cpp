@@ -129,10 +129,20 @@ std::vector<std::string> launch_violations(const KernelLaunch &l, const GpuProfi
     return out;
 }
 
+Halide::Target launch_check_target(const Halide::Target &target) {
+    if (!target.has_feature(Target::CUDA)) return target;
+    Halide::Target t = target;
+    t.set_features({Target::CUDA, Target::CUDACapability30, Target::CUDACapability32, Target::CUDACapability35,
+                    Target::CUDACapability50, Target::CUDACapability61, Target::CUDACapability70,
+                    Target::CUDACapability75, Target::CUDACapability80, Target::CUDACapability86},
+                   false);
+    return t.with_feature(Target::OpenCL).with_feature(Target::CLDoubles);
+}
+
 namespace {
 
-std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Target &target, const GpuProfile &gpu,
-                            const EstimatedShapes &shapes) {
+std::string lower_and_check_for(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                                const GpuProfile &gpu, const EstimatedShapes &shapes) {
     Halide::Module m("", target);
     const std::vector<KernelAssertion> assertions = kernel_assertions(pipeline, target, &m);
     std::string all;
@@ -151,6 +161,19 @@ std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Targ
         if (!failure.empty()) all += (all.empty() ? "" : "; ") + failure;
     }
     return all;
+}
+
+std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Target &target, const GpuProfile &gpu,
+                            const EstimatedShapes &shapes) {
+    const Halide::Target quick = launch_check_target(target);
+    if (quick != target) {
+        try {
+            return lower_and_check_for(pipeline, quick, gpu, shapes);
+        } catch (const Halide::Error &) {
+            // Something OpenCL C cannot express: lower as the target itself.
+        }
+    }
+    return lower_and_check_for(pipeline, target, gpu, shapes);
 }
 
 } // namespace

@@ -46,6 +46,18 @@ std::vector<KernelLaunch> kernel_launches(const Halide::Module &module);
 // it asks for; empty if it breaks none.
 std::vector<std::string> launch_violations(const KernelLaunch &launch, const GpuProfile &gpu);
 
+// The target the check lowers for: a CUDA target's OpenCL twin (same host,
+// OpenCL with doubles instead of CUDA), any other target itself. Lowering
+// compiles every kernel for its device; for CUDA that is LLVM's PTX backend,
+// most of a lowering's time (and the generator compiles the same kernels
+// again right after), for OpenCL it is printing C. The launches come from
+// the device-independent passes before that (thread loop fusion, shared
+// memory extraction), so both lowerings launch every kernel with the same
+// threads and shared memory (tested on the search space's shapes in
+// test/search/test_launch_shapes.cpp). Where the OpenCL lowering fails,
+// the check lowers for the target itself.
+Halide::Target launch_check_target(const Halide::Target &target);
+
 // Lowers the pipeline (as scheduled now) for the target, in a child process,
 // and checks every launch, and every assertion left inside a kernel at the
 // estimated shapes (core/kernel_assertions.h; FunctionDAG::estimated_shapes):

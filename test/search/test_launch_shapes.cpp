@@ -16,6 +16,7 @@
 #include <Halide.h>
 
 #include "core/beam_search.h"
+#include "core/kernel_assertions.h"
 #include "core/launch_check.h"
 #include "core/loop_nest.h"
 #include "core/schedule_apply.h"
@@ -273,4 +274,76 @@ TEST_CASE("a producer two rounding levels below the block is sized for a block a
 TEST_CASE("every schedule of a stencil over a bilinear upsampling launches with no unchecked bound",
           "[search][launch]") {
     CHECK(check_schedules_launch<UpsampleChain>(16) > 0);
+}
+
+namespace {
+
+// Lowers d, applied to a fresh instance of P, for the target; returns the
+// module's launches and how many assertions its kernels keep.
+template <typename P, typename... Args>
+std::pair<std::vector<KernelLaunch>, size_t> lowered_launches(const Decisions &d, const Halide::Target &target,
+                                                              Args... args) {
+    P p(args...);
+    FunctionDAG dag(p.outputs());
+    Halide::Pipeline pipe(p.out);
+    schedule_pipeline(dag, d, pipe, true);
+    Halide::Module m("", target);
+    const size_t assertions = kernel_assertions(pipe, target, &m).size();
+    return {kernel_launches(m), assertions};
+}
+
+// Random walks of P's search space (most with Funcs below root), each
+// lowered for CUDA and for the launch check's target: the same kernels in
+// the same order, each with the same threads and shared memory, and the
+// same kernel assertions. Returns how many launches were compared.
+template <typename P, typename... Args>
+size_t compare_check_lowering(int walks, Args... args) {
+    P p(args...);
+    FunctionDAG dag(p.outputs());
+    std::mt19937 rng(29);
+    const Halide::Target quick = launch_check_target(kCuda);
+    size_t compared = 0;
+    for (int w = 0; w < walks; w++) {
+        const Decisions d = random_walk(dag, rng);
+        INFO(describe(dag, d));
+        const auto cuda = lowered_launches<P>(d, kCuda, args...);
+        const auto check = lowered_launches<P>(d, quick, args...);
+        CHECK(check.second == cuda.second);
+        REQUIRE(check.first.size() == cuda.first.size());
+        for (size_t k = 0; k < cuda.first.size(); k++) {
+            const KernelLaunch &a = cuda.first[k], &b = check.first[k];
+            INFO("kernel " << a.kernel << ": threads " << a.threads_expr[0] << " x " << a.threads_expr[1] << " x "
+                           << a.threads_expr[2] << ", shared " << a.shared_mem_expr << "; check's lowering: "
+                           << b.threads_expr[0] << " x " << b.threads_expr[1] << " x " << b.threads_expr[2]
+                           << ", shared " << b.shared_mem_expr);
+            for (int i = 0; i < 3; i++)
+                CHECK(a.threads[i] == b.threads[i]);
+            CHECK(a.shared_mem_bytes == b.shared_mem_bytes);
+            ++compared;
+        }
+    }
+    return compared;
+}
+
+} // namespace
+
+TEST_CASE("the launch check lowers a CUDA target as OpenCL, with no CUDA feature left", "[search][launch]") {
+    const Halide::Target t = launch_check_target(kCuda);
+    CHECK(t.has_feature(Halide::Target::OpenCL));
+    CHECK(t.has_feature(Halide::Target::CLDoubles));
+    CHECK_FALSE(t.has_feature(Halide::Target::CUDA));
+    CHECK_FALSE(t.has_feature(Halide::Target::CUDACapability86));
+    CHECK(t.os == kCuda.os);
+    CHECK(t.arch == kCuda.arch);
+    CHECK(t.has_feature(Halide::Target::AVX2) == kCuda.has_feature(Halide::Target::AVX2));
+    const Halide::Target opencl(GPUSCHED_HOST_TARGET "-opencl");
+    CHECK(launch_check_target(opencl) == opencl);
+}
+
+TEST_CASE("the launch check's OpenCL lowering launches every kernel with the threads and shared memory of the "
+          "CUDA build",
+          "[search][launch]") {
+    CHECK(compare_check_lowering<Scan>(6) > 0);
+    CHECK(compare_check_lowering<Pyramid>(6, 4, 1024, 1024) > 0);
+    CHECK(compare_check_lowering<UpsampleChain>(6) > 0);
 }
