@@ -44,9 +44,11 @@ ValidationRequest planted(const test::TempDir &dir, const std::string &fault) {
     return r;
 }
 
-// The OpenCL benchmark of planted_fault with this fault, built against the
-// CPU reference (which is the same for every fault: the fault is GPU-only).
-BenchmarkBinary build(const test::TempDir &dir, const std::string &fault, const std::string &copy = "") {
+// The benchmark of planted_fault with this fault for the target (OpenCL
+// unless named), built against the CPU reference (which is the same for
+// every fault: the fault is GPU-only).
+BenchmarkBinary build(const test::TempDir &dir, const std::string &fault, const std::string &copy = "",
+                      const std::string &target = benchmark_target(DeviceKind::OpenCl, "")) {
     ValidationRequest req = planted(dir, fault);
     ReferenceOutputs ref = reference_outputs(req);
     INFO(ref.failure);
@@ -54,7 +56,7 @@ BenchmarkBinary build(const test::TempDir &dir, const std::string &fault, const 
     BenchmarkBuildRequest b;
     b.label = fault + copy;
     b.schedule = req;
-    b.target = benchmark_target(DeviceKind::OpenCl, "");
+    b.target = target;
     b.work_dir = dir / ("bench-" + fault + copy);
     b.reference_dir = ref.dir;
     BenchmarkBuild built = build_benchmark(b);
@@ -227,22 +229,11 @@ TEST_CASE("a CUDA benchmark builds without a GPU and runs as a measurement with 
           "naming CUDA without one",
           "[runner][cuda]") {
     test::TempDir dir;
-    ValidationRequest req = planted(dir, "none");
-    ReferenceOutputs ref = reference_outputs(req);
-    INFO(ref.failure);
-    REQUIRE(ref.ok());
-    BenchmarkBuildRequest b;
-    b.label = "cuda sample";
-    b.schedule = req;
-    b.target = benchmark_target(DeviceKind::Cuda, default_cuda_target(*find_builtin_gpu_profile("h100")));
-    b.work_dir = dir / "bench-cuda";
-    b.reference_dir = ref.dir;
-    BenchmarkBuild built = build_benchmark(b);
-    INFO(built.error);
-    REQUIRE(built.ok);
-    CHECK(built.binary.target.find("-cuda-cuda_capability_86") != std::string::npos);
+    const std::string cuda = default_cuda_target(*find_builtin_gpu_profile("h100"));
+    const BenchmarkBinary binary = build(dir, "none", "-cuda", benchmark_target(DeviceKind::Cuda, cuda));
+    CHECK(binary.target.find("-cuda-cuda_capability_86") != std::string::npos);
 
-    const Measurement m = detail::run_benchmark_process(built.binary, quick_timing(), {});
+    const Measurement m = detail::run_benchmark_process(binary, quick_timing(), {});
     INFO(to_string(m.outcome) << ": " << m.error);
     if (!query_local_gpus().devices.empty()) {
         CHECK(m.outcome == MeasureOutcome::Measured);

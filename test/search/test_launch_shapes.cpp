@@ -138,14 +138,25 @@ Decisions random_walk(const FunctionDAG &dag, std::mt19937 &rng) {
     return d;
 }
 
-// The launch check's verdict on d, applied to a fresh instance of P.
+// d applied to a fresh instance of P, with the shapes the plugin checks at.
+struct ScheduledPipeline {
+    Halide::Pipeline pipeline;
+    EstimatedShapes shapes;
+};
 template <typename P, typename... Args>
-std::string launch_violations_of(const Decisions &d, Args... args) {
+ScheduledPipeline scheduled(const Decisions &d, Args... args) {
     P p(args...);
     FunctionDAG dag(p.outputs());
     Halide::Pipeline pipe(p.out);
     schedule_pipeline(dag, d, pipe, true);
-    return check_kernel_launches(pipe, kCuda, h100(), dag.estimated_shapes());
+    return {pipe, dag.estimated_shapes()};
+}
+
+// The launch check's verdict on d, applied to a fresh instance of P.
+template <typename P, typename... Args>
+std::string launch_violations_of(const Decisions &d, Args... args) {
+    const ScheduledPipeline s = scheduled<P>(d, args...);
+    return check_kernel_launches(s.pipeline, kCuda, h100(), s.shapes);
 }
 
 std::string describe(const FunctionDAG &dag, const Decisions &d) {
@@ -283,12 +294,8 @@ namespace {
 template <typename P, typename... Args>
 std::pair<std::vector<KernelLaunch>, size_t> lowered_launches(const Decisions &d, const Halide::Target &target,
                                                               Args... args) {
-    P p(args...);
-    FunctionDAG dag(p.outputs());
-    Halide::Pipeline pipe(p.out);
-    schedule_pipeline(dag, d, pipe, true);
     Halide::Module m("", target);
-    const size_t assertions = kernel_assertions(pipe, target, &m).size();
+    const size_t assertions = kernel_assertions(scheduled<P>(d, args...).pipeline, target, &m).size();
     return {kernel_launches(m), assertions};
 }
 

@@ -91,6 +91,23 @@ nlohmann::json Measurement::to_json() const {
     return j;
 }
 
+namespace {
+
+// The validation and provenance fields, which the harness's benchmark.json
+// (benchmark_main.cpp) and Measurement::to_json() name alike.
+void read_check_and_provenance(const nlohmann::json &j, Measurement &m) {
+    m.validation = j.value("validation", "not run");
+    m.validation_detail = j.value("validation_detail", "");
+    m.first_call_ms = j.value("first_call_ms", 0.0);
+    m.input_copy_ms = j.value("input_copy_ms", 0.0);
+    m.setup_ms = j.value("setup_ms", 0.0);
+    m.check_ms = j.value("check_ms", 0.0);
+    m.timed_ms = j.value("timed_ms", 0.0);
+    m.process_ms = j.value("process_ms", 0.0);
+}
+
+} // namespace
+
 Measurement Measurement::from_json(const nlohmann::json &j) {
     Measurement m;
     auto opt = [&](const char *k) -> std::optional<double> {
@@ -113,14 +130,7 @@ Measurement Measurement::from_json(const nlohmann::json &j) {
     m.median_ms = opt("median_ms");
     m.max_ms = opt("max_ms");
     m.reps = j.value("reps", int64_t{0});
-    m.validation = j.value("validation", "not run");
-    m.validation_detail = j.value("validation_detail", "");
-    m.first_call_ms = j.value("first_call_ms", 0.0);
-    m.input_copy_ms = j.value("input_copy_ms", 0.0);
-    m.setup_ms = j.value("setup_ms", 0.0);
-    m.check_ms = j.value("check_ms", 0.0);
-    m.timed_ms = j.value("timed_ms", 0.0);
-    m.process_ms = j.value("process_ms", 0.0);
+    read_check_and_provenance(j, m);
     m.wall_seconds = j.value("wall_seconds", 0.0);
     return m;
 }
@@ -158,14 +168,7 @@ std::optional<Measurement> read_result(const BenchmarkBinary &b) {
     Measurement m;
     m.label = b.label;
     m.target = b.target;
-    m.validation = result.value("validation", "not run");
-    m.validation_detail = result.value("validation_detail", "");
-    m.first_call_ms = result.value("first_call_ms", 0.0);
-    m.input_copy_ms = result.value("input_copy_ms", 0.0);
-    m.setup_ms = result.value("setup_ms", 0.0);
-    m.check_ms = result.value("check_ms", 0.0);
-    m.process_ms = result.value("process_ms", 0.0);
-    m.timed_ms = result.value("timed_ms", 0.0);
+    read_check_and_provenance(result, m);
     m.wall_seconds = m.process_ms / 1000.0;
     if (result.contains("load_error")) {
         m.outcome = MeasureOutcome::Crashed;
