@@ -69,6 +69,7 @@ struct Pass {
     std::mt19937_64 &rng;
     SearchStats &stats;
     FeatureMemo *memo;
+    RegionMemo *regions;   // shared by every nest of the search
     const Frozen *frozen;  // null: nothing frozen
     bool prepass;          // root/inline options only (sec. 3.2)
     int index;             // hash depths: sampling index + 1, penalty index
@@ -88,7 +89,7 @@ struct Pass {
 
     const LoopNest &nest_for(const FuncDecision &f, int n) {
         work.funcs[n] = f;
-        if (!scratch) scratch = std::make_unique<LoopNest>(dag, work);
+        if (!scratch) scratch = std::make_unique<LoopNest>(dag, work, regions);
         else scratch->rebuild();
         return *scratch;
     }
@@ -150,7 +151,7 @@ struct Pass {
             }
             stats.states_pruned_hard++;
         }
-        std::vector<FuncDecision> opts = enumerate_options(dag, *p.d, id, gpu, prepass);
+        std::vector<FuncDecision> opts = enumerate_options(dag, *p.d, id, gpu, prepass, regions);
         stats.states_enumerated += static_cast<int64_t>(opts.size());
         if (!config.hierarchical_sampling) {
             // All candidates that pass pruning; soft criteria apply only when
@@ -389,6 +390,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     const int passes = std::max(1, config.passes);
     FeatureMemo memo(config.memo_max_bytes);
     FeatureMemo *memo_ptr = config.memoize ? &memo : nullptr;
+    RegionMemo regions;
     std::vector<State> start(1);
     start[0].d = std::make_shared<const Decisions>(initial_decisions(dag));
 
@@ -396,7 +398,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     const bool freeze = config.freezing && dag.nodes.size() >= static_cast<size_t>(std::max(0, config.freezing_min_funcs));
     if (freeze) {
         auto tp = Clock::now();
-        Pass pre{dag, model, gpu, config, rng, stats, memo_ptr, nullptr, true, 0, nullptr, nullptr, {}, {}, {}, {}};
+        Pass pre{dag, model, gpu, config, rng, stats, memo_ptr, &regions, nullptr, true, 0, nullptr, nullptr, {}, {}, {}, {}};
         std::vector<State> beam = pre.run(start);
         if (const State *best = cheapest(beam)) {
             frozen = choose_frozen(dag, *best);
@@ -415,7 +417,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     State best;
     for (int pass = 0; pass < passes; pass++) {
         std::map<uint64_t, int> expanded_this_pass;
-        Pass p{dag,   model, gpu,  config, rng, stats, memo_ptr, frozen.empty() ? nullptr : &frozen, false,
+        Pass p{dag,   model, gpu,  config, rng, stats, memo_ptr, &regions, frozen.empty() ? nullptr : &frozen, false,
                pass,  &expanded_in_earlier_passes, &expanded_this_pass, {}, {}, {}, {}};
         std::vector<State> beam = p.run(start);
         for (auto &kv : expanded_this_pass) expanded_in_earlier_passes[kv.first] += kv.second;
@@ -437,6 +439,8 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     stats.memo_hits = memo.hits;
     stats.memo_misses = memo.misses;
     stats.memo_evictions = memo.evictions;
+    stats.region_memo_hits = regions.hits;
+    stats.region_memo_misses = regions.misses;
     stats.seconds_total = since(t_start);
     stats.cpu_seconds_total = cpu_now() - cpu_start;
     r.stats = stats;

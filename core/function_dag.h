@@ -43,6 +43,7 @@ public:
 struct Span {
     int64_t min = 0, max = -1;
     int64_t extent() const { return max - min + 1; }
+    bool operator==(const Span &o) const { return min == o.min && max == o.max; }
 };
 using Region = std::vector<Span>;
 

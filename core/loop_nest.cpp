@@ -71,7 +71,47 @@ Region LoopNest::written(const Stage &s, const std::vector<Span> &loop_bounds) c
     return r;
 }
 
-LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d) : dag(dag_), decisions(d) { rebuild(); }
+LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d, RegionMemo *memo)
+    : dag(dag_), decisions(d), memo_(memo) {
+    rebuild();
+}
+
+void LoopNest::below_root_key(int n, int kernel, bool per_thread, std::vector<int64_t> &key) const {
+    key.clear();
+    key.push_back(n);
+    key.push_back(per_thread);
+    key.push_back(kernels[kernel].node);
+    key.push_back(kernels[kernel].stage);
+    key.push_back(per_thread ? decisions.funcs[n].host : -1);
+    // demand() reads through inlined Funcs; only consumers (lower indices)
+    // lie between n's readers and n.
+    uint64_t bits = 0;
+    for (int c = 0; c < n; c++) {
+        if (location(c) == ComputeLocation::Inline) bits |= uint64_t(1) << (c % 64);
+        if (c % 64 == 63) {
+            key.push_back(static_cast<int64_t>(bits));
+            bits = 0;
+        }
+    }
+    key.push_back(static_cast<int64_t>(bits));
+    for (int c = 0; c < n; c++) {
+        bool in_kernel = false;
+        for (int idx : stage_at[c]) in_kernel = in_kernel || (idx >= 0 && stages[idx].kernel == kernel);
+        if (!in_kernel) continue;
+        const FuncDecision &f = decisions.funcs[c];
+        key.push_back(c);
+        key.push_back(static_cast<int64_t>(f.location));
+        key.push_back(f.host);
+        key.push_back(f.tiled);
+        key.push_back(static_cast<int64_t>(f.stages.size()));
+        for (const StageTiling &t : f.stages) {
+            key.push_back(static_cast<int64_t>(t.serial.size()));
+            key.insert(key.end(), t.serial.begin(), t.serial.end());
+            key.push_back(static_cast<int64_t>(t.thread.size()));
+            key.insert(key.end(), t.thread.begin(), t.thread.end());
+        }
+    }
+}
 
 namespace {
 
@@ -232,17 +272,22 @@ void LoopNest::rebuild() {
     // tile's start, which schedule_apply fixes with bound_extent: Halide
     // sees that start as a free symbol and otherwise sizes the threads and
     // shared memory at run time (a pyramid's upsampling levels, issue 12).
+    // A region comes from the memo when an earlier build had the same key
+    // (most do: a search step changes one Func).
     auto region_below_root = [&](int n, int kernel, bool per_thread) {
+        if (memo_) {
+            below_root_key(n, kernel, per_thread, key_);
+            if (const Region *known = memo_->find(key_)) return *known;
+        }
         Region r = consumers_in_kernel(n, kernel, per_thread, 0);
-        if (r.empty()) return r;
-        dag.grow_by_updates(n, r);
-        if (!sized_by_max(dag.nodes[n])) return r;
-        for (int64_t shift = 1; shift < kResidues; shift++) {
+        if (!r.empty()) dag.grow_by_updates(n, r);
+        for (int64_t shift = 1; !r.empty() && sized_by_max(dag.nodes[n]) && shift < kResidues; shift++) {
             const Region &m = region_at_shift(n, kernel, per_thread, shift);
             if (m.empty()) continue;
             for (size_t i = 0; i < r.size() && i < m.size(); i++)
                 r[i].max = std::max(r[i].max, r[i].min + m[i].extent() - 1);
         }
+        if (memo_) memo_->insert(key_, r);
         return r;
     };
 

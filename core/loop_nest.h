@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "core/function_dag.h"
+#include "core/region_memo.h"
 #include "core/schedule_decisions.h"
 
 namespace gpusched {
@@ -75,7 +76,9 @@ struct Kernel {
 
 class LoopNest {
 public:
-    LoopNest(const FunctionDAG &dag, const Decisions &d);
+    // memo (optional, shared by the nests of one search) remembers the
+    // regions of Funcs below root across builds (core/region_memo.h).
+    LoopNest(const FunctionDAG &dag, const Decisions &d, RegionMemo *memo = nullptr);
     // Recomputes the nest from the (changed) decisions it refers to, reusing
     // the storage of the previous build: the search checks and featurizes
     // its candidates in one scratch nest, so building a nest per candidate
@@ -105,6 +108,14 @@ public:
     Region written(const Stage &s, const std::vector<Span> &loops) const;
 
 private:
+    // The memo key of region n (at block or per-thread level) in `kernel`:
+    // everything that region is computed from (the kernel's root, n's host,
+    // which Funcs above n are inlined, and the decisions of the Funcs above
+    // n in the kernel). Funcs above n must already be built.
+    void below_root_key(int n, int kernel, bool per_thread, std::vector<int64_t> &key) const;
+
+    RegionMemo *memo_;
+    std::vector<int64_t> key_;
     // Parts of earlier builds kept for their vectors' capacity.
     std::vector<ScheduledStage> spare_stages_;
     std::vector<LoopNode> spare_loops_;

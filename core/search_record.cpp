@@ -87,6 +87,8 @@ nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r, con
                        {"memo_hits", s.memo_hits},
                        {"memo_misses", s.memo_misses},
                        {"memo_evictions", s.memo_evictions},
+                       {"region_memo_hits", s.region_memo_hits},
+                       {"region_memo_misses", s.region_memo_misses},
                        {"funcs_frozen", s.funcs_frozen},
                        {"seconds_enumerate", s.seconds_enumerate},
                        {"seconds_featurize", s.seconds_featurize},

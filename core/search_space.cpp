@@ -262,7 +262,7 @@ std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisi
 }
 
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
-                                            const GpuProfile &gpu, bool root_or_inline_only) {
+                                            const GpuProfile &gpu, bool root_or_inline_only, RegionMemo *memo) {
     const int n = step.node;
     const Node &node = dag.nodes[n];
     std::vector<FuncDecision> candidates;
@@ -308,7 +308,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 dag.nodes[k].stages[0].num_pure_loops() > 0) {
                 Decisions base = parent;
                 base.funcs[n] = with(ComputeLocation::Block, k);
-                LoopNest nest(dag, base);
+                LoopNest nest(dag, base, memo);
                 std::vector<int> readers;  // the stages of n's effective consumers (all in kernel k)
                 for (size_t i = 0; i < nest.stages.size(); i++)
                     if (eff.count(nest.stages[i].node)) readers.push_back(static_cast<int>(i));
@@ -349,7 +349,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                             if (!e.producer.is_image && e.producer.index == n && !e.affine) legal = false;
                 }
                 if (legal) {
-                    LoopNest pn(dag, parent);
+                    LoopNest pn(dag, parent, memo);
                     int hidx = pn.stage_at[host][0];
                     if (hidx >= 0 && pn.stages[hidx].threads > 1 &&
                         (!node.reads_vary_with_tile || extent_fixed_as_tile_moves(dag, pn, n, {hidx}, true)))

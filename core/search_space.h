@@ -56,8 +56,11 @@ std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisi
                                             const GpuProfile &gpu, bool root_or_inline_only = false);
 // The same candidates as the step Func's new decision only (every candidate
 // differs from the parent in that Func alone): no copy of the whole state.
+// memo: the search's region memo for the nests built here (may be null).
+class RegionMemo;
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
-                                            const GpuProfile &gpu, bool root_or_inline_only = false);
+                                            const GpuProfile &gpu, bool root_or_inline_only = false,
+                                            RegionMemo *memo = nullptr);
 
 // Pruning verdict for one candidate: Hard = violates a hard limit; Soft =
 // fails a soft criterion (kept only when no sibling passes).

@@ -253,6 +253,52 @@ TEST_CASE("every pyramid schedule the search space keeps launches within the lim
     CHECK(check_schedules_launch<Pyramid>(16, 4, 1024, 1024) > 0);
 }
 
+// Walks the pruned space as the search does: at every step, the nests of all
+// the children of the current state are built in one scratch memo, then one
+// child (biased below root) is taken. Every nest must have the regions a
+// nest built without the memo has. Returns the memo's hits.
+template <typename P, typename... Args>
+int64_t check_region_memo_matches(int walks, Args... args) {
+    P p(args...);
+    FunctionDAG dag(p.outputs());
+    RegionMemo memo;
+    std::mt19937 rng(5);
+    for (int w = 0; w < walks; w++) {
+        Decisions d = initial_decisions(dag);
+        for (int step = 0; step < num_steps(dag); step++) {
+            const StepId id = step_at(dag, step);
+            std::vector<Decisions> kids = enumerate_children(dag, d, id, h100(), PruningLimits{});
+            REQUIRE(!kids.empty());
+            std::vector<size_t> low;
+            for (size_t i = 0; i < kids.size(); i++) {
+                const LoopNest with(dag, kids[i], &memo), without(dag, kids[i]);
+                INFO(describe(dag, kids[i]));
+                REQUIRE(with.realization_region.size() == without.realization_region.size());
+                for (size_t n = 0; n < dag.nodes.size(); n++) {
+                    INFO("Func " << dag.nodes[n].name);
+                    CHECK(with.realization_region[n] == without.realization_region[n]);
+                    CHECK(with.block_region[n] == without.block_region[n]);
+                }
+                if (id.phase == 0 && below_root(kids[i].funcs[id.node].location)) low.push_back(i);
+            }
+            size_t pick = std::uniform_int_distribution<size_t>(0, kids.size() - 1)(rng);
+            if (!low.empty() && std::uniform_int_distribution<int>(0, 3)(rng) != 0)
+                pick = low[std::uniform_int_distribution<size_t>(0, low.size() - 1)(rng)];
+            d = kids[pick];
+        }
+    }
+    return memo.hits;
+}
+
+TEST_CASE("regions taken from the search's region memo are the ones the nest computes without it",
+          "[search][launch]") {
+    // Pyramids and rounding chains: the regions sized over every tile start.
+    CHECK(check_region_memo_matches<Pyramid>(4, 4, 1024, 1024) > 0);
+    CHECK(check_region_memo_matches<UpsampleChain>(6) > 0);
+    // A scan's Func stays at root; the memo must not change that either.
+    check_region_memo_matches<Scan>(3);
+}
+
 TEST_CASE("a producer two rounding levels below the block is sized for a block at an odd start",
           "[search][launch]") {
     UpsampleChain p;

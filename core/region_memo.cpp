@@ -1,0 +1,38 @@
+#include "core/region_memo.h"
+
+namespace gpusched {
+
+size_t RegionMemo::KeyHash::operator()(const std::vector<int64_t> &k) const {
+    // FNV-1a over the words, with a final avalanche (splitmix64's).
+    uint64_t h = 1469598103934665603ull;
+    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return static_cast<size_t>(h);
+}
+
+const Region *RegionMemo::find(const std::vector<int64_t> &key) {
+    auto it = regions_.find(key);
+    if (it == regions_.end()) {
+        misses++;
+        return nullptr;
+    }
+    hits++;
+    return &it->second;
+}
+
+void RegionMemo::insert(const std::vector<int64_t> &key, const Region &region) {
+    // Key, region and the hash node's own overhead (about four words).
+    const size_t bytes = key.size() * sizeof(int64_t) + region.size() * sizeof(Span) + 64;
+    if (bytes_ + bytes > max_bytes_) {
+        regions_.clear();
+        bytes_ = 0;
+        resets++;
+    }
+    if (regions_.emplace(key, region).second) bytes_ += bytes;
+}
+
+} // namespace gpusched

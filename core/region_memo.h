@@ -1,0 +1,48 @@
+#pragma once
+// Regions of Funcs computed below root (Block or Thread level), remembered
+// across the loop-nest builds of one search.
+//
+// Such a region is a demand walk over the consumers in the kernel, and for a
+// Func sized by its largest extent over the tile's starts (sized_by_max in
+// core/loop_nest.h: reads through rounding divisions, or reads that move
+// with the tile) kResidues walks, recursively through its consumers: on
+// pyramids that made the search up to 20x slower (issue 30). Yet a search
+// step changes one Func's decision, and a Func's region depends only on the
+// decisions of the Funcs above it in its kernel and on which Funcs it is
+// read through inline (LoopNest builds the key): most builds ask for regions
+// an earlier build already computed.
+//
+// The key is the exact content those regions depend on, compared whole (no
+// hash-only match), so a hit returns what the build would compute and the
+// search's results are the same with and without the memo. Memory is
+// bounded: past max_bytes the memo is emptied and starts over.
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "core/function_dag.h"
+
+namespace gpusched {
+
+class RegionMemo {
+public:
+    explicit RegionMemo(size_t max_bytes = size_t(16) << 20) : max_bytes_(max_bytes) {}
+
+    // The region stored under key, or null.
+    const Region *find(const std::vector<int64_t> &key);
+    void insert(const std::vector<int64_t> &key, const Region &region);
+
+    int64_t hits = 0, misses = 0, resets = 0;
+
+private:
+    struct KeyHash {
+        size_t operator()(const std::vector<int64_t> &k) const;
+    };
+    std::unordered_map<std::vector<int64_t>, Region, KeyHash> regions_;
+    size_t max_bytes_;
+    size_t bytes_ = 0;
+};
+
+} // namespace gpusched
