@@ -52,9 +52,11 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cmake/gpuschedConfig.cmake
 # cpack -G DEB: one package, gpusched_<version>_amd64.deb, installed under
 # /usr. Shared-library dependencies come from dpkg-shlibdeps; the rest are
 # what the driver runs at run time:
-#   libhalide14-0-dev  Halide's Li2018 and Mullapudi2016 plugins (baseline and
-#                      validation's CPU reference), GenGen.cpp and the headers
-#                      for users' generators, Halide's CMake helpers
+#   the Halide it was built with (libhalide14-0-dev on Debian 12,
+#                      libhalide19-dev on 13, libhalide21-dev after: a plugin
+#                      loads only into its own Halide): Halide's own plugins
+#                      (baselines, validation's CPU reference), GenGen and the
+#                      headers for users' generators, Halide's CMake helpers
 #   g++                links the validation runner and benchmarks around each
 #                      compiled pipeline (the driver runs c++ or $CXX)
 # Recommended: POCL and ocl-icd-opencl-dev (validation without a GPU: Halide
@@ -64,8 +66,9 @@ install(FILES ${CMAKE_CURRENT_BINARY_DIR}/cmake/gpuschedConfig.cmake
 set(CPACK_PACKAGE_NAME gpusched)
 set(CPACK_PACKAGE_VENDOR "gpusched")
 set(CPACK_PACKAGE_CONTACT "gpusched maintainers <gpusched@localhost>")
-set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "GPU autoscheduler (Anderson et al. 2021) for Halide 14, and its tuning driver")
-set(CPACK_PACKAGE_DESCRIPTION "gpusched finds CUDA schedules for Halide 14 pipelines: a Halide \
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "GPU autoscheduler (Anderson et al. 2021) for Halide ${GPUSCHED_HALIDE_VERSION}, and its tuning driver")
+set(CPACK_PACKAGE_DESCRIPTION "gpusched finds CUDA schedules for Halide ${GPUSCHED_HALIDE_VERSION} pipelines: a Halide \
 autoscheduler plugin for add_halide_library(... AUTOSCHEDULER gpusched::gpusched), and the gpusched \
 driver (oneshot, tune, db, retrain) with ptxas spill checks and output validation on POCL.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
@@ -73,7 +76,14 @@ set(CPACK_STRIP_FILES ON)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libhalide14-0-dev (>= 14), libhalide14-0-dev (<< 15), g++")
+if(GPUSCHED_HALIDE_VERSION EQUAL 14)
+  set(_halide_dev libhalide14-0-dev)
+else()
+  set(_halide_dev libhalide${GPUSCHED_HALIDE_VERSION}-dev)
+endif()
+math(EXPR _halide_next "${GPUSCHED_HALIDE_VERSION} + 1")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+    "${_halide_dev} (>= ${GPUSCHED_HALIDE_VERSION}), ${_halide_dev} (<< ${_halide_next}), g++")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "pocl-opencl-icd, ocl-icd-opencl-dev, cmake (>= 3.22), make, libpng-dev, libjpeg-dev")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "nvidia-cuda-toolkit")
 set(CPACK_GENERATOR DEB)

@@ -1,5 +1,8 @@
-// The Halide 14 autoscheduler plugin "gpusched": loaded by a generator with
-// `-p libgpusched_autoscheduler.so -s gpusched`, it builds the function DAG of
+// The autoscheduler plugin "gpusched": loaded by a generator with
+// `-p libgpusched_autoscheduler.so` and selected with `autoscheduler=gpusched`
+// (Halide 16 and later; options as `autoscheduler.KEY=VALUE`, the keys of
+// GPUSCHED_CONFIG) or `-s gpusched auto_schedule=true` (Halide 14, options
+// only through GPUSCHED_CONFIG), it builds the function DAG of
 // the pipeline, runs the beam search (or replays a record), applies the
 // schedule to the Funcs, and hands back the schedule source and the
 // featurization; the search record goes to the config's record_path.
@@ -13,6 +16,7 @@
 
 #include "core/beam_search.h"
 #include "core/function_dag.h"
+#include "core/halide_compat.h"
 #include "core/launch_check.h"
 #include "core/schedule_apply.h"
 #include "core/search_config.h"
@@ -52,13 +56,13 @@ nlohmann::json config_echo(const PluginConfig &c) {
     return j;
 }
 
-void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target, const Halide::MachineParams &,
+void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target, const AutoschedulerOptions &options,
                   Halide::AutoSchedulerResults *results) {
     if (!target.has_gpu_feature()) {
         throw UserError("gpusched: target '" + target.to_string() +
                         "' has no GPU feature; this autoscheduler schedules for GPUs (add cuda or opencl)");
     }
-    PluginConfig cfg = load_plugin_config();
+    PluginConfig cfg = load_plugin_config(options);
     std::vector<Halide::Internal::Function> outputs;
     for (const Halide::Func &f : pipeline.outputs()) outputs.push_back(f.function());
     FunctionDAG dag(outputs);
@@ -95,7 +99,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         const std::string violations = check_kernel_launches(pipeline, target, cfg.gpu, dag.estimated_shapes());
         if (!violations.empty()) throw UserError("gpusched: launch check failed (a search bug): " + violations);
     }
-    results->scheduler_name = "gpusched";
+    name_results(results, "gpusched");
     results->schedule_source = "    // gpusched: predicted cost " + std::to_string(result.cost) + "\n" + body;
     std::vector<unsigned char> blob = serialize_featurization(pipeline_features(dag), result.features);
     results->featurization.assign(blob.begin(), blob.end());
@@ -108,11 +112,11 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     }
 }
 
-void autoschedule_entry(const Halide::Pipeline &p, const Halide::Target &t, const Halide::MachineParams &mp,
+void autoschedule_entry(const Halide::Pipeline &p, const Halide::Target &t, const AutoschedulerOptions &options,
                         Halide::AutoSchedulerResults *results) {
     std::string error;
     try {
-        autoschedule(p, t, mp, results);
+        autoschedule(p, t, options, results);
         return;
     } catch (const UserError &e) {
         error = e.what();
@@ -121,12 +125,11 @@ void autoschedule_entry(const Halide::Pipeline &p, const Halide::Target &t, cons
     } catch (const std::exception &e) {
         error = std::string("gpusched: ") + e.what();
     }
-    // Halide user error: throws Halide::CompileError (or aborts) with the message.
-    Halide::Internal::ErrorReport(__FILE__, __LINE__, nullptr, Halide::Internal::ErrorReport::User) << error << "\n";
+    halide_user_error(error);
 }
 
 struct RegisterGpusched {
-    RegisterGpusched() { Halide::Pipeline::add_autoscheduler("gpusched", autoschedule_entry); }
+    RegisterGpusched() { register_autoscheduler<autoschedule_entry>("gpusched"); }
 } register_gpusched;
 
 } // namespace

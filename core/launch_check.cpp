@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/halide_compat.h"
 #include "core/kernel_assertions.h"
 #include "core/let_scope.h"
 
@@ -71,11 +72,11 @@ protected:
             for (int d = 0; d < 3; d++) {
                 const Expr t = lets.resolve(op->args[5 + d]);
                 l.threads_expr[d] = text_of(t);
-                if (const int64_t *c = as_const_int(t)) l.threads[d] = *c;
+                if (auto c = const_int(t)) l.threads[d] = *c;
             }
             const Expr smem = lets.resolve(op->args[8]);
             l.shared_mem_expr = text_of(smem);
-            if (const int64_t *c = as_const_int(smem)) l.shared_mem_bytes = *c;
+            if (auto c = const_int(smem)) l.shared_mem_bytes = *c;
             launches.push_back(std::move(l));
         }
         IRVisitor::visit(op);

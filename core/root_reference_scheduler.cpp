@@ -1,4 +1,4 @@
-// The Halide 14 autoscheduler "gpusched_root", in the same plugin as
+// The autoscheduler "gpusched_root", in the same plugin as
 // "gpusched": every Func of the pipeline computed at root, serially, with no
 // other directive. It makes the CPU reference that samples are validated
 // against when Mullapudi2016 cannot schedule a pipeline. Unscheduled (all
@@ -15,11 +15,15 @@
 
 #include <Halide.h>
 
+#include "core/halide_compat.h"
+
 namespace gpusched {
 namespace {
 
-void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target &, const Halide::MachineParams &,
+void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target &, const AutoschedulerOptions &options,
                           Halide::AutoSchedulerResults *results) {
+    if (!options.empty())
+        halide_user_error("gpusched_root takes no options; got autoscheduler." + options.begin()->first);
     std::vector<Halide::Internal::Function> outputs;
     for (const Halide::Func &f : pipeline.outputs())
         outputs.push_back(f.function());
@@ -33,12 +37,12 @@ void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target
         f.compute_root();
         source << "    pipeline.get_func(" << i << ").compute_root();  // " << f.name() << "\n";
     }
-    results->scheduler_name = "gpusched_root";
+    name_results(results, "gpusched_root");
     results->schedule_source = source.str();
 }
 
 struct RegisterGpuschedRoot {
-    RegisterGpuschedRoot() { Halide::Pipeline::add_autoscheduler("gpusched_root", schedule_all_at_root); }
+    RegisterGpuschedRoot() { register_autoscheduler<schedule_all_at_root>("gpusched_root"); }
 } register_gpusched_root;
 
 } // namespace

@@ -98,16 +98,22 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
     return c;
 }
 
-PluginConfig load_plugin_config() {
+PluginConfig load_plugin_config(const std::map<std::string, std::string> &options) {
+    nlohmann::json j = nlohmann::json::object();
     const char *path = std::getenv("GPUSCHED_CONFIG");
-    if (!path || !*path) return parse_plugin_config(nlohmann::json::object());
-    std::ifstream in(path);
-    if (!in) throw UserError(std::string("gpusched config: cannot open GPUSCHED_CONFIG file '") + path + "'");
-    nlohmann::json j;
-    try {
-        in >> j;
-    } catch (const std::exception &e) {
-        throw UserError(std::string("gpusched config: '") + path + "' is not valid JSON: " + e.what());
+    if (path && *path) {
+        std::ifstream in(path);
+        if (!in) throw UserError(std::string("gpusched config: cannot open GPUSCHED_CONFIG file '") + path + "'");
+        try {
+            in >> j;
+        } catch (const std::exception &e) {
+            throw UserError(std::string("gpusched config: '") + path + "' is not valid JSON: " + e.what());
+        }
+        if (!j.is_object()) return parse_plugin_config(j);  // names the problem
+    }
+    for (const auto &[key, text] : options) {
+        nlohmann::json v = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+        j[key] = v.is_number() || v.is_boolean() ? v : nlohmann::json(text);
     }
     return parse_plugin_config(j);
 }

@@ -9,6 +9,7 @@
 // UserError naming the key. No file / no variable => the defaults with the
 // built-in h100 profile.
 
+#include <map>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -34,7 +35,11 @@ struct PluginConfig {
 };
 
 PluginConfig parse_plugin_config(const nlohmann::json &j);
-// Reads $GPUSCHED_CONFIG if set (a missing or unparsable file is an error).
-PluginConfig load_plugin_config();
+// Reads $GPUSCHED_CONFIG if set (a missing or unparsable file is an error),
+// then the generator's `autoscheduler.KEY=VALUE` options (Halide 16 and
+// later) on top: the same keys, each VALUE read as JSON where it parses as
+// a number or a boolean and as a string otherwise. An unknown key is an
+// error, as in Halide's own autoschedulers.
+PluginConfig load_plugin_config(const std::map<std::string, std::string> &options = {});
 
 } // namespace gpusched

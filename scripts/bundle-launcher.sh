@@ -26,7 +26,7 @@ fi
 
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export GPUSCHED_PLUGIN="${GPUSCHED_PLUGIN:-$here/lib/gpusched/libgpusched_autoscheduler.so}"
-export GPUSCHED_HALIDE_PLUGIN_DIR="${GPUSCHED_HALIDE_PLUGIN_DIR:-$here/lib/halide14}"
+export GPUSCHED_HALIDE_PLUGIN_DIR="${GPUSCHED_HALIDE_PLUGIN_DIR:-$here/lib/halide-plugins}"
 export GPUSCHED_OUTPUT_RUNNER="${GPUSCHED_OUTPUT_RUNNER:-$here/lib/gpusched/libgpusched_output_runner.a}"
 export GPUSCHED_BENCHMARK_RUNNER="${GPUSCHED_BENCHMARK_RUNNER:-$here/lib/gpusched/libgpusched_benchmark_runner.a}"
 export GPUSCHED_OPENCL_PROBE="${GPUSCHED_OPENCL_PROBE:-$here/lib/gpusched/gpusched-opencl-probe}"

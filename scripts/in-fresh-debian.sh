@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Runs a command in this repository's committed HEAD, cloned into a fresh
-# minimal Debian 12 root, as root: what a newcomer's new machine is. CI runs
+# minimal Debian root (12 by default; GPUSCHED_DEBIAN_RELEASE=trixie for
+# Debian 13), as root: what a newcomer's new machine is. CI runs
 # the README's commands this way (.ci/run), so a package that only the
 # developers' machines have (installed by hand once) fails CI instead of
 # hiding behind it.
 #
 #   scripts/in-fresh-debian.sh 'scripts/run-demo.sh && scripts/run-tests.sh'
 #
-# The pristine root (debootstrap --variant=minbase bookworm) is made once and
-# cached; every run gets a throwaway copy of it (an overlay, or a copy where
+# The pristine root (debootstrap --variant=minbase RELEASE) is made once per
+# release and cached; every run gets a throwaway copy of it (an overlay, or a copy where
 # overlays cannot be mounted), so nothing installed by one run is there for
 # the next. Two caches are shared with the runs and change no result: the
 # downloaded .deb files (apt still installs them fresh) and ccache. The
@@ -23,8 +24,13 @@ set -euo pipefail
 [ "$(id -u)" -eq 0 ] || { echo "in-fresh-debian: needs root (debootstrap, mount, chroot)" >&2; exit 2; }
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${GPUSCHED_FRESH_ROOT_CACHE:-/var/cache/gpusched-ci}
-pristine=$cache/bookworm-minbase
-mkdir -p "$cache/apt-archives/partial" "$cache/ccache" "$cache/runs"
+release=${GPUSCHED_DEBIAN_RELEASE:-bookworm}
+case "$release" in
+  bookworm | trixie | forky | sid) ;;
+  *) echo "in-fresh-debian: GPUSCHED_DEBIAN_RELEASE=$release: bookworm, trixie, forky or sid" >&2; exit 2 ;;
+esac
+pristine=$cache/$release-minbase
+mkdir -p "$cache/runs"
 
 log() { echo "in-fresh-debian: $*" >&2; }
 
@@ -44,10 +50,10 @@ if [ ! -x "$pristine/bin/bash" ]; then
   if ! command -v debootstrap >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null
   fi
-  log "making a minimal Debian 12 root at $pristine (once)"
+  log "making a minimal Debian $release root at $pristine (once)"
   rm -rf "$pristine.partial"
-  debootstrap --variant=minbase bookworm "$pristine.partial" "$mirror" >"$cache/debootstrap.log" 2>&1 ||
-    { log "debootstrap failed: see $cache/debootstrap.log"; exit 2; }
+  debootstrap --variant=minbase "$release" "$pristine.partial" "$mirror" >"$cache/debootstrap-$release.log" 2>&1 ||
+    { log "debootstrap failed: see $cache/debootstrap-$release.log"; exit 2; }
   mv "$pristine.partial" "$pristine"
 fi
 
@@ -78,8 +84,10 @@ cp /etc/resolv.conf "$root/etc/resolv.conf"
 mount_at "$root/proc" -t proc proc
 mount_at "$root/sys" --rbind /sys
 mount_at "$root/dev" --rbind /dev
-mount_at "$root/var/cache/apt/archives" --bind "$cache/apt-archives"
-mount_at "$root/root/.cache/ccache" --bind "$cache/ccache"
+mkdir -p "$cache/apt-archives-$release/partial"
+mount_at "$root/var/cache/apt/archives" --bind "$cache/apt-archives-$release"
+mkdir -p "$cache/ccache-$release"
+mount_at "$root/root/.cache/ccache" --bind "$cache/ccache-$release"
 if [ -e /usr/local/cuda ]; then
   mount_at "$root/usr/local/cuda" --bind "$(readlink -f /usr/local/cuda)"
   mount -o remount,bind,ro "$root/usr/local/cuda"
@@ -95,7 +103,7 @@ fi
 echo 'Binary::apt::APT::Keep-Downloaded-Packages "true";' >"$root/etc/apt/apt.conf.d/99keep-debs"
 
 git clone -q "$repo" "$root/home/newcomer/project"
-log "running in a fresh Debian 12 root: $*"
+log "running in a fresh Debian $release root: $*"
 chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb CI="${CI:-}" \
   PATH=/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   bash -c "cd /home/newcomer/project && $*"

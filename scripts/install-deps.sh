@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
-# Installs what gpusched needs on Debian 12 (bookworm). Idempotent: packages
-# already present are left alone and the package index is only refreshed when
-# something is missing. Needs root (uses sudo when run as another user).
-# `--tests` also installs what only the test suite needs (run-tests.sh).
+# Installs what gpusched needs on Debian 12 (bookworm: Halide 14, Catch2 v2),
+# Debian 13 (trixie: Halide 19, Catch2 v3) or Debian's next release (forky
+# and sid: Halide 21), picking the packages by the release this machine runs.
+# Idempotent: packages already present are left alone and the package index
+# is only refreshed when something is missing. Needs root (uses sudo when run
+# as another user). `--tests` also installs what only the test suite needs
+# (run-tests.sh).
 set -euo pipefail
+
+. /etc/os-release
+case "${VERSION_CODENAME:-}" in
+  bookworm) HALIDE=libhalide14-0-dev ;;  # Halide 14 + its Li2018/Adams2019/Mullapudi2016 plugins
+  trixie) HALIDE=libhalide19-dev ;;      # Halide 19 + Anderson2021 and the others, GenGen as a library
+  forky | sid | "") HALIDE=libhalide21-dev ;;
+  *)
+    echo "install-deps: Debian ${VERSION_CODENAME} is not one gpusched knows (bookworm, trixie, forky or sid)" >&2
+    exit 1
+    ;;
+esac
 
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
-  libhalide14-0-dev            # Halide 14 + its Li2018/Adams2019/Mullapudi2016 plugins
+  "$HALIDE"
   libpng-dev libjpeg-dev       # HalideConfig.cmake requires PNG and JPEG (Halide::ImageIO)
   libcli11-dev libspdlog-dev nlohmann-json3-dev libsqlite3-dev sqlite3 catch2
   pocl-opencl-icd ocl-icd-opencl-dev  # run GPU schedules on the CPU to validate them

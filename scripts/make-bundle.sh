@@ -4,11 +4,13 @@
 #
 #   scripts/make-bundle.sh [BUILD_DIR] [OUT.tar.xz]
 #
-# In it: the gpusched binary and a launcher, the search plugin, Halide 14's
-# Li2018 and Mullapudi2016 plugins (baseline and CPU reference), the two
+# In it: the gpusched binary and a launcher, the search plugin, the build's
+# Halide's own plugins (Li2018, Mullapudi2016 for the CPU reference, and
+# Anderson2021 from Halide 16: baselines), the two
 # prebuilt runner archives (validation and benchmark harness), the OpenCL
 # probe, the generators of the suite that BUILD_DIR has built (demo, apps,
-# random pipeline), RunGen.h and GenGen.cpp for users' own generators, and
+# random pipeline), RunGen.h and GenGen (a source in Halide 14, a library
+# from 16) for users' own generators, and
 # every shared library those load except glibc's own (libc, libm, libdl,
 # libpthread, librt, ld-linux) and the GPU drivers (libcuda, libOpenCL),
 # which come from the machine. After `tar xf`, bin/gpusched runs as
@@ -35,13 +37,17 @@ halide_src=$(grep -E '^GPUSCHED_HALIDE_SRC_DIR:' "$build/CMakeCache.txt" | cut -
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 root="$stage/gpusched"
-mkdir -p "$root"/{bin,libexec,lib/gpusched,lib/halide14,lib/cxx-runtime,generators,share/halide}
+mkdir -p "$root"/{bin,libexec,lib/gpusched,lib/halide-plugins,lib/cxx-runtime,generators,share/halide}
 
 cp "$build/cli/gpusched" "$root/libexec/gpusched"
 cp "$build/core/libgpusched_autoscheduler.so" "$build/tuner/libgpusched_output_runner.a" \
    "$build/tuner/libgpusched_benchmark_runner.a" "$build/tuner/gpusched-opencl-probe" "$root/lib/gpusched/"
-cp "$halide_plugins/libautoschedule_li2018.so" "$halide_plugins/libautoschedule_mullapudi2016.so" "$root/lib/halide14/"
-cp "$halide_src/RunGen.h" "$halide_src/RunGenMain.cpp" "$halide_src/GenGen.cpp" "$halide_src"/halide_*.h \
+cp "$halide_plugins/libautoschedule_li2018.so" "$halide_plugins/libautoschedule_mullapudi2016.so" "$root/lib/halide-plugins/"
+if [[ -f "$halide_plugins/libautoschedule_anderson2021.so" ]]; then
+  cp "$halide_plugins/libautoschedule_anderson2021.so" "$root/lib/halide-plugins/"
+fi
+gengen=$(grep -E '^GPUSCHED_GENGEN:' "$build/CMakeCache.txt" | cut -d= -f2)
+cp "$halide_src/RunGen.h" "$halide_src/RunGenMain.cpp" ${gengen:+"$gengen"} "$halide_src"/halide_*.h \
    "$root/share/halide/" 2>/dev/null || true
 while IFS= read -r gen; do
   cp "$gen" "$root/generators/"
@@ -49,7 +55,7 @@ done < <(find "$build/benchmarks" -name '*.generator' -type f -perm -u+x)
 
 # Every shared library the executables and plugins load, but glibc's and the drivers'.
 elves=("$root/libexec/gpusched" "$root/lib/gpusched/libgpusched_autoscheduler.so" "$root/lib/gpusched/gpusched-opencl-probe"
-       "$root"/lib/halide14/*.so "$root"/generators/*)
+       "$root"/lib/halide-plugins/*.so "$root"/generators/*)
 ldd "${elves[@]}" 2>/dev/null | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
     libc.so.*|libm.so.*|libdl.so.*|libpthread.so.*|librt.so.*|ld-linux*|libcuda.so*|libOpenCL.so*) continue ;;

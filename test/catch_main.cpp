@@ -6,8 +6,10 @@
 // naming the file, line and name of each that does not. test/CMakeLists.txt
 // (gpusched_discover_tests) registers that check as a ctest entry of every
 // test executable.
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#if GPUSCHED_CATCH2_MAJOR < 3
+#define CATCH_CONFIG_RUNNER  // v2: this file's main(), not Catch's
+#endif
+#include "test/catch2_compat.h"
 
 #include <cstring>
 #include <iostream>
@@ -31,7 +33,12 @@ std::string name_problem(const std::string &name) {
 
 int check_test_names() {
     int bad = 0, all = 0;
-    for (const Catch::TestCase &tc : Catch::getRegistryHub().getTestCaseRegistry().getAllTests()) {
+    for (const auto &test : Catch::getRegistryHub().getTestCaseRegistry().getAllTests()) {
+#if GPUSCHED_CATCH2_MAJOR >= 3
+        const Catch::TestCaseInfo &tc = test.getTestCaseInfo();
+#else
+        const Catch::TestCaseInfo &tc = test;
+#endif
         all++;
         const std::string why = name_problem(tc.name);
         if (why.empty()) continue;

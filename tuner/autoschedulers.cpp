@@ -31,6 +31,25 @@ std::string locate_gpusched_plugin() {
     return {};
 }
 
+namespace {
+
+// Halide's own autoschedulers, and the first Halide whose plugin makes GPU
+// schedules: Li2018 always did; Anderson2021 (the paper's) ships from
+// Halide 16; Mullapudi2016 schedules GPUs from Halide 21.
+struct HalideAutoscheduler {
+    const char *name, *halide_name, *plugin, *description;
+    int since;
+};
+const HalideAutoscheduler kHalideAutoschedulers[] = {
+    {"li2018", "Li2018", "libautoschedule_li2018.so", "Halide's Li2018 GPU autoscheduler (baseline)", 14},
+    {"anderson2021", "Anderson2021", "libautoschedule_anderson2021.so",
+     "Halide's own Anderson2021, the paper's autoscheduler (the reference)", 16},
+    {"mullapudi2016", "Mullapudi2016", "libautoschedule_mullapudi2016.so",
+     "Halide's Mullapudi2016, with the GPU schedules of Halide 21", 21},
+};
+
+} // namespace
+
 std::optional<ScheduleSource> find_schedule_source(const std::string &name) {
     ScheduleSource s;
     s.name = name;
@@ -41,10 +60,11 @@ std::optional<ScheduleSource> find_schedule_source(const std::string &name) {
         s.description = "gpusched's search (Anderson et al. 2021)";
         return s;
     }
-    if (name == "li2018") {
-        s.plugin_path = halide_plugin_dir() + "/libautoschedule_li2018.so";
-        s.halide_name = "Li2018";
-        s.description = "Halide 14's Li2018 GPU autoscheduler (baseline)";
+    for (const HalideAutoscheduler &a : kHalideAutoschedulers) {
+        if (name != a.name || GPUSCHED_HALIDE_VERSION < a.since) continue;
+        s.plugin_path = halide_plugin_dir() + "/" + a.plugin;
+        s.halide_name = a.halide_name;
+        s.description = a.description;
         return s;
     }
     if (name == "naive" || name == "manual") {
@@ -56,6 +76,22 @@ std::optional<ScheduleSource> find_schedule_source(const std::string &name) {
     return std::nullopt;
 }
 
-std::vector<std::string> schedule_source_names() { return {"gpusched", "li2018", "naive", "manual"}; }
+std::string schedule_source_unavailable(const std::string &name) {
+    for (const HalideAutoscheduler &a : kHalideAutoschedulers) {
+        if (name == a.name && GPUSCHED_HALIDE_VERSION < a.since)
+            return std::string(a.halide_name) + " makes GPU schedules from Halide " + std::to_string(a.since) +
+                   " on; this gpusched is built with Halide " + std::to_string(GPUSCHED_HALIDE_VERSION);
+    }
+    return find_schedule_source(name) ? "" : "unknown schedule source '" + name + "'";
+}
+
+std::vector<std::string> schedule_source_names() {
+    std::vector<std::string> names = {"gpusched"};
+    for (const HalideAutoscheduler &a : kHalideAutoschedulers)
+        if (GPUSCHED_HALIDE_VERSION >= a.since) names.push_back(a.name);
+    names.push_back("naive");
+    names.push_back("manual");
+    return names;
+}
 
 } // namespace gpusched

@@ -13,6 +13,9 @@ std::vector<ScheduleSource> baseline_sources(const std::vector<std::string> &nam
             std::string known;
             for (const auto &n : schedule_source_names())
                 if (n != "gpusched") known += (known.empty() ? "" : ", ") + n;
+            const std::string why = schedule_source_unavailable(name);
+            if (!why.empty() && why.rfind("unknown", 0) != 0)
+                throw UserError("baseline '" + name + "': " + why + " (baselines here: " + known + ")");
             throw UserError("unknown baseline '" + name + "' (known: " + known + ")");
         }
         sources.push_back(*src);

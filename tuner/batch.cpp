@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tuner/generator_run.h"
 #include "tuner/host_target.h"
 #include "tuner/ptx_extract.h"
 #include "tuner/shared_runtime.h"
@@ -18,8 +19,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// GeneratorParams the driver sets itself; users choose them with flags.
-const char *const kReservedParams[] = {"target", "auto_schedule", "machine_params"};
+// GeneratorParams the driver sets itself (target, and those selecting the
+// autoscheduler in this Halide's protocol); users choose them with flags.
+bool reserved_param(const std::string &key) {
+    if (key == "target" || key.rfind("autoscheduler.", 0) == 0) return true;
+    for (const std::string &p : autoscheduler_param_names())
+        if (key == p) return true;
+    return false;
+}
 
 void check_output_dir_writable(const std::string &dir) {
     std::error_code ec;
@@ -163,10 +170,10 @@ BatchInputs check_batch_inputs(const OneShotOptions &opt) {
         if (!fs::exists(*source->plugin_path))
             throw UserError("autoscheduler plugin '" + *source->plugin_path + "' does not exist");
     }
-    for (const char *reserved : kReservedParams) {
-        if (opt.generator_params.count(reserved))
-            throw UserError(std::string("generator param '") + reserved +
-                            "' is set by gpusched (use --gpu / --target / --autoscheduler)");
+    for (const auto &param : opt.generator_params) {
+        if (reserved_param(param.first))
+            throw UserError("generator param '" + param.first +
+                            "' is set by gpusched (use --gpu / --target / --autoscheduler, and the search options)");
     }
     if (opt.samples < 1) throw UserError("--samples must be at least 1");
     if (opt.jobs < 1) throw UserError("--jobs must be at least 1");

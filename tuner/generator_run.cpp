@@ -85,12 +85,9 @@ std::vector<std::string> generator_argv(const GeneratorInvocation &inv) {
         argv.push_back("-p");
         argv.push_back(*inv.plugin_path);
     }
-    if (inv.autoscheduler) {
-        argv.push_back("-s");
-        argv.push_back(*inv.autoscheduler);
-    }
     argv.push_back("target=" + inv.target);
-    if (inv.autoscheduler) argv.push_back("auto_schedule=true");
+    if (inv.autoscheduler)
+        for (std::string &a : autoscheduler_args(*inv.autoscheduler)) argv.push_back(std::move(a));
     for (const auto &[k, v] : inv.params) argv.push_back(k + "=" + v);
     return argv;
 }

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "tuner/generator_protocol.h"
 #include "tuner/subprocess.h"
 
 namespace gpusched {
@@ -25,7 +26,7 @@ struct GeneratorInvocation {
     std::string target;                        // Halide target string
     std::map<std::string, std::string> params; // GeneratorParams, key=value
     std::optional<std::string> plugin_path;    // -p
-    std::optional<std::string> autoscheduler;  // -s; also sets auto_schedule=true
+    std::optional<std::string> autoscheduler;  // autoscheduler_args(): how this Halide selects it
     std::map<std::string, std::string> env;
     std::chrono::milliseconds timeout{std::chrono::minutes(10)};
     std::optional<std::uint64_t> memory_limit_bytes; // ProcessSpec's; none: no limit

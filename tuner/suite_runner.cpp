@@ -77,7 +77,7 @@ std::vector<SuiteCell> run_suite(const SuiteOptions &opt, const SuiteProgress &p
         }
     }
     for (const auto &s : opt.sources)
-        if (!find_schedule_source(s)) throw UserError("unknown schedule source '" + s + "'");
+        if (const std::string why = schedule_source_unavailable(s); !why.empty()) throw UserError(why);
     for (const auto &a : apps) {
         const std::string gen = opt.build_dir + "/" + a.generator;
         if (!fs::exists(gen))

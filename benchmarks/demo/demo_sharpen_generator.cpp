@@ -6,11 +6,10 @@
 
 #include "Halide.h"
 
-// Halide.h undefines its error macros at the end; generators report user
-// errors the same way Halide does, through ErrorReport (the generator exits
-// non-zero with "Error: <message>").
-#define GENERATOR_USER_ERROR \
-    Halide::Internal::ErrorReport(__FILE__, __LINE__, nullptr, Halide::Internal::ErrorReport::User)
+// Halide.h undefines its error macros at the end but keeps
+// _halide_user_assert, spelled the same from Halide 14 to 21: a user error
+// the way Halide reports its own (the generator exits non-zero with
+// "Error: <message>").
 
 namespace {
 
@@ -40,9 +39,9 @@ public:
         amount.set_estimate(0.5f);
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
+        _halide_user_assert(schedule == "none" || schedule == "naive")
+            << "demo_sharpen: unknown schedule '" << schedule.value() << "' (none or naive)";
         if (schedule == "naive") apply_naive_schedule();
-        else if (schedule != "none") GENERATOR_USER_ERROR << "demo_sharpen: unknown schedule '" << schedule.value()
-                                                << "' (none or naive)";
     }
 
 private:
@@ -50,7 +49,7 @@ private:
 
     // Every Func its own kernel of 16x16 threads: the floor to compare with.
     void apply_naive_schedule() {
-        if (!get_target().has_gpu_feature()) GENERATOR_USER_ERROR << "demo_sharpen: schedule=naive needs a GPU target";
+        _halide_user_assert(get_target().has_gpu_feature()) << "demo_sharpen: schedule=naive needs a GPU target";
         Var x = output.args()[0], y = output.args()[1];
         Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
         for (Func f : {blur_x, blur_y, sharpened}) {

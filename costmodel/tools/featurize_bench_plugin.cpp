@@ -39,6 +39,7 @@
 
 #include "core/featurize_schedule.h"
 #include "core/function_dag.h"
+#include "core/halide_compat.h"
 #include "core/gpu_profile.h"
 #include "core/loop_nest.h"
 #include "core/search_space.h"
@@ -191,12 +192,12 @@ void run_bench(const Halide::Pipeline &pipeline, const Halide::Target &target, H
         if (!f) throw std::runtime_error("GPUSCHED_FEATURIZE_BENCH: cannot append to " + o.out);
         f << j.dump() << "\n";
     }
-    results->scheduler_name = "gpusched_featurize_bench";
+    name_results(results, "gpusched_featurize_bench");
     results->schedule_source = "// gpusched_featurize_bench: no schedule (a benchmark of the featurizer)\n";
     (void)target;
 }
 
-void entry(const Halide::Pipeline &p, const Halide::Target &t, const Halide::MachineParams &,
+void entry(const Halide::Pipeline &p, const Halide::Target &t, const AutoschedulerOptions &,
            Halide::AutoSchedulerResults *results) {
     std::string error;
     try {
@@ -205,11 +206,11 @@ void entry(const Halide::Pipeline &p, const Halide::Target &t, const Halide::Mac
     } catch (const std::exception &e) {
         error = std::string("gpusched_featurize_bench: ") + e.what();
     }
-    Halide::Internal::ErrorReport(__FILE__, __LINE__, nullptr, Halide::Internal::ErrorReport::User) << error << "\n";
+    halide_user_error(error);
 }
 
 struct Register {
-    Register() { Halide::Pipeline::add_autoscheduler("gpusched_featurize_bench", entry); }
+    Register() { register_autoscheduler<entry>("gpusched_featurize_bench"); }
 } register_bench;
 
 } // namespace

@@ -7,7 +7,8 @@
 // that says so.
 #include "app_test_util.h"
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
+#include "tuner/generator_protocol.h"
 
 #include <string>
 #include <vector>
@@ -84,10 +85,12 @@ TEST_CASE("a hand GPU schedule combined with auto_schedule is refused and cpu_ro
     // benchmarks/apps/common/schedule_helpers.h.
     const std::string app = "bilateral_grid";
     const std::string dir = apps_test::scratch_dir(app + "_auto_and_manual");
-    auto both = apps_test::run_process({apps_test::generator_path(app), "-g", app, "-o", dir, "-e", "h",
-                                        "target=host-cuda", "schedule=manual", "auto_schedule=true"});
+    std::vector<std::string> argv = {apps_test::generator_path(app), "-g", app, "-o", dir, "-e", "h",
+                                     "target=host-cuda", "schedule=manual"};
+    for (const std::string &a : gpusched::autoscheduler_args("gpusched")) argv.push_back(a);
+    auto both = apps_test::run_process(argv);
     CHECK(both.exit_code != 0);
-    CHECK(both.output.find("cannot be combined with auto_schedule=true") != std::string::npos);
+    CHECK(both.output.find("cannot be combined with an autoscheduler") != std::string::npos);
     auto unknown = apps_test::run_process({apps_test::generator_path(app), "-g", app, "-o", dir, "-e", "h",
                                            "target=host", "schedule=fastest"});
     CHECK(unknown.exit_code != 0);

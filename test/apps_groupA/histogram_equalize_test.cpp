@@ -4,7 +4,7 @@
 #include "histogram_equalize_cpu.h"
 
 #include <HalideBuffer.h>
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <algorithm>
 #include <cstdint>

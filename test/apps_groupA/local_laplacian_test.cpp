@@ -6,7 +6,7 @@
 #include "local_laplacian_cpu.h"
 
 #include <HalideBuffer.h>
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <cmath>
 #include <cstdint>

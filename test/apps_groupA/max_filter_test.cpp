@@ -4,7 +4,7 @@
 #include "max_filter_cpu.h"
 
 #include <HalideBuffer.h>
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <algorithm>
 

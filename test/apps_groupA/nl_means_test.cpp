@@ -5,7 +5,7 @@
 #include "nl_means_cpu.h"
 
 #include <HalideBuffer.h>
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <algorithm>
 #include <cmath>

@@ -12,7 +12,7 @@
 #include "max_filter_cpu.h"
 #include "stencil_chain_cpu.h"
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <cmath>
 #include <cstring>

@@ -8,7 +8,7 @@
 #include "apps_test_util.h"
 #include "appsB_bgu_cpu.h"
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <algorithm>
 #include <cmath>

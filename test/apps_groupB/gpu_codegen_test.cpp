@@ -13,7 +13,8 @@
 // Subprocesses are run through appsB::run_process (subprocess_util.h).
 #include "subprocess_util.h"
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
+#include "tuner/generator_protocol.h"
 
 #include <algorithm>
 #include <cctype>
@@ -227,12 +228,13 @@ void check_refuses_cpu_target(const std::string &app) {
     CHECK(bad.exit_code != 0);
     CHECK(bad.output.find("unknown schedule=fastest (expected none, naive or manual)") != std::string::npos);
     // A hand schedule under an autoscheduler would be silently replaced.
-    ProcessResult both = run_process({generator_path(app), "-g", app, "-o", dir.string(), "-e", "static_library,h",
-                                      "target=host-cuda", "schedule=manual", "auto_schedule=true"},
-                                     dir / "generator.log", 120);
-    INFO(app << " schedule=manual auto_schedule=true output:\n" << both.output);
+    std::vector<std::string> argv = {generator_path(app), "-g", app, "-o", dir.string(), "-e", "static_library,h",
+                                     "target=host-cuda", "schedule=manual"};
+    for (const std::string &a : gpusched::autoscheduler_args("gpusched")) argv.push_back(a);
+    ProcessResult both = run_process(argv, dir / "generator.log", 120);
+    INFO(app << " schedule=manual with an autoscheduler, output:\n" << both.output);
     CHECK(both.exit_code != 0);
-    CHECK(both.output.find("cannot be combined with auto_schedule=true") != std::string::npos);
+    CHECK(both.output.find("cannot be combined with an autoscheduler") != std::string::npos);
     fs::remove_all(dir);
 }
 

@@ -5,7 +5,7 @@
 #include "apps_test_util.h"
 #include "appsB_iir_blur_cpu.h"
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <vector>
 

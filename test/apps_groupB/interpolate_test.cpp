@@ -6,7 +6,7 @@
 #include "apps_test_util.h"
 #include "appsB_interpolate_cpu.h"
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <cmath>
 

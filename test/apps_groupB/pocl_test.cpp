@@ -16,7 +16,7 @@
 #include "pocl_cases.h"
 #include "subprocess_util.h"
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <algorithm>
 #include <cmath>

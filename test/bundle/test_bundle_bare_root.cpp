@@ -18,7 +18,7 @@
 #include <set>
 #include <sstream>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 #include <nlohmann/json.hpp>
 
 #include "db/database.h"

@@ -13,7 +13,7 @@
 #include <set>
 #include <sstream>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "test_support.h"
 #include "tuner/subprocess.h"

@@ -3,7 +3,7 @@
 // nothing fails. Every executable also has an entry that fails on a test name
 // catch_discover_tests would split. Checked on this build's real ctest
 // configuration and on catch_guard_fixture, whose one test is named with ';'.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -1,5 +1,5 @@
 // The analytic GPU model must move the right way when one thing changes.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "costmodel/analytic_cost_model.h"
 #include "fixtures.h"

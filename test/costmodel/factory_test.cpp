@@ -1,5 +1,5 @@
 // make_cost_model: what the plugin's config selects, and clear errors.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // Featurization blobs survive a round trip and corrupt ones are clear errors.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <cmath>
 

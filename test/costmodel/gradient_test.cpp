@@ -1,6 +1,6 @@
 // The hand-written backward pass matches finite differences, and the
 // training forward pass matches the fast inference path.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <algorithm>
 #include <cmath>

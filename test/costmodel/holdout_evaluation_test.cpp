@@ -1,6 +1,6 @@
 // Held-out ranking: same-step groups, both views of the metrics, and the
 // whole-pipeline split the default weights are judged on.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <algorithm>
 #include <string>

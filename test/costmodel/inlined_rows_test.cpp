@@ -4,7 +4,7 @@
 // thread, every other feature 0; the loads are in the consumers' rows.
 // The analytic model and the appendix B formula must read such a row as
 // "this much arithmetic, nothing else".
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <cmath>
 #include <random>

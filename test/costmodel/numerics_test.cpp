@@ -1,6 +1,6 @@
 // Small numeric building blocks: fast log, CRC-32, rank correlations,
 // the appendix B term mapping.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
 // The network cost model's row cache (costmodel/row_cost_cache.h): it may
 // only skip work, never change a cost.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <cmath>
 #include <random>

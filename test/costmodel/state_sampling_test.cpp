@@ -1,7 +1,7 @@
 // StateSamplingCostModel: the dump of searched states the default weights
 // are fitted on. It must not change any cost, must keep a bounded, seeded
 // sample, and must write a feature-rows file that reads back.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <cmath>
 #include <random>

@@ -1,6 +1,6 @@
 // Training on data with known structure lowers the loss and learns to rank
 // states it has not seen.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <cmath>
 

@@ -1,6 +1,6 @@
 // Weights files: save-and-load predicts identically; every kind of bad file
 // is a clear error naming the file, never a crash.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <fstream>
 

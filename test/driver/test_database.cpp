@@ -2,7 +2,7 @@
 #include <thread>
 #include <vector>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 

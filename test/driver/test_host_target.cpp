@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "tuner/host_target.h"
 

@@ -7,7 +7,7 @@
 #include <sqlite3.h>
 #include <thread>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 #include <nlohmann/json.hpp>
 
 #include "db/database.h"

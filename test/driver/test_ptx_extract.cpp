@@ -1,6 +1,6 @@
 #include <algorithm>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "test_support.h"
 #include "tuner/generator_run.h"

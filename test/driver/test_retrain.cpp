@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 #include <sqlite3.h>
 
 #include "core/gpu_profile.h"

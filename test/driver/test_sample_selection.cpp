@@ -1,4 +1,4 @@
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "tuner/sample_selection.h"
 

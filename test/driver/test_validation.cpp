@@ -7,7 +7,7 @@
 
 #include <sqlite3.h>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "test_support.h"
 #include "tuner/autoschedulers.h"

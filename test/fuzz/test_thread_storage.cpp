@@ -11,7 +11,7 @@
 // needs no global memory at all.
 #include <regex>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <sstream>
 

@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"

@@ -2,7 +2,7 @@
 // cannot rot), relative paths follow the config file, and every bad field is
 // refused with one line naming the file and the field.
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "tuner/nightly/nightly_config.h"
 

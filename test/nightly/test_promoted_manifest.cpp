@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "test_support.h"
 #include "tuner/nightly/promoted_manifest.h"

@@ -2,7 +2,7 @@
 // candidate replaces the promoted schedule only when faster by more than the
 // larger of the two measurements' noise and the floor, never across devices.
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "tuner/nightly/promotion_rule.h"
 

@@ -11,7 +11,8 @@
 // pipelines inline everything and take minutes to lower. The whole file takes a
 // few minutes on two cores.
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
+#include "tuner/generator_protocol.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -395,8 +396,9 @@ TEST_CASE("gpusched_root builds seed 25, whose all-inline lowering took more tha
     const TempDir dir_tmp("root");
     const std::string &dir = dir_tmp.path;
     std::string command = "ulimit -v 1048576; exec '" RP_GENERATOR "' -g random_pipeline -o '" + dir +
-                          "' -e static_library,h,schedule -p '" RP_PLUGIN "' -s gpusched_root target=" +
-                          std::string(GPUSCHED_HOST_TARGET) + "-no_runtime auto_schedule=true";
+                          "' -e static_library,h,schedule -p '" RP_PLUGIN "' target=" +
+                          std::string(GPUSCHED_HOST_TARGET) + "-no_runtime";
+    for (const std::string &a : gpusched::autoscheduler_args("gpusched_root")) command += " " + a;
     for (const std::string &p : small_params(25, {"num_outputs=0", "scans=true", "pyramids=true"}))
         command += " " + p;
     const ProcessResult r = run_process({"/bin/sh", "-c", command}, 120);

@@ -6,7 +6,7 @@
 
 #include <filesystem>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "headless_chromium.h"
 #include "recorded_db.h"

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <map>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "db/database.h"
 #include "recorded_db.h"

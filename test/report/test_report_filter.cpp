@@ -2,7 +2,7 @@
 // timestamp form, so a string comparison with runs.started_at selects the
 // runs started at or after it; anything else is refused naming the text.
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "tuner/report/report_data.h"
 #include "tuner/user_error.h"

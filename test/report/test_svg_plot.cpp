@@ -6,7 +6,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "report_page.h"
 #include "tuner/report/html_text.h"

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 #include <nlohmann/json.hpp>
 
 #include "db/database.h"

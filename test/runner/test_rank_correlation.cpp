@@ -1,6 +1,6 @@
 // Spearman's rho and Kendall's tau-b, checked against values worked by hand.
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "db/rank_correlation.h"
 

@@ -8,7 +8,7 @@
 #include <chrono>
 #include <filesystem>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "test_support.h"
 #include "tuner/autoschedulers.h"

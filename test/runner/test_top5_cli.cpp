@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <thread>
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 

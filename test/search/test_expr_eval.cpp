@@ -1,7 +1,7 @@
 // The bound evaluator the search runs its footprints through
 // (core/expr_eval.h): compiled with slots, it must agree with Halide's
 // integer semantics and never guess.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <Halide.h>
 

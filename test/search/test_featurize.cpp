@@ -1,5 +1,5 @@
 // Featurization on small loop nests whose features were worked out by hand.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // pipelines scheduled by hand past the limits, lowered as the generator
 // lowers them, and the plugin refusing a forced schedule over the limit.
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +13,7 @@
 #include "core/kernel_assertions.h"
 #include "core/launch_check.h"
 #include "tuner/subprocess.h"
+#include "tuner/generator_protocol.h"
 
 using namespace Halide;
 using gpusched::GpuProfile;
@@ -182,8 +183,8 @@ TEST_CASE("the plugin refuses a forced schedule over the thread limit with the k
                    .dump(2);
         gpusched::ProcessSpec spec;
         spec.argv = {GS_BLUR_GENERATOR, "-g", "gs_blur", "-o", dir.string(), "-e", "static_library,h",
-                     "-p", GS_PLUGIN, "-s", "gpusched", "target=" GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86",
-                     "auto_schedule=true"};
+                     "-p", GS_PLUGIN, "target=" GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86"};
+        for (const std::string &a : gpusched::autoscheduler_args("gpusched")) spec.argv.push_back(a);
         spec.env = {{"GPUSCHED_CONFIG", (dir / "config.json").string()}};
         spec.timeout = std::chrono::minutes(5);
         return gpusched::run_process(spec);

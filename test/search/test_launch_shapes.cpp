@@ -8,7 +8,7 @@
 // model decides the launch) and run the search itself, lower each result as
 // the generator would, and read the launches (core/launch_check.h).
 
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <random>
 #include <set>

@@ -10,7 +10,7 @@
 // `1 << lvl` to shift_left(1, uint32(lvl)) and, with t a fixed outer loop,
 // bounds it as [0, +inf): lowering a per-thread or per-block copy of the
 // input failed with "accessed over an unbounded domain in dimension _1".
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <set>
 

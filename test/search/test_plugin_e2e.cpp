@@ -1,7 +1,7 @@
 // The plugin end to end, through a real generator in its own process.
 // Every program runs through tuner/subprocess.h (an argv, never a shell
 // line), so paths with spaces or quotes cannot break the commands.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <chrono>
 #include <filesystem>
@@ -16,6 +16,7 @@
 #include "costmodel/feature_rows_file.h"
 #include "costmodel/featurization_blob.h"
 #include "tuner/subprocess.h"
+#include "tuner/generator_protocol.h"
 
 namespace fs = std::filesystem;
 
@@ -66,7 +67,8 @@ bool run_generator(const std::string &name, const std::string &target, const nlo
     std::ofstream(dir / "config.json") << cfg.dump(2);
     std::vector<std::string> argv = {GS_BLUR_GENERATOR, "-g", "gs_blur", "-o", dir.string(),
                                      "-e", "static_library,h,registration,schedule,featurization",
-                                     "-p", GS_PLUGIN, "-s", "gpusched", "target=" + target, "auto_schedule=true"};
+                                     "-p", GS_PLUGIN, "target=" + target};
+    for (const std::string &a : gpusched::autoscheduler_args("gpusched")) argv.push_back(a);
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     return run(argv, log, {{"GPUSCHED_CONFIG", (dir / "config.json").string()}});
 }

@@ -3,7 +3,7 @@
 // Each switch must do what it claims and nothing else: fewer states, the
 // same features, frozen Funcs keeping their pre-pass decisions, and the same
 // schedule for the same config and seed.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include <algorithm>
 #include <cmath>

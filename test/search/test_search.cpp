@@ -1,6 +1,6 @@
 // The search: legal schedules on real pipelines, determinism by seed,
 // pruning limits, replayable records and config errors.
-#include <catch2/catch.hpp>
+#include "test/catch2_compat.h"
 
 #include "core/beam_search.h"
 #include "core/loop_nest.h"

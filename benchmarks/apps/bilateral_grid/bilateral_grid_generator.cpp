@@ -69,7 +69,7 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}});
         output.set_estimates({{0, 1536}, {0, 2560}});
 
-        apply_schedule(gpusched_apps::parse_schedule("bilateral_grid", schedule, get_target(), auto_schedule));
+        apply_schedule(gpusched_apps::parse_schedule("bilateral_grid", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:

@@ -115,7 +115,7 @@ public:
         white_level.set_estimate(1023);
         output.set_estimates({{0, 2560}, {0, 1920}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("camera_pipe", schedule, get_target(), auto_schedule));
+        apply_schedule(gpusched_apps::parse_schedule("camera_pipe", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:

@@ -8,11 +8,14 @@
 //   naive     every stage Func compute_root with a plain 16x16 gpu_tile over its first two
 //             dimensions, everything else serial inside the thread: the floor to beat;
 //   manual    the expert GPU schedule written in the generator itself.
-// naive and manual only make sense for a GPU target and without auto_schedule; anything else is
-// refused with an error that names the generator, the value and the target.
+// naive and manual only make sense for a GPU target and without an autoscheduler; anything else
+// is refused with an error that names the generator, the value and the target. Generators pass
+// GPUSCHED_GENERATOR_AUTOSCHEDULED() (core/halide_compat.h) for whether an autoscheduler was asked.
 #pragma once
 
 #include "Halide.h"
+
+#include "core/halide_compat.h"
 
 #include <stdexcept>
 #include <string>
@@ -27,10 +30,10 @@ enum class ScheduleMenu { GpuOnly, WithCpuRoot };
 
 // Parses the `schedule` GeneratorParam; throws Halide::CompileError (the generator exits non-zero
 // with the message) for a value the app does not offer, for a GPU schedule asked of a target
-// without a GPU feature, and for a GPU schedule combined with auto_schedule=true (the
-// autoscheduler would replace it, and the result would not be the schedule asked for).
+// without a GPU feature, and for a GPU schedule combined with an autoscheduler (it would replace
+// the schedule, and the result would not be the one asked for).
 inline ScheduleKind parse_schedule(const std::string &app, const std::string &value, const Halide::Target &target,
-                                   bool auto_schedule, ScheduleMenu menu = ScheduleMenu::WithCpuRoot) {
+                                   bool autoscheduled, ScheduleMenu menu = ScheduleMenu::WithCpuRoot) {
     const bool cpu_root_offered = menu == ScheduleMenu::WithCpuRoot;
     if (value == "none") return ScheduleKind::None;
     if (value == "cpu_root" && cpu_root_offered) return ScheduleKind::CpuRoot;
@@ -44,9 +47,9 @@ inline ScheduleKind parse_schedule(const std::string &app, const std::string &va
             " has no GPU feature; use e.g. target=host-cuda-cuda_capability_86 or host-opencl, "
             "or schedule=none for an autoscheduler");
     }
-    if (auto_schedule) {
+    if (autoscheduled) {
         throw Halide::CompileError(app + ": schedule=" + value +
-                                   " cannot be combined with auto_schedule=true (use schedule=none)");
+                                   " cannot be combined with an autoscheduler (use schedule=none)");
     }
     return value == "naive" ? ScheduleKind::Naive : ScheduleKind::Manual;
 }

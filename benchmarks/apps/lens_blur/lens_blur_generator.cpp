@@ -107,7 +107,7 @@ public:
         blur_radius_scale.set_estimate(0.5f);
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("lens_blur", schedule, get_target(), auto_schedule));
+        apply_schedule(gpusched_apps::parse_schedule("lens_blur", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:

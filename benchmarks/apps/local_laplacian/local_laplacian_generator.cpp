@@ -102,7 +102,7 @@ public:
         beta.set_estimate(1.0f);
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("local_laplacian", schedule, get_target(), auto_schedule));
+        apply_schedule(gpusched_apps::parse_schedule("local_laplacian", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:

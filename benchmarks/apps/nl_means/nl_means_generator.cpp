@@ -62,7 +62,7 @@ public:
         sigma.set_estimate(0.12f);
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("nl_means", schedule, get_target(), auto_schedule));
+        apply_schedule(gpusched_apps::parse_schedule("nl_means", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:
