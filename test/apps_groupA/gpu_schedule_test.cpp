@@ -80,13 +80,13 @@ TEST_CASE("GPU schedules are refused for a CPU target, naming the app and the ta
     }
 }
 
-TEST_CASE("a hand GPU schedule combined with auto_schedule is refused and cpu_root is offered", "[apps_groupA]") {
+TEST_CASE("a hand GPU schedule combined with an autoscheduler is refused and cpu_root is offered", "[apps_groupA]") {
     // bilateral_grid stands for the group: the check lives in the shared
     // benchmarks/apps/common/schedule_helpers.h.
     const std::string app = "bilateral_grid";
     const std::string dir = apps_test::scratch_dir(app + "_auto_and_manual");
     std::vector<std::string> argv = {apps_test::generator_path(app), "-g", app, "-o", dir, "-e", "h",
-                                     "target=host-cuda", "schedule=manual"};
+                                     "target=host-cuda", "schedule=manual", "-p", GPUSCHED_PLUGIN_PATH};
     for (const std::string &a : gpusched::autoscheduler_args("gpusched")) argv.push_back(a);
     auto both = apps_test::run_process(argv);
     CHECK(both.exit_code != 0);

@@ -229,7 +229,7 @@ void check_refuses_cpu_target(const std::string &app) {
     CHECK(bad.output.find("unknown schedule=fastest (expected none, naive or manual)") != std::string::npos);
     // A hand schedule under an autoscheduler would be silently replaced.
     std::vector<std::string> argv = {generator_path(app), "-g", app, "-o", dir.string(), "-e", "static_library,h",
-                                     "target=host-cuda", "schedule=manual"};
+                                     "target=host-cuda", "schedule=manual", "-p", GPUSCHED_PLUGIN_PATH};
     for (const std::string &a : gpusched::autoscheduler_args("gpusched")) argv.push_back(a);
     ProcessResult both = run_process(argv, dir / "generator.log", 120);
     INFO(app << " schedule=manual with an autoscheduler, output:\n" << both.output);

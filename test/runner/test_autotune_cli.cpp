@@ -5,6 +5,7 @@
 // one database. Tiny batches (3-6 samples, beam 2 x 1 pass, short timing)
 // keep the suite fast on two cores.
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -19,6 +20,7 @@
 
 #include "db/database.h"
 #include "db/sample_store.h"
+#include "tuner/autoschedulers.h"
 #include "test_sql.h"
 #include "test_support.h"
 
@@ -316,6 +318,32 @@ TEST_CASE("autotune times its baselines once per run with the same runner and a 
     CHECK(again.out.find("measured earlier in this run") != std::string::npos);
     CHECK(test::sql_int(db_path, "SELECT count(*) FROM runs WHERE autoscheduler = 'naive'") == 1);
     CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples WHERE run_id = " + std::to_string(run)) == 6);
+}
+
+TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes GPU schedules with them",
+          "[baselines]") {
+    // Li2018 in every supported Halide; Anderson2021 ships from 16;
+    // Mullapudi2016 schedules GPUs from 21. Where one is missing, the reason
+    // names the Halide that has it and the one gpusched is built with.
+    const std::vector<std::string> names = schedule_source_names();
+    auto offered = [&](const std::string &n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+    CHECK(offered("li2018"));
+    CHECK(find_schedule_source("li2018")->plugin_path->find("libautoschedule_li2018.so") != std::string::npos);
+    for (const auto &[name, since] : {std::pair<std::string, int>{"anderson2021", 16}, {"mullapudi2016", 21}}) {
+        INFO(name << " with Halide " << GPUSCHED_HALIDE_VERSION);
+        const bool here = GPUSCHED_HALIDE_VERSION >= since;
+        CHECK(offered(name) == here);
+        CHECK(find_schedule_source(name).has_value() == here);
+        if (here) {
+            CHECK(fs::exists(*find_schedule_source(name)->plugin_path));
+            CHECK(schedule_source_unavailable(name).empty());
+        } else {
+            CHECK_THAT(schedule_source_unavailable(name),
+                       Catch::Contains("from Halide " + std::to_string(since)) &&
+                           Catch::Contains("built with Halide " + std::to_string(GPUSCHED_HALIDE_VERSION)));
+        }
+    }
+    CHECK(schedule_source_unavailable("li2019") == "unknown schedule source 'li2019'");
 }
 
 TEST_CASE("autotune refuses an unknown baseline in one line before any work", "[autotune][bad-input]") {

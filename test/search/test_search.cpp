@@ -2,6 +2,10 @@
 // pruning limits, replayable records and config errors.
 #include "test/catch2_compat.h"
 
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
 #include "core/beam_search.h"
 #include "core/loop_nest.h"
 #include "core/schedule_apply.h"
@@ -11,6 +15,7 @@
 #include "test/search/test_cost_model.h"
 
 using namespace gpusched;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -204,6 +209,26 @@ TEST_CASE("config errors name the key", "[config]") {
     CHECK(def.search.beam_size == 32);
     CHECK(def.search.passes == 5);
     CHECK(def.gpu.name == "h100");
+}
+
+TEST_CASE("autoscheduler options are laid over the GPUSCHED_CONFIG file, typed like its values, unknown keys refused",
+          "[config]") {
+    // A generator's `autoscheduler.KEY=VALUE` arguments (Halide 16 and
+    // later) reach the plugin as strings.
+    const std::string file = (fs::temp_directory_path() / "gpusched-options-config.json").string();
+    std::ofstream(file) << R"({"beam_size": 7, "passes": 3, "gpu_profile": "a100"})";
+    ::setenv("GPUSCHED_CONFIG", file.c_str(), 1);
+    PluginConfig c = load_plugin_config({{"passes", "2"}, {"freezing", "false"}, {"gpu_profile", "v100"}});
+    CHECK(c.search.beam_size == 7);  // from the file
+    CHECK(c.search.passes == 2);     // the option wins
+    CHECK_FALSE(c.search.freezing);
+    CHECK(c.gpu.name == "v100");
+    // A number where a string is expected, and the reverse, are named.
+    CHECK_THROWS_WITH(load_plugin_config({{"passes", "two"}}), Catch::Contains("passes"));
+    CHECK_THROWS_WITH(load_plugin_config({{"bogus", "1"}}), Catch::Contains("\"bogus\": unknown key"));
+    ::unsetenv("GPUSCHED_CONFIG");
+    CHECK(load_plugin_config({{"beam_size", "4"}}).search.beam_size == 4);
+    fs::remove(file);
 }
 
 TEST_CASE("kernel memoization changes no feature and no decision", "[search][memo]") {
