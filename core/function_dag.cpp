@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "core/algorithm_features.h"
+#include "core/halide_compat.h"
 
 namespace gpusched {
 
@@ -179,6 +180,31 @@ std::map<std::string, Box> required_boxes(const std::vector<Expr> &exprs, const 
     return boxes;
 }
 
+bool rounds(const Expr &e);
+
+// Whether a region Halide bounds as iv at a compute level has a size it can
+// allocate there: its extent must not move with the loops outside the level
+// (free_loops), which are fixed per block or thread (Halide allocates
+// registers only at a fixed size, and the launch check takes only constant
+// shared memory). Halide 14 already calls such reads unbounded (max_filter's
+// column read through `1 << lvl(t)`); Halide 19 bounds it by an expression
+// in t (core/halide_compat.h, kRegionsMayVaryPerThread), and lowering then
+// fails with "Allocation ... has a dynamic size". A read through a rounding
+// division is exempt: its extent moves by a point between tile starts and
+// the nest fixes it with bound_extent (sized_by_max). Only asked where
+// Halide may bound such regions: on Halide 14 the test also refused reads
+// whose extent varies only near the image's borders (clamped indexing),
+// which Halide 14 sizes by a constant bound, and the suite's schedules lost
+// up to 0.1% of predicted cost (max_filter, nl_means).
+bool fixed_size_below_root(const Interval &iv, const std::vector<std::string> &free_loops) {
+    if (!kRegionsMayVaryPerThread) return true;
+    if (rounds(iv.min) || rounds(iv.max)) return true;
+    const Expr extent = simplify(iv.max - iv.min);
+    for (const std::string &v : free_loops)
+        if (expr_uses_var(extent, v)) return false;
+    return true;
+}
+
 // Sets Edge::bounded_below_root on the edges of s (producers named by
 // edge_names, parallel to s.edges). Halide's allocation bounds inference
 // runs on the simplified definition, after the loops outside a compute
@@ -206,11 +232,15 @@ void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_name
     }
     for (uint32_t mask = 0; mask < (1u << pure.size()); mask++) {
         Scope<Interval> scope;
+        std::vector<std::string> free_loops;
         for (size_t l = 0; l < s.loops.size(); l++) {
             bool iterates = s.loops[l].is_rvar;
             for (size_t q = 0; q < pure.size(); q++)
                 if (pure[q] == l && (mask >> q & 1u)) iterates = true;
-            if (!iterates) continue;
+            if (!iterates) {
+                free_loops.push_back(s.loops[l].var);
+                continue;
+            }
             scope.push(s.loops[l].var, loop_interval(s.loops[l]));
         }
         const std::map<std::string, Box> boxes = required_boxes(lowered, scope, value_bounds);
@@ -220,7 +250,7 @@ void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_name
             auto it = boxes.find(edge_names[i]);
             if (it == boxes.end()) continue;  // simplified away: nothing to bound
             for (const Interval &iv : it->second.bounds)
-                if (!iv.is_bounded()) e.bounded_below_root = false;
+                if (!iv.is_bounded() || !fixed_size_below_root(iv, free_loops)) e.bounded_below_root = false;
         }
     }
 }

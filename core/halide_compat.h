@@ -13,7 +13,11 @@
 //   - a user error: ErrorReport is a class in 14 and 19 and a template in 21,
 //     and only the _halide_user_assert macro is spelled the same in all;
 //   - a generator learns it is autoscheduled from its `auto_schedule`
-//     GeneratorParam in 14 and from using_autoscheduler() from 16.
+//     GeneratorParam in 14 and from using_autoscheduler() from 16;
+//   - bounds inference: a read whose extent moves with the loops outside
+//     its compute level (max_filter's column read through `1 << lvl(t)`)
+//     is unbounded in 14 and bounded by an expression in those loops in 19,
+//     which Halide then cannot allocate in registers (kRegionsMayVaryPerThread).
 
 #include <cstdint>
 #include <cstdlib>
@@ -31,6 +35,12 @@
 #endif
 
 namespace gpusched {
+
+// Whether Halide may bound a region below root by a size that varies with the
+// loops outside its compute level (true from Halide 16 on; see above): the
+// function DAG then refuses such regions itself (FunctionDAG:
+// fixed_size_below_root), where Halide 14's own bounds already did.
+constexpr bool kRegionsMayVaryPerThread = GPUSCHED_HALIDE_MAJOR >= 16;
 
 // The `autoscheduler.KEY=VALUE` options a generator was given (KEY without
 // the prefix). Always empty on Halide 14, which has no such options.

@@ -203,6 +203,8 @@ void entry(const Halide::Pipeline &p, const Halide::Target &t, const Autoschedul
     try {
         run_bench(p, t, results);
         return;
+    } catch (const Halide::Error &e) {  // no std::exception from Halide 17 on
+        error = std::string("gpusched_featurize_bench: ") + e.what();
     } catch (const std::exception &e) {
         error = std::string("gpusched_featurize_bench: ") + e.what();
     }
