@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
 """Search time of gpusched's plugin, as a user waits for it: one generator run
-with `-e schedule` per pipeline, whole process CPU seconds (user + system, from
-the kernel's rusage of the child) and peak RSS, beside the search's own record
-(search CPU seconds, predicted cost, states featurized, region memo hits).
+with `-e schedule` per pipeline, whole process CPU seconds (user + system) and
+peak RSS from the kernel's rusage of the child (wait4), beside the search's
+own record (search CPU seconds, predicted cost, states featurized, region
+memo hits). With --scheduler anderson2021 (its defaults at beam 32 x 5) or
+anderson2021-paper (also randomize_tilings=1 freeze_inline_compute_root=1),
+the same for Halide's own Anderson2021 on a Halide 16 or later (--protocol 16):
+the side-by-side table of the search against the reference, in one Halide.
 
-  search_time.py run --plugin LIB [--build-dir DIR] [--only a,b] [--gen LABEL=PATH[:GENERATOR][:key=value...]]...
+  search_time.py run [--plugin LIB | --scheduler anderson2021|anderson2021-paper] [--protocol 14|16]
+                     [--build-dir DIR] [--only a,b] [--gen LABEL=PATH[:GENERATOR][:key=value...]]...
                      [--mode beam|greedy|both] [--timeout S] [--json OUT] [--compare RECORDED.json] [--max-slowdown F]
   search_time.py compare RECORDED.json NEW.json [--max-slowdown F]
 
@@ -22,8 +27,9 @@ judged.
 
 Beam: the plugin's defaults (beam 32 x 5, seed 0, the launch check on), as a
 generator run with gpusched as its autoscheduler does. Greedy: beam 1, 1
-pass, dropout 0.2, seed 1, as One Shot's samples. Halide 14's generator
-protocol (-s gpusched auto_schedule=true).
+pass, dropout 0.2, seed 1, as One Shot's samples. --protocol: how the
+generators' Halide selects a plugin (14: -s NAME auto_schedule=true; 16:
+autoscheduler=NAME with autoscheduler.KEY=VALUE options).
 """
 import argparse, json, math, os, platform, subprocess, sys, tempfile, time
 
@@ -55,39 +61,81 @@ def parse_gen(spec):
     return label, path, generator, params
 
 
-def measure(path, generator, params, plugin, cfg, timeout):
-    import resource
+# Halide's own Anderson2021 (Halide 16 and later) as the reference, at the
+# same beam as gpusched's defaults: its own defaults, and the paper's
+# settings (Anderson et al. 2021, sec. 6).
+REFERENCES = {
+    "anderson2021": {"beam_size": 32, "num_passes": 5},
+    "anderson2021-paper": {"beam_size": 32, "num_passes": 5, "randomize_tilings": 1,
+                           "freeze_inline_compute_root": 1},
+}
+
+
+def autoscheduler_args(protocol, name, options):
+    """The generator arguments selecting `name` with `options`, in the
+    protocol of the generator's Halide (tuner/generator_protocol.h)."""
+    if protocol == 14:
+        if options:
+            sys.exit("search_time: Halide 14 takes no autoscheduler options on the command line")
+        return ["-s", name, "auto_schedule=true"]
+    return [f"autoscheduler={name}"] + [f"autoscheduler.{k}={v}" for k, v in options.items()]
+
+
+def run_reaped(cmd, env, timeout, stderr_path):
+    """Runs cmd and reaps it with wait4, for its own CPU time and peak RSS
+    (those of the children it waited for included). Returns (rusage, exit
+    status, wall seconds, stderr), rusage None on a timeout."""
+    start = time.monotonic()
+    with open(stderr_path, "w") as errf:
+        child = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=errf)
+    while True:
+        pid, status, ru = os.wait4(child.pid, os.WNOHANG)
+        if pid == child.pid:
+            break
+        if time.monotonic() - start > timeout:
+            child.kill()
+            os.wait4(child.pid, 0)
+            child.returncode = -9
+            return None, None, None, None
+        time.sleep(0.05)
+    child.returncode = os.waitstatus_to_exitcode(status)
+    return ru, child.returncode, time.monotonic() - start, open(stderr_path).read()
+
+
+def measure(path, generator, params, scheduler, cfg, timeout):
+    """One generator run with -e schedule. scheduler: ("gpusched", plugin,
+    protocol) or (reference name, plugin dir, protocol)."""
+    kind, plugin, protocol = scheduler
     work = tempfile.mkdtemp(prefix="gs-time-")
     rec_path = os.path.join(work, "record.json")
     cfg_path = os.path.join(work, "config.json")
-    with open(cfg_path, "w") as f:
-        json.dump(dict(cfg, record_path=rec_path), f)
-    cmd = [path, "-g", generator, "-o", work, "-e", "schedule", "-p", plugin, "-s", "gpusched", "target=host-cuda",
-           "auto_schedule=true"] + params
-    # One child at a time: the growth of RUSAGE_CHILDREN is this child's CPU.
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.monotonic()
-    child = subprocess.Popen(cmd, env=dict(os.environ, GPUSCHED_CONFIG=cfg_path), stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, text=True)
-    try:
-        _, err = child.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
+    env = dict(os.environ)
+    if kind == "gpusched":
+        with open(cfg_path, "w") as f:
+            json.dump(dict(cfg, record_path=rec_path), f)
+        env["GPUSCHED_CONFIG"] = cfg_path
+        select = ["-p", plugin] + autoscheduler_args(protocol, "gpusched", {})
+    else:
+        select = (["-p", os.path.join(plugin, "libautoschedule_anderson2021.so")] +
+                  autoscheduler_args(protocol, "Anderson2021", REFERENCES[kind]))
+    cmd = [path, "-g", generator, "-o", work, "-e", "schedule", "target=host-cuda"] + select + params
+    ru, status, wall, err = run_reaped(cmd, env, timeout, os.path.join(work, "stderr.txt"))
+    if ru is None:
         return {"status": "timeout", "timeout_s": timeout}
-    wall = time.monotonic() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if child.returncode != 0 or not os.path.exists(rec_path):
-        return {"status": "failed", "rc": child.returncode, "stderr": err[-2000:]}
+    if status != 0:
+        return {"status": "failed", "rc": status, "stderr": err[-2000:]}
+    out = {"status": "ok", "process_cpu": ru.ru_utime + ru.ru_stime, "process_wall": wall,
+           "peak_rss_mb": ru.ru_maxrss / 1024.0}  # Linux reports KiB
+    if kind != "gpusched":
+        return out
+    if not os.path.exists(rec_path):
+        return {"status": "failed", "rc": status, "stderr": "no search record written\n" + err[-2000:]}
     rec = json.load(open(rec_path))
     s = rec["statistics"]
-    return {"status": "ok",
-            "process_cpu": (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime),
-            "process_wall": wall,
-            "peak_rss_mb": s["peak_rss_mb"],  # the generator's own peak, as the plugin read it after the search
-            "search_cpu": s["cpu_seconds_total"], "cost": rec["predicted_cost"],
-            "states": s["states_featurized"], "region_memo_hits": s.get("region_memo_hits", 0),
-            "region_memo_misses": s.get("region_memo_misses", 0)}
+    out.update({"search_cpu": s["cpu_seconds_total"], "cost": rec["predicted_cost"],
+                "states": s["states_featurized"], "region_memo_hits": s.get("region_memo_hits", 0),
+                "region_memo_misses": s.get("region_memo_misses", 0)})
+    return out
 
 
 def geomean(xs):
@@ -129,9 +177,16 @@ def compare(recorded, new, max_slowdown):
 
 
 def cmd_run(a):
-    plugin = os.path.abspath(a.plugin)
-    if not os.path.exists(plugin):
-        sys.exit(f"search_time: plugin {plugin} does not exist (build the gpusched_autoscheduler target)")
+    if a.scheduler == "gpusched":
+        plugin = os.path.abspath(a.plugin or "")
+        if not a.plugin or not os.path.exists(plugin):
+            sys.exit(f"search_time: --plugin {a.plugin} does not exist (build the gpusched_autoscheduler target)")
+    else:
+        plugin = a.halide_plugin_dir
+        if a.protocol < 16 or not os.path.exists(os.path.join(plugin, "libautoschedule_anderson2021.so")):
+            sys.exit(f"search_time: {a.scheduler} needs Halide 16 or later (--protocol 16) and its plugin in "
+                     f"--halide-plugin-dir ({plugin})")
+    scheduler = (a.scheduler, plugin, a.protocol)
     pipelines = []
     if a.build_dir:
         for app in SUITE:
@@ -155,18 +210,20 @@ def cmd_run(a):
         sys.exit("search_time: no pipeline to measure (give --build-dir or --gen)")
     modes = ["beam", "greedy"] if a.mode == "both" else [a.mode]
     out = {"machine": {"host": platform.node(), "cpus": os.cpu_count(), "load_at_start": os.getloadavg()[0]},
+           "scheduler": a.scheduler, "protocol": a.protocol,
            "pipelines": {p[0]: {"generator": os.path.basename(p[1]), "name": p[2], "params": p[3]} for p in pipelines},
            "results": {}}
     for m in modes:
         res = out["results"].setdefault(m, {})
         for label, path, generator, params in pipelines:
-            r = measure(path, generator, params, plugin, MODES[m], a.timeout)
+            r = measure(path, generator, params, scheduler, MODES[m], a.timeout)
             res[label] = r
             if r["status"] == "ok":
-                print(f"{m:6} {label:28} process cpu {r['process_cpu']:7.2f} s  search cpu {r['search_cpu']:7.2f} s  "
-                      f"{r['peak_rss_mb']:5.0f} MiB  cost {r['cost']:.5g}  states {r['states']}  "
-                      f"region memo {r['region_memo_hits']}/{r['region_memo_hits'] + r['region_memo_misses']}",
-                      flush=True)
+                line = f"{m:6} {label:28} process cpu {r['process_cpu']:7.2f} s  {r['peak_rss_mb']:5.0f} MiB"
+                if "search_cpu" in r:
+                    line += (f"  search cpu {r['search_cpu']:7.2f} s  cost {r['cost']:.5g}  states {r['states']}  "
+                             f"region memo {r['region_memo_hits']}/{r['region_memo_hits'] + r['region_memo_misses']}")
+                print(line, flush=True)
             else:
                 print(f"{m:6} {label:28} {r['status']} {r.get('stderr', '')[-300:]}", flush=True)
             if a.json:
@@ -194,7 +251,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
-    r.add_argument("--plugin", required=True)
+    r.add_argument("--plugin", help="gpusched's plugin (--scheduler gpusched)")
+    r.add_argument("--scheduler", default="gpusched", choices=["gpusched"] + sorted(REFERENCES))
+    r.add_argument("--protocol", type=int, default=14, choices=[14, 16],
+                   help="the generators' Halide: 14, or 16 for Halide 16 and later (19, 21)")
+    r.add_argument("--halide-plugin-dir", default="/usr/lib/x86_64-linux-gnu/halide19",
+                   help="where Halide's own Anderson2021 plugin is (--scheduler anderson2021*)")
     r.add_argument("--build-dir")
     r.add_argument("--only")
     r.add_argument("--gen", action="append", default=[])

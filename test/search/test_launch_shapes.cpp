@@ -10,6 +10,7 @@
 
 #include "test/catch2_compat.h"
 
+#include <functional>
 #include <random>
 #include <set>
 
@@ -120,13 +121,15 @@ bool below_root(ComputeLocation l) {
 
 // A complete schedule from the pruned search space, each step's child drawn
 // at random; at a location step, a block or thread level is taken 3 times in
-// 4 when one is offered.
-Decisions random_walk(const FunctionDAG &dag, std::mt19937 &rng) {
+// 4 when one is offered. on_children sees every step's children first.
+Decisions random_walk(const FunctionDAG &dag, std::mt19937 &rng,
+                      const std::function<void(const std::vector<Decisions> &)> &on_children = {}) {
     Decisions d = initial_decisions(dag);
     for (int step = 0; step < num_steps(dag); step++) {
         const StepId id = step_at(dag, step);
         std::vector<Decisions> kids = enumerate_children(dag, d, id, h100(), PruningLimits{});
         REQUIRE(!kids.empty());
+        if (on_children) on_children(kids);
         std::vector<size_t> low;
         for (size_t i = 0; i < kids.size(); i++)
             if (id.phase == 0 && below_root(kids[i].funcs[id.node].location)) low.push_back(i);
@@ -254,39 +257,27 @@ TEST_CASE("every pyramid schedule the search space keeps launches within the lim
 }
 
 // Walks the pruned space as the search does: at every step, the nests of all
-// the children of the current state are built in one scratch memo, then one
-// child (biased below root) is taken. Every nest must have the regions a
-// nest built without the memo has. Returns the memo's hits.
+// the children of the current state are built with one memo, and each must
+// have the regions a nest built without the memo has. Returns the memo's hits.
 template <typename P, typename... Args>
 int64_t check_region_memo_matches(int walks, Args... args) {
     P p(args...);
     FunctionDAG dag(p.outputs());
     RegionMemo memo;
     std::mt19937 rng(5);
-    for (int w = 0; w < walks; w++) {
-        Decisions d = initial_decisions(dag);
-        for (int step = 0; step < num_steps(dag); step++) {
-            const StepId id = step_at(dag, step);
-            std::vector<Decisions> kids = enumerate_children(dag, d, id, h100(), PruningLimits{});
-            REQUIRE(!kids.empty());
-            std::vector<size_t> low;
-            for (size_t i = 0; i < kids.size(); i++) {
-                const LoopNest with(dag, kids[i], &memo), without(dag, kids[i]);
-                INFO(describe(dag, kids[i]));
-                REQUIRE(with.realization_region.size() == without.realization_region.size());
-                for (size_t n = 0; n < dag.nodes.size(); n++) {
-                    INFO("Func " << dag.nodes[n].name);
-                    CHECK(with.realization_region[n] == without.realization_region[n]);
-                    CHECK(with.block_region[n] == without.block_region[n]);
-                }
-                if (id.phase == 0 && below_root(kids[i].funcs[id.node].location)) low.push_back(i);
+    auto compare = [&](const std::vector<Decisions> &kids) {
+        for (const Decisions &kid : kids) {
+            const LoopNest with(dag, kid, &memo), without(dag, kid);
+            INFO(describe(dag, kid));
+            REQUIRE(with.realization_region.size() == without.realization_region.size());
+            for (size_t n = 0; n < dag.nodes.size(); n++) {
+                INFO("Func " << dag.nodes[n].name);
+                CHECK(with.realization_region[n] == without.realization_region[n]);
+                CHECK(with.block_region[n] == without.block_region[n]);
             }
-            size_t pick = std::uniform_int_distribution<size_t>(0, kids.size() - 1)(rng);
-            if (!low.empty() && std::uniform_int_distribution<int>(0, 3)(rng) != 0)
-                pick = low[std::uniform_int_distribution<size_t>(0, low.size() - 1)(rng)];
-            d = kids[pick];
         }
-    }
+    };
+    for (int w = 0; w < walks; w++) random_walk(dag, rng, compare);
     return memo.hits;
 }
 
