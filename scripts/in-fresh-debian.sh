@@ -101,6 +101,12 @@ fi
 # Keep downloaded packages for the next run (Debian's docker-style images
 # delete them; a minbase root keeps them, but say so).
 echo 'Binary::apt::APT::Keep-Downloaded-Packages "true";' >"$root/etc/apt/apt.conf.d/99keep-debs"
+# sid's and forky's Release files are valid for days only; a mirror that
+# lags behind (a stored copy) makes apt refuse them as expired. The root is
+# thrown away after the run, and the packages are still signature-checked.
+case "$release" in
+  sid | forky) echo 'Acquire::Check-Valid-Until "false";' >"$root/etc/apt/apt.conf.d/99no-valid-until" ;;
+esac
 
 git clone -q "$repo" "$root/home/newcomer/project"
 log "running in a fresh Debian $release root: $*"
