@@ -165,11 +165,12 @@ def compare(recorded, new, max_slowdown):
                 verdict = "SLOWER"
                 failures.append(f"{mode} {label}: {n['process_cpu']:.2f} s CPU, recorded {o['process_cpu']:.2f} s "
                                 f"({ratio:.2f}x, more than {max_slowdown}x)")
-            if n["cost"] > o["cost"] * (1 + COST_TOLERANCE):
+            if "cost" in o and "cost" in n and n["cost"] > o["cost"] * (1 + COST_TOLERANCE):
                 verdict = "WORSE" if verdict == "ok" else verdict + "+WORSE"
                 failures.append(f"{mode} {label}: predicted cost {n['cost']:.6g}, recorded {o['cost']:.6g}")
+            costs = f"cost {o['cost']:.5g} -> {n['cost']:.5g}  " if "cost" in o and "cost" in n else ""
             print(f"{mode:6} {label:28} cpu {o['process_cpu']:7.2f} -> {n['process_cpu']:7.2f} s ({ratio:5.2f}x)  "
-                  f"cost {o['cost']:.5g} -> {n['cost']:.5g}  {verdict}")
+                  f"{costs}{verdict}")
         for label in new_m:
             if label not in old_m:
                 print(f"{mode:6} {label:28} new: no recorded figure")
