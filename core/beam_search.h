@@ -66,8 +66,8 @@ struct SearchStats {
     int64_t memo_hits = 0;    // kernel featurizations reused (sec. 3.3)
     int64_t memo_misses = 0;  // kernel featurizations computed
     int64_t memo_evictions = 0;
-    // Regions sized by their max over tile starts, taken from the search's
-    // RegionMemo (core/region_memo.h) or computed.
+    // Regions of Funcs below root taken from the search's RegionMemo
+    // (core/region_memo.h), or computed and remembered.
     int64_t region_memo_hits = 0, region_memo_misses = 0;
     int64_t funcs_frozen = 0;  // Funcs whose pre-pass decisions were kept
     // Wall seconds per phase; enumerate includes pruning (and the loop nests
