@@ -6,6 +6,7 @@
 // timestamped lines elsewhere, and exits 0 finished, 3 stopped by a budget,
 // 130 interrupted, 1 failed (docs/user-guide.md).
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <ctime>
@@ -163,12 +164,17 @@ std::optional<double> speedup(const Top5Result &r, const Top5Entry &baseline) {
 void print_table(const Top5Result &r) {
     std::cout << fmt::format("\nBenchmarked on {} ({}); spill check: {}\n", r.device, r.benchmark_target,
                              r.spill_check);
-    std::cout << fmt::format("  {:>4}  {:<10}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}\n", "rank",
-                             "schedule", "predicted", "min ms", "median ms", "reps", "validation", "spills",
-                             "status");
+    // The schedule column fits the longest label ("anderson2021", "mullapudi2016").
+    std::size_t label_width = std::string("schedule").size();
+    for (const auto *list : {&r.benchmarked, &r.baselines})
+        for (const auto &e : *list)
+            label_width = std::max(label_width, e.label.size());
+    std::cout << fmt::format("  {:>4}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}\n", "rank",
+                             "schedule", label_width, "predicted", "min ms", "median ms", "reps", "validation",
+                             "spills", "status");
     auto row = [&](const Top5Entry &e, const std::string &rank, bool chosen) {
         std::cout << fmt::format(
-            "  {:>4}  {:<10}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}{}\n", rank, e.label,
+            "  {:>4}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}{}\n", rank, e.label, label_width,
             e.predicted_cost ? fmt::format("{:.4g}", *e.predicted_cost) : "-", ms(e.measurement.min_ms),
             ms(e.measurement.median_ms), e.measured() ? std::to_string(e.measurement.reps) : "-",
             validation_text(e), e.ptxas_status == "checked" ? std::to_string(e.spill_bytes) : "-",
@@ -190,7 +196,7 @@ void print_table(const Top5Result &r) {
         std::cout << "\nMeasured speedup of the chosen sample (median over median, same device):\n";
         for (const auto &b : r.baselines) {
             auto s = speedup(r, b);
-            std::cout << fmt::format("  over {:<8} {}\n", b.label,
+            std::cout << fmt::format("  over {:<{}} {}\n", b.label, label_width,
                                      s ? fmt::format("{:.2f}x", *s) : "- (not measured)");
         }
     }

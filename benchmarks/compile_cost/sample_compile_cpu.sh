@@ -10,6 +10,7 @@
 # PLUGIN_B=other/libgpusched_autoscheduler.so adds a column with the check
 # on under that plugin build (to compare two versions of the plugin).
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
 build=$(realpath "${1:?usage: $0 BUILD_DIR [APP...]}")
 shift
 apps=("$@")
@@ -29,10 +30,12 @@ cpu() {
     local d=$work/run
     rm -rf "$d" && mkdir -p "$d"
     echo "{\"beam_size\":1,\"passes\":1,\"seed\":7,\"dropout\":0.5,\"check_launches\":$3}" >"$d/c.json"
+    local select
+    mapfile -t select < <(python3 "$here/../halide_generator_args.py" "$2" gpusched)
     /usr/bin/time -o "$d/time" -f "%U %S" env GPUSCHED_CONFIG="$d/c.json" \
       "$build/benchmarks/apps/$1.generator" -g "$1" -o "$d" \
-      -e static_library,h,registration,schedule,featurization -p "$2" -s gpusched \
-      target="$target" auto_schedule=true >/dev/null 2>"$d/err" || { echo "$1 failed: $(tail -1 "$d/err")" >&2; exit 1; }
+      -e static_library,h,registration,schedule,featurization target="$target" "${select[@]}" \
+      >/dev/null 2>"$d/err" || { echo "$1 failed: $(tail -1 "$d/err")" >&2; exit 1; }
     local s
     s=$(awk '{print $1 + $2}' "$d/time")
     best=$(awk -v a="${best:-$s}" -v b="$s" 'BEGIN {print (b < a ? b : a)}')

@@ -18,6 +18,9 @@ peak RSS as the plugin reads it (includes Halide itself).
 """
 import argparse, json, math, os, platform, shlex, subprocess, sys, time
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from halide_generator_args import select_plugin  # noqa: E402
+
 SUITE = ["bilateral_grid", "local_laplacian", "nl_means", "lens_blur", "camera_pipe", "stencil_chain", "harris",
          "histogram_equalize", "max_filter", "unsharp_mask", "interpolate", "conv_layer", "sgemm", "iir_blur", "bgu",
          "depthwise_separable_conv", "learned_demosaic"]
@@ -76,8 +79,8 @@ def run_one(gen, name, params, cfg, work, timeout):
     cfg_path = os.path.join(work, "config.json")
     with open(cfg_path, "w") as f:
         json.dump(cfg, f)
-    cmd = [gen, "-g", name, "-o", work, "-e", "schedule", "-p", ARGS.plugin, "-s", "gpusched",
-           "target=host-cuda", "auto_schedule=true"] + params
+    cmd = ([gen, "-g", name, "-o", work, "-e", "schedule", "target=host-cuda"] +
+           select_plugin(ARGS.plugin, "gpusched") + params)
     env = dict(os.environ, GPUSCHED_CONFIG=cfg_path)
     t = time.time()
     # The limit is CPU seconds of the generator process (RLIMIT_CPU): on

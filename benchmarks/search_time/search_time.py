@@ -5,13 +5,15 @@ peak RSS from the kernel's rusage of the child (wait4), beside the search's
 own record (search CPU seconds, predicted cost, states featurized, region
 memo hits). With --scheduler anderson2021 (its defaults at beam 32 x 5) or
 anderson2021-paper (also randomize_tilings=1 freeze_inline_compute_root=1),
-the same for Halide's own Anderson2021 on a Halide 16 or later (--protocol 16):
-the side-by-side table of the search against the reference, in one Halide.
+the same for Halide's own Anderson2021 on a Halide 16 or later: the
+side-by-side table of the search against the reference, in one Halide
+(`table` writes it from the runs' JSON files).
 
-  search_time.py run [--plugin LIB | --scheduler anderson2021|anderson2021-paper] [--protocol 14|16]
+  search_time.py run [--plugin LIB | --scheduler anderson2021|anderson2021-paper]
                      [--build-dir DIR] [--only a,b] [--gen LABEL=PATH[:GENERATOR][:key=value...]]...
                      [--mode beam|greedy|both] [--timeout S] [--json OUT] [--compare RECORDED.json] [--max-slowdown F]
   search_time.py compare RECORDED.json NEW.json [--max-slowdown F]
+  search_time.py table GPUSCHED.json REFERENCE.json... [--mode beam|greedy]
 
 --build-dir takes the standard set from a build with GPUSCHED_BUILD_BENCHMARKS:
 the suite's 17 apps, a 5-level pyramid (benchmarks/search_time) and five small
@@ -27,11 +29,15 @@ judged.
 
 Beam: the plugin's defaults (beam 32 x 5, seed 0, the launch check on), as a
 generator run with gpusched as its autoscheduler does. Greedy: beam 1, 1
-pass, dropout 0.2, seed 1, as One Shot's samples. --protocol: how the
-generators' Halide selects a plugin (14: -s NAME auto_schedule=true; 16:
-autoscheduler=NAME with autoscheduler.KEY=VALUE options).
+pass, dropout 0.2, seed 1, as One Shot's samples. The generators' Halide is
+the plugin's (benchmarks/halide_generator_args.py reads it from the plugin),
+and so is the way a generator is told to use it (14: -s NAME
+auto_schedule=true; 16 on: autoscheduler=NAME, autoscheduler.KEY=VALUE).
 """
 import argparse, json, math, os, platform, subprocess, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from halide_generator_args import halide_major, select_plugin  # noqa: E402
 
 SUITE = ["bilateral_grid", "local_laplacian", "nl_means", "lens_blur", "camera_pipe", "stencil_chain", "harris",
          "histogram_equalize", "max_filter", "unsharp_mask", "interpolate", "conv_layer", "sgemm", "iir_blur", "bgu",
@@ -71,16 +77,6 @@ REFERENCES = {
 }
 
 
-def autoscheduler_args(protocol, name, options):
-    """The generator arguments selecting `name` with `options`, in the
-    protocol of the generator's Halide (tuner/generator_protocol.h)."""
-    if protocol == 14:
-        if options:
-            sys.exit("search_time: Halide 14 takes no autoscheduler options on the command line")
-        return ["-s", name, "auto_schedule=true"]
-    return [f"autoscheduler={name}"] + [f"autoscheduler.{k}={v}" for k, v in options.items()]
-
-
 def run_reaped(cmd, env, timeout, stderr_path):
     """Runs cmd and reaps it with wait4, for its own CPU time and peak RSS
     (those of the children it waited for included). Returns (rusage, exit
@@ -103,9 +99,9 @@ def run_reaped(cmd, env, timeout, stderr_path):
 
 
 def measure(path, generator, params, scheduler, cfg, timeout):
-    """One generator run with -e schedule. scheduler: ("gpusched", plugin,
-    protocol) or (reference name, plugin dir, protocol)."""
-    kind, plugin, protocol = scheduler
+    """One generator run with -e schedule. scheduler: ("gpusched", plugin)
+    or (reference name, its plugin)."""
+    kind, plugin = scheduler
     work = tempfile.mkdtemp(prefix="gs-time-")
     rec_path = os.path.join(work, "record.json")
     cfg_path = os.path.join(work, "config.json")
@@ -114,10 +110,9 @@ def measure(path, generator, params, scheduler, cfg, timeout):
         with open(cfg_path, "w") as f:
             json.dump(dict(cfg, record_path=rec_path), f)
         env["GPUSCHED_CONFIG"] = cfg_path
-        select = ["-p", plugin] + autoscheduler_args(protocol, "gpusched", {})
+        select = select_plugin(plugin, "gpusched")
     else:
-        select = (["-p", os.path.join(plugin, "libautoschedule_anderson2021.so")] +
-                  autoscheduler_args(protocol, "Anderson2021", REFERENCES[kind]))
+        select = select_plugin(plugin, "Anderson2021", REFERENCES[kind])
     cmd = [path, "-g", generator, "-o", work, "-e", "schedule", "target=host-cuda"] + select + params
     ru, status, wall, err = run_reaped(cmd, env, timeout, os.path.join(work, "stderr.txt"))
     if ru is None:
@@ -183,11 +178,12 @@ def cmd_run(a):
         if not a.plugin or not os.path.exists(plugin):
             sys.exit(f"search_time: --plugin {a.plugin} does not exist (build the gpusched_autoscheduler target)")
     else:
-        plugin = a.halide_plugin_dir
-        if a.protocol < 16 or not os.path.exists(os.path.join(plugin, "libautoschedule_anderson2021.so")):
-            sys.exit(f"search_time: {a.scheduler} needs Halide 16 or later (--protocol 16) and its plugin in "
-                     f"--halide-plugin-dir ({plugin})")
-    scheduler = (a.scheduler, plugin, a.protocol)
+        plugin = os.path.join(a.halide_plugin_dir, "libautoschedule_anderson2021.so")
+        if not os.path.exists(plugin):
+            sys.exit(f"search_time: {a.scheduler} needs Halide 16 or later and its plugin in "
+                     f"--halide-plugin-dir ({plugin} does not exist)")
+    scheduler = (a.scheduler, plugin)
+    major = halide_major(plugin)
     pipelines = []
     if a.build_dir:
         for app in SUITE:
@@ -211,7 +207,7 @@ def cmd_run(a):
         sys.exit("search_time: no pipeline to measure (give --build-dir or --gen)")
     modes = ["beam", "greedy"] if a.mode == "both" else [a.mode]
     out = {"machine": {"host": platform.node(), "cpus": os.cpu_count(), "load_at_start": os.getloadavg()[0]},
-           "scheduler": a.scheduler, "protocol": a.protocol,
+           "scheduler": a.scheduler, "halide_major": major,
            "pipelines": {p[0]: {"generator": os.path.basename(p[1]), "name": p[2], "params": p[3]} for p in pipelines},
            "results": {}}
     for m in modes:
@@ -248,14 +244,47 @@ def report(recorded, new, max_slowdown):
     return 0
 
 
+def cell(r):
+    if r is None:
+        return "not run"
+    if r["status"] != "ok":
+        return "timeout" if r["status"] == "timeout" else "failed"
+    return f"{r['process_cpu']:.2f} ({r['peak_rss_mb']:.0f})"
+
+
+def side_by_side(runs, mode):
+    """A Markdown table of process CPU s (peak RSS MiB) per pipeline, one
+    column per run (the first is the one the others are divided by), and the
+    geomean of each ratio over the pipelines both finished."""
+    names = [r.get("scheduler", "gpusched") for r in runs]
+    first = runs[0]["results"].get(mode, {})
+    labels = list(first) + [l for r in runs[1:] for l in r["results"].get(mode, {}) if l not in first]
+    lines = ["| pipeline | " + " | ".join(f"{n}: CPU s (MiB)" for n in names) + " | " +
+             " | ".join(f"{n} / {names[0]}" for n in names[1:]) + " |",
+             "|---" * (2 * len(names)) + "|"]
+    ratios = [[] for _ in names[1:]]
+    for label in labels:
+        rs = [r["results"].get(mode, {}).get(label) for r in runs]
+        row = [cell(r) for r in rs]
+        for i, r in enumerate(rs[1:]):
+            if rs[0] and rs[0]["status"] == "ok" and r and r["status"] == "ok":
+                x = r["process_cpu"] / max(rs[0]["process_cpu"], 1e-3)
+                ratios[i].append(x)
+                row.append(f"{x:.2f}x")
+            else:
+                row.append("")
+        lines.append(f"| {label} | " + " | ".join(row) + " |")
+    lines.append("| geomean where both finish | " + " | ".join("" for _ in names) + " | " +
+                 " | ".join(f"**{geomean(x):.2f}x** ({len(x)})" for x in ratios) + " |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run")
     r.add_argument("--plugin", help="gpusched's plugin (--scheduler gpusched)")
     r.add_argument("--scheduler", default="gpusched", choices=["gpusched"] + sorted(REFERENCES))
-    r.add_argument("--protocol", type=int, default=14, choices=[14, 16],
-                   help="the generators' Halide: 14, or 16 for Halide 16 and later (19, 21)")
     r.add_argument("--halide-plugin-dir", default="/usr/lib/x86_64-linux-gnu/halide19",
                    help="where Halide's own Anderson2021 plugin is (--scheduler anderson2021*)")
     r.add_argument("--build-dir")
@@ -270,9 +299,15 @@ def main():
     c.add_argument("recorded")
     c.add_argument("new")
     c.add_argument("--max-slowdown", type=float, default=2.0)
+    t = sub.add_parser("table")
+    t.add_argument("runs", nargs="+", help="files of `run --json`, the one to compare against first")
+    t.add_argument("--mode", default="beam", choices=["beam", "greedy"])
     a = ap.parse_args()
     if a.cmd == "run":
         return cmd_run(a)
+    if a.cmd == "table":
+        print(side_by_side([json.load(open(f)) for f in a.runs], a.mode))
+        return 0
     return report(json.load(open(a.recorded)), json.load(open(a.new)), a.max_slowdown)
 
 

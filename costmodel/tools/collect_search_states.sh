@@ -73,6 +73,9 @@ merge="$build/costmodel/gpusched_merge_feature_rows"
 for f in "$plugin" "$merge" "$generators/benchmarks/random_pipeline/random_pipeline.generator"; do
   [ -e "$f" ] || { echo "collect_search_states.sh: missing $f (build it first)" >&2; exit 2; }
 done
+# The generator arguments that load the plugin and select it, in its Halide's protocol.
+mapfile -t select_gpusched < <(python3 "$(dirname "$0")/../../benchmarks/halide_generator_args.py" "$plugin" gpusched)
+[ ${#select_gpusched[@]} -gt 0 ] || { echo "collect_search_states.sh: cannot read $plugin's Halide" >&2; exit 2; }
 
 # suite.json lists the apps; read it with jq, or python3 where jq is missing.
 suite_apps() {
@@ -118,7 +121,7 @@ EOF
   # shellcheck disable=SC2086  # params is a list of key=value words
   mkdir -p "$out/tmp/$tag"
   GPUSCHED_CONFIG="$cfg" timeout "$timeout_s" "$gen" -g "$gen_name" -o "$out/tmp/$tag" -e schedule \
-    -p "$plugin" -s gpusched target=host-cuda-cuda_capability_86 auto_schedule=true $params \
+    target=host-cuda-cuda_capability_86 "${select_gpusched[@]}" $params \
     > "$out/tmp/$tag.log" 2>&1 || rc=$?
   t1=$(date +%s.%N)
   local costed="-"

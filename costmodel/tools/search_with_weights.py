@@ -14,6 +14,9 @@ this says whether the search then lands on better schedules.
 """
 import argparse, json, math, os, subprocess, sys, tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../benchmarks"))
+from halide_generator_args import select_plugin  # noqa: E402
+
 SUITE = ["bilateral_grid", "local_laplacian", "nl_means", "lens_blur", "camera_pipe", "stencil_chain", "harris",
          "histogram_equalize", "max_filter", "unsharp_mask", "interpolate", "conv_layer", "sgemm", "iir_blur", "bgu",
          "depthwise_separable_conv", "learned_demosaic"]
@@ -23,8 +26,8 @@ def run_generator(gen_dir, plugin, app, cfg, work, timeout):
     cfg_path = os.path.join(work, "config.json")
     with open(cfg_path, "w") as f:
         json.dump(cfg, f)
-    cmd = [os.path.join(gen_dir, app + ".generator"), "-g", app, "-o", work, "-e", "schedule", "-p", plugin,
-           "-s", "gpusched", "target=host-cuda", "auto_schedule=true"]
+    cmd = ([os.path.join(gen_dir, app + ".generator"), "-g", app, "-o", work, "-e", "schedule", "target=host-cuda"] +
+           select_plugin(plugin, "gpusched"))
     p = subprocess.run(cmd, env=dict(os.environ, GPUSCHED_CONFIG=cfg_path), capture_output=True, text=True,
                        timeout=timeout)
     if p.returncode != 0:

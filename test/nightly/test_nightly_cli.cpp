@@ -266,10 +266,12 @@ TEST_CASE("promotion refuses a re-measured schedule that is not faster than the 
     const std::string schedule = dir / "schedules/stencil.schedule.h";
     // Night 1 searches with seed 3; night 2's seed 0 plus its one earlier run
     // times the batch (3) is seed 3 again: the same schedules, measured anew.
+    // The bar is 90%: on POCL under a loaded CI machine the same schedule
+    // measured on two nights has differed by more than 2x (a 50% bar failed).
     auto night = [&](int seed) {
         const std::string config = write_config(
             dir, "120s", json::array({pipeline("stencil", "tiny_stencil", "top5", {{"seed", seed}})}),
-            {{"noise_floor", 0.5}});
+            {{"noise_floor", 0.9}});
         ProcessResult r = test::run_gpusched({"nightly", config, "--json"});
         INFO("stdout: " << r.out << "\nstderr: " << r.err);
         REQUIRE(r.ok());
@@ -299,7 +301,7 @@ TEST_CASE("promotion refuses a re-measured schedule that is not faster than the 
     CHECK(second["promoted"] == false);
     const std::string why = second["promotion"];
     CHECK(
-        (why.find("within the noise bar of 50.0%") != std::string::npos || why.rfind("not faster", 0) == 0));
+        (why.find("within the noise bar of 90.0%") != std::string::npos || why.rfind("not faster", 0) == 0));
     // Nothing in the folder changed.
     CHECK(test::read_file(schedule) == promoted_bytes);
     CHECK(test::read_file(dir / "schedules/promoted.json") == manifest_before);

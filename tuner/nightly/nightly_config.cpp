@@ -197,7 +197,7 @@ NightlyConfig parse_nightly_config(const std::string &text, const std::string &p
     c.lock =
         f.has("lock") ? resolve(f.text("lock"), base) : (fs::path(c.schedules) / ".nightly.lock").string();
     c.jobs = static_cast<int>(f.integer("jobs", 0, 0, 4096));
-    c.noise_floor = f.number("noise_floor", c.noise_floor, 0, 0.5);
+    c.noise_floor = f.number("noise_floor", c.noise_floor, 0, 0.9);
     if (f.has("retrain")) {
         Fields r(f.raw("retrain"), "retrain", path);
         c.epochs = static_cast<int>(r.integer("epochs", c.epochs, 1, 1000000));
