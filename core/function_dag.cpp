@@ -490,27 +490,8 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
     // Footprints compiled once; required() runs them per loop nest.
     for (Node &n : nodes) {
         for (Stage &s : n.stages) {
-            std::unordered_map<std::string, int> slot_of;
-            for (size_t i = 0; i < s.loops.size(); i++) {
-                slot_of[loop_min_name(s.loops[i].var)] = static_cast<int>(2 * i);
-                slot_of[loop_max_name(s.loops[i].var)] = static_cast<int>(2 * i + 1);
-            }
-            auto resolve = [&](const std::string &name) {
-                VarBinding b;
-                auto si = slot_of.find(name);
-                if (si != slot_of.end()) {
-                    b.slot = si->second;
-                    return b;
-                }
-                auto pi = param_values.find(name);
-                if (pi != param_values.end()) b.constant = pi->second;
-                return b;
-            };
-            for (Edge &e : s.edges) {
-                for (const auto &[mn, mx] : e.box) e.compiled_box.emplace_back(CompiledExpr(mn, resolve), CompiledExpr(mx, resolve));
-            }
-            for (const auto &[mn, mx] : s.self_box.box)
-                s.self_box.compiled_box.emplace_back(CompiledExpr(mn, resolve), CompiledExpr(mx, resolve));
+            for (Edge &e : s.edges) compile_box(s, e);
+            compile_box(s, s.self_box);
         }
     }
 
@@ -544,6 +525,7 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             std::vector<Span> loops = loop_bounds(s, n.region);
             for (Edge &e : s.edges) {
                 std::optional<Region> r = required(s, e, loops);
+                if (!r && bound_with_whole_loops(s, e, loops, value_bounds)) r = required(s, e, loops);
                 if (!r) {
                     use_estimates_where_unbounded(s, e, loops);
                     r = required(s, e, loops);
@@ -698,6 +680,97 @@ std::optional<Region> FunctionDAG::required(const Stage &s, const Edge &e, const
         r[d] = Span{*mn, std::max(*mn, *mx)};
     }
     return r;
+}
+
+void FunctionDAG::compile_box(const Stage &s, Edge &e) const {
+    std::unordered_map<std::string, int> slot_of;
+    for (size_t i = 0; i < s.loops.size(); i++) {
+        slot_of[loop_min_name(s.loops[i].var)] = static_cast<int>(2 * i);
+        slot_of[loop_max_name(s.loops[i].var)] = static_cast<int>(2 * i + 1);
+    }
+    auto resolve = [&](const std::string &name) {
+        VarBinding b;
+        auto si = slot_of.find(name);
+        if (si != slot_of.end()) {
+            b.slot = si->second;
+            return b;
+        }
+        auto pi = param_values.find(name);
+        if (pi != param_values.end()) b.constant = pi->second;
+        return b;
+    };
+    e.compiled_box.clear();
+    for (const auto &[mn, mx] : e.box) e.compiled_box.emplace_back(CompiledExpr(mn, resolve), CompiledExpr(mx, resolve));
+}
+
+bool FunctionDAG::bound_with_whole_loops(const Stage &s, Edge &e, const std::vector<Span> &loops,
+                                         const FuncValueBounds &value_bounds) {
+    std::vector<int64_t> slots;
+    for (const Span &l : loops) {
+        slots.push_back(l.min);
+        slots.push_back(l.max);
+    }
+    std::vector<size_t> unevaluable;
+    bool undefined = false;
+    for (size_t d = 0; d < e.box.size(); d++) {
+        if (!e.box[d].first.defined() || !e.box[d].second.defined()) undefined = true;
+        else if (e.compiled_box[d].first.evaluate(slots.data()) && e.compiled_box[d].second.evaluate(slots.data()))
+            continue;
+        unevaluable.push_back(d);
+    }
+    if (unevaluable.empty()) return false;
+    const Function &f = nodes[s.node].func;
+    const Definition &def = s.index == 0 ? f.definition() : f.updates()[s.index - 1];
+    // Simplified first, as Halide's lowering bounds it.
+    std::vector<Expr> exprs;
+    for (const Expr &x : stage_exprs(def, s.index > 0)) exprs.push_back(simplify(x));
+    const std::string producer = producer_name(e.producer);
+    // Which loops take their constant range: each alone (the others stay
+    // symbolic, so the footprint still follows the tile in them), then all.
+    std::vector<std::vector<bool>> tries;
+    for (size_t l = 0; l < loops.size(); l++) {
+        tries.emplace_back(loops.size(), false);
+        tries.back()[l] = true;
+    }
+    tries.emplace_back(loops.size(), true);
+    for (const std::vector<bool> &whole : tries) {
+        Scope<Interval> scope;
+        for (size_t l = 0; l < loops.size(); l++)
+            scope.push(s.loops[l].var, whole[l] ? Interval(make_const(Int(32), loops[l].min),
+                                                           make_const(Int(32), loops[l].max))
+                                                : loop_interval(s.loops[l]));
+        const std::map<std::string, Box> boxes = required_boxes(exprs, scope, value_bounds);
+        auto it = boxes.find(producer);
+        if (it == boxes.end() || it->second.size() != e.box.size()) continue;
+        bool all = true;
+        for (size_t d : unevaluable) all = all && it->second[d].is_bounded();
+        if (!all) continue;
+        const Edge before = e;
+        for (size_t d : unevaluable) e.box[d] = {simplify(it->second[d].min), simplify(it->second[d].max)};
+        compile_box(s, e);
+        bool evaluates = true;
+        for (size_t d : unevaluable)
+            evaluates = evaluates && e.compiled_box[d].first.evaluate(slots.data()) &&
+                        e.compiled_box[d].second.evaluate(slots.data());
+        if (!evaluates) {  // still data dependent, say
+            e = before;
+            continue;
+        }
+        e.affine = true;
+        for (const auto &[mn, mx] : e.box) {
+            e.affine = e.affine && is_affine_bound(mn) && is_affine_bound(mx);
+            e.rounds = e.rounds || rounds(mn) || rounds(mx);
+        }
+        // Where Halide left the bound undefined with the loops symbolic, as
+        // they are wherever it computes the producer, it cannot lower the
+        // producer anywhere: it is inlined.
+        if (undefined) {
+            e.unbounded_in_halide = true;
+            e.bounded_below_root = false;
+        }
+        return true;
+    }
+    return false;
 }
 
 void FunctionDAG::use_estimates_where_unbounded(const Stage &s, Edge &e, const std::vector<Span> &loops) const {

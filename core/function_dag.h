@@ -259,6 +259,24 @@ public:
     static std::string loop_max_name(const std::string &var) { return var + ".gs_hi"; }
 
 private:
+    // Compiles e.box into e.compiled_box, s's loop bounds as slots.
+    void compile_box(const Stage &s, Edge &e) const;
+    // Halide's bound of a footprint over the loops' symbolic bounds can be
+    // one that required() cannot evaluate (float math: Halide 21 bounds
+    // max_filter's column read at y + h(t) + 1 - (1 << lvl(t)) by an
+    // expression in sqrt_f32 of t's bounds), or none where it cannot prove a
+    // fact about symbolic bounds that it can about constant ones (Halide 21
+    // bounds shift_left(1, k) only where it proves k < 32). Given t's range
+    // it bounds the read exactly. For each such dimension of e, this asks
+    // Halide again with loops at the constant range they take over the
+    // stage's whole region (each loop alone first, so the bound still
+    // follows the tile in the others; then all): a footprint that holds for
+    // every tile. Where the bound was undefined, Halide cannot bound the read
+    // wherever it computes the producer, and the edge becomes
+    // unbounded_in_halide (the producer is inlined). Returns whether every
+    // such dimension now evaluates.
+    bool bound_with_whole_loops(const Stage &s, Edge &e, const std::vector<Span> &loops,
+                                const Halide::Internal::FuncValueBounds &value_bounds);
     // Fills e.estimated for the dimensions whose bound cannot be evaluated
     // over loops, from the producer's Func estimates; throws UserError naming
     // the producer and the dimension where it has none.

@@ -42,6 +42,25 @@ namespace gpusched {
 // fixed_size_below_root), where Halide 14's own bounds already did.
 constexpr bool kRegionsMayVaryPerThread = GPUSCHED_HALIDE_MAJOR >= 16;
 
+// How a Func computed per GPU thread (in registers, which need a constant
+// size) gets the fixed extent of its largest region: Func::bound_storage from
+// Halide 16 on, which fixes the allocation and checks it with one assertion
+// per dimension; Halide 14 has only bound_extent, which fixes what is computed
+// too and asserts twice per dimension. In a CUDA kernel, four assertions in a
+// row make Halide's LLVM code generator batch them (codegen_asserts), which
+// calls the host runtime's error function from the kernel, and Halide 21
+// refuses to compile it ("halide_error_explicit_bounds_too_small is marked as
+// taking user_context, but is not in the runtime module"): a Func upsampled in
+// x and y per thread (random_pipeline seed 6).
+constexpr const char *kRegisterBoundMethod = GPUSCHED_HALIDE_MAJOR >= 16 ? "bound_storage" : "bound_extent";
+inline void bound_register_storage(Halide::Func &f, const Halide::Var &v, int extent) {
+#if GPUSCHED_HALIDE_MAJOR >= 16
+    f.bound_storage(v, extent);
+#else
+    f.bound_extent(v, extent);
+#endif
+}
+
 // The `autoscheduler.KEY=VALUE` options a generator was given (KEY without
 // the prefix). Always empty on Halide 14, which has no such options.
 using AutoschedulerOptions = std::map<std::string, std::string>;

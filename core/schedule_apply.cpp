@@ -3,6 +3,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/halide_compat.h"
 #include "core/loop_nest.h"
 
 namespace gpusched {
@@ -137,6 +138,18 @@ public:
             const int extent = static_cast<int>(region[d].extent());
             if (apply_) f_.bound_extent(Var(node.args[d]), extent);
             body_ << "        " << handle_ << ".bound_extent(" << id(node.args[d]) << ", " << extent << ");\n";
+        }
+    }
+    // The same for a Func in registers: only its storage needs the fixed
+    // size (core/halide_compat.h, kRegisterBoundMethod).
+    void bound_register_storage(const Node &node, const Region &region) {
+        if (!sized_by_max(node)) return;
+        for (size_t d = 0; d < node.args.size() && d < region.size(); d++) {
+            var(node.args[d], false);
+            const int extent = static_cast<int>(region[d].extent());
+            if (apply_) gpusched::bound_register_storage(f_, Var(node.args[d]), extent);
+            body_ << "        " << handle_ << "." << kRegisterBoundMethod << "(" << id(node.args[d]) << ", " << extent
+                  << ");\n";
         }
     }
     void flush() {
@@ -300,7 +313,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeli
             break;
         }
         case ComputeLocation::Thread: {
-            fs.bound_extents(node, nest.realization_region[n]);
+            fs.bound_register_storage(node, nest.realization_region[n]);
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
             fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_thread,
                           MemoryType::Register);

@@ -27,18 +27,9 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 root=${GPUSCHED_DEV_ROOT_DIR:-/var/tmp/gpusched-dev-roots}/$release
 log() { echo "dev-root: $*" >&2; }
 
-mounted=()
-cleanup() {
-  local i
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R -l "${mounted[i]}" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-mount_at() {  # mount_at DIR MOUNT-ARGS...
-  local dir=$1; shift
-  mkdir -p "$dir"
-  mount "$@" "$dir"
-  mounted+=("$dir")
-}
+# shellcheck source=scripts/lib/mounts.sh
+. "$repo/scripts/lib/mounts.sh"
+trap unmount_all EXIT
 in_root() {
   chroot "$root" /usr/bin/env -i HOME=/root TERM=dumb \
     PATH=/usr/local/cuda/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \

@@ -59,19 +59,13 @@ fi
 
 run=$(mktemp -d "$cache/runs/run.XXXXXX")
 root=$run/root
-mounted=()
+# shellcheck source=scripts/lib/mounts.sh
+. "$repo/scripts/lib/mounts.sh"
 cleanup() {
-  local i
-  for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -R -l "${mounted[i]}" 2>/dev/null || true; done
+  unmount_all
   rm -rf "$run"
 }
 trap cleanup EXIT
-mount_at() {  # mount_at DIR MOUNT-ARGS...
-  local dir=$1; shift
-  mkdir -p "$dir"
-  mount "$@" "$dir"
-  mounted+=("$dir")
-}
 
 mkdir -p "$root" "$run/upper" "$run/work"
 if mount -t overlay overlay -o "lowerdir=$pristine,upperdir=$run/upper,workdir=$run/work" "$root" 2>/dev/null; then
