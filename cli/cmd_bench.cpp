@@ -39,7 +39,7 @@ Action add_bench_command(CLI::App &app, const GlobalOptions &global, int argc, c
         ->capture_default_str();
     cmd->add_option("--gpu", args->gpu, "GPU profile or auto")->capture_default_str();
     cmd->add_option("--samples", args->samples, "One Shot samples for gpusched rows")->capture_default_str();
-    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->capture_default_str();
+    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->check(CLI::Range(1, 4096))->capture_default_str();
     cmd->add_option("--timeout", args->timeout_s, "Seconds per generator run")->capture_default_str();
     cmd->add_flag("--validate", args->validate, "Validate each chosen schedule on POCL (slow on big apps)");
     cmd->add_option("--work-dir", args->work_dir, "Where the runs' files go")->capture_default_str();

@@ -50,7 +50,7 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
     cmd->add_option("--beam-size", args->beam_size, "Beam size of the beam search")->capture_default_str();
     cmd->add_option("--passes", args->passes, "Passes of the beam search")->capture_default_str();
     cmd->add_option("--gpu", args->gpu, "GPU profile")->capture_default_str();
-    cmd->add_option("-j,--jobs", args->jobs, "Seeds run at a time (one process each)")->capture_default_str();
+    cmd->add_option("-j,--jobs", args->jobs, "Seeds run at a time (one process each)")->check(CLI::Range(1, 4096))->capture_default_str();
     cmd->add_option("--timeout", args->timeout_s, "Seconds per step")->capture_default_str();
     cmd->add_option("--work-dir", args->work_dir, "Where the runs' files go")->capture_default_str();
     cmd->add_option("--db", args->db_path, "Sample database (default: WORK_DIR/samples.sqlite)");

@@ -137,7 +137,7 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--db", args->db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
     cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy (gpusched only)")
         ->capture_default_str();
-    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->capture_default_str();
+    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->check(CLI::Range(1, 4096))->capture_default_str();
     add_search_options(cmd, args->search);
     cmd->add_flag("--no-validate", args->no_validate,
                   "Skip running the chosen schedule on POCL against a CPU build of the pipeline");

@@ -56,7 +56,6 @@ struct TuneArgs {
     int iterations = 20;
     int batch = 0; // 0: --samples
     bool from_scratch = false;
-    std::string weights;
     std::string train_on = "run";
     int epochs = 100;
     double learning_rate = 1e-3;
@@ -288,6 +287,9 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     b.validate = false;
     b.gpusched_version = version_string();
     apply_search_args(a.search, b);
+    // Autotune's --weights are its first batch's: it records them as that
+    // batch's weights and retrains from them (tuner/autotune.h).
+    if (!a.search.weights.empty()) b.search_config.erase("weights_path");
     if (a.benchmark_timeout_s < 1) throw UserError("--benchmark-timeout must be at least 1 second");
     if (a.min_reps < 1 || a.max_reps < a.min_reps || !(a.min_time_s >= 0))
         throw UserError("need 1 <= --min-reps <= --max-reps and --min-time >= 0");
@@ -297,7 +299,7 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     o.timing.max_reps = a.max_reps;
     o.iterations = a.iterations;
     o.from_scratch = a.from_scratch;
-    o.initial_weights = a.weights;
+    o.initial_weights = a.search.weights;
     o.train_on = *parse_train_on(a.train_on);
     o.epochs = a.epochs;
     o.learning_rate = a.learning_rate;
@@ -469,7 +471,8 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--db", args->db_path,
                     "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
     cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy")->capture_default_str();
-    cmd->add_option("-j,--jobs", args->jobs, "Parallel compile jobs (default: every core)");
+    cmd->add_option("-j,--jobs", args->jobs, "Parallel compile jobs (0, the default: every core)")
+        ->check(CLI::Range(0, 4096));
     add_search_options(cmd, args->search);
     args->top5_only.push_back(
         cmd->add_option("--top", args->top, "Top 5: how many of the best predicted samples to benchmark")
@@ -491,8 +494,6 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
         cmd->add_option("--batch", args->batch, "Autotune: samples per batch (paper: 80; default --samples)"));
     autotune_only(
         cmd->add_flag("--from-scratch", args->from_scratch, "Autotune: the first batch searches with random weights"));
-    autotune_only(cmd->add_option("--weights", args->weights,
-                                  "Autotune: the first batch's weights file (default: the embedded)"));
     autotune_only(cmd->add_option("--train-on", args->train_on,
                                   "Autotune: retrain on the run's samples, the pipeline's or the device's (all on "
                                   "this device)")

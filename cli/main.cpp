@@ -37,7 +37,10 @@ int main(int argc, char **argv) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError &e) {
-        return app.exit(e);
+        // CLI11 prints the message; its own codes (105 for a bad value, 106
+        // for a missing option, ...) are not documented ones: every usage
+        // error exits 2, --help and --version 0 (docs/user-guide.md).
+        return app.exit(e) == 0 ? kExitOk : kExitUsage;
     }
     try {
         setup_logging(global.verbosity, global.quiet, global.log_file);

@@ -20,13 +20,16 @@ struct SearchArgs {
     double dropout = 0.2;
     int timeout_s = 600;
     std::string search_config_file;
+    std::string weights;  // a weights file (gpusched retrain writes them); empty: the embedded
 };
 
-// --beam-size, --passes, --seed, --dropout, --timeout, --search-config.
+// --beam-size, --passes, --seed, --dropout, --timeout, --search-config, --weights.
 void add_search_options(CLI::App *cmd, SearchArgs &args);
 
-// Copies them into a batch's options; throws UserError for a timeout below
-// one second or a search config that cannot be read or is not a JSON object.
+// Copies them into a batch's options (--weights as the search config's
+// weights_path); throws UserError for a timeout below one second, a search
+// config that cannot be read, is not a JSON object or sets a key the command
+// line owns, or a weights file that cannot be read.
 void apply_search_args(const SearchArgs &args, OneShotOptions &options);
 
 } // namespace gpusched::cli

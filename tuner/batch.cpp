@@ -154,7 +154,8 @@ std::string hash_file(const std::string &path) {
 }
 
 BatchInputs check_batch_inputs(const OneShotOptions &opt) {
-    if (auto pre = preflight_generator(opt.generator_path, opt.generator_name); !pre.ok())
+    // Asking the generator for its names is a generator run: the same time limit.
+    if (auto pre = preflight_generator(opt.generator_path, opt.generator_name, opt.timeout); !pre.ok())
         throw UserError(pre.message);
     auto source = find_schedule_source(opt.schedule_source);
     if (!source) {

@@ -10,7 +10,7 @@ namespace gpusched {
 namespace fs = std::filesystem;
 
 std::vector<std::string> list_generators(const std::string &generator_path, std::chrono::milliseconds timeout,
-                                         std::string *loader_error) {
+                                         std::string *why_none) {
     // GenGen, given no -g, prints "... available Generators are:" followed by
     // one indented name per line, and exits.
     ProcessSpec spec;
@@ -31,11 +31,18 @@ std::vector<std::string> list_generators(const std::string &generator_path, std:
         auto b = line.find_first_not_of(' ');
         if (b != std::string::npos) names.push_back(line.substr(b));
     }
+    if (!names.empty() || !why_none) return names;
     // glibc's loader: "<program>: error while loading shared libraries: <lib>: <why>".
     const auto loader = r.err.find("error while loading shared libraries: ");
-    if (names.empty() && loader_error && loader != std::string::npos) {
+    if (loader != std::string::npos) {
         const auto start = loader + std::string("error while loading shared libraries: ").size();
-        *loader_error = r.err.substr(start, r.err.find('\n', start) - start);
+        *why_none = "cannot start, a shared library it needs is missing: " +
+                    r.err.substr(start, r.err.find('\n', start) - start);
+    } else if (r.timed_out) {
+        *why_none = "did not answer within " + std::to_string((timeout.count() + 999) / 1000) +
+                    " s when asked to list its generators (run without arguments, a generator prints them and exits)";
+    } else if (r.term_signal != 0) {
+        *why_none = "crashed when asked to list its generators: " + r.describe_failure();
     }
     return names;
 }
@@ -54,14 +61,13 @@ GeneratorOutcome preflight_generator(const std::string &path, const std::string 
         o.message = "generator '" + path + "' is not an executable file";
         return o;
     }
-    std::string loader_error;
-    auto names = list_generators(path, timeout, &loader_error);
+    std::string why_none;
+    auto names = list_generators(path, timeout, &why_none);
     if (names.empty()) {
         o.failure = GeneratorFailure::Error;
-        o.message = loader_error.empty()
+        o.message = why_none.empty()
                         ? "'" + path + "' does not look like a Halide generator (it lists no generators)"
-                        : "generator '" + path + "' cannot start, a shared library it needs is missing: " +
-                              loader_error;
+                        : "generator '" + path + "' " + why_none;
         return o;
     }
     for (const auto &n : names)

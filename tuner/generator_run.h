@@ -46,12 +46,13 @@ GeneratorOutcome preflight_generator(const std::string &generator_path, const st
                                      std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 // The generator names an executable offers (GenGen lists them when run
-// without -g). Empty if it could not be asked; then, when the dynamic loader
-// refused to start it (a shared library missing, as on a machine without
-// the library it was built against), *loader_error gets the loader's line.
+// without -g). Empty if it could not be asked; then *why_none says why,
+// where the process itself tells: the dynamic loader refused to start it (a
+// shared library missing, as on a machine without the library it was built
+// against), it was killed by a signal (a crash), or it did not answer in time.
 std::vector<std::string> list_generators(const std::string &generator_path,
                                          std::chrono::milliseconds timeout = std::chrono::seconds(60),
-                                         std::string *loader_error = nullptr);
+                                         std::string *why_none = nullptr);
 
 GeneratorOutcome run_generator(const GeneratorInvocation &inv);
 

@@ -3,6 +3,7 @@
 // which must exit non-zero with one clear line and leave no row behind.
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <sqlite3.h>
 #include <thread>
@@ -10,8 +11,11 @@
 #include "test/catch2_compat.h"
 #include <nlohmann/json.hpp>
 
+#include "costmodel/default_weights.h"
+#include "costmodel/weights_file.h"
 #include "db/database.h"
 #include "db/migrations.h"
+#include "test_sql.h"
 #include "test_support.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/subprocess.h"
@@ -143,6 +147,27 @@ TEST_CASE("a generator the dynamic loader cannot start is refused, naming the mi
     }
     check_refused(test::run_gpusched(oneshot_args(dir, dir / "app.gen", "x")),
                   "cannot start, a shared library it needs is missing: libgone.so", dir / "db.sqlite");
+}
+
+TEST_CASE("a generator that crashes when asked for its generators is refused, naming the signal",
+          "[oneshot][bad-input]") {
+    test::TempDir dir;
+    test::write_file(dir / "app.gen", "#!/bin/sh\nkill -SEGV $$\n");
+    fs::permissions(dir / "app.gen", fs::perms::owner_all);
+    check_refused(test::run_gpusched(oneshot_args(dir, dir / "app.gen", "x")),
+                  "crashed when asked to list its generators: killed by signal 11", dir / "db.sqlite");
+}
+
+TEST_CASE("a generator that does not answer within --timeout is refused, saying so", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    test::write_file(dir / "app.gen", "#!/bin/sh\nexec sleep 60\n");
+    fs::permissions(dir / "app.gen", fs::perms::owner_all);
+    auto args = oneshot_args(dir, dir / "app.gen", "x");
+    args.insert(args.end(), {"--timeout", "2"});
+    const auto start = std::chrono::steady_clock::now();
+    check_refused(test::run_gpusched(args), "did not answer within 2 s when asked to list its generators",
+                  dir / "db.sqlite");
+    CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
 }
 
 TEST_CASE("an unknown generator name is refused with the names that exist", "[oneshot][bad-input]") {
@@ -307,4 +332,64 @@ TEST_CASE("terminating gpusched also ends the generator it is running", "[onesho
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     CHECK(processes_mentioning(dir / "out") == 0);
     CHECK(rows_in(dir / "db.sqlite", "runs") <= 0);
+}
+
+TEST_CASE("a search config setting a key the command line owns is refused, naming the option", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    test::write_file(dir / "extra.json", R"({"beam_size": -4})");
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil", "gpusched");
+    args.insert(args.end(), {"--search-config", dir / "extra.json"});
+    auto r = test::run_gpusched(args);
+    check_refused(r, "key \"beam_size\" is set by --beam-size, not by the file", dir / "db.sqlite");
+}
+
+TEST_CASE("a usage error exits 2 with CLI11's line, whatever CLI11's own code", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    for (std::vector<std::string> argv :
+         {std::vector<std::string>{"tune", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--device", "tpu"},
+          std::vector<std::string>{"oneshot", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "-j", "0"},
+          std::vector<std::string>{"oneshot", DRIVER_TEST_GENERATORS, "--no-such-option"},
+          std::vector<std::string>{"oneshot", DRIVER_TEST_GENERATORS}}) {
+        auto r = test::run_gpusched(argv);
+        INFO(argv[argv.size() - 1] << " -> exit " << r.exit_code << ", stderr: " << r.err);
+        CHECK(r.exit_code == 2);
+        CHECK_FALSE(r.err.empty());
+    }
+    CHECK(test::run_gpusched({"oneshot", "--help"}).exit_code == 0);
+}
+
+TEST_CASE("One Shot's searches use the weights given with --weights and record them", "[oneshot][weights]") {
+    test::TempDir dir;
+    // The embedded weights with every coefficient's bias raised: the same
+    // model shape, other predictions.
+    WeightsFile w = default_weights();
+    for (float &b : w.weights.coef_b) b += 1.0f;
+    w.provenance = "test: embedded weights, coefficient biases + 1";
+    write_weights_file(dir / "raised.weights", w);
+
+    auto run = [&](const std::string &db, const std::vector<std::string> &extra) {
+        auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil", "gpusched");
+        args[args.size() - 2] = db;  // --db
+        args.insert(args.end(), {"--samples", "1"});
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto r = test::run_gpusched(args);
+        INFO("stderr: " << r.err);
+        REQUIRE(r.ok());
+    };
+    run(dir / "default.sqlite", {});
+    run(dir / "raised.sqlite", {"--weights", dir / "raised.weights"});
+    const std::string weights_of =
+        "SELECT coalesce(json_extract(search_config, '$.weights_path'), '') FROM samples WHERE idx = 0";
+    CHECK(test::sql_text(dir / "default.sqlite", weights_of).empty());
+    CHECK(test::sql_text(dir / "raised.sqlite", weights_of) == fs::absolute(dir / "raised.weights").string());
+    const std::string cost = "SELECT printf('%.9g', predicted_cost) FROM samples WHERE idx = 0";
+    CHECK(test::sql_text(dir / "default.sqlite", cost) != test::sql_text(dir / "raised.sqlite", cost));
+}
+
+TEST_CASE("a weights file given with --weights that is not one is refused before any work", "[oneshot][bad-input]") {
+    test::TempDir dir;
+    test::write_file(dir / "bad.weights", "not weights");
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil", "gpusched");
+    args.insert(args.end(), {"--weights", dir / "bad.weights"});
+    check_refused(test::run_gpusched(args), "bad.weights", dir / "db.sqlite");
 }
