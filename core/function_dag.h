@@ -29,16 +29,10 @@
 #include <Halide.h>
 
 #include "core/expr_eval.h"
+#include "core/user_error.h"
 #include "costmodel/pipeline_features.h"
 
 namespace gpusched {
-
-// A problem in the user's pipeline or configuration (missing estimate, bad
-// config key): the message names the Func / dimension / key.
-class UserError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
 
 struct Span {
     int64_t min = 0, max = -1;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "costmodel/ranking_metrics.h"
+#include "db/rank_correlation.h"
 
 namespace gpusched {
 
@@ -36,8 +37,9 @@ void add_group(RankingView &v, const std::vector<double> &predicted, const std::
         p.push_back(predicted[static_cast<std::size_t>(i)]);
         r.push_back(reference[static_cast<std::size_t>(i)]);
     }
-    v.spearman += spearman_correlation(p, r);
-    v.kendall += kendall_tau(p, r);
+    // A group with constant predictions or times orders nothing: it counts 0.
+    v.spearman += db::spearman_rho(p, r).value_or(0.0);
+    v.kendall += db::kendall_tau_b(p, r).value_or(0.0);
     v.slowdown += best_predicted_slowdown(p, r);
     v.groups += 1;
     v.states += static_cast<int>(idx.size());

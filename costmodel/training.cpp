@@ -9,6 +9,7 @@
 
 #include "costmodel/network_gradient.h"
 #include "costmodel/ranking_metrics.h"
+#include "db/rank_correlation.h"
 
 namespace gpusched {
 namespace {
@@ -35,8 +36,9 @@ RankingQuality quality(const std::vector<double> &params, const std::vector<Prep
         std::vector<double> meas;
         for (int s : idx) meas.push_back(pipes[i].samples[static_cast<std::size_t>(s)].runtime_ms);
         q.loss += batch_loss(params, pipes[i], idx, loss_weights, nullptr);
-        q.spearman += spearman_correlation(pred, meas);
-        q.kendall += kendall_tau(pred, meas);
+        // A group with constant predictions or times orders nothing: it counts 0.
+        q.spearman += db::spearman_rho(pred, meas).value_or(0.0);
+        q.kendall += db::kendall_tau_b(pred, meas).value_or(0.0);
         q.best_predicted_slowdown += best_predicted_slowdown(pred, meas);
         q.pipelines += 1;
         q.samples += static_cast<int>(idx.size());

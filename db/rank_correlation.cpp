@@ -1,9 +1,9 @@
 #include "db/rank_correlation.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 namespace gpusched::db {
 namespace {
@@ -26,10 +26,14 @@ std::vector<double> average_ranks(const std::vector<double> &v) {
     return rank;
 }
 
+void check_paired(const std::vector<double> &a, const std::vector<double> &b) {
+    if (a.size() != b.size()) throw std::invalid_argument("rank correlation: the two sides differ in length");
+}
+
 } // namespace
 
 std::optional<double> spearman_rho(const std::vector<double> &a, const std::vector<double> &b) {
-    assert(a.size() == b.size() && "spearman_rho: paired samples");
+    check_paired(a, b);
     const std::size_t n = a.size();
     if (n < 2) return std::nullopt;
     const std::vector<double> ra = average_ranks(a), rb = average_ranks(b);
@@ -45,7 +49,7 @@ std::optional<double> spearman_rho(const std::vector<double> &a, const std::vect
 }
 
 std::optional<double> kendall_tau_b(const std::vector<double> &a, const std::vector<double> &b) {
-    assert(a.size() == b.size() && "kendall_tau_b: paired samples");
+    check_paired(a, b);
     const std::size_t n = a.size();
     if (n < 2) return std::nullopt;
     // O(n^2): a run has at most a few hundred measured samples.

@@ -4,7 +4,10 @@
 // tied values sharing their average rank) and Kendall's tau-b (concordant
 // minus discordant pairs, corrected for ties). Both lie in [-1, 1]; 1 means
 // the predictions order the samples exactly as the measurements do.
-// nullopt when fewer than two pairs, or when one side is constant.
+// nullopt when fewer than two pairs, or when one side is constant (it orders
+// nothing); std::invalid_argument when the two sides differ in length. The
+// only implementation: the database's statistics and the cost model's
+// training reports use these.
 
 #include <optional>
 #include <vector>

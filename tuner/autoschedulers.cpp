@@ -39,13 +39,18 @@ namespace {
 struct HalideAutoscheduler {
     const char *name, *halide_name, *plugin, *description;
     int since;
+    // The options that make it schedule for the GPU (autoscheduler.KEY=VALUE).
+    std::map<std::string, std::string> gpu_options = {};
 };
 const HalideAutoscheduler kHalideAutoschedulers[] = {
     {"li2018", "Li2018", "libautoschedule_li2018.so", "Halide's Li2018 GPU autoscheduler (baseline)", 14},
     {"anderson2021", "Anderson2021", "libautoschedule_anderson2021.so",
      "Halide's own Anderson2021, the paper's autoscheduler (the reference)", 16},
+    // Without experimental_gpu_schedule, Halide 21's Mullapudi2016 writes a
+    // CPU schedule even for a CUDA target: no kernel at all (seen as the
+    // Top 5 row "no CUDA kernels in the compiled library").
     {"mullapudi2016", "Mullapudi2016", "libautoschedule_mullapudi2016.so",
-     "Halide's Mullapudi2016, with the GPU schedules of Halide 21", 21},
+     "Halide's Mullapudi2016, with the GPU schedules of Halide 21", 21, {{"experimental_gpu_schedule", "1"}}},
 };
 
 } // namespace
@@ -64,6 +69,7 @@ std::optional<ScheduleSource> find_schedule_source(const std::string &name) {
         if (name != a.name || GPUSCHED_HALIDE_VERSION < a.since) continue;
         s.plugin_path = halide_plugin_dir() + "/" + a.plugin;
         s.halide_name = a.halide_name;
+        s.options = a.gpu_options;
         s.description = a.description;
         return s;
     }

@@ -65,6 +65,7 @@ void run_sample(const OneShotOptions &opt, const BatchInputs &in, OneShotSample 
     if (source.plugin_path) {
         inv.plugin_path = source.plugin_path;
         inv.autoscheduler = source.halide_name;
+        inv.autoscheduler_options = source.options;
     }
     nlohmann::json config = opt.search_config.is_object() ? opt.search_config : nlohmann::json::object();
     const std::string record_path = s.dir + "/" + opt.generator_name + ".gpusched.json";

@@ -6,6 +6,7 @@
 // GPUSCHED_CONFIG on both, which its plugin reads whatever the Halide.
 // Header-only, so the tests that run generators by hand speak it too.
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,11 +17,17 @@
 namespace gpusched {
 
 // The generator arguments that select autoscheduler `name` from a loaded
-// plugin.
-inline std::vector<std::string> autoscheduler_args(const std::string &name) {
+// plugin, with `options` as autoscheduler.KEY=VALUE from Halide 16 on.
+// Halide 14 takes no autoscheduler options on a generator's command line;
+// none of the autoschedulers gpusched uses with it needs one.
+inline std::vector<std::string> autoscheduler_args(const std::string &name,
+                                                   const std::map<std::string, std::string> &options = {}) {
 #if GPUSCHED_HALIDE_PROTOCOL >= 16
-    return {"autoscheduler=" + name};
+    std::vector<std::string> args = {"autoscheduler=" + name};
+    for (const auto &[key, value] : options) args.push_back("autoscheduler." + key + "=" + value);
+    return args;
 #else
+    (void)options;
     return {"-s", name, "auto_schedule=true"};
 #endif
 }

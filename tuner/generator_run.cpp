@@ -93,7 +93,8 @@ std::vector<std::string> generator_argv(const GeneratorInvocation &inv) {
     }
     argv.push_back("target=" + inv.target);
     if (inv.autoscheduler)
-        for (std::string &a : autoscheduler_args(*inv.autoscheduler)) argv.push_back(std::move(a));
+        for (std::string &a : autoscheduler_args(*inv.autoscheduler, inv.autoscheduler_options))
+            argv.push_back(std::move(a));
     for (const auto &[k, v] : inv.params) argv.push_back(k + "=" + v);
     return argv;
 }

@@ -27,6 +27,7 @@ struct GeneratorInvocation {
     std::map<std::string, std::string> params; // GeneratorParams, key=value
     std::optional<std::string> plugin_path;    // -p
     std::optional<std::string> autoscheduler;  // autoscheduler_args(): how this Halide selects it
+    std::map<std::string, std::string> autoscheduler_options;  // its autoscheduler.KEY=VALUE options
     std::map<std::string, std::string> env;
     std::chrono::milliseconds timeout{std::chrono::minutes(10)};
     std::optional<std::uint64_t> memory_limit_bytes; // ProcessSpec's; none: no limit

@@ -6,12 +6,9 @@
 
 #include <stdexcept>
 
-namespace gpusched {
+#include "core/user_error.h"
 
-class UserError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
-};
+namespace gpusched {
 
 class UnavailableError : public std::runtime_error {
 public:

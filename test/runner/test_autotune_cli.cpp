@@ -9,6 +9,7 @@
 #include <chrono>
 #include <csignal>
 #include <filesystem>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -21,6 +22,7 @@
 #include "db/database.h"
 #include "db/sample_store.h"
 #include "tuner/autoschedulers.h"
+#include "tuner/generator_run.h"
 #include "test_sql.h"
 #include "test_support.h"
 
@@ -337,6 +339,26 @@ TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes 
         if (here) {
             CHECK(fs::exists(*find_schedule_source(name)->plugin_path));
             CHECK(schedule_source_unavailable(name).empty());
+            if (name == "mullapudi2016") {
+                // Halide 21's Mullapudi2016 writes GPU schedules only when asked.
+                CHECK(find_schedule_source(name)->options ==
+                      std::map<std::string, std::string>{{"experimental_gpu_schedule", "1"}});
+                GeneratorInvocation inv;
+                inv.autoscheduler = "Mullapudi2016";
+                inv.autoscheduler_options = find_schedule_source(name)->options;
+                const std::vector<std::string> argv = generator_argv(inv);
+                CHECK(std::find(argv.begin(), argv.end(), "autoscheduler.experimental_gpu_schedule=1") != argv.end());
+                // And its schedule for a CUDA target has CUDA kernels.
+                test::TempDir dir;
+                ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil",
+                                                      "--autoscheduler", "mullapudi2016", "-o", dir / "out", "--db",
+                                                      dir / "db.sqlite", "--no-validate", "--json"});
+                INFO("stderr: " << r.err);
+                REQUIRE(r.ok());
+                const auto j = nlohmann::json::parse(r.out);
+                CHECK(j["samples"][0]["ptxas"]["status"] == "checked");
+                CHECK_FALSE(j["samples"][0]["ptxas"]["kernels"].empty());
+            }
         } else {
             CHECK_THAT(schedule_source_unavailable(name),
                        Catch::Contains("from Halide " + std::to_string(since)) &&

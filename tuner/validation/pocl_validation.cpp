@@ -234,6 +234,7 @@ GeneratorInvocation scheduled_build(const ValidationRequest &req, const std::str
     if (req.source.plugin_path) {
         cand.plugin_path = req.source.plugin_path;
         cand.autoscheduler = req.source.halide_name;
+        cand.autoscheduler_options = req.source.options;
     }
     if (req.source.searches) {
         nlohmann::json config = req.plugin_config.is_object() ? req.plugin_config : nlohmann::json::object();
