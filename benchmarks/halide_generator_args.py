@@ -11,10 +11,12 @@ libHalide19.so.0 or libHalide.so.19 dependency): no flag to keep in step with th
   halide_generator_args.py PLUGIN NAME [KEY=VALUE ...]
       prints the arguments, one per line (for shell scripts)
 """
+import functools
 import re
 import sys
 
 
+@functools.lru_cache(maxsize=None)  # read once per plugin, not once per generator run
 def halide_major(plugin):
     """Halide's major version that the plugin (a shared library) links."""
     try:
@@ -43,9 +45,9 @@ def autoscheduler_args(major, name, options=None):
     return [f"autoscheduler={name}"] + [f"autoscheduler.{k}={v}" for k, v in options.items()]
 
 
-def select_plugin(plugin, name, options=None, major=None):
+def select_plugin(plugin, name, options=None):
     """`-p PLUGIN` and the arguments that select `name` from it."""
-    return ["-p", plugin] + autoscheduler_args(halide_major(plugin) if major is None else major, name, options)
+    return ["-p", plugin] + autoscheduler_args(halide_major(plugin), name, options)
 
 
 if __name__ == "__main__":

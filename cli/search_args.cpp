@@ -67,5 +67,4 @@ void apply_search_args(const SearchArgs &args, OneShotOptions &options) {
     options.search_config["weights_path"] = path;
 }
 
-
 } // namespace gpusched::cli

@@ -130,26 +130,19 @@ public:
     // (sized_by_max) gets the nest's extents, the largest over tile
     // positions, as its fixed size: Halide then launches constant thread
     // extents and shared memory instead of sizing them at run time (and
-    // checks at run time that the region needed fits).
-    void bound_extents(const Node &node, const Region &region) {
+    // checks at run time that the region needed fits). A Func in registers
+    // (FixedSize::Storage) needs only its storage fixed (core/halide_compat.h,
+    // kRegisterBoundMethod).
+    enum class FixedSize { Computed, Storage };
+    void bound_extents(const Node &node, const Region &region, FixedSize what) {
         if (!sized_by_max(node)) return;
+        const char *method = what == FixedSize::Storage ? kRegisterBoundMethod : "bound_extent";
         for (size_t d = 0; d < node.args.size() && d < region.size(); d++) {
             var(node.args[d], false);
             const int extent = static_cast<int>(region[d].extent());
-            if (apply_) f_.bound_extent(Var(node.args[d]), extent);
-            body_ << "        " << handle_ << ".bound_extent(" << id(node.args[d]) << ", " << extent << ");\n";
-        }
-    }
-    // The same for a Func in registers: only its storage needs the fixed
-    // size (core/halide_compat.h, kRegisterBoundMethod).
-    void bound_register_storage(const Node &node, const Region &region) {
-        if (!sized_by_max(node)) return;
-        for (size_t d = 0; d < node.args.size() && d < region.size(); d++) {
-            var(node.args[d], false);
-            const int extent = static_cast<int>(region[d].extent());
-            if (apply_) gpusched::bound_register_storage(f_, Var(node.args[d]), extent);
-            body_ << "        " << handle_ << "." << kRegisterBoundMethod << "(" << id(node.args[d]) << ", " << extent
-                  << ");\n";
+            if (apply_ && what == FixedSize::Storage) bound_register_storage(f_, Var(node.args[d]), extent);
+            if (apply_ && what == FixedSize::Computed) f_.bound_extent(Var(node.args[d]), extent);
+            body_ << "        " << handle_ << "." << method << "(" << id(node.args[d]) << ", " << extent << ");\n";
         }
     }
     void flush() {
@@ -302,7 +295,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeli
             }
             break;
         case ComputeLocation::Block: {
-            fs.bound_extents(node, nest.realization_region[n]);
+            fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Computed);
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
             fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_block,
                           MemoryType::GPUShared);
@@ -313,7 +306,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeli
             break;
         }
         case ComputeLocation::Thread: {
-            fs.bound_register_storage(node, nest.realization_region[n]);
+            fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Storage);
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
             fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_thread,
                           MemoryType::Register);

@@ -30,11 +30,9 @@ cpu() {
     local d=$work/run
     rm -rf "$d" && mkdir -p "$d"
     echo "{\"beam_size\":1,\"passes\":1,\"seed\":7,\"dropout\":0.5,\"check_launches\":$3}" >"$d/c.json"
-    local select
-    mapfile -t select < <(python3 "$here/../halide_generator_args.py" "$2" gpusched)
     /usr/bin/time -o "$d/time" -f "%U %S" env GPUSCHED_CONFIG="$d/c.json" \
       "$build/benchmarks/apps/$1.generator" -g "$1" -o "$d" \
-      -e static_library,h,registration,schedule,featurization target="$target" "${select[@]}" \
+      -e static_library,h,registration,schedule,featurization target="$target" -p "$2" "${select_gpusched[@]}" \
       >/dev/null 2>"$d/err" || { echo "$1 failed: $(tail -1 "$d/err")" >&2; exit 1; }
     local s
     s=$(awk '{print $1 + $2}' "$d/time")
@@ -44,6 +42,10 @@ cpu() {
 }
 
 plugin=$build/core/libgpusched_autoscheduler.so
+# How the build's Halide (every plugin compared here is built for it) selects
+# gpusched: the arguments after `-p PLUGIN`.
+mapfile -t select_gpusched < <(python3 "$here/../halide_generator_args.py" "$plugin" gpusched | tail -n +3)
+[ ${#select_gpusched[@]} -gt 0 ] || { echo "cannot read $plugin's Halide" >&2; exit 2; }
 header="| app | check off | check on |"
 rule="|---|---|---|"
 if [ -n "${PLUGIN_B:-}" ]; then header="$header check on, $PLUGIN_B |"; rule="$rule---|"; fi
