@@ -18,6 +18,7 @@
 #include "core/function_dag.h"
 #include "core/halide_compat.h"
 #include "core/launch_check.h"
+#include "core/reduction_split_search.h"
 #include "core/schedule_apply.h"
 #include "core/search_config.h"
 #include "core/search_cost_model.h"
@@ -47,6 +48,7 @@ nlohmann::json config_echo(const PluginConfig &c) {
     j["freeze_tilings"] = c.search.freeze_tilings;
     j["sampling_max_depth"] = c.search.sampling_max_depth;
     j["check_launches"] = c.check_launches;
+    j["split_reductions"] = c.split_reductions;
     j["gpu_profile"] = to_json(c.gpu);
     if (!c.replay_path.empty()) j["replay"] = c.replay_path;
     if (!c.dump_states_path.empty()) {
@@ -65,7 +67,17 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     PluginConfig cfg = load_plugin_config(options);
     std::vector<Halide::Internal::Function> outputs;
     for (const Halide::Func &f : pipeline.outputs()) outputs.push_back(f.function());
-    FunctionDAG dag(outputs);
+    // Before any split: the schedule source finds the Funcs of a fresh,
+    // unsplit instance of the pipeline by these indices.
+    const std::map<std::string, int> get_func_index = get_func_indices(pipeline);
+    const bool replay = !cfg.replay_path.empty();
+    std::vector<ReductionSplit> splits;
+    if (replay) {
+        splits = read_record_reduction_splits(cfg.replay_path);
+        const auto env = pipeline_environment(outputs);
+        for (const ReductionSplit &s : splits) apply_reduction_split(env, s);
+    }
+    auto dag = std::make_unique<FunctionDAG>(outputs);
 
     std::unique_ptr<CostModel> model = create_search_cost_model(cfg.cost_model_config, cfg.gpu);
     StateSamplingCostModel *sampler = nullptr;
@@ -74,14 +86,32 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         sampler = wrapped.get();
         model = std::move(wrapped);
     }
-    model->set_pipeline(pipeline_features(dag));
+    model->set_pipeline(pipeline_features(*dag));
     SearchResult result;
-    const bool replay = !cfg.replay_path.empty();
+    nlohmann::json split_echo;
     if (replay) {
-        Decisions d = read_record_decisions(dag, cfg.replay_path);
-        result = evaluate_decisions(dag, *model, cfg.gpu, d);
+        Decisions d = read_record_decisions(*dag, cfg.replay_path);
+        result = evaluate_decisions(*dag, *model, cfg.gpu, d);
     } else {
-        result = beam_search(dag, *model, cfg.gpu, cfg.search);
+        result = beam_search(*dag, *model, cfg.gpu, cfg.search);
+        if (cfg.split_reductions && !sampler) {
+            ReductionSplitChoice choice =
+                search_reduction_splits(outputs, *dag, result, *model, cfg.gpu, cfg.search);
+            split_echo = {{"variants_ranked", choice.variants_ranked}, {"unsplit_cost", choice.unsplit_cost}};
+            if (!choice.splits.empty()) {
+                // Split the pipeline's own Funcs the way the chosen variant's
+                // copy was, and take its decisions over by Func name.
+                splits = choice.splits;
+                const auto env = pipeline_environment(outputs);
+                for (const ReductionSplit &s : splits) apply_reduction_split(env, s);
+                dag = std::make_unique<FunctionDAG>(outputs);
+                model->set_pipeline(pipeline_features(*dag));
+                SearchResult applied =
+                    evaluate_decisions(*dag, *model, cfg.gpu, decisions_from_json(*dag, choice.decisions));
+                applied.stats = choice.result.stats;
+                result = std::move(applied);
+            }
+        }
     }
 
     if (sampler) {
@@ -92,20 +122,22 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         }
     }
 
-    std::string body = schedule_pipeline(dag, result.decisions, pipeline, true);
+    std::string body = schedule_pipeline(*dag, result.decisions, splits, get_func_index, true);
     if (cfg.check_launches) {
         // The search's footprints decided these sizes; Halide's bounds
         // inference decides the launch. Never hand over one a GPU refuses.
-        const std::string violations = check_kernel_launches(pipeline, target, cfg.gpu, dag.estimated_shapes());
+        const std::string violations = check_kernel_launches(pipeline, target, cfg.gpu, dag->estimated_shapes());
         if (!violations.empty()) throw UserError("gpusched: launch check failed (a search bug): " + violations);
     }
     name_results(results, "gpusched");
     results->schedule_source = "    // gpusched: predicted cost " + std::to_string(result.cost) + "\n" + body;
-    std::vector<unsigned char> blob = serialize_featurization(pipeline_features(dag), result.features);
+    std::vector<unsigned char> blob = serialize_featurization(pipeline_features(*dag), result.features);
     results->featurization.assign(blob.begin(), blob.end());
 
     if (!cfg.record_path.empty()) {
-        nlohmann::json rec = record_to_json(dag, result, config_echo(cfg), replay, peak_rss_mb());
+        nlohmann::json rec = record_to_json(*dag, result, config_echo(cfg), replay, peak_rss_mb());
+        rec["reduction_splits"] = reduction_splits_to_json(splits);
+        if (!split_echo.is_null()) rec["reduction_split_search"] = split_echo;
         std::ofstream out(cfg.record_path);
         if (!out) throw UserError("gpusched config: key \"record_path\": cannot write '" + cfg.record_path + "'");
         out << rec.dump(2) << "\n";

@@ -8,7 +8,15 @@
 // pipeline took more than 24 GiB. At root, each Func's expression is its own
 // definition, so compile time and memory grow with the pipeline's size.
 // Halide guarantees that a schedule never changes what is computed.
+//
+// A gpusched schedule that splits reductions (core/reduction_split.h) sums
+// in another order than the pipeline as written, and in float that is a
+// different result (a 16.7-million-term sum of squares: 2% apart). When
+// GPUSCHED_CONFIG names a record to replay, the reference performs that
+// record's splits first, so that it sums in the order the schedule under
+// test does, and only the schedule differs.
 
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -16,6 +24,11 @@
 #include <Halide.h>
 
 #include "core/halide_compat.h"
+#include "core/reduction_split.h"
+#include "core/schedule_apply.h"
+#include "core/search_config.h"
+#include "core/search_record.h"
+#include "core/user_error.h"
 
 namespace gpusched {
 namespace {
@@ -27,15 +40,31 @@ void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target
     std::vector<Halide::Internal::Function> outputs;
     for (const Halide::Func &f : pipeline.outputs())
         outputs.push_back(f.function());
-    const std::size_t funcs = Halide::Internal::build_environment(outputs).size();
-    std::ostringstream source;
+    std::vector<ReductionSplit> splits;
+    try {
+        const PluginConfig cfg = load_plugin_config();
+        if (!cfg.replay_path.empty()) splits = read_record_reduction_splits(cfg.replay_path);
+    } catch (const UserError &e) {
+        halide_user_error(std::string("gpusched_root: ") + e.what());
+    }
     // pipeline.get_func(i) numbers the Funcs in realization order, as the
-    // generated schedule header names them.
-    Halide::Pipeline p = pipeline;
-    for (std::size_t i = 0; i < funcs; ++i) {
-        Halide::Func f = p.get_func(i);
-        f.compute_root();
-        source << "    pipeline.get_func(" << i << ").compute_root();  // " << f.name() << "\n";
+    // generated schedule header names them (before any split).
+    const std::map<std::string, int> index = get_func_indices(pipeline);
+    const auto env = pipeline_environment(outputs);
+    std::ostringstream source;
+    for (const auto &[name, i] : index)
+        source << "    ::Halide::Func " << func_handle(name) << " = pipeline.get_func(" << i << ");\n";
+    for (const ReductionSplit &s : splits) {
+        try {
+            apply_reduction_split(env, s);
+        } catch (const UserError &e) {
+            halide_user_error(std::string("gpusched_root: ") + e.what());
+        }
+        source << reduction_split_source(s, func_handle(s.func), func_handle(s.intermediate()));
+    }
+    for (const auto &[name, f] : pipeline_environment(outputs)) {
+        Halide::Func(f).compute_root();
+        source << "    " << func_handle(name) << ".compute_root();\n";
     }
     name_results(results, "gpusched_root");
     results->schedule_source = source.str();

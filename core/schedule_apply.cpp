@@ -16,7 +16,14 @@ const char *memory_src(MemoryType m) {
     return m == MemoryType::GPUShared ? "::Halide::MemoryType::GPUShared" : "::Halide::MemoryType::Register";
 }
 
+std::string identifier(const std::string &name);
+
+// A C++ identifier for a Func or variable name (Funcs by their stable name).
 std::string ident(const std::string &name) {
+    return identifier(stable_func_name(name));
+}
+
+std::string identifier(const std::string &name) {
     std::string s;
     for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
@@ -33,12 +40,16 @@ public:
         if (vars_.count(name)) return;
         std::string id = "v" + std::to_string(vars_.size()) + "_" + ident(name);
         vars_[name] = {id, rvar};
-        decls_ << "        " << (rvar ? "::Halide::RVar " : "::Halide::Var ") << id << "(\"" << name << "\");\n";
+        decls_ << "        " << (rvar ? "::Halide::RVar " : "::Halide::Var ") << id << "(\"" << unqualified(name)
+               << "\");\n";
     }
     VarOrRVar vr(const std::string &name) const {
         auto it = vars_.find(name);
-        return it->second.second ? VarOrRVar(RVar(name)) : VarOrRVar(Var(name));
+        return it->second.second ? VarOrRVar(RVar(unqualified(name))) : VarOrRVar(Var(unqualified(name)));
     }
+    // A split RVar of a rfactor intermediate is named after the RVar it
+    // came from ("r$y.r$y_o"); Halide's scheduling calls take the last part.
+    static std::string unqualified(const std::string &name) { return name.substr(name.rfind('.') + 1); }
     std::string id(const std::string &name) const { return vars_.at(name).first; }
     Halide::Stage stage(int s) { return s == 0 ? Halide::Stage(f_) : f_.update(s - 1); }
     std::string stage_src(int s) const {
@@ -267,16 +278,37 @@ std::vector<int> staged_producers(const FunctionDAG &dag, const Decisions &d, co
 
 } // namespace
 
-std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeline pipeline, bool apply) {
-    LoopNest nest(dag, d);
-    std::map<std::string, int> get_func_index;
-    for (size_t i = 0; i < dag.nodes.size(); i++) get_func_index[pipeline.get_func(i).name()] = static_cast<int>(i);
+std::string func_handle(const std::string &halide_name) { return ident(halide_name); }
 
+std::map<std::string, int> get_func_indices(Pipeline pipeline) {
+    std::map<std::string, int> index;
+    const std::vector<Internal::Function> outputs = [&] {
+        std::vector<Internal::Function> o;
+        for (const Func &f : pipeline.outputs()) o.push_back(f.function());
+        return o;
+    }();
+    const size_t funcs = pipeline_environment(outputs).size();
+    for (size_t i = 0; i < funcs; i++) index[pipeline.get_func(i).name()] = static_cast<int>(i);
+    return index;
+}
+
+std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeline pipeline, bool apply) {
+    return schedule_pipeline(dag, d, {}, get_func_indices(pipeline), apply);
+}
+
+std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const std::vector<ReductionSplit> &splits,
+                              const std::map<std::string, int> &get_func_index, bool apply) {
+    LoopNest nest(dag, d);
     std::ostringstream out;
+    // The unsplit pipeline's Funcs first, then the intermediates the splits
+    // create from them (a split's Func may itself be an earlier split's
+    // intermediate, hence in order).
     for (size_t n = 0; n < dag.nodes.size(); n++) {
-        out << "    ::Halide::Func " << ident(dag.nodes[n].name) << " = pipeline.get_func("
-            << get_func_index.at(dag.nodes[n].name) << ");\n";
+        auto it = get_func_index.find(dag.nodes[n].name);
+        if (it != get_func_index.end())
+            out << "    ::Halide::Func " << ident(dag.nodes[n].name) << " = pipeline.get_func(" << it->second << ");\n";
     }
+    for (const ReductionSplit &s : splits) out << reduction_split_source(s, ident(s.func), ident(s.intermediate()));
     std::vector<StageVars> stage_vars(nest.stages.size());
     // Consumers first: hosts' loop names are known before their producers.
     for (size_t n = 0; n < dag.nodes.size(); n++) {

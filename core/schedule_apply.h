@@ -18,17 +18,34 @@
 // Invariant: the emitted source, applied to a fresh instance of the same
 // generator, gives the same schedule as apply_schedule() did.
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include <Halide.h>
 
 #include "core/function_dag.h"
+#include "core/reduction_split.h"
 #include "core/schedule_decisions.h"
 
 namespace gpusched {
 
+// The C++ identifier a schedule source gives a Func (by its stable name,
+// core/reduction_split.h).
+std::string func_handle(const std::string &halide_name);
+
+// Where apply_schedule_NAME finds each Func: pipeline.get_func(i), by name.
+// Taken before any reduction split, since the schedule is applied to a
+// fresh, unsplit instance of the pipeline.
+std::map<std::string, int> get_func_indices(Halide::Pipeline pipeline);
+
 // Applies d to the Funcs of dag (if apply) and returns the C++ source that
-// does the same, using pipeline.get_func(i) to find each Func.
+// does the same. The source first performs `splits` (core/reduction_split.h)
+// on the Funcs it finds through get_func_index; dag must already be the split
+// pipeline (apply does not split, the caller did that before building dag).
+std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const std::vector<ReductionSplit> &splits,
+                              const std::map<std::string, int> &get_func_index, bool apply);
+// The same for a pipeline without splits.
 std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Halide::Pipeline pipeline, bool apply);
 
 } // namespace gpusched

@@ -34,7 +34,7 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
     static const std::set<std::string> known = {"beam_size", "passes", "seed", "dropout", "cost_model",
                                                 "weights_path", "gpu_profile", "record_path", "replay", "memoize", "hierarchical_sampling",
                                                 "freezing", "freezing_min_funcs", "freeze_tilings", "sampling_max_depth",
-                                                "dump_states_path", "dump_states_max", "check_launches"};
+                                                "dump_states_path", "dump_states_max", "check_launches", "split_reductions"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string &key = it.key();
         const nlohmann::json &v = it.value();
@@ -67,6 +67,8 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
             c.search.freezing_min_funcs = v.get<int>();
         } else if (key == "check_launches") {
             c.check_launches = boolean(v, key);
+        } else if (key == "split_reductions") {
+            c.split_reductions = boolean(v, key);
         } else if (key == "memoize") {
             c.search.memoize = boolean(v, key);
         } else if (key == "cost_model") {

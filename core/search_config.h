@@ -3,7 +3,8 @@
 // environment variable GPUSCHED_CONFIG (written by the driver). Keys, all
 // optional (docs/search.md): beam_size, passes, seed, dropout, cost_model,
 // weights_path, gpu_profile, record_path, replay, memoize,
-// hierarchical_sampling, freezing, dump_states_path, dump_states_max.
+// hierarchical_sampling, freezing, dump_states_path, dump_states_max,
+// check_launches, split_reductions.
 //
 // Invariant: a parsed config is valid; an unknown key or a bad value is a
 // UserError naming the key. No file / no variable => the defaults with the
@@ -31,6 +32,10 @@ struct PluginConfig {
     // Lower the scheduled pipeline and refuse kernel launches over the GPU's
     // limits (core/launch_check.h). Off only to study what it catches.
     bool check_launches = true;
+    // Search splits of small-output reductions across threads
+    // (core/reduction_split_search.h). Not with dump_states_path: the dumped
+    // states must all be of one pipeline.
+    bool split_reductions = true;
     nlohmann::json cost_model_config = nlohmann::json::object();  // cost_model, weights_path
 };
 

@@ -9,9 +9,9 @@ nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         const FuncDecision &f = d.funcs[n];
         nlohmann::json j;
-        j["func"] = dag.nodes[n].name;
+        j["func"] = stable_func_name(dag.nodes[n].name);
         j["location"] = location_name(f.location);
-        j["host"] = f.host >= 0 ? nlohmann::json(dag.nodes[f.host].name) : nlohmann::json(nullptr);
+        j["host"] = f.host >= 0 ? nlohmann::json(stable_func_name(dag.nodes[f.host].name)) : nlohmann::json(nullptr);
         nlohmann::json stages = nlohmann::json::array();
         for (const StageTiling &t : f.stages) stages.push_back({{"serial", t.serial}, {"thread", t.thread}});
         j["stages"] = stages;
@@ -30,13 +30,15 @@ Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr)
         for (size_t n = 0; n < dag.nodes.size(); n++) {
             const nlohmann::json &j = arr[n];
             const std::string name = j.at("func").get<std::string>();
-            if (name != dag.nodes[n].name)
+            if (name != stable_func_name(dag.nodes[n].name))
                 throw UserError("gpusched replay: decision " + std::to_string(n) + " is for Func '" + name +
                                 "' but this pipeline's Func there is '" + dag.nodes[n].name + "'");
             FuncDecision &f = d.funcs[n];
             f.location = location_from_name(j.at("location").get<std::string>());
             if (!j.at("host").is_null()) {
-                f.host = dag.node_index(j.at("host").get<std::string>());
+                const std::string host = j.at("host").get<std::string>();
+                for (size_t h = 0; h < dag.nodes.size() && f.host < 0; h++)
+                    if (stable_func_name(dag.nodes[h].name) == host) f.host = static_cast<int>(h);
                 if (f.host < 0) throw UserError("gpusched replay: Func '" + name + "' has an unknown host");
             }
             for (const auto &s : j.at("stages")) {
@@ -100,7 +102,9 @@ nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r, con
     return j;
 }
 
-Decisions read_record_decisions(const FunctionDAG &dag, const std::string &path) {
+namespace {
+
+nlohmann::json read_record(const std::string &path) {
     std::ifstream in(path);
     if (!in) throw UserError("gpusched replay: cannot open record '" + path + "'");
     nlohmann::json j;
@@ -111,7 +115,19 @@ Decisions read_record_decisions(const FunctionDAG &dag, const std::string &path)
     }
     if (!j.is_object() || !j.contains("decisions"))
         throw UserError("gpusched replay: '" + path + "' has no \"decisions\"");
-    return decisions_from_json(dag, j["decisions"]);
+    return j;
+}
+
+} // namespace
+
+Decisions read_record_decisions(const FunctionDAG &dag, const std::string &path) {
+    return decisions_from_json(dag, read_record(path)["decisions"]);
+}
+
+std::vector<ReductionSplit> read_record_reduction_splits(const std::string &path) {
+    const nlohmann::json j = read_record(path);
+    if (!j.contains("reduction_splits")) return {};
+    return reduction_splits_from_json(j["reduction_splits"]);
 }
 
 } // namespace gpusched

@@ -14,6 +14,7 @@
 
 #include "core/beam_search.h"
 #include "core/function_dag.h"
+#include "core/reduction_split.h"
 
 namespace gpusched {
 
@@ -24,5 +25,9 @@ nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r, con
                               bool replayed, double peak_rss_mb);
 // Reads a record file and returns its decisions.
 Decisions read_record_decisions(const FunctionDAG &dag, const std::string &path);
+// Reads a record file's reduction splits (core/reduction_split.h; none in
+// records written before splits existed), to apply before building the DAG
+// its decisions are for.
+std::vector<ReductionSplit> read_record_reduction_splits(const std::string &path);
 
 } // namespace gpusched

@@ -141,11 +141,28 @@ struct ReferenceEntry {
     std::optional<std::string> failure;  // set once built: empty on success, else why it failed
 };
 
+// The reduction splits (core/reduction_split.h) of the record a gpusched
+// candidate replays, as JSON ("[]" for none or an unreadable record, which
+// the candidate's own build then reports). A split sums in another order
+// than the pipeline as written; its reference must split the same way.
+std::string replayed_reduction_splits(const ValidationRequest &req) {
+    if (!req.source.searches || req.replay_record.empty()) return "[]";
+    try {
+        std::ifstream in(req.replay_record);
+        const nlohmann::json j = nlohmann::json::parse(in);
+        if (j.contains("reduction_splits") && j["reduction_splits"].is_array() && !j["reduction_splits"].empty())
+            return j["reduction_splits"].dump();
+    } catch (const std::exception &) {
+    }
+    return "[]";
+}
+
 std::string reference_key(const ValidationRequest &req) {
     std::error_code ec;
     std::string key = req.generator_path + "\n" + std::to_string(fs::file_size(req.generator_path, ec)) + "\n" +
                       std::to_string(fs::last_write_time(req.generator_path, ec).time_since_epoch().count()) + "\n" +
-                      req.generator_name + "\n" + std::to_string(req.input_seed);
+                      req.generator_name + "\n" + std::to_string(req.input_seed) + "\n" +
+                      replayed_reduction_splits(req);
     for (const auto &[k, v] : req.generator_params) key += "\n" + k + "=" + v;
     return key;
 }
@@ -200,12 +217,24 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
         std::string label;
         std::optional<std::string> plugin, autoscheduler; // none: unscheduled
     };
-    std::vector<Attempt> attempts = {
-        {"Mullapudi2016", halide_plugin_dir() + "/libautoschedule_mullapudi2016.so", "Mullapudi2016"}};
-    // Without the gpusched plugin (its own error comes elsewhere) there is no gpusched_root.
-    if (const std::string plugin = locate_gpusched_plugin(); !plugin.empty())
-        attempts.push_back({"gpusched_root", plugin, "gpusched_root"});
-    attempts.push_back({"unscheduled", std::nullopt, std::nullopt});
+    std::vector<Attempt> attempts;
+    const std::string plugin = locate_gpusched_plugin();
+    if (replayed_reduction_splits(req) != "[]") {
+        // Only gpusched_root can split the reference's reductions as the
+        // candidate does (core/root_reference_scheduler.cpp): it replays the
+        // record's splits, then computes every Func at root.
+        if (plugin.empty()) return "the candidate splits reductions, and no gpusched plugin was found to split its reference";
+        nlohmann::json config = {{"replay", req.replay_record}};
+        const std::string config_path = dir + "/reference-config.json";
+        std::ofstream(config_path) << config.dump(2);
+        ref.env["GPUSCHED_CONFIG"] = config_path;
+        attempts.push_back({"gpusched_root with the record's reduction splits", plugin, "gpusched_root"});
+    } else {
+        attempts.push_back({"Mullapudi2016", halide_plugin_dir() + "/libautoschedule_mullapudi2016.so", "Mullapudi2016"});
+        // Without the gpusched plugin (its own error comes elsewhere) there is no gpusched_root.
+        if (!plugin.empty()) attempts.push_back({"gpusched_root", plugin, "gpusched_root"});
+        attempts.push_back({"unscheduled", std::nullopt, std::nullopt});
+    }
     GeneratorOutcome ref_out;
     std::string tried;
     for (const Attempt &a : attempts) {

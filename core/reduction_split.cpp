@@ -1,0 +1,207 @@
+#include "core/reduction_split.h"
+
+#include <algorithm>
+#include <cctype>
+#include <sstream>
+
+#include "core/user_error.h"
+
+namespace gpusched {
+
+using Halide::Internal::Function;
+
+namespace {
+
+// Partials are combined serially by one thread per output point, so many
+// more than this costs more in that loop than the split gains.
+constexpr int64_t kMaxPartials = 8192;
+// Each partial result should reduce at least this many iterations: fewer,
+// and the intermediate's reads and writes cost more than they parallelize.
+constexpr int64_t kMinIterationsPerPartial = 4;
+constexpr int64_t kMinReductionPoints = 64;
+
+int64_t floor_pow2(int64_t v) {
+    int64_t p = 1;
+    while (p * 2 <= v) p *= 2;
+    return p;
+}
+
+std::string split_rvar_name(const std::string &rvar, const char *part) { return rvar + "_" + part; }
+std::string preserved_var_name(const ReductionSplit &s, size_t k) {
+    std::string f;
+    for (char c : s.func) f += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return "rf" + std::to_string(k) + "_" + f;
+}
+
+// The RVars of the preserved pieces (after their splits), innermost first.
+std::vector<std::string> preserved_rvar_names(const ReductionSplit &s) {
+    std::vector<std::string> names;
+    for (const PreservedRVar &p : s.preserved) names.push_back(p.factor ? split_rvar_name(p.rvar, "i") : p.rvar);
+    return names;
+}
+
+// The preserved pieces giving `partials` partial results from the loops of
+// an update (innermost first): whole RVars from the innermost outward while
+// they fit, then the inner part of the next one.
+ReductionSplit split_for(const std::string &func, int update, const std::vector<LoopDim> &loops, int64_t partials) {
+    ReductionSplit s;
+    s.func = func;
+    s.update = update;
+    int64_t want = partials;
+    for (const LoopDim &l : loops) {
+        if (!l.is_rvar || want <= 1) continue;
+        if (l.rvar_extent <= want) {
+            s.preserved.push_back({l.var, 0});
+            s.partials *= l.rvar_extent;
+            want /= l.rvar_extent;
+        } else {
+            s.preserved.push_back({l.var, want});
+            s.partials *= want;
+            want = 1;
+        }
+    }
+    return s;
+}
+
+} // namespace
+
+std::string stable_func_name(const std::string &name) {
+    const size_t dollar = name.rfind('$');
+    if (dollar == std::string::npos || dollar < 5 || name.compare(dollar - 5, 5, "_intm") != 0) return name;
+    for (size_t i = dollar + 1; i < name.size(); i++)
+        if (!std::isdigit(static_cast<unsigned char>(name[i]))) return name;
+    return name.substr(0, dollar);
+}
+
+std::map<std::string, Function> pipeline_environment(const std::vector<Function> &outputs) {
+    std::map<std::string, Function> env;
+    for (const Function &f : outputs) {
+        std::map<std::string, Function> more = Halide::Internal::find_transitive_calls(f);
+        env.insert(more.begin(), more.end());
+    }
+    return env;
+}
+
+void apply_reduction_split(const std::map<std::string, Function> &env, const ReductionSplit &split) {
+    auto it = env.find(split.func);
+    if (it == env.end())
+        throw UserError("gpusched: reduction split of '" + split.func + "': no such Func in this pipeline");
+    Halide::Func f(it->second);
+    if (split.update < 0 || split.update >= f.num_update_definitions())
+        throw UserError("gpusched: reduction split of '" + split.func + "': it has no update " +
+                        std::to_string(split.update));
+    Halide::Stage stage = f.update(split.update);
+    for (const PreservedRVar &p : split.preserved) {
+        if (p.factor <= 0) continue;
+        stage.split(Halide::RVar(p.rvar), Halide::RVar(split_rvar_name(p.rvar, "o")),
+                    Halide::RVar(split_rvar_name(p.rvar, "i")), Halide::Expr(static_cast<int>(p.factor)),
+                    Halide::TailStrategy::GuardWithIf);
+    }
+    std::vector<std::pair<Halide::RVar, Halide::Var>> preserved;
+    const std::vector<std::string> rvars = preserved_rvar_names(split);
+    for (size_t k = 0; k < rvars.size(); k++)
+        preserved.emplace_back(Halide::RVar(rvars[k]), Halide::Var(preserved_var_name(split, k)));
+    stage.rfactor(preserved);
+}
+
+std::string reduction_split_source(const ReductionSplit &split, const std::string &func_handle,
+                                   const std::string &intermediate_handle) {
+    std::ostringstream s;
+    s << "    ::Halide::Func " << intermediate_handle << " = " << func_handle << ".update(" << split.update << ")";
+    for (const PreservedRVar &p : split.preserved) {
+        if (p.factor <= 0) continue;
+        s << "\n        .split(::Halide::RVar(\"" << p.rvar << "\"), ::Halide::RVar(\""
+          << split_rvar_name(p.rvar, "o") << "\"), ::Halide::RVar(\"" << split_rvar_name(p.rvar, "i") << "\"), "
+          << p.factor << ", ::Halide::TailStrategy::GuardWithIf)";
+    }
+    s << "\n        .rfactor({";
+    const std::vector<std::string> rvars = preserved_rvar_names(split);
+    for (size_t k = 0; k < rvars.size(); k++) {
+        s << (k ? ", " : "") << "{::Halide::RVar(\"" << rvars[k] << "\"), ::Halide::Var(\""
+          << preserved_var_name(split, k) << "\")}";
+    }
+    s << "});\n";
+    return s.str();
+}
+
+std::vector<Function> split_copy(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits) {
+    auto copied = Halide::Internal::deep_copy(outputs, pipeline_environment(outputs));
+    for (const ReductionSplit &s : splits) apply_reduction_split(copied.second, s);
+    return copied.first;
+}
+
+std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu) {
+    const int64_t resident_threads = int64_t(gpu.sm_count) * gpu.max_threads_per_sm;
+    std::vector<SplittableReduction> out;
+    std::vector<Function> outputs;
+    for (const Node &n : dag.nodes)
+        if (n.is_output) outputs.push_back(n.func);
+    for (const Node &n : dag.nodes) {
+        for (size_t s = 1; s < n.stages.size(); s++) {
+            const Stage &st = n.stages[s];
+            std::vector<Span> bounds = dag.loop_bounds(st, n.region);
+            SplittableReduction r;
+            r.func = n.name;
+            r.update = static_cast<int>(s) - 1;
+            bool has_rvar = false;
+            for (size_t l = 0; l < st.loops.size(); l++) {
+                if (st.loops[l].is_rvar) {
+                    has_rvar = true;
+                    r.reduction_points *= std::max<int64_t>(1, st.loops[l].rvar_extent);
+                } else {
+                    r.output_points *= std::max<int64_t>(1, bounds[l].extent());
+                }
+            }
+            if (!has_rvar || r.output_points * 4 > resident_threads || r.reduction_points < kMinReductionPoints)
+                continue;
+            const int64_t missing = std::min(kMaxPartials, resident_threads / r.output_points);
+            for (int64_t want : {missing / 16, missing / 4, missing}) {
+                int64_t p = floor_pow2(std::min(want, r.reduction_points / kMinIterationsPerPartial));
+                if (p < 2) continue;
+                ReductionSplit split = split_for(n.name, r.update, st.loops, p);
+                if (std::find(r.options.begin(), r.options.end(), split) != r.options.end()) continue;
+                try {
+                    split_copy(outputs, {split});
+                } catch (const Halide::Error &) {
+                    continue;  // not associative, or not a domain rfactor can split
+                }
+                r.options.push_back(split);
+            }
+            if (!r.options.empty()) out.push_back(std::move(r));
+            break;  // one split per Func: rfactor names its intermediate after the Func
+        }
+    }
+    return out;
+}
+
+nlohmann::json reduction_splits_to_json(const std::vector<ReductionSplit> &splits) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const ReductionSplit &s : splits) {
+        nlohmann::json pieces = nlohmann::json::array();
+        for (const PreservedRVar &p : s.preserved) pieces.push_back({{"rvar", p.rvar}, {"factor", p.factor}});
+        arr.push_back({{"func", s.func}, {"update", s.update}, {"partials", s.partials}, {"preserved", pieces}});
+    }
+    return arr;
+}
+
+std::vector<ReductionSplit> reduction_splits_from_json(const nlohmann::json &j) {
+    std::vector<ReductionSplit> out;
+    try {
+        if (!j.is_array()) throw std::invalid_argument("not a list");
+        for (const auto &e : j) {
+            ReductionSplit s;
+            s.func = e.at("func").get<std::string>();
+            s.update = e.at("update").get<int>();
+            s.partials = e.value("partials", int64_t(1));
+            for (const auto &p : e.at("preserved")) s.preserved.push_back({p.at("rvar").get<std::string>(),
+                                                                           p.at("factor").get<int64_t>()});
+            if (s.preserved.empty()) throw std::invalid_argument("a split of '" + s.func + "' preserves nothing");
+            out.push_back(std::move(s));
+        }
+    } catch (const std::exception &e) {
+        throw UserError(std::string("gpusched replay: malformed \"reduction_splits\": ") + e.what());
+    }
+    return out;
+}
+
+} // namespace gpusched

@@ -1,0 +1,109 @@
+#pragma once
+// Reductions split across threads: the search decision the paper's space
+// lacks (issue 27). A reduction whose pure output is too small to fill the
+// GPU (a whole-image sum: one point; a row softmax: one point per row) runs
+// its whole reduction domain serially in each of those few threads. Split,
+// it becomes Halide's rfactor: an intermediate Func computes P partial
+// results per output point in parallel (each over 1/P of the domain), and
+// the original update then combines the P partials:
+//
+//   out() += in(r.x, r.y)          with P = 4096 partials along r.x becomes
+//   out_intm(u) += in(r.x.o * 4096 + u, r.y)     (4096 parallel points)
+//   out() += out_intm(r.x.i)                     (4096 serial steps)
+//
+// The partials are taken from the innermost RVar's inner part, so that
+// neighbouring threads read neighbouring addresses (coalesced loads).
+//
+// A split changes the pipeline (a new Func), so it cannot be one more step
+// of the beam search over one FunctionDAG: the plugin searches each variant
+// of the pipeline (core/reduction_split_search.h) and keeps the cheapest.
+// The chosen splits are part of the record (replayable) and of the emitted
+// schedule source, which performs the same rfactor before scheduling.
+//
+// Invariant: apply_reduction_split() and reduction_split_source() perform
+// the same transformation; a split is only offered where Halide proved the
+// update associative (rfactor refuses otherwise; reduction_split_options
+// tries it on a copy).
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <Halide.h>
+#include <nlohmann/json.hpp>
+
+#include "core/function_dag.h"
+#include "core/gpu_profile.h"
+
+namespace gpusched {
+
+// One preserved piece of the reduction domain: a whole RVar (factor 0), or
+// the inner `factor` iterations of an RVar split into outer and inner.
+struct PreservedRVar {
+    std::string rvar;
+    int64_t factor = 0;
+    bool operator==(const PreservedRVar &o) const { return rvar == o.rvar && factor == o.factor; }
+};
+
+struct ReductionSplit {
+    std::string func;  // the Func whose update is split
+    int update = 0;    // which update (stage update + 1)
+    std::vector<PreservedRVar> preserved;  // innermost first
+    int64_t partials = 1;                  // partial results per output point
+    bool operator==(const ReductionSplit &o) const {
+        return func == o.func && update == o.update && preserved == o.preserved;
+    }
+    // The intermediate Func rfactor creates, by its stable name.
+    std::string intermediate() const { return func + "_intm"; }
+};
+
+// A Func's name as records and schedule sources know it: Halide's name,
+// except that rfactor's intermediates lose the counter Halide appends to make
+// them unique ("out_intm$7" is "out_intm"), which differs between copies of a
+// pipeline and between processes.
+std::string stable_func_name(const std::string &halide_name);
+
+// One reduction the search may split, and the splits it may choose.
+struct SplittableReduction {
+    std::string func;
+    int update = 0;
+    int64_t output_points = 1;     // pure points of the update
+    int64_t reduction_points = 1;  // iterations of its reduction domain
+    std::vector<ReductionSplit> options;
+};
+
+// The reductions of dag whose outputs leave the GPU mostly idle (fewer pure
+// points than a quarter of gpu's resident threads) and whose domain has at
+// least 64 iterations per point, each with 1-3 splits into P partials, P a
+// power of two near 1/16, 1/4 and 1 of the threads missing (at most 8192:
+// the partials are combined serially). Only the first such update of a Func,
+// and only splits Halide accepts (tried on a copy of the pipeline).
+std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu);
+
+// The Funcs of a pipeline by name, as Halide's lowering sees them.
+std::map<std::string, Halide::Internal::Function> pipeline_environment(
+    const std::vector<Halide::Internal::Function> &outputs);
+
+// A deep copy of the pipeline with the splits applied: the copy's outputs.
+// The original Funcs are not touched.
+std::vector<Halide::Internal::Function> split_copy(const std::vector<Halide::Internal::Function> &outputs,
+                                                   const std::vector<ReductionSplit> &splits);
+
+// Applies the split to the pipeline's Funcs (env by name). Throws UserError
+// naming the Func where it is not a reduction of this pipeline or Halide
+// refuses it.
+void apply_reduction_split(const std::map<std::string, Halide::Internal::Function> &env,
+                           const ReductionSplit &split);
+
+// C++ that performs the same split in `apply_schedule_NAME`, declaring the
+// intermediate as a Func named by intermediate_handle, given the Func's
+// handle (a `::Halide::Func` already bound in that scope).
+std::string reduction_split_source(const ReductionSplit &split, const std::string &func_handle,
+                                   const std::string &intermediate_handle);
+
+nlohmann::json reduction_splits_to_json(const std::vector<ReductionSplit> &splits);
+// Throws UserError on a malformed list.
+std::vector<ReductionSplit> reduction_splits_from_json(const nlohmann::json &j);
+
+} // namespace gpusched

@@ -1,0 +1,71 @@
+#include "core/reduction_split_search.h"
+
+#include "core/search_record.h"
+
+namespace gpusched {
+
+using Halide::Internal::Function;
+
+namespace {
+
+SearchResult search_variant(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits,
+                            CostModel &model, const GpuProfile &gpu, const SearchConfig &config,
+                            nlohmann::json *decisions) {
+    FunctionDAG dag(split_copy(outputs, splits));
+    model.set_pipeline(pipeline_features(dag));
+    SearchResult r = beam_search(dag, model, gpu, config);
+    if (decisions) *decisions = decisions_to_json(dag, r.decisions);
+    return r;
+}
+
+} // namespace
+
+ReductionSplitChoice search_reduction_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
+                                             const SearchResult &unsplit, CostModel &model, const GpuProfile &gpu,
+                                             const SearchConfig &config) {
+    ReductionSplitChoice choice;
+    choice.result = unsplit;
+    choice.unsplit_cost = unsplit.cost;
+    const std::vector<SplittableReduction> reductions = reduction_split_options(dag, gpu);
+    if (reductions.empty()) return choice;
+
+    SearchConfig greedy = config;
+    greedy.beam_size = 1;
+    greedy.passes = 1;
+    greedy.dropout = 0;
+    std::vector<ReductionSplit> chosen;
+    double chosen_cost = search_variant(outputs, {}, model, gpu, greedy, nullptr).cost;
+    for (const SplittableReduction &r : reductions) {
+        const ReductionSplit *best = nullptr;
+        for (const ReductionSplit &option : r.options) {
+            std::vector<ReductionSplit> variant = chosen;
+            variant.push_back(option);
+            double cost;
+            try {
+                cost = search_variant(outputs, variant, model, gpu, greedy, nullptr).cost;
+            } catch (const UserError &) {
+                continue;  // the split pipeline cannot be bounded (FunctionDAG says why)
+            }
+            choice.variants_ranked++;
+            if (cost < chosen_cost) {
+                chosen_cost = cost;
+                best = &option;
+            }
+        }
+        if (best) chosen.push_back(*best);
+    }
+    if (!chosen.empty()) {
+        nlohmann::json decisions;
+        SearchResult split = search_variant(outputs, chosen, model, gpu, config, &decisions);
+        if (split.cost < unsplit.cost) {
+            choice.splits = chosen;
+            choice.result = std::move(split);
+            choice.decisions = std::move(decisions);
+            return choice;
+        }
+    }
+    model.set_pipeline(pipeline_features(dag));
+    return choice;
+}
+
+} // namespace gpusched

@@ -1,0 +1,41 @@
+#pragma once
+// The search over reduction splits (core/reduction_split.h): which of a
+// pipeline's small-output reductions to split, and into how many partials.
+//
+// Each choice is a different pipeline, so each is searched on its own
+// FunctionDAG, built from a deep copy of the pipeline with the splits
+// applied (the caller's Funcs stay untouched until a split is chosen).
+// The choice is made greedily, one reduction at a time in DAG order: every
+// option of that reduction, with the choices already made, is ranked by a
+// greedy search (beam 1, one pass, the config's seed); the best is kept if it
+// beats not splitting. Then the pipeline as written and the chosen variant
+// get the full beam search, and the cheaper by the same cost model wins:
+// splitting never makes the predicted cost worse than not splitting.
+//
+// Invariant: the model's pipeline is the unsplit DAG's again when this
+// returns with no splits chosen; with splits, the caller applies them to
+// its Funcs, rebuilds the DAG and sets the model's pipeline from it.
+
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/beam_search.h"
+#include "core/reduction_split.h"
+
+namespace gpusched {
+
+struct ReductionSplitChoice {
+    std::vector<ReductionSplit> splits;  // empty: the pipeline as written
+    SearchResult result;                 // the full search of the chosen variant
+    nlohmann::json decisions;            // result.decisions by Func name (search_record.h)
+    int variants_ranked = 0;             // greedy searches of split variants
+    double unsplit_cost = 0;             // the full search's cost without splits
+};
+
+// unsplit: dag's full beam search, already done by the caller.
+ReductionSplitChoice search_reduction_splits(const std::vector<Halide::Internal::Function> &outputs,
+                                             const FunctionDAG &dag, const SearchResult &unsplit, CostModel &model,
+                                             const GpuProfile &gpu, const SearchConfig &config);
+
+} // namespace gpusched
