@@ -12,6 +12,7 @@ side-by-side table of the search against the reference, in one Halide
   search_time.py run [--plugin LIB | --scheduler anderson2021|anderson2021-paper]
                      [--build-dir DIR] [--only a,b] [--gen LABEL=PATH[:GENERATOR][:key=value...]]...
                      [--mode beam|greedy|both] [--timeout S] [--json OUT] [--compare RECORDED.json] [--max-slowdown F]
+                     [--set KEY=JSON]...
   search_time.py compare RECORDED.json NEW.json [--max-slowdown F]
   search_time.py table GPUSCHED.json REFERENCE.json... [--mode beam|greedy]
 
@@ -173,6 +174,15 @@ def compare(recorded, new, max_slowdown):
 
 
 def cmd_run(a):
+    extra_config = {}
+    for kv in a.set:
+        key, sep, value = kv.partition("=")
+        if not sep:
+            sys.exit(f"search_time: --set {kv!r}: expected KEY=JSON")
+        try:
+            extra_config[key] = json.loads(value)
+        except json.JSONDecodeError:
+            extra_config[key] = value
     if a.scheduler == "gpusched":
         plugin = os.path.abspath(a.plugin or "")
         if not a.plugin or not os.path.exists(plugin):
@@ -213,7 +223,7 @@ def cmd_run(a):
     for m in modes:
         res = out["results"].setdefault(m, {})
         for label, path, generator, params in pipelines:
-            r = measure(path, generator, params, scheduler, MODES[m], a.timeout)
+            r = measure(path, generator, params, scheduler, dict(MODES[m], **extra_config), a.timeout)
             res[label] = r
             if r["status"] == "ok":
                 line = f"{m:6} {label:28} process cpu {r['process_cpu']:7.2f} s  {r['peak_rss_mb']:5.0f} MiB"
@@ -295,6 +305,8 @@ def main():
     r.add_argument("--json")
     r.add_argument("--compare")
     r.add_argument("--max-slowdown", type=float, default=2.0)
+    r.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
+                   help="an extra plugin config key (docs/search.md), e.g. split_reductions=false")
     c = sub.add_parser("compare")
     c.add_argument("recorded")
     c.add_argument("new")
