@@ -48,20 +48,22 @@ public:
 private:
     RDom r;
 
-    // Two kernels. The first: 256 x 64 threads, each summing every 64th row of
-    // one column pair (coalesced: neighbouring threads read neighbouring
-    // columns); the second adds the 16384 partial sums in one thread.
+    // Two kernels. The first: 256 x 64 threads; thread (u, v) sums the 1024
+    // pixels with x = u mod 256 and y = v mod 64 (coalesced: neighbouring
+    // threads read neighbouring columns). The second adds the 16384 partial
+    // sums in one thread.
     void schedule_manual() {
         RVar ryo("ryo"), ryi("ryi"), rxo("rxo"), rxi("rxi");
-        Var u("u"), v("v"), ut("ut"), ub("ub");
-        output.compute_root().gpu_single_thread();
-        output.update().gpu_single_thread();
+        Var u("u"), v("v"), ut("ut"), ub("ub"), vt("vt"), vb("vb");
+        // rfactor copies the update's schedule to the intermediate: split first.
         Func partial = output.update()
                            .split(r.x, rxo, rxi, 256, TailStrategy::GuardWithIf)
                            .split(r.y, ryo, ryi, 64, TailStrategy::GuardWithIf)
                            .rfactor({{rxi, u}, {ryi, v}});
-        partial.compute_root().split(u, ub, ut, 256).gpu_blocks(ub, v).gpu_threads(ut);
-        partial.update().split(u, ub, ut, 256).gpu_blocks(ub, v).gpu_threads(ut);
+        partial.compute_root().gpu_tile(u, v, ub, vb, ut, vt, 256, 1, TailStrategy::GuardWithIf);
+        partial.update().gpu_tile(u, v, ub, vb, ut, vt, 256, 1, TailStrategy::GuardWithIf);
+        output.compute_root().gpu_single_thread();
+        output.update().gpu_single_thread();
     }
 };
 
