@@ -74,8 +74,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     std::vector<ReductionSplit> splits;
     if (replay) {
         splits = read_record_reduction_splits(cfg.replay_path);
-        const auto env = pipeline_environment(outputs);
-        for (const ReductionSplit &s : splits) apply_reduction_split(env, s);
+        apply_reduction_splits(outputs, splits);
     }
     auto dag = std::make_unique<FunctionDAG>(outputs);
 
@@ -102,8 +101,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
                 // Split the pipeline's own Funcs the way the chosen variant's
                 // copy was, and take its decisions over by Func name.
                 splits = choice.splits;
-                const auto env = pipeline_environment(outputs);
-                for (const ReductionSplit &s : splits) apply_reduction_split(env, s);
+                apply_reduction_splits(outputs, splits);
                 dag = std::make_unique<FunctionDAG>(outputs);
                 model->set_pipeline(pipeline_features(*dag));
                 SearchResult applied =

@@ -73,14 +73,7 @@ std::string stable_func_name(const std::string &name) {
     return name.substr(0, dollar);
 }
 
-std::map<std::string, Function> pipeline_environment(const std::vector<Function> &outputs) {
-    std::map<std::string, Function> env;
-    for (const Function &f : outputs) {
-        std::map<std::string, Function> more = Halide::Internal::find_transitive_calls(f);
-        env.insert(more.begin(), more.end());
-    }
-    return env;
-}
+namespace {
 
 void apply_reduction_split(const std::map<std::string, Function> &env, const ReductionSplit &split) {
     auto it = env.find(split.func);
@@ -104,6 +97,13 @@ void apply_reduction_split(const std::map<std::string, Function> &env, const Red
     stage.rfactor(preserved);
 }
 
+} // namespace
+
+void apply_reduction_splits(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits) {
+    const std::map<std::string, Function> env = Halide::Internal::build_environment(outputs);
+    for (const ReductionSplit &s : splits) apply_reduction_split(env, s);
+}
+
 std::string reduction_split_source(const ReductionSplit &split, const std::string &func_handle,
                                    const std::string &intermediate_handle) {
     std::ostringstream s;
@@ -125,9 +125,9 @@ std::string reduction_split_source(const ReductionSplit &split, const std::strin
 }
 
 std::vector<Function> split_copy(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits) {
-    auto copied = Halide::Internal::deep_copy(outputs, pipeline_environment(outputs));
-    for (const ReductionSplit &s : splits) apply_reduction_split(copied.second, s);
-    return copied.first;
+    std::vector<Function> copies = Halide::Internal::deep_copy(outputs, Halide::Internal::build_environment(outputs)).first;
+    apply_reduction_splits(copies, splits);
+    return copies;
 }
 
 std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu) {

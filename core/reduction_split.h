@@ -20,7 +20,7 @@
 // The chosen splits are part of the record (replayable) and of the emitted
 // schedule source, which performs the same rfactor before scheduling.
 //
-// Invariant: apply_reduction_split() and reduction_split_source() perform
+// Invariant: apply_reduction_splits() and reduction_split_source() perform
 // the same transformation; a split is only offered where Halide proved the
 // update associative (rfactor refuses otherwise; reduction_split_options
 // tries it on a copy).
@@ -81,20 +81,16 @@ struct SplittableReduction {
 // and only splits Halide accepts (tried on a copy of the pipeline).
 std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu);
 
-// The Funcs of a pipeline by name, as Halide's lowering sees them.
-std::map<std::string, Halide::Internal::Function> pipeline_environment(
-    const std::vector<Halide::Internal::Function> &outputs);
-
 // A deep copy of the pipeline with the splits applied: the copy's outputs.
 // The original Funcs are not touched.
 std::vector<Halide::Internal::Function> split_copy(const std::vector<Halide::Internal::Function> &outputs,
                                                    const std::vector<ReductionSplit> &splits);
 
-// Applies the split to the pipeline's Funcs (env by name). Throws UserError
-// naming the Func where it is not a reduction of this pipeline or Halide
-// refuses it.
-void apply_reduction_split(const std::map<std::string, Halide::Internal::Function> &env,
-                           const ReductionSplit &split);
+// Applies the splits, in order, to the pipeline of these outputs (its Funcs
+// are changed). Throws UserError naming the Func where one is not a
+// reduction of this pipeline; Halide's own error where it refuses one.
+void apply_reduction_splits(const std::vector<Halide::Internal::Function> &outputs,
+                            const std::vector<ReductionSplit> &splits);
 
 // C++ that performs the same split in `apply_schedule_NAME`, declaring the
 // intermediate as a Func named by intermediate_handle, given the Func's

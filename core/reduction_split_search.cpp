@@ -34,7 +34,8 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
     greedy.passes = 1;
     greedy.dropout = 0;
     std::vector<ReductionSplit> chosen;
-    double chosen_cost = search_variant(outputs, {}, model, gpu, greedy, nullptr).cost;
+    // The pipeline as written is dag, already the model's pipeline.
+    double chosen_cost = beam_search(dag, model, gpu, greedy).cost;
     for (const SplittableReduction &r : reductions) {
         const ReductionSplit *best = nullptr;
         for (const ReductionSplit &option : r.options) {

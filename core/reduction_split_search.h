@@ -33,7 +33,8 @@ struct ReductionSplitChoice {
     double unsplit_cost = 0;             // the full search's cost without splits
 };
 
-// unsplit: dag's full beam search, already done by the caller.
+// unsplit: dag's full beam search, already done by the caller with dag as
+// the model's pipeline.
 ReductionSplitChoice search_reduction_splits(const std::vector<Halide::Internal::Function> &outputs,
                                              const FunctionDAG &dag, const SearchResult &unsplit, CostModel &model,
                                              const GpuProfile &gpu, const SearchConfig &config);

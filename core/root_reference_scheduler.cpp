@@ -50,19 +50,17 @@ void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target
     // pipeline.get_func(i) numbers the Funcs in realization order, as the
     // generated schedule header names them (before any split).
     const std::map<std::string, int> index = get_func_indices(pipeline);
-    const auto env = pipeline_environment(outputs);
     std::ostringstream source;
     for (const auto &[name, i] : index)
         source << "    ::Halide::Func " << func_handle(name) << " = pipeline.get_func(" << i << ");\n";
-    for (const ReductionSplit &s : splits) {
-        try {
-            apply_reduction_split(env, s);
-        } catch (const UserError &e) {
-            halide_user_error(std::string("gpusched_root: ") + e.what());
-        }
-        source << reduction_split_source(s, func_handle(s.func), func_handle(s.intermediate()));
+    try {
+        apply_reduction_splits(outputs, splits);
+    } catch (const UserError &e) {
+        halide_user_error(std::string("gpusched_root: ") + e.what());
     }
-    for (const auto &[name, f] : pipeline_environment(outputs)) {
+    for (const ReductionSplit &s : splits)
+        source << reduction_split_source(s, func_handle(s.func), func_handle(s.intermediate()));
+    for (const auto &[name, f] : Halide::Internal::build_environment(outputs)) {
         Halide::Func(f).compute_root();
         source << "    " << func_handle(name) << ".compute_root();\n";
     }

@@ -16,16 +16,10 @@ const char *memory_src(MemoryType m) {
     return m == MemoryType::GPUShared ? "::Halide::MemoryType::GPUShared" : "::Halide::MemoryType::Register";
 }
 
-std::string identifier(const std::string &name);
-
 // A C++ identifier for a Func or variable name (Funcs by their stable name).
 std::string ident(const std::string &name) {
-    return identifier(stable_func_name(name));
-}
-
-std::string identifier(const std::string &name) {
     std::string s;
-    for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+    for (char c : stable_func_name(name)) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
     return s;
 }
@@ -287,7 +281,7 @@ std::map<std::string, int> get_func_indices(Pipeline pipeline) {
         for (const Func &f : pipeline.outputs()) o.push_back(f.function());
         return o;
     }();
-    const size_t funcs = pipeline_environment(outputs).size();
+    const size_t funcs = Internal::build_environment(outputs).size();
     for (size_t i = 0; i < funcs; i++) index[pipeline.get_func(i).name()] = static_cast<int>(i);
     return index;
 }

@@ -84,8 +84,7 @@ Chosen search_and_split(const std::vector<Func> &outs) {
     c.splits = choice.splits;
     c.cost = choice.result.cost;
     c.unsplit_cost = choice.unsplit_cost;
-    const auto env = pipeline_environment(outputs);
-    for (const ReductionSplit &s : c.splits) apply_reduction_split(env, s);
+    apply_reduction_splits(outputs, c.splits);
     FunctionDAG split_dag(outputs);
     c.decisions = c.splits.empty() ? choice.result.decisions : decisions_from_json(split_dag, choice.decisions);
     return c;
@@ -170,7 +169,7 @@ TEST_CASE("the split pipeline computes the same sum as the pipeline as written, 
         out() += in(r.x, r.y) * (r.x + 1);
         if (split) {
             ReductionSplit s{name, 0, {{"r$x", 32}, {"r$y", 0}}, 32 * H};
-            apply_reduction_split(pipeline_environment(functions({out})), s);
+            apply_reduction_splits(functions({out}), {s});
         }
         Halide::Buffer<int32_t> input(W, H);
         input.for_each_element([&](int x, int y) { input(x, y) = (x * 7 + y * 13) % 101 - 50; });
