@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include "test/catch2_compat.h"
@@ -114,6 +115,30 @@ TEST_CASE("a bilateral grid written as Halide's example writes it is scheduled b
     INFO(r.out << r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("Output validation (OpenCL build on POCL vs a CPU build): passed") != std::string::npos);
+}
+
+TEST_CASE("a schedule that splits a float sum across threads is validated against a reference split the same way, bit for bit",
+          "[validation][oneshot][reduction_split]") {
+    test::TempDir dir;
+    ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "float_total", "--samples", "1",
+                                          "-o", dir / "out", "--db", dir / "db.sqlite"});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    const nlohmann::json record = nlohmann::json::parse(test::read_file(dir / "out/float_total.gpusched.json"));
+    REQUIRE(record.contains("reduction_splits"));
+    REQUIRE(!record["reduction_splits"].empty());  // the search split the sum
+    // The chosen schedule, validated again: a reference summed serially would
+    // differ in the last bits of a million-term float sum; one that performs
+    // the record's splits sums in the same order, and agrees exactly.
+    ValidationRequest v = request(dir, "float_total", "gpusched");
+    v.plugin_config = nlohmann::json::object();  // the defaults: the h100 profile the search used
+    v.replay_record = dir / "out/float_total.gpusched.json";
+    const ValidationReport report = validate_schedule_on_pocl(v);
+    INFO(report.detail);
+    REQUIRE(report.status == ValidationStatus::Passed);
+    REQUIRE(report.outputs.size() == 1);
+    CHECK(report.outputs[0].second.elements == 1);
+    CHECK(report.outputs[0].second.max_abs_error == 0);
 }
 
 TEST_CASE("float outputs agree within tolerance and NaN where a value was expected is a mismatch", "[validation]") {

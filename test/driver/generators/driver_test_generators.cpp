@@ -69,6 +69,21 @@ public:
     }
 };
 
+// A whole image summed to one float: gpusched splits the sum across threads
+// (core/reduction_split.h), which adds in another order than the serial sum.
+class FloatTotal : public Generator<FloatTotal> {
+public:
+    Input<Buffer<float>> input{"input", 2};
+    Output<Buffer<float>> output{"output", 0};
+
+    void generate() {
+        RDom r(0, input.dim(0).extent(), 0, input.dim(1).extent(), "r");
+        output() = 0.0f;
+        output() += input(r.x, r.y) * input(r.x, r.y);
+        input.set_estimates({{0, 1024}, {0, 1024}});
+    }
+};
+
 // Computes something else when compiled for a GPU: stands in for a schedule
 // that changes a pipeline's output, so validation has a real failure to find.
 class WrongOnGpu : public Generator<WrongOnGpu> {
@@ -193,6 +208,7 @@ public:
 HALIDE_REGISTER_GENERATOR(TinyStencil, tiny_stencil)
 HALIDE_REGISTER_GENERATOR(RowSums, row_sums)
 HALIDE_REGISTER_GENERATOR(WrongOnGpu, wrong_on_gpu)
+HALIDE_REGISTER_GENERATOR(FloatTotal, float_total)
 HALIDE_REGISTER_GENERATOR(EstimatedGrid, estimated_grid)
 HALIDE_REGISTER_GENERATOR(NoEstimates, no_estimates)
 HALIDE_REGISTER_GENERATOR(FailsToGenerate, fails_to_generate)
