@@ -53,6 +53,11 @@ int max_registers(const OneShotSample &s) {
     return m;
 }
 
+// The work-weighted GPU fill as a percentage (docs/search.md, "GPU fill").
+std::string fill_percent(const OneShotSample &s) {
+    return s.gpu_fill ? fmt::format("{:.3g}%", 100.0 * s.gpu_fill->weighted) : "-";
+}
+
 nlohmann::json sample_json(const OneShotSample &s) {
     nlohmann::json j = {
         {"index", s.index}, {"kind", sample_kind(s)}, {"status", sample_status(s)},
@@ -60,6 +65,12 @@ nlohmann::json sample_json(const OneShotSample &s) {
     };
     if (s.seed) j["seed"] = *s.seed;
     if (s.predicted_cost) j["predicted_cost"] = *s.predicted_cost;
+    if (s.gpu_fill) {
+        j["gpu_fill"] = {{"weighted", s.gpu_fill->weighted},
+                         {"least", s.gpu_fill->least},
+                         {"least_stage", s.gpu_fill->least_stage},
+                         {"capacity_threads", s.gpu_fill->capacity_threads}};
+    }
     if (!s.generator.ok()) j["error"] = s.generator.message;
     j["validation"] = {{"status", s.validation}, {"detail", s.validation_detail}};
     nlohmann::json kernels = nlohmann::json::array();
@@ -77,8 +88,8 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
     const OneShotSample &best = r.samples[*r.best];
     std::cout << fmt::format("\nRanking ({} of {} samples usable, best predicted first):\n", r.ranking.size(),
                              r.samples.size());
-    std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>7}  {:>8}  {:>11}  {}\n", "rank", "sample", "kind",
-                             "predicted", "kernels", "max regs", "spill bytes", "status");
+    std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>8}  {:>7}  {:>8}  {:>11}  {}\n", "rank", "sample",
+                             "kind", "predicted", "GPU fill", "kernels", "max regs", "spill bytes", "status");
     // The top of the ranking; every sample is in the database.
     constexpr int kRowsShown = 10;
     int rank = 0;
@@ -90,8 +101,8 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
         }
         const auto &s = r.samples[i];
         std::string predicted = s.predicted_cost ? fmt::format("{:.4g}", *s.predicted_cost) : "-";
-        std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>7}  {:>8}  {:>11}  {}{}\n", ++rank, s.index,
-                                 sample_kind(s), predicted, s.ptxas.kernels.size(), max_registers(s),
+        std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>8}  {:>7}  {:>8}  {:>11}  {}{}\n", ++rank, s.index,
+                                 sample_kind(s), predicted, fill_percent(s), s.ptxas.kernels.size(), max_registers(s),
                                  s.ptxas.total_spill_bytes(), sample_status(s), i == *r.best ? "  <- chosen" : "");
     }
     for (const auto &s : r.samples) {
@@ -110,12 +121,20 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
                                      k.static_shared_bytes, k.barriers);
         }
     }
+    if (best.gpu_fill) {
+        // Visible without a GPU: a schedule that leaves most of the GPU idle
+        // (a reduction in one thread) says so here.
+        const GpuFillSummary &f = *best.gpu_fill;
+        std::cout << fmt::format("\nGPU fill of the chosen sample: {:.3g}% weighted by work (threads launched against "
+                                 "the {} that {} holds at once); least {:.3g}%{}\n",
+                                 100.0 * f.weighted, static_cast<long long>(f.capacity_threads), opt.gpu.name,
+                                 100.0 * f.least, f.least_stage.empty() ? "" : " (" + f.least_stage + ")");
+    }
     std::cout << fmt::format("\nOutput validation (OpenCL build on POCL vs a CPU build): {}{}\n", best.validation,
                              best.validation_detail.empty() ? "" : " (" + best.validation_detail + ")");
     std::cout << "\nSchedule and library of the chosen sample:\n";
     for (const auto &f : r.best_files) std::cout << "  " << f << "\n";
     std::cout << fmt::format("\nStored as run {} in {} ({:.1f} s)\n", r.run_id, r.db_path, r.wall_seconds);
-    (void)opt;
 }
 
 } // namespace

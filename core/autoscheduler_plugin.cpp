@@ -16,6 +16,7 @@
 
 #include "core/beam_search.h"
 #include "core/function_dag.h"
+#include "core/gpu_fill.h"
 #include "core/halide_compat.h"
 #include "core/launch_check.h"
 #include "core/reduction_split_search.h"
@@ -135,6 +136,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     if (!cfg.record_path.empty()) {
         nlohmann::json rec = record_to_json(*dag, result, config_echo(cfg), replay, peak_rss_mb());
         rec["reduction_splits"] = reduction_splits_to_json(splits);
+        rec["gpu_fill"] = gpu_fill_to_json(gpu_fill(*dag, result.features, cfg.gpu));
         if (!split_echo.is_null()) rec["reduction_split_search"] = split_echo;
         std::ofstream out(cfg.record_path);
         if (!out) throw UserError("gpusched config: key \"record_path\": cannot write '" + cfg.record_path + "'");

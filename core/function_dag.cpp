@@ -9,6 +9,7 @@
 
 #include "core/algorithm_features.h"
 #include "core/halide_compat.h"
+#include "core/stable_names.h"
 
 namespace gpusched {
 
@@ -351,11 +352,13 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
         for (const Parameter &p : f.output_buffers()) pc.add_buffer(p);
     }
 
+    const std::map<std::string, std::string> stable = stable_func_names(order);
     std::map<std::string, int> index_of;
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         index_of[*it] = static_cast<int>(nodes.size());
         Node n;
         n.name = *it;
+        n.stable_name = stable.at(*it);
         n.func = env.at(*it);
         n.args = n.func.args();
         for (const Type &t : n.func.output_types()) {

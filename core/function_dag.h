@@ -143,7 +143,8 @@ struct Stage {
 };
 
 struct Node {
-    std::string name;
+    std::string name;         // Halide's
+    std::string stable_name;  // as records and sources name it (core/stable_names.h)
     Halide::Internal::Function func;
     std::vector<std::string> args;
     int bytes_per_point = 0;  // sum over tuple elements

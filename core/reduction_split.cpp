@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <sstream>
 
+#include "core/stable_names.h"
 #include "core/user_error.h"
 
 namespace gpusched {
@@ -12,9 +14,6 @@ using Halide::Internal::Function;
 
 namespace {
 
-// Partials are combined serially by one thread per output point, so many
-// more than this costs more in that loop than the split gains.
-constexpr int64_t kMaxPartials = 8192;
 // Each partial result should reduce at least this many iterations: fewer,
 // and the intermediate's reads and writes cost more than they parallelize.
 constexpr int64_t kMinIterationsPerPartial = 4;
@@ -65,18 +64,13 @@ ReductionSplit split_for(const std::string &func, int update, const std::vector<
 
 } // namespace
 
-std::string stable_func_name(const std::string &name) {
-    const size_t dollar = name.rfind('$');
-    if (dollar == std::string::npos || dollar < 5 || name.compare(dollar - 5, 5, "_intm") != 0) return name;
-    for (size_t i = dollar + 1; i < name.size(); i++)
-        if (!std::isdigit(static_cast<unsigned char>(name[i]))) return name;
-    return name.substr(0, dollar);
-}
-
 namespace {
 
 void apply_reduction_split(const std::map<std::string, Function> &env, const ReductionSplit &split) {
-    auto it = env.find(split.func);
+    std::vector<std::string> names;
+    for (const auto &[name, f] : env) names.push_back(name);
+    const std::map<std::string, std::string> stable = stable_func_names(names);
+    auto it = std::find_if(env.begin(), env.end(), [&](const auto &e) { return stable.at(e.first) == split.func; });
     if (it == env.end())
         throw UserError("gpusched: reduction split of '" + split.func + "': no such Func in this pipeline");
     Halide::Func f(it->second);
@@ -130,13 +124,19 @@ std::vector<Function> split_copy(const std::vector<Function> &outputs, const std
     return copies;
 }
 
-std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu) {
+std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu,
+                                                         const std::vector<ReductionSplit> &applied) {
     const int64_t resident_threads = int64_t(gpu.sm_count) * gpu.max_threads_per_sm;
     std::vector<SplittableReduction> out;
     std::vector<Function> outputs;
     for (const Node &n : dag.nodes)
         if (n.is_output) outputs.push_back(n.func);
     for (const Node &n : dag.nodes) {
+        const int level = static_cast<int>(
+            std::count_if(applied.begin(), applied.end(), [&](const ReductionSplit &a) { return a.func == n.stable_name; }));
+        if (level >= kMaxSplitLevels) continue;
+        // Only a last level must combine its partials in one thread.
+        const int64_t max_partials = level + 1 == kMaxSplitLevels ? kMaxSerialPartials : resident_threads;
         for (size_t s = 1; s < n.stages.size(); s++) {
             const Stage &st = n.stages[s];
             std::vector<Span> bounds = dag.loop_bounds(st, n.region);
@@ -154,11 +154,13 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
             }
             if (!has_rvar || r.output_points * 4 > resident_threads || r.reduction_points < kMinReductionPoints)
                 continue;
-            const int64_t missing = std::min(kMaxPartials, resident_threads / r.output_points);
-            for (int64_t want : {missing / 16, missing / 4, missing}) {
-                int64_t p = floor_pow2(std::min(want, r.reduction_points / kMinIterationsPerPartial));
+            const int64_t missing = resident_threads / r.output_points;
+            const auto balanced = static_cast<int64_t>(std::sqrt(static_cast<double>(r.reduction_points)));
+            for (int64_t want : {missing / 16, missing / 4, missing, balanced}) {
+                int64_t p = floor_pow2(std::min({want, max_partials, r.reduction_points / kMinIterationsPerPartial}));
                 if (p < 2) continue;
-                ReductionSplit split = split_for(n.name, r.update, st.loops, p);
+                ReductionSplit split = split_for(n.stable_name, r.update, st.loops, p);
+                split.level = level;
                 if (std::find(r.options.begin(), r.options.end(), split) != r.options.end()) continue;
                 try {
                     split_copy(outputs, {split});
@@ -168,7 +170,7 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
                 r.options.push_back(split);
             }
             if (!r.options.empty()) out.push_back(std::move(r));
-            break;  // one split per Func: rfactor names its intermediate after the Func
+            break;  // the first reduction of a Func only: later ones read its result
         }
     }
     return out;
@@ -179,7 +181,8 @@ nlohmann::json reduction_splits_to_json(const std::vector<ReductionSplit> &split
     for (const ReductionSplit &s : splits) {
         nlohmann::json pieces = nlohmann::json::array();
         for (const PreservedRVar &p : s.preserved) pieces.push_back({{"rvar", p.rvar}, {"factor", p.factor}});
-        arr.push_back({{"func", s.func}, {"update", s.update}, {"partials", s.partials}, {"preserved", pieces}});
+        arr.push_back({{"func", s.func}, {"update", s.update}, {"level", s.level}, {"partials", s.partials},
+                       {"preserved", pieces}});
     }
     return arr;
 }
@@ -192,6 +195,7 @@ std::vector<ReductionSplit> reduction_splits_from_json(const nlohmann::json &j) 
             ReductionSplit s;
             s.func = e.at("func").get<std::string>();
             s.update = e.at("update").get<int>();
+            s.level = e.value("level", 0);  // records before levels have only level 0
             s.partials = e.value("partials", int64_t(1));
             for (const auto &p : e.at("preserved")) s.preserved.push_back({p.at("rvar").get<std::string>(),
                                                                            p.at("factor").get<int64_t>()});

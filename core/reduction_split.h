@@ -14,6 +14,14 @@
 // The partials are taken from the innermost RVar's inner part, so that
 // neighbouring threads read neighbouring addresses (coalesced loads).
 //
+// A reduction to very few points (a whole-image sum: one) needs far more
+// partials to fill the GPU than one thread can then combine serially; its
+// combining loop is split again (a second level):
+//
+//   out_intm(u) += in(...)                  (262144 parallel points)
+//   out_intm2(w) += out_intm(r.o * 512 + w) (512 parallel points)
+//   out() += out_intm2(r.i)                 (512 serial steps)
+//
 // A split changes the pipeline (a new Func), so it cannot be one more step
 // of the beam search over one FunctionDAG: the plugin searches each variant
 // of the pipeline (core/reduction_split_search.h) and keeps the cheapest.
@@ -47,22 +55,26 @@ struct PreservedRVar {
 };
 
 struct ReductionSplit {
-    std::string func;  // the Func whose update is split
+    std::string func;  // the Func whose update is split (its stable name)
     int update = 0;    // which update (stage update + 1)
+    // 0: the update as written; 1: the combining loop a level-0 split of
+    // the same update left.
+    int level = 0;
     std::vector<PreservedRVar> preserved;  // innermost first
     int64_t partials = 1;                  // partial results per output point
     bool operator==(const ReductionSplit &o) const {
-        return func == o.func && update == o.update && preserved == o.preserved;
+        return func == o.func && update == o.update && level == o.level && preserved == o.preserved;
     }
-    // The intermediate Func rfactor creates, by its stable name.
-    std::string intermediate() const { return func + "_intm"; }
+    // The intermediate Func rfactor creates, by its stable name
+    // (core/stable_names.h): "out_intm", then "out_intm2".
+    std::string intermediate() const { return func + "_intm" + (level == 0 ? "" : std::to_string(level + 1)); }
 };
 
-// A Func's name as records and schedule sources know it: Halide's name,
-// except that rfactor's intermediates lose the counter Halide appends to make
-// them unique ("out_intm$7" is "out_intm"), which differs between copies of a
-// pipeline and between processes.
-std::string stable_func_name(const std::string &halide_name);
+// Partials a split may leave to one thread to combine serially. A level-0
+// split with more partials is only useful with a level-1 split of its
+// combining loop (the search tries them together).
+inline constexpr int64_t kMaxSerialPartials = 8192;
+inline constexpr int kMaxSplitLevels = 2;
 
 // One reduction the search may split, and the splits it may choose.
 struct SplittableReduction {
@@ -75,11 +87,16 @@ struct SplittableReduction {
 
 // The reductions of dag whose outputs leave the GPU mostly idle (fewer pure
 // points than a quarter of gpu's resident threads) and whose domain has at
-// least 64 iterations per point, each with 1-3 splits into P partials, P a
-// power of two near 1/16, 1/4 and 1 of the threads missing (at most 8192:
-// the partials are combined serially). Only the first such update of a Func,
-// and only splits Halide accepts (tried on a copy of the pipeline).
-std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu);
+// least 64 iterations per point, each with up to 4 splits into P partials, P
+// a power of two near 1/16, 1/4 and 1 of the threads missing and near the
+// square root of the domain (as many partials as iterations each), at most a
+// quarter of the domain. Only the first such update of a Func, and only
+// splits Halide accepts (tried on a copy of the pipeline). `applied`: the
+// splits dag's pipeline already has; a Func split there is offered the next
+// level (its combining loop), up to kMaxSplitLevels, and the last level at
+// most kMaxSerialPartials partials.
+std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu,
+                                                         const std::vector<ReductionSplit> &applied = {});
 
 // A deep copy of the pipeline with the splits applied: the copy's outputs.
 // The original Funcs are not touched.

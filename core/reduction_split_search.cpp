@@ -37,23 +37,42 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
     // The pipeline as written is dag, already the model's pipeline.
     double chosen_cost = beam_search(dag, model, gpu, greedy).cost;
     for (const SplittableReduction &r : reductions) {
-        const ReductionSplit *best = nullptr;
-        for (const ReductionSplit &option : r.options) {
+        std::vector<ReductionSplit> best;  // this reduction's split(s), if any beats the choice so far
+        auto rank = [&](const std::vector<ReductionSplit> &splits) {
             std::vector<ReductionSplit> variant = chosen;
-            variant.push_back(option);
+            variant.insert(variant.end(), splits.begin(), splits.end());
             double cost;
             try {
                 cost = search_variant(outputs, variant, model, gpu, greedy, nullptr).cost;
             } catch (const UserError &) {
-                continue;  // the split pipeline cannot be bounded (FunctionDAG says why)
+                return;  // the split pipeline cannot be bounded (FunctionDAG says why)
             }
             choice.variants_ranked++;
             if (cost < chosen_cost) {
                 chosen_cost = cost;
-                best = &option;
+                best = splits;
+            }
+        };
+        for (const ReductionSplit &option : r.options) {
+            if (option.partials <= kMaxSerialPartials) {
+                rank({option});
+                continue;
+            }
+            // Too many partials for one thread: only with its combining loop split too.
+            std::vector<ReductionSplit> variant = chosen;
+            variant.push_back(option);
+            std::vector<SplittableReduction> combine;
+            try {
+                combine = reduction_split_options(FunctionDAG(split_copy(outputs, variant)), gpu, variant);
+            } catch (const UserError &) {
+                continue;
+            }
+            for (const SplittableReduction &c : combine) {
+                if (c.func != option.func) continue;
+                for (const ReductionSplit &second : c.options) rank({option, second});
             }
         }
-        if (best) chosen.push_back(*best);
+        chosen.insert(chosen.end(), best.begin(), best.end());
     }
     if (!chosen.empty()) {
         nlohmann::json decisions;

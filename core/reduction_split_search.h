@@ -8,7 +8,9 @@
 // The choice is made greedily, one reduction at a time in DAG order: every
 // option of that reduction, with the choices already made, is ranked by a
 // greedy search (beam 1, one pass, the config's seed); the best is kept if it
-// beats not splitting. Then the pipeline as written and the chosen variant
+// beats not splitting. An option with more partials than one thread should
+// combine (kMaxSerialPartials) is ranked together with each split of its
+// combining loop (a second level), never alone. Then the pipeline as written and the chosen variant
 // get the full beam search, and the cheaper by the same cost model wins:
 // splitting never makes the predicted cost worse than not splitting.
 //

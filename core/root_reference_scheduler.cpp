@@ -28,6 +28,7 @@
 #include "core/schedule_apply.h"
 #include "core/search_config.h"
 #include "core/search_record.h"
+#include "core/stable_names.h"
 #include "core/user_error.h"
 
 namespace gpusched {
@@ -60,9 +61,13 @@ void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target
     }
     for (const ReductionSplit &s : splits)
         source << reduction_split_source(s, func_handle(s.func), func_handle(s.intermediate()));
-    for (const auto &[name, f] : Halide::Internal::build_environment(outputs)) {
+    const std::map<std::string, Halide::Internal::Function> env = Halide::Internal::build_environment(outputs);
+    std::vector<std::string> names;
+    for (const auto &[name, f] : env) names.push_back(name);
+    const std::map<std::string, std::string> stable = stable_func_names(names);
+    for (const auto &[name, f] : env) {
         Halide::Func(f).compute_root();
-        source << "    " << func_handle(name) << ".compute_root();\n";
+        source << "    " << func_handle(stable.at(name)) << ".compute_root();\n";
     }
     name_results(results, "gpusched_root");
     results->schedule_source = source.str();

@@ -16,10 +16,10 @@ const char *memory_src(MemoryType m) {
     return m == MemoryType::GPUShared ? "::Halide::MemoryType::GPUShared" : "::Halide::MemoryType::Register";
 }
 
-// A C++ identifier for a Func or variable name (Funcs by their stable name).
+// A C++ identifier for a Func's stable name or a variable's name.
 std::string ident(const std::string &name) {
     std::string s;
-    for (char c : stable_func_name(name)) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+    for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
     return s;
 }
@@ -272,7 +272,7 @@ std::vector<int> staged_producers(const FunctionDAG &dag, const Decisions &d, co
 
 } // namespace
 
-std::string func_handle(const std::string &halide_name) { return ident(halide_name); }
+std::string func_handle(const std::string &stable_name) { return ident(stable_name); }
 
 std::map<std::string, int> get_func_indices(Pipeline pipeline) {
     std::map<std::string, int> index;
@@ -300,7 +300,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const 
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         auto it = get_func_index.find(dag.nodes[n].name);
         if (it != get_func_index.end())
-            out << "    ::Halide::Func " << ident(dag.nodes[n].name) << " = pipeline.get_func(" << it->second << ");\n";
+            out << "    ::Halide::Func " << ident(dag.nodes[n].stable_name) << " = pipeline.get_func(" << it->second << ");\n";
     }
     for (const ReductionSplit &s : splits) out << reduction_split_source(s, ident(s.func), ident(s.intermediate()));
     std::vector<StageVars> stage_vars(nest.stages.size());
@@ -308,7 +308,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const 
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         const Node &node = dag.nodes[n];
         Func f(node.func);
-        FuncScheduler fs(f, ident(node.name), apply, out);
+        FuncScheduler fs(f, ident(node.stable_name), apply, out);
         const FuncDecision &fd = d.funcs[n];
         switch (fd.location) {
         case ComputeLocation::Unscheduled:
@@ -323,7 +323,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const 
         case ComputeLocation::Block: {
             fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Computed);
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
-            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_block,
+            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].stable_name), host.innermost_block,
                           MemoryType::GPUShared);
             for (size_t s = 0; s < node.stages.size(); s++) {
                 int idx = nest.stage_at[n][s];
@@ -334,7 +334,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const 
         case ComputeLocation::Thread: {
             fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Storage);
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
-            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].name), host.innermost_thread,
+            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].stable_name), host.innermost_thread,
                           MemoryType::Register);
             break;
         }
@@ -344,7 +344,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const 
         // ("Symbol not found: <kernel>.s0.y.y_gi.base" in CodeGen_LLVM).
         if (fd.location == ComputeLocation::Root) {
             for (int producer : staged_producers(dag, d, nest, static_cast<int>(n))) {
-                fs.stage_in(Func(dag.nodes[producer].func), ident(dag.nodes[producer].name),
+                fs.stage_in(Func(dag.nodes[producer].func), ident(dag.nodes[producer].stable_name),
                             stage_vars[nest.stage_at[n][0]].innermost_thread);
             }
         }

@@ -30,9 +30,9 @@
 
 namespace gpusched {
 
-// The C++ identifier a schedule source gives a Func (by its stable name,
-// core/reduction_split.h).
-std::string func_handle(const std::string &halide_name);
+// The C++ identifier a schedule source gives a Func, from its stable name
+// (core/stable_names.h).
+std::string func_handle(const std::string &stable_name);
 
 // Where apply_schedule_NAME finds each Func: pipeline.get_func(i), by name.
 // Taken before any reduction split, since the schedule is applied to a

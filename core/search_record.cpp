@@ -9,9 +9,9 @@ nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         const FuncDecision &f = d.funcs[n];
         nlohmann::json j;
-        j["func"] = stable_func_name(dag.nodes[n].name);
+        j["func"] = dag.nodes[n].stable_name;
         j["location"] = location_name(f.location);
-        j["host"] = f.host >= 0 ? nlohmann::json(stable_func_name(dag.nodes[f.host].name)) : nlohmann::json(nullptr);
+        j["host"] = f.host >= 0 ? nlohmann::json(dag.nodes[f.host].stable_name) : nlohmann::json(nullptr);
         nlohmann::json stages = nlohmann::json::array();
         for (const StageTiling &t : f.stages) stages.push_back({{"serial", t.serial}, {"thread", t.thread}});
         j["stages"] = stages;
@@ -30,7 +30,7 @@ Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr)
         for (size_t n = 0; n < dag.nodes.size(); n++) {
             const nlohmann::json &j = arr[n];
             const std::string name = j.at("func").get<std::string>();
-            if (name != stable_func_name(dag.nodes[n].name))
+            if (name != dag.nodes[n].stable_name)
                 throw UserError("gpusched replay: decision " + std::to_string(n) + " is for Func '" + name +
                                 "' but this pipeline's Func there is '" + dag.nodes[n].name + "'");
             FuncDecision &f = d.funcs[n];
@@ -38,7 +38,7 @@ Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr)
             if (!j.at("host").is_null()) {
                 const std::string host = j.at("host").get<std::string>();
                 for (size_t h = 0; h < dag.nodes.size() && f.host < 0; h++)
-                    if (stable_func_name(dag.nodes[h].name) == host) f.host = static_cast<int>(h);
+                    if (dag.nodes[h].stable_name == host) f.host = static_cast<int>(h);
                 if (f.host < 0) throw UserError("gpusched replay: Func '" + name + "' has an unknown host");
             }
             for (const auto &s : j.at("stages")) {

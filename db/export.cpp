@@ -22,7 +22,8 @@ std::string csv_escape(const std::string &v) {
 std::string export_samples(Database &db, ExportFormat format, std::optional<int64_t> run_id) {
     std::string sql = R"sql(
         SELECT s.id AS sample_id, s.run_id, p.generator_name, p.params, p.target, p.gpu, r.mode, r.autoscheduler,
-               s.batch, s.idx, s.seed, s.predicted_cost, s.autoschedule_s, s.compile_s, s.ptxas_status,
+               s.batch, s.idx, s.seed, s.predicted_cost, s.gpu_fill, s.gpu_fill_least, s.autoschedule_s, s.compile_s,
+               s.ptxas_status,
                (SELECT coalesce(max(registers), 0) FROM kernels k WHERE k.sample_id = s.id) AS max_registers,
                (SELECT coalesce(sum(spill_store_bytes + spill_load_bytes), 0) FROM kernels k
                  WHERE k.sample_id = s.id) AS spill_bytes,
@@ -60,7 +61,7 @@ std::string export_samples(Database &db, ExportFormat format, std::optional<int6
                                         "kernels", "featurization_bytes", "runtime_reps"}) {
                 if (row.contains(numeric) && row[numeric].is_string()) row[numeric] = std::stoll(row[numeric].get<std::string>());
             }
-            for (const char *real : {"predicted_cost", "autoschedule_s", "compile_s", "runtime_min_ms", "runtime_median_ms"}) {
+            for (const char *real : {"predicted_cost", "gpu_fill", "gpu_fill_least", "autoschedule_s", "compile_s", "runtime_min_ms", "runtime_median_ms"}) {
                 if (row.contains(real) && row[real].is_string()) row[real] = std::stod(row[real].get<std::string>());
             }
             rows.push_back(std::move(row));

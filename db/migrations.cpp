@@ -116,6 +116,16 @@ CREATE TABLE autotune_batches (
 );
 ALTER TABLE runs ADD COLUMN stopped_by TEXT;
 )sql"},
+        // GPU fill (core/gpu_fill.h): the share of the GPU's resident
+        // threads the schedule's stages launch, weighted by their work, and
+        // the least among stages with 1% of the work or more, so that a
+        // schedule leaving the GPU to one thread can be found with SQL.
+        // NULL for samples whose search record has none (other schedule
+        // sources, records written before it).
+        {5, "GPU fill per sample", R"sql(
+ALTER TABLE samples ADD COLUMN gpu_fill REAL;
+ALTER TABLE samples ADD COLUMN gpu_fill_least REAL;
+)sql"},
     };
     return all;
 }

@@ -34,8 +34,9 @@ int64_t SampleStore::add_sample(int64_t run_id, const SampleRow &s) {
             "INSERT INTO samples (run_id, batch, idx, seed, search_config, decisions, schedule_source, "
             "featurization, predicted_cost, autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, "
             "runtime_median_ms, runtime_reps, validation, status, error, validation_detail, device, benchmark, "
-            "benchmark_detail) VALUES "
-            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)");
+            "benchmark_detail, gpu_fill, gpu_fill_least) VALUES "
+            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
+            "?24, ?25)");
         ins.bind(1, run_id).bind(2, s.batch).bind(3, s.idx).bind(4, s.seed).bind(5, s.search_config);
         ins.bind(6, s.decisions).bind(7, s.schedule_source).bind_blob(8, s.featurization);
         ins.bind(9, s.predicted_cost).bind(10, s.autoschedule_s).bind(11, s.compile_s);
@@ -46,6 +47,7 @@ int64_t SampleStore::add_sample(int64_t run_id, const SampleRow &s) {
         else ins.bind(22, s.benchmark);
         if (s.benchmark_detail.empty()) ins.bind_null(23);
         else ins.bind(23, s.benchmark_detail);
+        ins.bind(24, s.gpu_fill).bind(25, s.gpu_fill_least);
         ins.run();
         id = db_.last_insert_id();
         for (const auto &k : s.kernels) {
@@ -167,8 +169,8 @@ std::vector<SampleRow> SampleStore::samples_of_run(int64_t run_id) {
     auto q = db_.prepare(
         "SELECT id, batch, idx, seed, search_config, decisions, schedule_source, featurization, predicted_cost, "
         "autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, runtime_median_ms, runtime_reps, "
-        "validation, status, error, validation_detail, device, benchmark, benchmark_detail FROM samples "
-        "WHERE run_id = ?1 ORDER BY batch, idx");
+        "validation, status, error, validation_detail, device, benchmark, benchmark_detail, gpu_fill, gpu_fill_least "
+        "FROM samples WHERE run_id = ?1 ORDER BY batch, idx");
     q.bind(1, run_id);
     std::vector<SampleRow> out;
     while (q.step()) {
@@ -196,6 +198,8 @@ std::vector<SampleRow> SampleStore::samples_of_run(int64_t run_id) {
         if (!q.is_null(20)) s.device = q.column_text(20);
         s.benchmark = q.column_text(21);
         s.benchmark_detail = q.column_text(22);
+        s.gpu_fill = q.column_optional_double(23);
+        s.gpu_fill_least = q.column_optional_double(24);
         auto k = db_.prepare("SELECT name, registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, "
                              "static_shared_bytes, barriers FROM kernels WHERE sample_id = ?1 ORDER BY name");
         k.bind(1, id);

@@ -71,6 +71,9 @@ struct SampleRow {
     std::optional<std::string> device;
     std::string benchmark;
     std::string benchmark_detail;
+    // GPU fill (schema 5, core/gpu_fill.h), from the search record.
+    std::optional<double> gpu_fill;
+    std::optional<double> gpu_fill_least;
     std::vector<KernelRow> kernels;
 };
 

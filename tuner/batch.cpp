@@ -101,6 +101,12 @@ void run_sample(const OneShotOptions &opt, const BatchInputs &in, OneShotSample 
             const auto &stats = s.record.value("statistics", nlohmann::json::object());
             if (stats.contains("seconds_total") && stats["seconds_total"].is_number())
                 s.search_seconds = stats["seconds_total"].get<double>();
+            const auto &fill = s.record.value("gpu_fill", nlohmann::json::object());
+            if (fill.contains("weighted") && fill["weighted"].is_number()) {
+                s.gpu_fill = GpuFillSummary{fill["weighted"].get<double>(), fill.value("least", 1.0),
+                                            fill.value("least_stage", std::string()),
+                                            fill.value("capacity_threads", 0.0)};
+            }
         }
     }
     std::vector<std::string> ptx;
@@ -243,6 +249,10 @@ db::SampleRow to_sample_row(const OneShotSample &s, const nlohmann::json &search
     row.featurization = s.featurization;
     row.predicted_cost = s.predicted_cost;
     row.autoschedule_s = s.search_seconds;
+    if (s.gpu_fill) {
+        row.gpu_fill = s.gpu_fill->weighted;
+        row.gpu_fill_least = s.gpu_fill->least;
+    }
     if (s.generator.process.started) {
         double total = s.generator.process.wall_seconds;
         row.compile_s = total - s.search_seconds.value_or(0.0);

@@ -56,6 +56,15 @@ struct OneShotOptions {
     std::string gpusched_version;
 };
 
+// The search record's GPU fill (core/gpu_fill.h): work-weighted, and the
+// least of the stages with 1% of the work or more.
+struct GpuFillSummary {
+    double weighted = 0;
+    double least = 0;
+    std::string least_stage;
+    double capacity_threads = 0;
+};
+
 struct OneShotSample {
     int index = 0;
     bool beam = false;
@@ -65,6 +74,7 @@ struct OneShotSample {
     PtxasReport ptxas;
     std::optional<double> predicted_cost;
     std::optional<double> search_seconds;
+    std::optional<GpuFillSummary> gpu_fill;
     nlohmann::json record; // the plugin's decision record, if any
     std::string schedule_source_text;
     std::vector<uint8_t> featurization;

@@ -393,3 +393,29 @@ TEST_CASE("a weights file given with --weights that is not one is refused before
     args.insert(args.end(), {"--weights", dir / "bad.weights"});
     check_refused(test::run_gpusched(args), "bad.weights", dir / "db.sqlite");
 }
+
+TEST_CASE("One Shot prints the chosen schedule's GPU fill and stores every sample's, so a sum left to one thread is "
+          "found with SQL",
+          "[oneshot][gpu_fill]") {
+    test::TempDir dir;
+    const std::string serial_config = dir / "serial.json";
+    test::write_file(serial_config, R"({"split_reductions": false})");
+    auto run = [&](const std::string &name, const std::vector<std::string> &extra) {
+        std::vector<std::string> args = {"oneshot", DRIVER_TEST_GENERATORS, "-g", "float_total", "--samples", "2",
+                                         "--no-validate", "-o", dir / name, "--db", dir / "db.sqlite"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        ProcessResult r = test::run_gpusched(args);
+        INFO(r.out << r.err);
+        REQUIRE(r.exit_code == 0);
+        CHECK(r.out.find("GPU fill of the chosen sample: ") != std::string::npos);
+        return r;
+    };
+    run("serial", {"--search-config", serial_config});
+    run("split", {});
+    const std::string db = dir / "db.sqlite";
+    CHECK(test::sql_int(db, "SELECT count(*) FROM samples WHERE gpu_fill IS NULL OR gpu_fill_least IS NULL") == 0);
+    // 1024 x 1024 terms in one thread of an H100's 270336: under a millionth.
+    CHECK(test::sql_int(db, "SELECT count(*) FROM samples WHERE run_id = 1 AND gpu_fill < 1e-5") == 2);
+    CHECK(test::sql_int(db, "SELECT count(*) FROM samples WHERE run_id = 2 AND gpu_fill > 1e-3") == 2);
+    CHECK(test::sql_int(db, "SELECT count(*) FROM samples WHERE gpu_fill_least > gpu_fill + 1e-12") == 0);
+}

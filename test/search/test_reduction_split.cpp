@@ -10,6 +10,7 @@
 #include "core/schedule_apply.h"
 #include "core/search_cost_model.h"
 #include "core/search_record.h"
+#include "core/stable_names.h"
 
 using namespace gpusched;
 using Halide::Func;
@@ -102,20 +103,48 @@ std::string schedule_and_lower(const std::vector<Func> &outs, const Chosen &c,
 
 } // namespace
 
-TEST_CASE("a whole-image sum is offered splits into powers of two of partial sums, inner part of the innermost RVar first",
+TEST_CASE("a whole-image sum is offered splits into partial sums near fractions of the idle threads and the square "
+          "root of its domain, inner part of the innermost RVar first",
           "[search][reduction_split]") {
     SumOfSquares p("sos_out");
     FunctionDAG dag(functions({p.out}));
     const std::vector<SplittableReduction> r = reduction_split_options(dag, h100());
     REQUIRE(r.size() == 1);
-    CHECK(r[0].func == "sos_out");
+    CHECK(r[0].func == p.out.name());
     CHECK(r[0].output_points == 1);
     CHECK(r[0].reduction_points == int64_t(4096) * 4096);
-    REQUIRE(r[0].options.size() == 3);  // 512, 2048 and 8192 partials
-    CHECK(r[0].options[0].partials == 512);
-    CHECK(r[0].options[0].preserved == std::vector<PreservedRVar>{{"r$x", 512}});
-    CHECK(r[0].options[2].partials == 8192);
-    CHECK(r[0].options[2].preserved == std::vector<PreservedRVar>{{"r$x", 0}, {"r$y", 2}});
+    // H100: 132 SMs x 2048 threads = 270336 idle; powers of two below 1/16,
+    // 1/4 and all of them, and below sqrt(4096^2).
+    REQUIRE(r[0].options.size() == 4);
+    CHECK(r[0].options[0].partials == 16384);
+    CHECK(r[0].options[0].preserved == std::vector<PreservedRVar>{{"r$x", 0}, {"r$y", 4}});
+    CHECK(r[0].options[2].partials == 262144);
+    CHECK(r[0].options[2].preserved == std::vector<PreservedRVar>{{"r$x", 0}, {"r$y", 64}});
+    CHECK(r[0].options[3].partials == 4096);
+    CHECK(r[0].options[3].preserved == std::vector<PreservedRVar>{{"r$x", 0}});
+    for (const ReductionSplit &s : r[0].options) CHECK(s.level == 0);
+}
+
+TEST_CASE("a split whole-image sum is offered a second level for its combining loop, at most 8192 partials, and no third",
+          "[search][reduction_split]") {
+    SumOfSquares p("sos_two");
+    const auto outputs = functions({p.out});
+    const std::string name = p.out.name();  // "sos_two", or "sos_two$N" where Halide's name counters collide
+    const ReductionSplit first{name, 0, 0, {{"r$x", 0}, {"r$y", 64}}, 262144};
+    FunctionDAG split_dag(split_copy(outputs, {first}));
+    const std::vector<SplittableReduction> r = reduction_split_options(split_dag, h100(), {first});
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].func == name);
+    CHECK(r[0].reduction_points == 262144);
+    REQUIRE(!r[0].options.empty());
+    for (const ReductionSplit &s : r[0].options) {
+        CHECK(s.level == 1);
+        CHECK(s.partials <= kMaxSerialPartials);
+        CHECK(s.intermediate() == name + "_intm2");
+    }
+    const ReductionSplit second = r[0].options.back();
+    FunctionDAG two_dag(split_copy(outputs, {first, second}));
+    CHECK(reduction_split_options(two_dag, h100(), {first, second}).empty());
 }
 
 TEST_CASE("reductions whose output fills the GPU, tiny reductions and non-associative updates are not offered splits",
@@ -140,18 +169,24 @@ TEST_CASE("reductions whose output fills the GPU, tiny reductions and non-associ
     CHECK(reduction_split_options(dag, h100()).empty());
 }
 
-TEST_CASE("the search splits a whole-image sum, predicts it faster, and the split schedule lowers for CUDA",
+TEST_CASE("the search splits a whole-image sum in two levels, predicts it faster, and the split schedule lowers for CUDA",
           "[search][reduction_split]") {
     SumOfSquares p("sos_sum");
     const std::map<std::string, int> index = get_func_indices(Halide::Pipeline(p.out));
     const Chosen c = search_and_split({p.out});
-    REQUIRE(c.splits.size() == 1);
-    CHECK(c.splits[0].func == "sos_sum");
+    // 16.7 million iterations: more partials than one thread can combine,
+    // and their combining loop split again.
+    REQUIRE(c.splits.size() == 2);
+    CHECK(c.splits[0].func == p.out.name());
+    CHECK(c.splits[0].level == 0);
+    CHECK(c.splits[0].partials > kMaxSerialPartials);
+    CHECK(c.splits[1].level == 1);
     CHECK(c.cost < c.unsplit_cost / 2);
     const std::string src = schedule_and_lower({p.out}, c, index);
-    CHECK(src.find(".rfactor(") != std::string::npos);
     CHECK(src.find("::Halide::Func sos_sum_intm = sos_sum.update(0)") != std::string::npos);
+    CHECK(src.find("::Halide::Func sos_sum_intm2 = sos_sum.update(0)") != std::string::npos);
     CHECK(src.find("sos_sum_intm.gpu_threads(") != std::string::npos);  // the partials run in parallel
+    CHECK(src.find("sos_sum_intm2.gpu_threads(") != std::string::npos);
 }
 
 TEST_CASE("the split pipeline computes the same sum as the pipeline as written, on the CPU with the same splits",
@@ -160,24 +195,27 @@ TEST_CASE("the split pipeline computes the same sum as the pipeline as written, 
     // applied: the schedule's split, run, against the plain serial sum, on
     // integers so that reassociation cannot change a bit.
     constexpr int W = 300, H = 70;
-    auto build = [&](bool split) {
-        const std::string name = split ? "eq_split" : "eq_serial";
+    auto build = [&](int levels) {
+        const std::string name = "eq_levels" + std::to_string(levels);
         ImageParam in(Halide::Int(32), 2, name + "_in");
         Func out(name);
         RDom r(0, W, 0, H, "r");
         out() = 0;
         out() += in(r.x, r.y) * (r.x + 1);
-        if (split) {
-            ReductionSplit s{name, 0, {{"r$x", 32}, {"r$y", 0}}, 32 * H};
-            apply_reduction_splits(functions({out}), {s});
-        }
+        std::vector<ReductionSplit> splits;
+        if (levels >= 1) splits.push_back({out.name(), 0, 0, {{"r$x", 32}, {"r$y", 0}}, 32 * H});
+        // The combining loop (32 x 70 partials) split again into 7 (a tail).
+        if (levels >= 2) splits.push_back({out.name(), 0, 1, {{"r$y", 7}}, 7});
+        apply_reduction_splits(functions({out}), splits);
         Halide::Buffer<int32_t> input(W, H);
         input.for_each_element([&](int x, int y) { input(x, y) = (x * 7 + y * 13) % 101 - 50; });
         in.set(input);
         Halide::Buffer<int32_t> result = out.realize(std::vector<int>{});
         return result();
     };
-    CHECK(build(true) == build(false));
+    const int serial = build(0);
+    CHECK(build(1) == serial);
+    CHECK(build(2) == serial);
 }
 
 TEST_CASE("a row softmax gets its row reductions split and lowers for CUDA", "[search][reduction_split]") {
@@ -194,7 +232,8 @@ TEST_CASE("a row softmax gets its row reductions split and lowers for CUDA", "[s
 
 TEST_CASE("reduction splits round-trip through the record, and a malformed list is refused naming the key",
           "[search][reduction_split][record]") {
-    const std::vector<ReductionSplit> splits = {{"f", 1, {{"r$x", 0}, {"r$y", 64}}, 4096}};
+    const std::vector<ReductionSplit> splits = {{"f", 1, 0, {{"r$x", 0}, {"r$y", 64}}, 4096},
+                                                {"f", 1, 1, {{"r$x", 64}}, 64}};
     CHECK(reduction_splits_from_json(reduction_splits_to_json(splits)) == splits);
     CHECK_THROWS_WITH(reduction_splits_from_json(nlohmann::json::parse(R"([{"func": "f", "update": 0}])")),
                       Catch::Contains("reduction_splits"));
@@ -202,9 +241,23 @@ TEST_CASE("reduction splits round-trip through the record, and a malformed list 
                       Catch::Contains("preserves nothing"));
 }
 
-TEST_CASE("rfactor's intermediates are named without Halide's uniquing counter", "[search][reduction_split]") {
-    CHECK(stable_func_name("out_intm$7") == "out_intm");
-    CHECK(stable_func_name("out_intm") == "out_intm");
-    CHECK(stable_func_name("f$3") == "f$3");
-    CHECK(stable_func_name("out_intm$x") == "out_intm$x");
+TEST_CASE("rfactor's intermediates are named by their order of creation, without Halide's uniquing counter",
+          "[search][reduction_split]") {
+    // A process's first intermediate of a Func has no counter, later ones do,
+    // and counters grow: 12 after 9, numerically.
+    auto fresh = stable_func_names({"out", "out_intm", "out_intm$1", "g$3"});
+    CHECK(fresh.at("out") == "out");
+    CHECK(fresh.at("out_intm") == "out_intm");
+    CHECK(fresh.at("out_intm$1") == "out_intm2");
+    CHECK(fresh.at("g$3") == "g$3");
+    auto later = stable_func_names({"out_intm$12", "out_intm$9", "h_intm$4"});
+    CHECK(later.at("out_intm$9") == "out_intm");
+    CHECK(later.at("out_intm$12") == "out_intm2");
+    CHECK(later.at("h_intm$4") == "h_intm");
+    CHECK(stable_func_names({"out_intm$x"}).at("out_intm$x") == "out_intm$x");
+    // A Func of the user's already called what an intermediate would be: Halide's names stay.
+    auto clash = stable_func_names({"out_intm2", "out_intm$3", "out_intm$5"});
+    CHECK(clash.at("out_intm2") == "out_intm2");
+    CHECK(clash.at("out_intm$3") == "out_intm$3");
+    CHECK(clash.at("out_intm$5") == "out_intm$5");
 }

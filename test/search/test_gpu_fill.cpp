@@ -1,0 +1,92 @@
+// GPU fill (core/gpu_fill.h): a schedule that leaves the GPU to one thread
+// shows it, a split reduction launches far more of the GPU, and an image
+// stage that covers the GPU many times over fills it.
+#include "test/catch2_compat.h"
+
+#include "core/beam_search.h"
+#include "core/gpu_fill.h"
+#include "core/reduction_split_search.h"
+#include "core/search_cost_model.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace gpusched;
+using Halide::Func;
+using Halide::ImageParam;
+using Halide::RDom;
+using Halide::Var;
+
+namespace {
+
+GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+
+SearchConfig small_search() {
+    SearchConfig cfg;
+    cfg.beam_size = 4;
+    cfg.passes = 1;
+    return cfg;
+}
+
+} // namespace
+
+TEST_CASE("a whole-image sum left in one thread fills a millionth of the GPU, and its reduction is the least-filled stage",
+          "[search][gpu_fill]") {
+    ImageParam in(Halide::Float(32), 2, "fill_in");
+    Func out("fill_sum");
+    RDom r(0, 4096, 0, 4096, "r");
+    out() = 0.0f;
+    out() += in(r.x, r.y) * in(r.x, r.y);
+    in.dim(0).set_estimate(0, 4096);
+    in.dim(1).set_estimate(0, 4096);
+    // "fill_sum", or "fill_sum$N" where Halide's name counters collide.
+    const std::string reduction = out.name() + ".update(0)";
+    const std::vector<Halide::Internal::Function> outputs = {out.function()};
+    FunctionDAG dag(outputs);
+    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
+    model->set_pipeline(pipeline_features(dag));
+    const SearchResult serial = beam_search(dag, *model, h100(), small_search());
+
+    const GpuFill fill = gpu_fill(dag, serial.features, h100());
+    CHECK(fill.capacity_threads == 132.0 * 2048);
+    CHECK(fill.weighted < 1e-5);
+    CHECK(fill.least_stage == reduction);
+    double shares = 0;
+    for (const StageFill &s : fill.stages) {
+        shares += s.work_share;
+        if (s.stage == reduction) {
+            CHECK(s.threads == 1);
+            CHECK(s.work_share > 0.99);
+        }
+    }
+    CHECK(shares == Approx(1.0));
+    const nlohmann::json j = gpu_fill_to_json(fill);
+    CHECK(j.at("least_stage") == reduction);
+    CHECK(j.at("stages").size() == fill.stages.size());
+
+    // Split across threads, the same sum launches thousands of times more.
+    const ReductionSplitChoice split = search_reduction_splits(outputs, dag, serial, *model, h100(), small_search());
+    REQUIRE(!split.splits.empty());
+    FunctionDAG split_dag(split_copy(outputs, split.splits));
+    const GpuFill split_fill = gpu_fill(split_dag, split.result.features, h100());
+    CHECK(split_fill.weighted > 1000 * fill.weighted);
+    CHECK(split_fill.least_stage.find("_intm") != std::string::npos);  // the partials do the work
+}
+
+TEST_CASE("a 2048 x 2048 blur launches more threads than the GPU holds, a fill of 1 in every stage", "[search][gpu_fill]") {
+    ImageParam in(Halide::Float(32), 2, "fill_blur_in");
+    Var x("x"), y("y");
+    Func blur_x("fill_blur_x"), blur("fill_blur");
+    blur_x(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+    blur(x, y) = blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1);
+    in.dim(0).set_estimate(-1, 2050);
+    in.dim(1).set_estimate(-1, 2050);
+    blur.set_estimate(x, 0, 2048).set_estimate(y, 0, 2048);
+    FunctionDAG dag({blur.function()});
+    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
+    model->set_pipeline(pipeline_features(dag));
+    const SearchResult r = beam_search(dag, *model, h100(), small_search());
+    const GpuFill fill = gpu_fill(dag, r.features, h100());
+    CHECK(fill.weighted == Approx(1.0));
+    CHECK(fill.least == Approx(1.0));
+    for (const StageFill &s : fill.stages) CHECK(s.threads >= 2048.0 * 2048 / 64);  // at most 64 points a thread
+}
