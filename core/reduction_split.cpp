@@ -135,6 +135,11 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
         const int level = static_cast<int>(
             std::count_if(applied.begin(), applied.end(), [&](const ReductionSplit &a) { return a.func == n.stable_name; }));
         if (level >= kMaxSplitLevels) continue;
+        // A split's intermediate has as many points as the split chose to
+        // fill the GPU with: splitting it again would only be a deeper level.
+        if (std::any_of(applied.begin(), applied.end(),
+                        [&](const ReductionSplit &a) { return a.intermediate() == n.stable_name; }))
+            continue;
         // Only a last level must combine its partials in one thread.
         const int64_t max_partials = level + 1 == kMaxSplitLevels ? kMaxSerialPartials : resident_threads;
         for (size_t s = 1; s < n.stages.size(); s++) {

@@ -94,7 +94,7 @@ struct SplittableReduction {
 // splits Halide accepts (tried on a copy of the pipeline). `applied`: the
 // splits dag's pipeline already has; a Func split there is offered the next
 // level (its combining loop), up to kMaxSplitLevels, and the last level at
-// most kMaxSerialPartials partials.
+// most kMaxSerialPartials partials; their intermediates are offered none.
 std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu,
                                                          const std::vector<ReductionSplit> &applied = {});
 

@@ -120,6 +120,10 @@ std::vector<SuiteCell> run_suite(const SuiteOptions &opt, const SuiteProgress &p
                         cell.peak_rss_mb = std::max(cell.peak_rss_mb.value_or(0.0), *m);
                 }
                 cell.predicted_cost = best.predicted_cost;
+                cell.gpu_fill = best.gpu_fill;
+                if (best.record.is_object() && best.record.contains("reduction_splits") &&
+                    best.record["reduction_splits"].is_array())
+                    cell.splits = static_cast<int>(best.record["reduction_splits"].size());
                 cell.kernels = static_cast<int>(best.ptxas.kernels.size());
                 for (const auto &k : best.ptxas.kernels) cell.max_registers = std::max(cell.max_registers, k.registers);
                 cell.spill_bytes = best.ptxas.total_spill_bytes();
@@ -135,6 +139,20 @@ std::vector<SuiteCell> run_suite(const SuiteOptions &opt, const SuiteProgress &p
     return cells;
 }
 
+namespace {
+
+// A percentage with three significant digits: a fill of one thread in an
+// H100 is 0.00037%, and that it is not 0 is the point.
+std::string fill_text(const std::optional<GpuFillSummary> &f, bool least) {
+    if (!f) return "—";
+    std::ostringstream s;
+    s.precision(3);
+    s << 100.0 * (least ? f->least : f->weighted) << "%";
+    return s.str();
+}
+
+} // namespace
+
 std::string suite_report_markdown(const SuiteOptions &opt, const std::vector<SuiteCell> &cells,
                                   const std::string &command_line) {
     std::ostringstream md;
@@ -145,21 +163,26 @@ std::string suite_report_markdown(const SuiteOptions &opt, const std::vector<Sui
        << ". gpusched rows are One Shot with " << opt.samples
        << " samples (1 beam search + greedy); search figures are those of the chosen sample, peak memory the "
           "largest of any sample's search process. Runtime needs a GPU: `—` means it was not benchmarked here.\n\n";
-    md << "| app | source | search s | states featurized | peak MiB | compile s | kernels | max regs | spill B "
-          "| ptxas | validation | runtime ms | run |\n";
-    md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|\n";
+    md << "GPU fill (docs/search.md): the threads each stage launches against the GPU's resident threads, "
+          "weighted by work, then the least over stages with 1% of the work or more (gpusched rows only); "
+          "splits: reductions split across threads.\n\n";
+    md << "| app | source | search s | states featurized | peak MiB | compile s | GPU fill | least fill | splits "
+          "| kernels | max regs | spill B | ptxas | validation | runtime ms | run |\n";
+    md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|\n";
     for (const auto &c : cells) {
         if (!c.ok) {
             std::string err = c.error;
             std::replace(err.begin(), err.end(), '|', '/');
             std::replace(err.begin(), err.end(), '\n', ' ');
             if (err.size() > 160) err = err.substr(0, 157) + "...";
-            md << "| " << c.app << " | " << c.source << " | failed: " << err << " | | | | | | | | | | |\n";
+            md << "| " << c.app << " | " << c.source << " | failed: " << err << " | | | | | | | | | | | | | |\n";
             continue;
         }
         md << "| " << c.app << " | " << c.source << " | " << fmt_opt(c.search_seconds) << " | "
            << fmt_opt(c.states_featurized, 0) << " | " << fmt_opt(c.peak_rss_mb, 0) << " | "
-           << fmt_opt(c.compile_seconds, 1) << " | " << c.kernels << " | " << c.max_registers << " | "
+           << fmt_opt(c.compile_seconds, 1) << " | " << fill_text(c.gpu_fill, false) << " | "
+           << fill_text(c.gpu_fill, true) << " | " << (c.source == "gpusched" ? std::to_string(c.splits) : "—")
+           << " | " << c.kernels << " | " << c.max_registers << " | "
            << c.spill_bytes << " | " << c.ptxas << " | " << c.validation << " | " << fmt_opt(c.runtime_ms, 3)
            << " | " << c.run_id << " |\n";
     }

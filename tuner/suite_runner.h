@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/gpu_profile.h"
+#include "tuner/batch.h"
 
 namespace gpusched {
 
@@ -53,6 +54,8 @@ struct SuiteCell {
     std::optional<double> states_featurized;  // the chosen sample's search
     std::optional<double> peak_rss_mb;        // the largest over the run's samples
     std::optional<double> predicted_cost;
+    std::optional<GpuFillSummary> gpu_fill;   // the chosen sample's (gpusched rows)
+    int splits = 0;                           // reduction splits in the chosen schedule
     int kernels = 0, max_registers = 0;
     long spill_bytes = 0;
     std::string ptxas;

@@ -81,6 +81,8 @@ enum class StageKind {
     Gather,  // only with gathers=true (kGatherWeight)
     Scan,     // only with scans=true (kScanWeight)
     Pyramid,  // only with pyramids=true (kPyramidWeight)
+    GlobalMax,  // only with reductions=true (kReductionWeight)
+    RowMean,    // only with reductions=true (kReductionWeight)
 };
 
 struct KindWeight {
@@ -114,11 +116,17 @@ constexpr int kGatherWeight = 8;
 // shapes of issue 12; drawn after the gather.
 constexpr int kScanWeight = 6;
 constexpr int kPyramidWeight = 6;
+// And for reductions to small outputs (issue 27): a whole-image maximum (one
+// point) and a mean per row (one point per row and channel), half each;
+// drawn after the pyramid.
+constexpr int kReductionWeight = 12;
 
 const char *kind_name(StageKind k) {
     if (k == StageKind::Gather) return "gather";
     if (k == StageKind::Scan) return "scan";
     if (k == StageKind::Pyramid) return "pyramid";
+    if (k == StageKind::GlobalMax) return "global_max";
+    if (k == StageKind::RowMean) return "row_mean";
     for (const KindWeight &kw : kKindWeights) {
         if (kw.kind == k) return kw.name;
     }
@@ -182,6 +190,9 @@ public:
     // same reason.
     GeneratorParam<bool> scans{"scans", false};
     GeneratorParam<bool> pyramids{"pyramids", false};
+    // Add the `global_max` and `row_mean` kinds (issue 27: reductions whose
+    // output cannot fill a GPU); off by default for the same reason.
+    GeneratorParam<bool> reductions{"reductions", false};
 
     void configure() {
         rng_ = SplitMix64(static_cast<uint64_t>(static_cast<int64_t>(seed)));
@@ -362,14 +373,18 @@ private:
     StageKind pick_kind(const Node &src) {
         for (int attempt = 0; attempt < 64; attempt++) {
             const int extra = (gathers ? kGatherWeight : 0) + (scans ? kScanWeight : 0) +
-                              (pyramids ? kPyramidWeight : 0);
+                              (pyramids ? kPyramidWeight : 0) + (reductions ? kReductionWeight : 0);
             int r = extra > 0 ? rng_.below(100 + extra) : rng_.below(100);
             if (r >= 100) {
                 r -= 100;
                 if (gathers && r < kGatherWeight) return StageKind::Gather;
                 r -= gathers ? kGatherWeight : 0;
                 if (scans && r < kScanWeight) return StageKind::Scan;
-                return StageKind::Pyramid;
+                r -= scans ? kScanWeight : 0;
+                if (pyramids && r < kPyramidWeight) return StageKind::Pyramid;
+                r -= pyramids ? kPyramidWeight : 0;
+                if (!reductions) return StageKind::Pyramid;  // as before reductions existed
+                return r < kReductionWeight / 2 ? StageKind::GlobalMax : StageKind::RowMean;
             }
             StageKind kind = StageKind::Pointwise;
             for (const KindWeight &kw : kKindWeights) {
@@ -490,6 +505,12 @@ private:
             break;
         case StageKind::Pyramid:
             detail = pyramid(n, src);
+            break;
+        case StageKind::GlobalMax:
+            detail = global_max(n, src);
+            break;
+        case StageKind::RowMean:
+            detail = row_mean(n, src);
             break;
         case StageKind::Gather: {
             const int index_src = pick_second_operand(src_index);
@@ -877,6 +898,36 @@ private:
         finish_float(n, as_float(a, x, y, c) - mean, a.lo - a.hi, a.hi - a.lo);
         n.has_reduction = true;
         return "minus per-channel mean";
+    }
+
+    // Divide by the largest value over the whole logical image and all
+    // channels (plus one, so never by zero): a reduction to one point, which
+    // only a split across threads can spread over a GPU.
+    std::string global_max(Node &n, const Node &a) {
+        Func peak(n.f.name() + "_peak");
+        RDom r(0, a.w, 0, a.h, 0, 3, n.f.name() + "_r");
+        peak() = fconst(a.lo);
+        peak() = max(peak(), as_float(a, r.x, r.y, r.z));
+        mark_root(peak, {{}});
+        const double shift = a.lo < 0 ? -a.lo : 0.0;  // divide a non-negative value by a positive one
+        Expr v = (as_float(a, x, y, c) + fconst(shift)) / (peak() + fconst(shift + 1.0));
+        finish_float(n, v, 0.0, 1.0);
+        n.has_reduction = true;
+        return "divided by the image's max";
+    }
+
+    // Subtract each row's mean (per channel): one output point per row and
+    // channel, a reduction along the whole row.
+    std::string row_mean(Node &n, const Node &a) {
+        Func sum(n.f.name() + "_rowsum");
+        RDom r(0, a.w, n.f.name() + "_r");
+        sum(y, c) = 0.0f;
+        sum(y, c) += as_float(a, r, y, c);
+        mark_root(sum, {{y, c}});
+        Expr mean = sum(y, c) / cast<float>(max(a.w, 1));
+        finish_float(n, as_float(a, x, y, c) - mean, a.lo - a.hi, a.hi - a.lo);
+        n.has_reduction = true;
+        return "minus its row's mean";
     }
 
     // A 3x3 colour matrix: every output channel reads all three input channels.
