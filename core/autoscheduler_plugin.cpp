@@ -9,6 +9,7 @@
 // Every error reaches the user as a Halide user_error, so the generator
 // exits non-zero with the message.
 
+#include <chrono>
 #include <fstream>
 #include <sys/resource.h>
 
@@ -93,11 +94,15 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         Decisions d = read_record_decisions(*dag, cfg.replay_path);
         result = evaluate_decisions(*dag, *model, cfg.gpu, d);
     } else {
+        const auto wall_start = std::chrono::steady_clock::now();
+        const double cpu_start = process_cpu_seconds();
         result = beam_search(*dag, *model, cfg.gpu, cfg.search);
         if (cfg.split_reductions && !sampler) {
             ReductionSplitChoice choice =
                 search_reduction_splits(outputs, *dag, result, *model, cfg.gpu, cfg.search);
-            split_echo = {{"variants_ranked", choice.variants_ranked}, {"unsplit_cost", choice.unsplit_cost}};
+            split_echo = {{"variants_ranked", choice.variants_ranked},
+                          {"variants_refined", choice.variants_refined},
+                          {"unsplit_cost", choice.unsplit_cost}};
             if (!choice.splits.empty()) {
                 // Split the pipeline's own Funcs the way the chosen variant's
                 // copy was, and take its decisions over by Func name.
@@ -111,6 +116,12 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
                 result = std::move(applied);
             }
         }
+        // The search's time is all of it: the pipeline as written, the
+        // split variants ranked, and the chosen one (the other statistics
+        // are the chosen pipeline's full search).
+        result.stats.seconds_total =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+        result.stats.cpu_seconds_total = process_cpu_seconds() - cpu_start;
     }
 
     if (sampler) {

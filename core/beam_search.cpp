@@ -381,6 +381,8 @@ SearchResult evaluate_decisions(const FunctionDAG &dag, CostModel &model, const 
     return r;
 }
 
+double process_cpu_seconds() { return cpu_now(); }
+
 SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const SearchConfig &config) {
     auto t_start = Clock::now();
     double cpu_start = cpu_now();

@@ -94,6 +94,10 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
 // Features and predicted cost of a given complete state (used for replay).
 SearchResult evaluate_decisions(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const Decisions &d);
 
+// This process's CPU time in seconds (what SearchStats::cpu_seconds_total
+// counts), for callers that time more than one search.
+double process_cpu_seconds();
+
 // The pipeline features in dense stage order, for CostModel::set_pipeline.
 std::vector<PipelineFeatures> pipeline_features(const FunctionDAG &dag);
 

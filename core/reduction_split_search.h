@@ -10,7 +10,9 @@
 // greedy search (beam 1, one pass, the config's seed); the best is kept if it
 // beats not splitting. An option with more partials than one thread should
 // combine (kMaxSerialPartials) is ranked together with each split of its
-// combining loop (a second level), never alone. Then the pipeline as written and the chosen variant
+// combining loop (a second level), never alone. Where two or more options
+// beat the choice so far, the two best are compared again with a beam of 8
+// (one pass), and the better kept. Then the pipeline as written and the chosen variant
 // get the full beam search, and the cheaper by the same cost model wins:
 // splitting never makes the predicted cost worse than not splitting.
 //
@@ -32,6 +34,7 @@ struct ReductionSplitChoice {
     SearchResult result;                 // the full search of the chosen variant
     nlohmann::json decisions;            // result.decisions by Func name (search_record.h)
     int variants_ranked = 0;             // greedy searches of split variants
+    int variants_refined = 0;            // small-beam searches of the two best of a reduction
     double unsplit_cost = 0;             // the full search's cost without splits
 };
 
