@@ -146,7 +146,7 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
             const Stage &st = n.stages[s];
             std::vector<Span> bounds = dag.loop_bounds(st, n.region);
             SplittableReduction r;
-            r.func = n.name;
+            r.func = n.stable_name;
             r.update = static_cast<int>(s) - 1;
             bool has_rvar = false;
             for (size_t l = 0; l < st.loops.size(); l++) {
@@ -159,10 +159,16 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
             }
             if (!has_rvar || r.output_points * 4 > resident_threads || r.reduction_points < kMinReductionPoints)
                 continue;
-            const int64_t missing = resident_threads / r.output_points;
+            // The most partials worth having: the threads missing, within
+            // this level's limit and at least kMinIterationsPerPartial each;
+            // the options are fractions of it (a histogram of 3 channels
+            // misses 90,000 threads but has 12,288 iterations: 96 to 2016
+            // partials, not 2048 three times).
+            const int64_t most = std::min({resident_threads / r.output_points, max_partials,
+                                           r.reduction_points / kMinIterationsPerPartial});
             const auto balanced = static_cast<int64_t>(std::sqrt(static_cast<double>(r.reduction_points)));
-            for (int64_t want : {missing / 16, missing / 4, missing, balanced}) {
-                int64_t p = floor_pow2(std::min({want, max_partials, r.reduction_points / kMinIterationsPerPartial}));
+            for (int64_t want : {most / 16, most / 4, most, std::min(balanced, most)}) {
+                int64_t p = floor_pow2(want);
                 if (p < 2) continue;
                 ReductionSplit split = split_for(n.stable_name, r.update, st.loops, p);
                 split.level = level;
