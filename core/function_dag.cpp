@@ -410,6 +410,7 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
                     }
                     l.rvar_min = *mn;
                     l.rvar_extent = std::max<int64_t>(1, *ex);
+                    l.rvar_sized_by_params = !is_const(simplify(rv->extent));
                 } else {
                     for (size_t a = 0; a < def.args().size(); a++) {
                         const auto *v = def.args()[a].as<Variable>();

@@ -47,6 +47,9 @@ struct LoopDim {
     bool is_rvar = false;
     int func_arg = -1;  // pure loops: which argument of the Func it iterates
     int64_t rvar_min = 0, rvar_extent = 1;  // RVars: the estimated domain
+    // RVars: the extent depends on parameters or buffer sizes (a whole row:
+    // RDom(0, in.width())), so the real one is not rvar_extent at other sizes.
+    bool rvar_sized_by_params = false;
 };
 
 // A producer reference: a Func of the DAG or an input image.

@@ -292,6 +292,22 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             // thread (FunctionDAG: Node::bounded_below_root); else lowering
             // fails with "accessed over an unbounded domain".
             bool ok = effective_consumers(dag, parent, n, eff) && !eff.empty() && node.bounded_below_root;
+            // Nor where a consumer below root reads it over a reduction
+            // domain sized by the image (a row sum at a kernel's Block level,
+            // RDom(0, in.width())): that read does not move with the tile,
+            // so united with one that does (a stencil in the same kernel) the
+            // region per block is wider at the image's edges than where the
+            // nest sizes it, and with the image, not a constant (fuzz seeds
+            // 119 and 124 of reductions=true: Halide's bound check failed in
+            // the first block).
+            for (int c : eff) {
+                if (!ok || eff.size() < 2) break;  // alone, the read is sized by the domain as a whole
+                const ComputeLocation cl = parent.funcs[c].location;
+                if (cl != ComputeLocation::Block && cl != ComputeLocation::Thread) continue;
+                for (const Stage &st : dag.nodes[c].stages)
+                    for (const LoopDim &l : st.loops)
+                        if (l.is_rvar && l.rvar_sized_by_params) ok = false;
+            }
             bool all_stages_pure = true;
             for (const Stage &st : node.stages) all_stages_pure = all_stages_pure && st.num_pure_loops() > 0;
             // Block level: all uses inside one kernel of a single-stage Func.

@@ -365,3 +365,62 @@ TEST_CASE("a table read at an index Halide cannot bound is inlined by the search
                                              Halide::Target("x86-64-linux-cuda-cuda_capability_86")),
                       Catch::Contains("unbounded"));
 }
+
+namespace {
+
+// mix is read by a 3-tap stencil in out and, when `row_sum`, along whole
+// rows by rowsum (RDom(0, in.width())), which out adds per row.
+struct StencilAndRowSum {
+    Halide::ImageParam in{Halide::Float(32), 2, "srs_in"};
+    Halide::Var x{"x"}, y{"y"};
+    Halide::Func mix{"srs_mix"}, rowsum{"srs_rowsum"}, out{"srs_out"};
+    explicit StencilAndRowSum(bool row_sum) {
+        mix(x, y) = in(x, y) * 2.0f + 1.0f;
+        Halide::Expr v = mix(x - 1, y) + mix(x + 1, y);
+        if (row_sum) {
+            Halide::RDom r(0, in.width(), "srs_r");
+            rowsum(y) = 0.0f;
+            rowsum(y) += mix(r, y);
+            v += rowsum(y);
+        }
+        out(x, y) = v;
+        in.dim(0).set_estimate(-1, 130);
+        in.dim(1).set_estimate(0, 96);
+        out.set_estimate(x, 0, 128).set_estimate(y, 0, 96);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
+};
+
+std::set<ComputeLocation> offered_with_out_tiled(const FunctionDAG &dag, Decisions d, int producer) {
+    const int out = 0;  // consumers first: the output is node 0
+    d.funcs[out].stages[0].serial = {1, 1};
+    d.funcs[out].stages[0].thread = {32, 4};
+    std::set<ComputeLocation> offered;
+    for (const FuncDecision &f : enumerate_options(dag, d, StepId{producer, 0}, h100())) offered.insert(f.location);
+    return offered;
+}
+
+} // namespace
+
+TEST_CASE("a Func read in one kernel by a stencil and by a row reduction below root sized by the image stays at root",
+          "[search][legality]") {
+    // Fuzz seeds 119 and 124 of reductions=true: at the kernel's Block level
+    // the row sum's read does not move with the tile, the stencil's does, and
+    // at the image's edge their union is a column wider than the nest sized
+    // it; Halide's bound check failed in the first block.
+    StencilAndRowSum p(true);
+    FunctionDAG dag(p.outputs());
+    Decisions d = all_root(dag);
+    const int rowsum = node_named(dag, p.rowsum), mix = node_named(dag, p.mix);
+    d.funcs[rowsum].location = ComputeLocation::Block;
+    d.funcs[rowsum].host = 0;
+    const std::set<ComputeLocation> offered = offered_with_out_tiled(dag, d, mix);
+    CHECK(offered.count(ComputeLocation::Root));
+    CHECK_FALSE(offered.count(ComputeLocation::Block));
+    CHECK_FALSE(offered.count(ComputeLocation::Thread));
+
+    // The control: read by the stencil alone, it may go into the kernel.
+    StencilAndRowSum alone(false);
+    FunctionDAG adag(alone.outputs());
+    CHECK(offered_with_out_tiled(adag, all_root(adag), node_named(adag, alone.mix)).count(ComputeLocation::Block));
+}
