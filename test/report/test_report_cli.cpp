@@ -170,6 +170,14 @@ TEST_CASE(
     REQUIRE(source.find("apply_schedule_tiny_stencil") != std::string::npos);
     CHECK(g.find("<pre class=\"schedule\"><code>" + report::escape_html(source) + "</code></pre>") !=
           std::string::npos);
+    // With the GPU fill its search record gave it (a stencil over the image: every thread of the GPU).
+    const double fill = scalar(
+        r, "SELECT s.gpu_fill FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = "
+           "r.pipeline_id WHERE p.generator_name = 'tiny_stencil' AND r.autoscheduler = 'gpusched' AND "
+           "s.device = '" +
+               pocl_device(r) + "' AND s.benchmark = 'measured' ORDER BY s.runtime_median_ms LIMIT 1");
+    CHECK(g.find("GPU fill: " + report::format_number(100.0 * fill) + "% of the GPU's resident threads") !=
+          std::string::npos);
 
     // wrong_on_gpu: both samples failed, with the harness's reason.
     const std::string w = test::group_section(html, "wrong_on_gpu", pocl);

@@ -377,6 +377,13 @@ std::string winner_section(const DeviceGroup &g) {
         s += ": chosen by the cost model, not measured";
     if (w.predicted_cost) s += " (predicted cost " + format_number(*w.predicted_cost) + ")";
     s += ".</p>\n";
+    if (w.gpu_fill && w.gpu_fill_least) {
+        // A schedule that leaves most of the GPU idle (a reduction in one
+        // thread) is visible here without a GPU.
+        s += "<p class=\"meta\">GPU fill: " + format_number(100.0 * *w.gpu_fill) +
+             "% of the GPU's resident threads, weighted by work; least " + format_number(100.0 * *w.gpu_fill_least) +
+             "% (docs/search.md, \"GPU fill\").</p>\n";
+    }
     if (w.schedule_source.empty())
         return s + "<p class=\"note\">The database holds no schedule source for it.</p>\n";
     return s + "<pre class=\"schedule\"><code>" + esc(w.schedule_source) + "</code></pre>\n";

@@ -112,7 +112,7 @@ std::string run_device(const std::vector<ReportSample> &samples) {
 std::optional<Winner> read_sample_as_winner(db::Database &database, int64_t sample_id) {
     auto q =
         database.prepare("SELECT run_id, runtime_median_ms, predicted_cost, coalesce(schedule_source, ''), "
-                         "batch, idx FROM samples WHERE id = ?1");
+                         "batch, idx, gpu_fill, gpu_fill_least FROM samples WHERE id = ?1");
     q.bind(1, sample_id);
     if (!q.step()) return std::nullopt;
     Winner w;
@@ -123,6 +123,8 @@ std::optional<Winner> read_sample_as_winner(db::Database &database, int64_t samp
     w.schedule_source = q.column_text(3);
     w.batch = static_cast<int>(q.column_int(4));
     w.idx = static_cast<int>(q.column_int(5));
+    w.gpu_fill = q.column_optional_double(6);
+    w.gpu_fill_least = q.column_optional_double(7);
     return w;
 }
 

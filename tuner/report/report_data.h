@@ -80,6 +80,9 @@ struct Winner {
     int batch = 0, idx = 0;
     std::optional<double> runtime_ms; // none: chosen by prediction only
     std::optional<double> predicted_cost;
+    // GPU fill (core/gpu_fill.h): weighted by work, and the least of the
+    // stages with 1% of it; none for samples without a search record.
+    std::optional<double> gpu_fill, gpu_fill_least;
     std::string schedule_source;
 };
 
