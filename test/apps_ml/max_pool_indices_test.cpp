@@ -89,7 +89,7 @@ TEST_CASE("max_pool_indices: values and indices equal a plain C++ max pool with 
     CHECK(index_mismatches(ref, last_wins) > 50);
 }
 
-TEST_CASE("max_pool_indices: random floats, negative windows included, match exactly; indices are relative to the input's min",
+TEST_CASE("max_pool_indices: random floats, negative windows included, match exactly, with indices relative to the input's min",
           "[apps_ml][max_pool_indices]") {
     const int W = 37, H = 23, C = 5;
     Buffer<float> in(W, H, C);
