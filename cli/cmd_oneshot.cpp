@@ -53,10 +53,8 @@ int max_registers(const OneShotSample &s) {
     return m;
 }
 
-// The work-weighted GPU fill as a percentage (docs/search.md, "GPU fill").
-std::string fill_percent(const OneShotSample &s) {
-    return s.gpu_fill ? fmt::format("{:.3g}%", 100.0 * s.gpu_fill->weighted) : "-";
-}
+// The work-weighted GPU fill (docs/search.md, "GPU fill").
+std::string weighted_fill(const OneShotSample &s) { return s.gpu_fill ? fill_percent(s.gpu_fill->weighted) : "-"; }
 
 nlohmann::json sample_json(const OneShotSample &s) {
     nlohmann::json j = {
@@ -102,7 +100,7 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
         const auto &s = r.samples[i];
         std::string predicted = s.predicted_cost ? fmt::format("{:.4g}", *s.predicted_cost) : "-";
         std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>8}  {:>7}  {:>8}  {:>11}  {}{}\n", ++rank, s.index,
-                                 sample_kind(s), predicted, fill_percent(s), s.ptxas.kernels.size(), max_registers(s),
+                                 sample_kind(s), predicted, weighted_fill(s), s.ptxas.kernels.size(), max_registers(s),
                                  s.ptxas.total_spill_bytes(), sample_status(s), i == *r.best ? "  <- chosen" : "");
     }
     for (const auto &s : r.samples) {
@@ -125,10 +123,10 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
         // Visible without a GPU: a schedule that leaves most of the GPU idle
         // (a reduction in one thread) says so here.
         const GpuFillSummary &f = *best.gpu_fill;
-        std::cout << fmt::format("\nGPU fill of the chosen sample: {:.3g}% weighted by work (threads launched against "
-                                 "the {} that {} holds at once); least {:.3g}%{}\n",
-                                 100.0 * f.weighted, static_cast<long long>(f.capacity_threads), opt.gpu.name,
-                                 100.0 * f.least, f.least_stage.empty() ? "" : " (" + f.least_stage + ")");
+        std::cout << fmt::format("\nGPU fill of the chosen sample: {} weighted by work (threads launched against "
+                                 "the {} that {} holds at once); least {}{}\n",
+                                 fill_percent(f.weighted), static_cast<long long>(f.capacity_threads), opt.gpu.name,
+                                 fill_percent(f.least), f.least_stage.empty() ? "" : " (" + f.least_stage + ")");
     }
     std::cout << fmt::format("\nOutput validation (OpenCL build on POCL vs a CPU build): {}{}\n", best.validation,
                              best.validation_detail.empty() ? "" : " (" + best.validation_detail + ")");

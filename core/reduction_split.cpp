@@ -66,10 +66,10 @@ ReductionSplit split_for(const std::string &func, int update, const std::vector<
 
 namespace {
 
-void apply_reduction_split(const std::map<std::string, Function> &env, const ReductionSplit &split) {
-    std::vector<std::string> names;
-    for (const auto &[name, f] : env) names.push_back(name);
-    const std::map<std::string, std::string> stable = stable_func_names(names);
+// env and its stable names are the pipeline's before any split: a split's
+// Func is always one of them (a second level splits the same Func again).
+void apply_reduction_split(const std::map<std::string, Function> &env,
+                           const std::map<std::string, std::string> &stable, const ReductionSplit &split) {
     auto it = std::find_if(env.begin(), env.end(), [&](const auto &e) { return stable.at(e.first) == split.func; });
     if (it == env.end())
         throw UserError("gpusched: reduction split of '" + split.func + "': no such Func in this pipeline");
@@ -95,7 +95,8 @@ void apply_reduction_split(const std::map<std::string, Function> &env, const Red
 
 void apply_reduction_splits(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits) {
     const std::map<std::string, Function> env = Halide::Internal::build_environment(outputs);
-    for (const ReductionSplit &s : splits) apply_reduction_split(env, s);
+    const std::map<std::string, std::string> stable = stable_func_names(env);
+    for (const ReductionSplit &s : splits) apply_reduction_split(env, stable, s);
 }
 
 std::string reduction_split_source(const ReductionSplit &split, const std::string &func_handle,

@@ -90,8 +90,9 @@ struct SplittableReduction {
 // least 64 iterations per point, each with up to 4 splits into P partials, P
 // a power of two near 1/16, 1/4 and all of the most worth having (the threads
 // missing, at most a quarter of the domain and the level's limit) and near
-// the square root of the domain (as many partials as iterations each). Only the first such update of a Func, and only
-// splits Halide accepts (tried on a copy of the pipeline). `applied`: the
+// the square root of the domain (as many partials as iterations each).
+// Only the first such update of a Func, and only splits Halide accepts
+// (tried on a copy of the pipeline). `applied`: the
 // splits dag's pipeline already has; a Func split there is offered the next
 // level (its combining loop), up to kMaxSplitLevels, and the last level at
 // most kMaxSerialPartials partials; their intermediates are offered none.

@@ -12,9 +12,10 @@
 // combine (kMaxSerialPartials) is ranked together with each split of its
 // combining loop (a second level), never alone. Where two or more options
 // beat the choice so far, the two best are compared again with a beam of 8
-// (one pass), and the better kept. Then the pipeline as written and the chosen variant
-// get the full beam search, and the cheaper by the same cost model wins:
-// splitting never makes the predicted cost worse than not splitting.
+// (one pass), and the better kept. Then the pipeline as written and the
+// chosen variant get the full beam search, and the cheaper by the same cost
+// model wins: splitting never makes the predicted cost worse than not
+// splitting.
 //
 // Invariant: the model's pipeline is the unsplit DAG's again when this
 // returns with no splits chosen; with splits, the caller applies them to

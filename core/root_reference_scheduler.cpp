@@ -62,9 +62,7 @@ void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target
     for (const ReductionSplit &s : splits)
         source << reduction_split_source(s, func_handle(s.func), func_handle(s.intermediate()));
     const std::map<std::string, Halide::Internal::Function> env = Halide::Internal::build_environment(outputs);
-    std::vector<std::string> names;
-    for (const auto &[name, f] : env) names.push_back(name);
-    const std::map<std::string, std::string> stable = stable_func_names(names);
+    const std::map<std::string, std::string> stable = stable_func_names(env);
     for (const auto &[name, f] : env) {
         Halide::Func(f).compute_root();
         source << "    " << func_handle(stable.at(name)) << ".compute_root();\n";

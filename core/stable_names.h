@@ -22,4 +22,14 @@ namespace gpusched {
 // are numbered as if the earlier did not exist).
 std::map<std::string, std::string> stable_func_names(const std::vector<std::string> &halide_names);
 
+// The same for an environment, its Funcs by Halide name
+// (Halide::Internal::build_environment).
+template <typename Function>
+std::map<std::string, std::string> stable_func_names(const std::map<std::string, Function> &env) {
+    std::vector<std::string> names;
+    names.reserve(env.size());
+    for (const auto &entry : env) names.push_back(entry.first);
+    return stable_func_names(names);
+}
+
 } // namespace gpusched

@@ -238,6 +238,13 @@ nlohmann::json sample_search_config(const OneShotOptions &opt, const OneShotSamp
     return cfg;
 }
 
+std::string fill_percent(double share) {
+    std::ostringstream s;
+    s.precision(3);
+    s << 100.0 * share << "%";
+    return s.str();
+}
+
 db::SampleRow to_sample_row(const OneShotSample &s, const nlohmann::json &search_config) {
     db::SampleRow row;
     row.batch = 0;

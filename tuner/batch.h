@@ -65,6 +65,10 @@ struct GpuFillSummary {
     double capacity_threads = 0;
 };
 
+// A fill (a share in [0, 1]) as a percentage with three significant digits:
+// one thread of an H100 is 0.00037%, and that it is not 0 is the point.
+std::string fill_percent(double share);
+
 struct OneShotSample {
     int index = 0;
     bool beam = false;

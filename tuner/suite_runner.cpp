@@ -141,14 +141,8 @@ std::vector<SuiteCell> run_suite(const SuiteOptions &opt, const SuiteProgress &p
 
 namespace {
 
-// A percentage with three significant digits: a fill of one thread in an
-// H100 is 0.00037%, and that it is not 0 is the point.
 std::string fill_text(const std::optional<GpuFillSummary> &f, bool least) {
-    if (!f) return "—";
-    std::ostringstream s;
-    s.precision(3);
-    s << 100.0 * (least ? f->least : f->weighted) << "%";
-    return s.str();
+    return f ? fill_percent(least ? f->least : f->weighted) : "—";
 }
 
 } // namespace
