@@ -66,7 +66,7 @@ nlohmann::json sample_json(const OneShotSample &s) {
     if (s.gpu_fill) {
         j["gpu_fill"] = {{"weighted", s.gpu_fill->weighted},
                          {"least", s.gpu_fill->least},
-                         {"least_stage", s.gpu_fill->least_stage},
+                         {"least_kernel", s.gpu_fill->least_kernel},
                          {"capacity_threads", s.gpu_fill->capacity_threads}};
     }
     if (!s.generator.ok()) j["error"] = s.generator.message;
@@ -126,7 +126,7 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
         std::cout << fmt::format("\nGPU fill of the chosen sample: {} weighted by work (threads launched against "
                                  "the {} that {} holds at once); least {}{}\n",
                                  fill_percent(f.weighted), static_cast<long long>(f.capacity_threads), opt.gpu.name,
-                                 fill_percent(f.least), f.least_stage.empty() ? "" : " (" + f.least_stage + ")");
+                                 fill_percent(f.least), f.least_kernel.empty() ? "" : " (kernel " + f.least_kernel + ")");
     }
     std::cout << fmt::format("\nOutput validation (OpenCL build on POCL vs a CPU build): {}{}\n", best.validation,
                              best.validation_detail.empty() ? "" : " (" + best.validation_detail + ")");

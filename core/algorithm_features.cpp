@@ -1,4 +1,5 @@
 #include "core/algorithm_features.h"
+#include "core/let_scope.h"
 
 #include <algorithm>
 
@@ -104,20 +105,34 @@ private:
     GPUSCHED_COUNT_BINARY(Or, Or)
     GPUSCHED_COUNT_BINARY(Not, Not)
     GPUSCHED_COUNT_BINARY(Select, Select)
-    GPUSCHED_COUNT_BINARY(Let, Let)
 #undef GPUSCHED_COUNT_BINARY
+
+    // A let's body sees its value: Halide's rfactor of a split RVar binds
+    // the original RVar's coordinate in a let (t = r.x_o * P + rf), and a
+    // load indexed by it is as affine as the coordinate is.
+    void visit(const Let *op) override {
+        count(OpType::Let, op->type);
+        op->value.accept(this);
+        lets_.push(op->name, op->value);
+        op->body.accept(this);
+        lets_.pop(op->name);
+    }
 
     void visit(const Call *op) override {
         IRVisitor::visit(op);
         if (op->call_type == Call::Halide || op->call_type == Call::Image) {
             bool self = op->call_type == Call::Halide && op->name == in_.self_name;
+            std::vector<Expr> args = op->args;
+            if (lets_.binds_any()) {
+                for (Expr &arg : args) arg = lets_.resolve(arg);
+            }
             Access a;
             a.is_self = self;
             a.bytes = op->type.bytes();
-            a.jacobian = index_jacobian(op->args, in_.stage->loops, *in_.params);
+            a.jacobian = index_jacobian(args, in_.stage->loops, *in_.params);
             if (!self) a.producer = in_.resolve(op);
             VarValues base = base_values(in_.stage->loops, *in_.params);
-            for (const Expr &arg : op->args) {
+            for (const Expr &arg : args) {
                 auto v = evaluate(arg, base);
                 a.offset.push_back(v ? std::optional<int64_t>(*v - kJacobianBasePoint) : std::nullopt);
             }
@@ -136,6 +151,7 @@ private:
 
     const StageAnalysisInput &in_;
     StageAnalysis &out_;
+    LetScope lets_;
 };
 
 int strahler_of(const Expr &e);

@@ -102,7 +102,8 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
                 search_reduction_splits(outputs, *dag, result, *model, cfg.gpu, cfg.search);
             split_echo = {{"variants_ranked", choice.variants_ranked},
                           {"variants_refined", choice.variants_refined},
-                          {"unsplit_cost", choice.unsplit_cost}};
+                          {"unsplit_cost", choice.unsplit_cost},
+                          {"ranking", choice.ranking}};
             if (!choice.splits.empty()) {
                 // Split the pipeline's own Funcs the way the chosen variant's
                 // copy was, and take its decisions over by Func name.
@@ -147,7 +148,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     if (!cfg.record_path.empty()) {
         nlohmann::json rec = record_to_json(*dag, result, config_echo(cfg), replay, peak_rss_mb());
         rec["reduction_splits"] = reduction_splits_to_json(splits);
-        rec["gpu_fill"] = gpu_fill_to_json(gpu_fill(*dag, result.features, cfg.gpu));
+        rec["gpu_fill"] = gpu_fill_to_json(gpu_fill(*dag, result.decisions, result.features, cfg.gpu));
         if (!split_echo.is_null()) rec["reduction_split_search"] = split_echo;
         std::ofstream out(cfg.record_path);
         if (!out) throw UserError("gpusched config: key \"record_path\": cannot write '" + cfg.record_path + "'");

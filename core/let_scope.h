@@ -32,6 +32,11 @@ class LetScope {
 public:
     void push(const std::string &name, const Halide::Expr &value) { lets_[name].push_back(value); }
     void pop(const std::string &name) { lets_[name].pop_back(); }
+    bool binds_any() const {
+        for (const auto &[name, values] : lets_)
+            if (!values.empty()) return true;
+        return false;
+    }
 
     // Substitutes the innermost value of every let the expression uses, until
     // none is left (the values may use outer lets), then simplifies. Lets

@@ -75,6 +75,10 @@ struct ReductionSplit {
 // combining loop (the search tries them together).
 inline constexpr int64_t kMaxSerialPartials = 8192;
 inline constexpr int kMaxSplitLevels = 2;
+// A level-0 split with at least this many partials is also tried with its
+// combining loop split: one thread combining a thousand partials waits on a
+// thousand loads one after another.
+inline constexpr int64_t kSecondLevelFrom = 1024;
 
 // One reduction the search may split, and the splits it may choose.
 struct SplittableReduction {

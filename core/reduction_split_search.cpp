@@ -62,11 +62,11 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
             choice.variants_ranked++;
         };
         for (const ReductionSplit &option : r.options) {
-            if (option.partials <= kMaxSerialPartials) {
-                rank({option});
-                continue;
-            }
-            // Too many partials for one thread: only with its combining loop split too.
+            if (option.partials <= kMaxSerialPartials) rank({option});
+            // Too many partials for one thread: only with its combining loop
+            // split too. Fewer, but still a long serial chain in the
+            // combining thread: also with it split.
+            if (option.partials < kSecondLevelFrom) continue;
             std::vector<ReductionSplit> variant = chosen;
             variant.push_back(option);
             std::vector<SplittableReduction> combine;
@@ -80,6 +80,8 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
                 for (const ReductionSplit &second : c.options) rank({option, second});
             }
         }
+        for (const auto &[cost, splits] : ranked)
+            choice.ranking.push_back({{"func", r.func}, {"splits", reduction_splits_to_json(splits)}, {"greedy_cost", cost}});
         std::stable_sort(ranked.begin(), ranked.end(),
                          [](const auto &a, const auto &b) { return a.first < b.first; });
         while (!ranked.empty() && !(ranked.back().first < chosen_cost)) ranked.pop_back();

@@ -10,7 +10,8 @@
 // greedy search (beam 1, one pass, the config's seed); the best is kept if it
 // beats not splitting. An option with more partials than one thread should
 // combine (kMaxSerialPartials) is ranked together with each split of its
-// combining loop (a second level), never alone. Where two or more options
+// combining loop (a second level), never alone; one with kSecondLevelFrom
+// partials or more both alone and with each such split. Where two or more options
 // beat the choice so far, the two best are compared again with a beam of 8
 // (one pass), and the better kept. Then the pipeline as written and the
 // chosen variant get the full beam search, and the cheaper by the same cost
@@ -37,6 +38,9 @@ struct ReductionSplitChoice {
     int variants_ranked = 0;             // greedy searches of split variants
     int variants_refined = 0;            // small-beam searches of the two best of a reduction
     double unsplit_cost = 0;             // the full search's cost without splits
+    // Every variant ranked, in the order tried: {"func", "splits", "greedy_cost"}
+    // (the record's reduction_split_search.ranking: why a split won or lost).
+    nlohmann::json ranking = nlohmann::json::array();
 };
 
 // unsplit: dag's full beam search, already done by the caller with dag as

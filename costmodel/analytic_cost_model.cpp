@@ -38,6 +38,15 @@ constexpr double kDoubleOpCost = 2;
 constexpr double kDivModCost = 20;
 constexpr double kExternCallCost = 16;
 constexpr double kSoftRooflinePower = 4;
+// Latency of one load a thread waits for: ~200 cycles for an L2 hit, ~600
+// for DRAM, ~30 for shared memory (Jia et al. 2018 measured 193 / 375-1029 /
+// 19 cycles on V100), at kSmClockGHz. Modeling estimates, not datasheet values.
+constexpr double kL2LatencyNs = 200 / kSmClockGHz;
+constexpr double kDramLatencyNs = 600 / kSmClockGHz;
+constexpr double kSharedLatencyNs = 30 / kSmClockGHz;
+// Loads one thread has in flight in a serial loop that gpusched does not
+// unroll: LLVM's NVPTX backend partially unrolls small loops, ~4 iterations.
+constexpr double kLoadsInFlightPerThread = 4;
 
 void require_positive(double v, const char *field, const GpuProfile &p) {
     if (!(v > 0))
@@ -145,10 +154,31 @@ AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, in
     const double wavefronts = blocks * (f[F::num_shared_mem_loads_per_block] + f[F::num_shared_mem_stores_per_block]);
     c.shared_memory_ms = wavefronts / (g.sm_count * kSmClockGHz * 1e6) / hide_arith;
 
+    // Serial latency: the throughput terms above assume enough threads to
+    // keep the GPU busy; each thread still runs its own points one after
+    // another, issuing at most one instruction per clock and waiting on its
+    // loads, a few at a time (the unrolled ones together). A wave of blocks
+    // takes at least one thread's chain; waves run one after another. This
+    // is what makes a reduction left to a handful of threads slow, however
+    // little it moves.
+    const double threads_launched = blocks * std::max(f[F::num_threads_per_block], 1.0);
+    const double points_per_thread = std::max(points / threads_launched, 1.0);
+    double load_latency_ns = 0;
+    if (l2_load_bytes > 0) {
+        const double from_dram = std::clamp(dram_load_bytes / l2_load_bytes, 0.0, 1.0);
+        load_latency_ns = from_dram * kDramLatencyNs + (1 - from_dram) * kL2LatencyNs;
+    } else if (f[F::num_shared_mem_loads_per_block] > 0) {
+        load_latency_ns = kSharedLatencyNs;
+    }
+    const double in_flight = std::max(kLoadsInFlightPerThread, f[F::unrolled_loop_extent]);
+    const double chain_ns = points_per_thread * instructions_per_point_[stage_id] / kSmClockGHz +
+                            std::ceil(points_per_thread / in_flight) * load_latency_ns;
+    c.serial_latency_ms = std::ceil(blocks / wave) * chain_ns * 1e-6;
+
     const double p = kSoftRooflinePower;
     const double roof = std::pow(std::pow(c.compute_ms, p) + std::pow(c.global_memory_ms, p) +
                                      std::pow(c.shared_memory_ms, p), 1.0 / p);
-    c.kernel_ms = roof * c.tail_factor;
+    c.kernel_ms = std::pow(std::pow(roof * c.tail_factor, p) + std::pow(c.serial_latency_ms, p), 1.0 / p);
 
     // A stage produced once is a kernel of its own (compute_root); one
     // produced many times lives inside a kernel at block level and pays a

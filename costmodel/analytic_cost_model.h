@@ -39,7 +39,8 @@ struct AnalyticStageCost {
     double global_memory_ms = 0;
     double shared_memory_ms = 0;
     double tail_factor = 1;     // >= 1
-    double kernel_ms = 0;       // soft roofline x tail factor
+    double serial_latency_ms = 0;  // waves x one thread's chain of points
+    double kernel_ms = 0;       // soft max of (soft roofline x tail factor, serial latency)
     double launch_ms = 0;
     double barrier_ms = 0;
     double spill_ms = 0;

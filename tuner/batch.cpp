@@ -104,7 +104,7 @@ void run_sample(const OneShotOptions &opt, const BatchInputs &in, OneShotSample 
             const auto &fill = s.record.value("gpu_fill", nlohmann::json::object());
             if (fill.contains("weighted") && fill["weighted"].is_number()) {
                 s.gpu_fill = GpuFillSummary{fill["weighted"].get<double>(), fill.value("least", 1.0),
-                                            fill.value("least_stage", std::string()),
+                                            fill.value("least_kernel", std::string()),
                                             fill.value("capacity_threads", 0.0)};
             }
         }

@@ -57,11 +57,11 @@ struct OneShotOptions {
 };
 
 // The search record's GPU fill (core/gpu_fill.h): work-weighted, and the
-// least of the stages with 1% of the work or more.
+// least of the kernels with 1% of the work or more.
 struct GpuFillSummary {
     double weighted = 0;
     double least = 0;
-    std::string least_stage;
+    std::string least_kernel;
     double capacity_threads = 0;
 };
 

@@ -89,6 +89,60 @@ TEST_CASE("analytic model: a partial last wave of blocks is charged (tail effect
     CHECK(partial.tail_factor > 1.9);
 }
 
+namespace {
+
+// root_kernel_row's work (4M points, one load and one store each) done by
+// `threads` threads in blocks of up to 256, each thread running its points
+// in a serial loop that is not unrolled: the same transactions, fewer threads.
+ScheduleFeatures same_work_in_threads(double threads) {
+    auto f = test::root_kernel_row();
+    const double points = f[F::points_computed_total];
+    const double per_block = std::min(threads, 256.0);
+    const double blocks = threads / per_block;
+    const double total_loads = f[F::num_blocks] * f[F::num_global_mem_loads_per_block];
+    const double total_stores = f[F::num_blocks] * f[F::num_global_mem_stores_per_block];
+    f[F::num_blocks] = blocks;
+    f[F::num_tasks] = blocks;
+    f[F::num_threads_per_block] = per_block;
+    f[F::points_computed_per_thread] = points / threads;
+    f[F::unrolled_loop_extent] = 1;
+    f[F::num_global_mem_loads_per_block] = total_loads / blocks;
+    f[F::num_global_mem_stores_per_block] = total_stores / blocks;
+    return f;
+}
+
+} // namespace
+
+TEST_CASE("analytic model: the same work in fewer threads waits on longer serial chains and costs more", "[analytic]") {
+    Analytic a;
+    // From a full GPU down to one thread: every thread's chain of points is
+    // longer, and below a wave nothing else hides it.
+    double previous = 0;
+    for (double threads : {1048576.0, 65536.0, 4096.0, 256.0, 1.0}) {
+        const AnalyticStageCost c = a.model.stage_cost(same_work_in_threads(threads), 0);
+        CHECK(c.total_ms > previous);
+        CHECK(c.kernel_ms >= c.serial_latency_ms);
+        previous = c.total_ms;
+    }
+    // One thread loads 4M values one after another: at least 4M / 4 DRAM or
+    // L2 latencies (>= 130 ns), seconds rather than the ~10 us that moving
+    // 32 MB takes at full bandwidth.
+    const AnalyticStageCost one = a.model.stage_cost(same_work_in_threads(1), 0);
+    CHECK(one.serial_latency_ms > 4.0 * 1024 * 1024 / 4 * 130e-6);
+    const AnalyticStageCost full = a.model.stage_cost(test::root_kernel_row(), 0);
+    CHECK(one.total_ms > 1000 * full.total_ms);
+}
+
+TEST_CASE("analytic model: unrolled points overlap their loads, so the serial chain is shorter", "[analytic]") {
+    Analytic a;
+    auto f = same_work_in_threads(4096);  // 1024 points a thread
+    const double serial = a.model.stage_cost(f, 0).serial_latency_ms;
+    f[F::unrolled_loop_extent] = 16;
+    const double unrolled = a.model.stage_cost(f, 0).serial_latency_ms;
+    CHECK(unrolled < serial);
+    CHECK(unrolled > 0);
+}
+
 TEST_CASE("analytic model: a root kernel pays launch overhead, a block-level stage pays barriers", "[analytic]") {
     Analytic a;
     auto f = test::root_kernel_row();

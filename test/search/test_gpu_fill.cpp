@@ -1,6 +1,6 @@
 // GPU fill (core/gpu_fill.h): a schedule that leaves the GPU to one thread
 // shows it, a split reduction launches far more of the GPU, and an image
-// stage that covers the GPU many times over fills it.
+// kernel that covers the GPU many times over fills it.
 #include "test/catch2_compat.h"
 
 #include "core/beam_search.h"
@@ -29,7 +29,7 @@ SearchConfig small_search() {
 
 } // namespace
 
-TEST_CASE("a whole-image sum left in one thread fills a millionth of the GPU, and its reduction is the least-filled stage",
+TEST_CASE("a whole-image sum left in one thread fills a millionth of the GPU, and its reduction is the least-filled kernel",
           "[search][gpu_fill]") {
     ImageParam in(Halide::Float(32), 2, "fill_in");
     Func out("fill_sum");
@@ -46,33 +46,35 @@ TEST_CASE("a whole-image sum left in one thread fills a millionth of the GPU, an
     model->set_pipeline(pipeline_features(dag));
     const SearchResult serial = beam_search(dag, *model, h100(), small_search());
 
-    const GpuFill fill = gpu_fill(dag, serial.features, h100());
+    const GpuFill fill = gpu_fill(dag, serial.decisions, serial.features, h100());
     CHECK(fill.capacity_threads == 132.0 * 2048);
     CHECK(fill.weighted < 1e-5);
-    CHECK(fill.least_stage == reduction);
+    CHECK(fill.least_kernel == reduction);
     double shares = 0;
-    for (const StageFill &s : fill.stages) {
-        shares += s.work_share;
-        if (s.stage == reduction) {
-            CHECK(s.threads == 1);
-            CHECK(s.work_share > 0.99);
+    bool found = false;
+    for (const KernelFill &k : fill.kernels) {
+        shares += k.work_share;
+        if (k.kernel == reduction) {
+            found = true;
+            CHECK(k.threads == 1);
+            CHECK(k.work_share > 0.99);
         }
     }
+    CHECK(found);
     CHECK(shares == Approx(1.0));
     const nlohmann::json j = gpu_fill_to_json(fill);
-    CHECK(j.at("least_stage") == reduction);
-    CHECK(j.at("stages").size() == fill.stages.size());
+    CHECK(j.at("least_kernel") == reduction);
+    CHECK(j.at("kernels").size() == fill.kernels.size());
 
     // Split across threads, the same sum launches thousands of times more.
     const ReductionSplitChoice split = search_reduction_splits(outputs, dag, serial, *model, h100(), small_search());
     REQUIRE(!split.splits.empty());
     FunctionDAG split_dag(split_copy(outputs, split.splits));
-    const GpuFill split_fill = gpu_fill(split_dag, split.result.features, h100());
+    const GpuFill split_fill = gpu_fill(split_dag, split.result.decisions, split.result.features, h100());
     CHECK(split_fill.weighted > 1000 * fill.weighted);
-    CHECK(split_fill.least_stage.find("_intm") != std::string::npos);  // the partials do the work
 }
 
-TEST_CASE("a 2048 x 2048 blur launches more threads than the GPU holds, a fill of 1 in every stage", "[search][gpu_fill]") {
+TEST_CASE("a 2048 x 2048 blur launches more threads than the GPU holds, a fill of 1 in every kernel", "[search][gpu_fill]") {
     ImageParam in(Halide::Float(32), 2, "fill_blur_in");
     Var x("x"), y("y");
     Func blur_x("fill_blur_x"), blur("fill_blur");
@@ -85,8 +87,9 @@ TEST_CASE("a 2048 x 2048 blur launches more threads than the GPU holds, a fill o
     std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
     model->set_pipeline(pipeline_features(dag));
     const SearchResult r = beam_search(dag, *model, h100(), small_search());
-    const GpuFill fill = gpu_fill(dag, r.features, h100());
+    const GpuFill fill = gpu_fill(dag, r.decisions, r.features, h100());
     CHECK(fill.weighted == Approx(1.0));
     CHECK(fill.least == Approx(1.0));
-    for (const StageFill &s : fill.stages) CHECK(s.threads >= 2048.0 * 2048 / 64);  // at most 64 points a thread
+    REQUIRE(!fill.kernels.empty());
+    for (const KernelFill &k : fill.kernels) CHECK(k.threads >= 2048.0 * 2048 / 64);  // at most 64 points a thread
 }

@@ -45,13 +45,15 @@ struct SumOfSquares {
 };
 
 // A row softmax: two row reductions (max, then sum of exponentials) of 4096
-// columns for 512 rows, then a pointwise normalization.
+// columns for 512 rows, then a pointwise normalization. The rows are as wide
+// as the input (known only at run time), as in benchmarks/apps/softmax: a
+// split of such an RVar guards its tail, which Halide writes with a let.
 struct Softmax {
     ImageParam in{Halide::Float(32), 2, "sm_in"};
     Var x{"x"}, y{"y"};
     Func row_max{"sm_row_max"}, row_sum{"sm_row_sum"}, out{"sm_out"};
     Softmax() {
-        RDom r(0, 4096, "r");
+        RDom r(in.dim(0).min(), in.dim(0).extent(), "r");
         row_max(y) = Halide::Float(32).min();
         row_max(y) = Halide::max(row_max(y), in(r, y));
         row_sum(y) = 0.0f;
@@ -216,6 +218,40 @@ TEST_CASE("the split pipeline computes the same sum as the pipeline as written, 
     const int serial = build(0);
     CHECK(build(1) == serial);
     CHECK(build(2) == serial);
+}
+
+TEST_CASE("a split row reduction reads its input at known strides: adjacent partials 1 apart and serial steps P apart",
+          "[search][reduction_split][featurize]") {
+    // Halide's rfactor of a split RVar binds the original coordinate in a
+    // let (t = r.x_o * P + rf); the load indexed by it must still be seen as
+    // affine, or the featurizer counts every lane's load as its own sector
+    // and the cost model sees an uncoalesced reduction.
+    Softmax p;
+    constexpr int64_t P = 128;
+    const std::vector<ReductionSplit> splits = {{p.row_max.name(), 0, 0, {{"r$x", P}}, P}};
+    FunctionDAG dag(split_copy(functions({p.out}), splits));
+    const Stage *update = nullptr;
+    for (const Node &n : dag.nodes)
+        if (n.stable_name == p.row_max.name() + "_intm") update = &n.stages.at(1);
+    REQUIRE(update != nullptr);
+    int rf = -1, rxo = -1;
+    for (size_t l = 0; l < update->loops.size(); l++) {
+        if (!update->loops[l].is_rvar) rf = update->loops[l].var.rfind("rf", 0) == 0 ? int(l) : rf;
+        else rxo = int(l);
+    }
+    REQUIRE(rf >= 0);
+    REQUIRE(rxo >= 0);
+    int input_loads = 0;
+    for (const Access &a : update->accesses) {
+        if (a.is_self) continue;  // the other load is the input's (its wrapper Func, sm_in_im)
+        input_loads++;
+        REQUIRE(a.jacobian.size() == 2);
+        REQUIRE(a.jacobian[0][rf].has_value());
+        REQUIRE(a.jacobian[0][rxo].has_value());
+        CHECK(*a.jacobian[0][rf] == 1);
+        CHECK(*a.jacobian[0][rxo] == P);
+    }
+    CHECK(input_loads == 1);
 }
 
 TEST_CASE("a row softmax gets its row reductions split and lowers for CUDA", "[search][reduction_split]") {
