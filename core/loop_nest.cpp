@@ -157,9 +157,7 @@ void LoopNest::rebuild() {
         block_region[i].clear();
     }
     realizations.assign(n_nodes, 0);
-    // The kernel of a root Func's last stage: where Funcs at its Block level
-    // are computed (Halide's compute_at names a loop of the last stage).
-    std::vector<int> &kernel_of_node = kernel_of_node_;
+    std::vector<int> &kernel_of_node = kernel_of_node_;  // kernel of stage 0 of a root Func
     kernel_of_node.assign(n_nodes, -1);
 
     auto new_stage = [&](int n, int si, ComputeLocation loc, size_t nl) {
@@ -338,8 +336,10 @@ void LoopNest::rebuild() {
                 ss.num_realizations = 1;
                 ss.kernel = static_cast<int>(kernels.size());
                 k.block_shape = ss.thread_shape;
-                if (si == 0) block_region[ni] = written(st, ss.loops_block);
-                kernel_of_node[ni] = ss.kernel;
+                if (si == 0) {
+                    kernel_of_node[ni] = ss.kernel;
+                    block_region[ni] = written(st, ss.loops_block);
+                }
                 k.stages.push_back(static_cast<int>(stages.size()));
                 kernels.push_back(std::move(k));
                 stage_at[ni][si] = static_cast<int>(stages.size());

@@ -10,8 +10,8 @@
 // greedy search (beam 1, one pass, the config's seed); the best is kept if it
 // beats not splitting. An option with more partials than one thread should
 // combine (kMaxSerialPartials) is ranked together with each split of its
-// combining loop (a second level), never alone; one with kSecondLevelFrom
-// partials or more both alone and with each such split. Where two or more options
+// combining loop (a second level), never alone; the best-ranked option with
+// kSecondLevelFrom partials or more is also ranked with each such split. Where two or more options
 // beat the choice so far, the two best are compared again with a beam of 8
 // (one pass), and the better kept. Then the pipeline as written and the
 // chosen variant get the full beam search, and the cheaper by the same cost

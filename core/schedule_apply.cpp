@@ -322,9 +322,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const 
             break;
         case ComputeLocation::Block: {
             fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Computed);
-            // Inside the kernel of the host's last stage: compute_at names
-            // a loop of a Func's last stage.
-            const StageVars &host = stage_vars[nest.stage_at[fd.host].back()];
+            const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
             fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].stable_name), host.innermost_block,
                           MemoryType::GPUShared);
             for (size_t s = 0; s < node.stages.size(); s++) {

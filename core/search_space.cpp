@@ -21,45 +21,6 @@ int kernel_of(const Decisions &d, int c) {
     return -1;
 }
 
-// Whether stage `s` of Func c reads n, directly or through Funcs inlined in d.
-bool stage_reads(const FunctionDAG &dag, const Decisions &d, const Stage &s, int n, int depth = 0) {
-    if (depth > 64) return true;  // be conservative on pathological chains
-    for (const Access &a : s.accesses) {
-        if (a.is_self || a.producer.is_image || a.producer.index < 0) continue;
-        if (a.producer.index == n) return true;
-        if (d.funcs[a.producer.index].location == ComputeLocation::Inline) {
-            for (const Stage &inner : dag.nodes[a.producer.index].stages)
-                if (stage_reads(dag, d, inner, n, depth + 1)) return true;
-        }
-    }
-    return false;
-}
-
-// Whether stage s reads n only directly, at known affine coordinates (every
-// jacobian entry and offset evaluable), over a reduction domain of constant
-// size: then Halide's region of n per block of s is the constant box the
-// nest computes. Through an inlined Func, an index Halide bounds only
-// symbolically (lens_blur's aperture offsets, cos and sin of the RVar), or
-// an RVar sized by the image, it sizes the region at run time.
-bool reads_at_constant_box(const FunctionDAG &dag, const Decisions &d, const Stage &s, int n) {
-    for (const LoopDim &l : s.loops)
-        if (l.is_rvar && l.rvar_sized_by_params) return false;
-    for (const Access &a : s.accesses) {
-        if (a.is_self || a.producer.is_image || a.producer.index < 0) continue;
-        if (a.producer.index == n) {
-            for (const auto &row : a.jacobian)
-                for (const auto &v : row)
-                    if (!v) return false;
-            for (const auto &o : a.offset)
-                if (!o) return false;
-        } else if (d.funcs[a.producer.index].location == ComputeLocation::Inline) {
-            for (const Stage &inner : dag.nodes[a.producer.index].stages)
-                if (stage_reads(dag, d, inner, n)) return false;
-        }
-    }
-    return true;
-}
-
 // Consumers of n with inlined ones replaced by their own (effective) consumers.
 // Returns false if some consumer is still unscheduled.
 bool effective_consumers(const FunctionDAG &dag, const Decisions &d, int n, std::set<int> &out) {
@@ -349,11 +310,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             }
             bool all_stages_pure = true;
             for (const Stage &st : node.stages) all_stages_pure = all_stages_pure && st.num_pure_loops() > 0;
-            // Block level: all uses inside one kernel: a single-stage Func's,
-            // or the last stage's of a Func with updates (where compute_at
-            // puts it) when its earlier stages do not read n (a split
-            // reduction's partials, computed per block of the update that
-            // combines them).
+            // Block level: all uses inside one kernel of a single-stage Func.
             int k = -1;
             for (int c : eff) {
                 int kc = kernel_of(parent, c);
@@ -362,14 +319,9 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             }
             // Updates must stay in the consumers' tile (Node::updates_stay_in_tile):
             // a scan's region per block is its reduction domain's.
-            bool host_ok = k >= 0 && dag.nodes[k].stages.back().num_pure_loops() > 0;
-            if (host_ok && dag.nodes[k].stages.size() > 1) {
-                const Node &host = dag.nodes[k];
-                host_ok = !sized_by_max(node) && reads_at_constant_box(dag, parent, host.stages.back(), n);
-                for (size_t s = 0; host_ok && s + 1 < host.stages.size(); s++)
-                    host_ok = !stage_reads(dag, parent, host.stages[s], n);
-            }
-            if (!root_or_inline_only && ok && host_ok && all_stages_pure && node.updates_stay_in_tile) {
+            if (!root_or_inline_only && ok && k >= 0 && all_stages_pure && node.updates_stay_in_tile &&
+                dag.nodes[k].stages.size() == 1 &&
+                dag.nodes[k].stages[0].num_pure_loops() > 0) {
                 Decisions base = parent;
                 base.funcs[n] = with(ComputeLocation::Block, k);
                 LoopNest nest(dag, base, memo);

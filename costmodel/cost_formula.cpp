@@ -29,6 +29,8 @@ constexpr double kPerLaunch = 1e-4;        // launch or barrier per production
 constexpr double kPerTask = 1e-9;          // per extra parallel thread
 constexpr double kPerWorkingSetByte = 1e-9;
 constexpr double kPerRegisterByte = 1e-10; // threads x bytes of per-thread working set
+constexpr double kPerSerialLoad = 1e-4;    // a load a thread waits for: ~100-400 ns
+constexpr double kPerSerialPoint = 1e-6;   // a thread's point issued: ~10 instructions at ~1.5 GHz
 } // namespace
 
 const std::array<double, kNumCoefficients> kTermUnitMs = {
@@ -62,8 +64,8 @@ const std::array<double, kNumCoefficients> kTermUnitMs = {
     kPerGlobalTxn,     // c27 global load transactions (ours: unweighted in appendix B)
     kPerSharedTxn,     // c28 shared load transactions (ours: unweighted in appendix B)
     kPerSharedTxn,     // c29 shared store transactions
-    0.0,               // c30 unused
-    0.0,               // c31 unused
+    kPerSerialLoad,    // c30 serial chain: loads waited for (formula version 2)
+    kPerSerialPoint,   // c31 serial chain: points issued (formula version 2)
 };
 
 namespace {
@@ -76,6 +78,9 @@ constexpr double kMinEfficiency = 1.0 / 128.0;
 constexpr double kMaxIdleLaneWastage = 31.0 / 32.0;
 
 double inv_eff(double e) { return 1.0 / std::max(e, kMinEfficiency); }
+// Loads one thread has in flight in a serial loop gpusched does not unroll
+// (the analytic model's constant of the same name and reason).
+constexpr double kLoadsInFlightPerThread = 4;
 } // namespace
 
 void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, CostTerms &t) {
@@ -143,6 +148,20 @@ void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, Co
     t[26] = f[F::num_productions] * std::max(inner_parallelism - 1.0, 0.0);
     t[9] = f[F::working_set];
     t[23] = num_threads * f[F::working_set_at_thread];
+
+    // The serial chain (formula 2): each launched thread runs its points one
+    // after another, waves of blocks one after another, with a few loads in
+    // flight (LLVM unrolls small serial loops ~4 times; gpusched's unrolled
+    // loops overlap all theirs). An inlined Func's calls run in its
+    // consumers' chains, already counted there.
+    if (ctx.version >= 2 && !inlined) {
+        const double waves = std::ceil(std::max(num_blocks, 1.0) / wave);
+        const double per_thread = std::max(f[F::points_computed_total] / std::max(num_threads, 1.0), 1.0);
+        const double in_flight = std::max(kLoadsInFlightPerThread, f[F::unrolled_loop_extent]);
+        const bool loads = f[F::num_global_mem_loads_per_block] + f[F::num_shared_mem_loads_per_block] > 0;
+        t[30] = loads ? waves * std::ceil(per_thread / in_flight) : 0.0;
+        t[31] = waves * per_thread;
+    }
 
     for (int i = 0; i < kNumCoefficients; ++i) t[i] *= kTermUnitMs[i];
 }

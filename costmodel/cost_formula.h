@@ -18,7 +18,11 @@
 // otherwise be fixed at "one transaction = one unit of cost"), and c23 weights
 // a register-pressure term (threads x per-thread working set), the "register
 // pressure" part of the working-set cost that sec. 5.2 describes but the
-// listed formula leaves out. c30 and c31 are unused: their terms are 0.
+// listed formula leaves out. Since formula version 2, c30 and c31 weight a
+// thread's serial chain (issue 27), which appendix B has no term for: the
+// waves of blocks times each thread's points one after another, c30 for the
+// loads it waits on (a few in flight) and c31 for issuing them. Weights
+// trained for version 1 have zero terms there (FormulaContext::version).
 //
 // Each term is multiplied by a fixed unit (kTermUnitMs) so that a coefficient
 // of 1 means "about what this costs on a current datacenter GPU": the network
@@ -38,7 +42,10 @@ namespace gpusched {
 struct GpuProfile;
 
 inline constexpr int kNumCoefficients = 32;     // the network's output width (reference network)
-inline constexpr int kNumUsedCoefficients = 30; // c0..c29; c30, c31 have zero terms
+// 1: appendix B's terms, c0..c29 (c30, c31 zero); 2: + the serial chain
+// (c30, c31). A weights file says which version its weights were trained
+// for (docs/weights-format.md).
+inline constexpr int kCostFormulaVersion = 2;
 
 // What the formula needs from the GPU: appendix B's idle_core_wastage divides
 // the tasks by "num_cores"; on a GPU the unit that runs tasks (blocks)
@@ -46,6 +53,7 @@ inline constexpr int kNumUsedCoefficients = 30; // c0..c29; c30, c31 have zero t
 struct FormulaContext {
     double sm_count = 80;           // V100, the paper's GPU, until a profile says otherwise
     double max_blocks_per_sm = 32;  // CUDA programming guide, CC 7.0-9.0
+    int version = kCostFormulaVersion;  // of the weights the terms are for
 };
 
 FormulaContext formula_context_for(const GpuProfile &profile);

@@ -6,8 +6,16 @@
 
 namespace gpusched {
 
+namespace {
+FormulaContext context_for(const WeightsFile &weights, const GpuProfile &profile) {
+    FormulaContext c = formula_context_for(profile);
+    c.version = weights.formula_version;  // the terms the weights were trained for
+    return c;
+}
+} // namespace
+
 NetworkCostModel::NetworkCostModel(const WeightsFile &weights, const GpuProfile &profile)
-    : evaluator_(weights.weights, formula_context_for(profile)), provenance_(weights.provenance) {}
+    : evaluator_(weights.weights, context_for(weights, profile)), provenance_(weights.provenance) {}
 
 void NetworkCostModel::set_pipeline(std::vector<PipelineFeatures> stage_features) {
     evaluator_.set_pipeline(stage_features);

@@ -81,7 +81,7 @@ void NetworkEvaluator::evaluate_rows(const int *stage_ids, const ScheduleFeature
 
         compute_cost_terms(f, ctx_, terms);
         double cost = 0.0;
-        for (int m = 0; m < kNumUsedCoefficients; ++m) cost += static_cast<double>(c[m]) * terms[m];
+        for (int m = 0; m < kNumCoefficients; ++m) cost += static_cast<double>(c[m]) * terms[m];
         stage_costs[r] = cost;
     }
 }

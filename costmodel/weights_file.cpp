@@ -37,6 +37,7 @@ std::vector<unsigned char> encode_weights(const WeightsFile &file) {
     w.u32(kWeightsFormatVersion);
     w.u32(static_cast<std::uint32_t>(kScheduleFeatureLayoutVersion));
     w.u32(static_cast<std::uint32_t>(kPipelineFeatureLayoutVersion));
+    w.u32(static_cast<std::uint32_t>(file.formula_version));
     for (const auto &s : kExpectedSizes) w.u32(s.value);
     w.u32(static_cast<std::uint32_t>(file.provenance.size()));
     w.raw(file.provenance.data(), file.provenance.size());
@@ -55,8 +56,8 @@ WeightsFile decode_weights(const unsigned char *data, std::size_t size, const st
     if (std::memcmp(magic, kWeightsMagic, sizeof magic) != 0)
         r.fail("not a gpusched weights file (wrong magic number; expected \"GSCMWGTS\")");
     const std::uint32_t version = r.u32("the format version");
-    if (version != kWeightsFormatVersion)
-        r.fail("unsupported weights format version " + std::to_string(version) + " (this build reads version " +
+    if (version < 1 || version > kWeightsFormatVersion)
+        r.fail("unsupported weights format version " + std::to_string(version) + " (this build reads versions 1 to " +
                std::to_string(kWeightsFormatVersion) + ")");
     const std::uint32_t sched_layout = r.u32("the schedule-feature layout version");
     if (sched_layout != static_cast<std::uint32_t>(kScheduleFeatureLayoutVersion))
@@ -66,6 +67,13 @@ WeightsFile decode_weights(const unsigned char *data, std::size_t size, const st
     if (pipe_layout != static_cast<std::uint32_t>(kPipelineFeatureLayoutVersion))
         r.fail("weights were trained for pipeline-feature layout version " + std::to_string(pipe_layout) +
                ", this build uses version " + std::to_string(kPipelineFeatureLayoutVersion) + "; retrain them");
+    std::uint32_t formula = 1;  // version 1 files predate the field
+    if (version >= 2) {
+        formula = r.u32("the cost-formula version");
+        if (formula < 1 || formula > static_cast<std::uint32_t>(kCostFormulaVersion))
+            r.fail("weights were trained for cost-formula version " + std::to_string(formula) +
+                   ", this build knows versions 1 to " + std::to_string(kCostFormulaVersion));
+    }
     for (const auto &s : kExpectedSizes) {
         const std::uint32_t v = r.u32(s.name);
         if (v != s.value)
@@ -77,6 +85,7 @@ WeightsFile decode_weights(const unsigned char *data, std::size_t size, const st
         r.fail("truncated or corrupt: provenance length " + std::to_string(prov_len) + " exceeds the " +
                std::to_string(r.remaining()) + " bytes left");
     WeightsFile out;
+    out.formula_version = static_cast<int>(formula);
     out.provenance.resize(prov_len);
     r.raw(out.provenance.data(), prov_len, "the provenance string");
     const std::uint32_t count = r.u32("the parameter count");

@@ -15,16 +15,22 @@
 #include <string>
 #include <vector>
 
+#include "costmodel/cost_formula.h"
 #include "costmodel/network_weights.h"
 
 namespace gpusched {
 
 inline constexpr char kWeightsMagic[8] = {'G', 'S', 'C', 'M', 'W', 'G', 'T', 'S'};
-inline constexpr std::uint32_t kWeightsFormatVersion = 1;
+// Version 2 adds the cost-formula version after the feature-layout
+// versions; version 1 files are read as formula version 1.
+inline constexpr std::uint32_t kWeightsFormatVersion = 2;
 
 struct WeightsFile {
     NetworkWeights weights;
     std::string provenance; // free text: how the weights were made
+    // The cost formula the weights were trained for (cost_formula.h): the
+    // network's outputs mean that formula's coefficients.
+    int formula_version = kCostFormulaVersion;
 };
 
 std::vector<unsigned char> encode_weights(const WeightsFile &file);

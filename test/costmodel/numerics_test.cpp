@@ -74,10 +74,11 @@ TEST_CASE("cost terms: inlined stages use c3/c4, others c1/c19 (appendix B selec
     CHECK(t[4] > 0);
 }
 
-TEST_CASE("cost terms: all terms are finite and >= 0, unused ones are 0", "[formula]") {
+TEST_CASE("cost terms: all terms are finite and >= 0, and formula 1 leaves the serial chain's at 0", "[formula]") {
     std::mt19937_64 rng(2);
     const GpuProfile g = test::h100();
-    const FormulaContext ctx = formula_context_for(g);
+    FormulaContext ctx = formula_context_for(g);
+    ctx.version = 1;
     for (int p = 0; p < 10; ++p) {
         const auto sp = random_synthetic_pipeline(rng);
         for (int s = 0; s < 10; ++s) {
@@ -102,4 +103,23 @@ TEST_CASE("cost terms: worse global load efficiency raises the load-transaction 
     f[F::global_mem_load_efficiency] = 0.25;
     compute_cost_terms(f, FormulaContext{}, bad);
     CHECK(bad[27] == Approx(4 * good[27]));
+}
+
+TEST_CASE("cost terms: the serial chain (formula 2) grows as the same work runs in fewer threads", "[formula]") {
+    const GpuProfile g = test::h100();
+    const FormulaContext ctx = formula_context_for(g);
+    REQUIRE(ctx.version >= 2);
+    auto f = test::root_kernel_row();  // 4M points, 4 per thread, unrolled
+    CostTerms full, few;
+    compute_cost_terms(f, ctx, full);
+    CHECK(full[30] > 0);
+    CHECK(full[31] > 0);
+    // The same points in 64 blocks of 256 threads, a serial loop of 256 each.
+    f[ScheduleFeature::num_blocks] = 64;
+    f[ScheduleFeature::num_tasks] = 64;
+    f[ScheduleFeature::points_computed_per_thread] = 256;
+    f[ScheduleFeature::unrolled_loop_extent] = 1;
+    compute_cost_terms(f, ctx, few);
+    CHECK(few[30] > 10 * full[30]);
+    CHECK(few[31] > 10 * full[31]);
 }

@@ -38,7 +38,7 @@ std::vector<PipelineSamples> known_structure_data(int pipelines, int states_per_
                 CostTerms t;
                 compute_cost_terms(st.schedule[r], ctx, t);
                 const double arith = sp.stages[static_cast<std::size_t>(st.stage_ids[r])].op(OpType::Add, ScalarTypeBucket::Float);
-                for (int i = 0; i < kNumUsedCoefficients; ++i) runtime += base[i] * (1.0 + 0.1 * arith) * t[i];
+                for (int i = 0; i < kNumCoefficients; ++i) runtime += base[i] * (1.0 + 0.1 * arith) * t[i];
             }
             ps.states.push_back(std::move(st));
             ps.runtimes_ms.push_back(runtime);

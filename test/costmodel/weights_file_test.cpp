@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "costmodel/crc32.h"
 #include "costmodel/default_weights.h"
 #include "costmodel/network_cost_model.h"
 #include "costmodel/weights_file.h"
@@ -28,7 +29,19 @@ std::string write_bytes(const std::string &name, const std::vector<unsigned char
 // Byte offsets in the format (docs/weights-format.md).
 constexpr std::size_t kVersionOffset = 8;
 constexpr std::size_t kScheduleLayoutOffset = 12;
-constexpr std::size_t kFirstSizeOffset = 20;
+constexpr std::size_t kFormulaOffset = 20;
+constexpr std::size_t kFirstSizeOffset = 24;
+
+// The same file in format version 1, which had no cost-formula field: the
+// field removed, the version set to 1 and the checksum recomputed.
+std::vector<unsigned char> as_format_version_1(std::vector<unsigned char> v2) {
+    v2.erase(v2.begin() + kFormulaOffset, v2.begin() + kFormulaOffset + 4);
+    v2[kVersionOffset] = 1;
+    v2.resize(v2.size() - 4);
+    const std::uint32_t crc = crc32(v2.data(), v2.size());
+    for (int b = 0; b < 4; b++) v2.push_back(static_cast<unsigned char>(crc >> (8 * b)));
+    return v2;
+}
 
 } // namespace
 
@@ -88,9 +101,50 @@ TEST_CASE("weights file: wrong magic is named", "[weights]") {
 
 TEST_CASE("weights file: a newer format version is named", "[weights]") {
     auto bytes = valid_bytes();
-    bytes[kVersionOffset] = 2;
+    bytes[kVersionOffset] = 3;
     const std::string path = write_bytes("version.weights", bytes);
-    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("format version 2"));
+    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("format version 3"));
+}
+
+TEST_CASE("weights file: the cost-formula version round-trips and a format-1 file reads as formula 1", "[weights]") {
+    WeightsFile f{NetworkWeights::initial(3), "formula test"};
+    CHECK(f.formula_version == kCostFormulaVersion);
+    f.formula_version = 1;
+    CHECK(decode_weights(encode_weights(f).data(), encode_weights(f).size(), "f1").formula_version == 1);
+    f.formula_version = kCostFormulaVersion;
+    const std::vector<unsigned char> v1 = as_format_version_1(encode_weights(f));
+    const WeightsFile old = decode_weights(v1.data(), v1.size(), "format 1");
+    CHECK(old.formula_version == 1);
+    CHECK(old.provenance == f.provenance);
+    CHECK(old.weights.flatten() == f.weights.flatten());
+}
+
+TEST_CASE("weights file: weights for a newer cost formula are refused by name", "[weights]") {
+    auto bytes = valid_bytes();
+    bytes[kFormulaOffset] = static_cast<unsigned char>(kCostFormulaVersion + 1);
+    const std::string path = write_bytes("formula.weights", bytes);
+    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("cost-formula version"));
+}
+
+TEST_CASE("weights file: the same weights predict differently under formula 1 and 2 only through the serial chain", "[weights][formula]") {
+    // Weights trained for formula 1 keep their predictions: the serial
+    // chain's terms are zero for them, whatever the network outputs for c30, c31.
+    std::mt19937_64 rng(4);
+    const GpuProfile g = test::h100();
+    const auto sp = random_synthetic_pipeline(rng);
+    std::vector<StateFeatures> states;
+    for (int i = 0; i < 8; ++i) states.push_back(random_synthetic_state(sp, g, rng));
+    std::vector<const StateFeatures *> ptrs;
+    for (const auto &s : states) ptrs.push_back(&s);
+    WeightsFile f1{NetworkWeights::initial(5), "f1"}, f2 = f1;
+    f1.formula_version = 1;
+    NetworkCostModel m1(f1, g), m2(f2, g);
+    m1.set_pipeline(sp.stages);
+    m2.set_pipeline(sp.stages);
+    std::vector<double> c1, c2;
+    m1.evaluate(ptrs, c1);
+    m2.evaluate(ptrs, c2);
+    for (size_t i = 0; i < c1.size(); i++) CHECK(c2[i] > c1[i]);  // the chain adds a positive cost
 }
 
 TEST_CASE("weights file: weights for another feature layout are refused", "[weights]") {

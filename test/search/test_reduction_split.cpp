@@ -10,8 +10,6 @@
 #include "core/schedule_apply.h"
 #include "core/search_cost_model.h"
 #include "core/search_record.h"
-#include "core/search_space.h"
-#include "core/loop_nest.h"
 #include "core/stable_names.h"
 
 using namespace gpusched;
@@ -254,60 +252,6 @@ TEST_CASE("a split row reduction reads its input at known strides: adjacent part
         CHECK(*a.jacobian[0][rxo] == P);
     }
     CHECK(input_loads == 1);
-}
-
-TEST_CASE("a split row reduction's partials may be computed per block of the update that combines them and lower for CUDA",
-          "[search][reduction_split][legality]") {
-    // The classic two-step GPU reduction in one kernel: each block computes
-    // its rows' partials in shared memory, with a thread per partial, then
-    // combines them. compute_at puts them in the kernel of row_max's last
-    // stage (its update), which only the update reads.
-    Softmax p;
-    constexpr int64_t P = 64;
-    const std::vector<ReductionSplit> splits = {{p.row_max.name(), 0, 0, {{"r$x", P}}, P}};
-    apply_reduction_splits(functions({p.out}), splits);
-    FunctionDAG dag(functions({p.out}));
-    int host = -1, partials = -1;
-    for (int n = 0; n < static_cast<int>(dag.nodes.size()); n++) {
-        if (dag.nodes[n].stable_name == p.row_max.name()) host = n;
-        if (dag.nodes[n].stable_name == p.row_max.name() + "_intm") partials = n;
-    }
-    REQUIRE(host >= 0);
-    REQUIRE(partials >= 0);
-    REQUIRE(dag.nodes[host].stages.size() == 2);
-    // Every step takes its first child, the host at root with one row per
-    // block; the partials then take the Block-level option.
-    Decisions d = initial_decisions(dag);
-    bool offered = false;
-    for (int step = 0; step < num_steps(dag); step++) {
-        const StepId id = step_at(dag, step);
-        std::vector<Decisions> kids = enumerate_children(dag, d, id, h100(), PruningLimits{});
-        REQUIRE(!kids.empty());
-        d = kids[0];
-        if (id.node == host && id.phase == 0) REQUIRE(d.funcs[host].location == ComputeLocation::Root);
-        if (id.node == partials && id.phase == 0) {
-            for (const Decisions &k : kids) {
-                if (k.funcs[partials].location == ComputeLocation::Block && k.funcs[partials].host == host) {
-                    offered = true;
-                    d = k;
-                    break;
-                }
-            }
-        }
-    }
-    REQUIRE(offered);
-    // One kernel runs the update and the partials: its blocks launch a
-    // thread per partial of their rows.
-    const LoopNest nest(dag, d);
-    const ScheduledStage &update = nest.stages[nest.stage_at[host][1]];
-    const ScheduledStage &partial = nest.stages[nest.stage_at[partials][0]];
-    CHECK(partial.kernel == update.kernel);
-    CHECK(nest.kernels[update.kernel].threads_per_block >= P);
-    Halide::Pipeline pipeline(p.out);
-    const std::string src = schedule_pipeline(dag, d, splits, get_func_indices(pipeline), true);
-    CHECK(src.find("_intm.compute_at(") != std::string::npos);
-    Halide::Target t("x86-64-linux-cuda-cuda_capability_86");
-    REQUIRE_NOTHROW(pipeline.compile_to_module(pipeline.infer_arguments(), "rs_block_partials", t));
 }
 
 TEST_CASE("a row softmax gets its row reductions split and lowers for CUDA", "[search][reduction_split]") {
