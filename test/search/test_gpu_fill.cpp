@@ -7,6 +7,8 @@
 #include "core/gpu_fill.h"
 #include "core/reduction_split_search.h"
 #include "core/search_cost_model.h"
+#include "core/search_space.h"
+#include "core/loop_nest.h"
 
 #include <nlohmann/json.hpp>
 
@@ -93,3 +95,51 @@ TEST_CASE("a 2048 x 2048 blur launches more threads than the GPU holds, a fill o
     REQUIRE(!fill.kernels.empty());
     for (const KernelFill &k : fill.kernels) CHECK(k.threads >= 2048.0 * 2048 / 64);  // at most 64 points a thread
 }
+
+TEST_CASE("a stage computed at a kernel's Block level counts in its kernel: one launch, the widest stage's threads",
+          "[search][gpu_fill]") {
+    // A Func fused into its consumer's kernel (shared memory) is not a launch
+    // of its own: the kernel's threads per block are the widest of its
+    // stages', and its work is the kernel's.
+    ImageParam in(Halide::Float(32), 2, "fill_fused_in");
+    Var x("x"), y("y");
+    Func blur_x("fill_fused_x"), blur("fill_fused");
+    blur_x(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+    blur(x, y) = blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1);
+    in.dim(0).set_estimate(-1, 1026);
+    in.dim(1).set_estimate(-1, 1026);
+    blur.set_estimate(x, 0, 1024).set_estimate(y, 0, 1024);
+    FunctionDAG dag({blur.function()});
+    const int producer = 1;  // consumers first: blur is node 0
+    REQUIRE(dag.nodes[producer].func.name() == blur_x.name());
+    Decisions d = initial_decisions(dag);
+    bool fused = false;
+    for (int step = 0; step < num_steps(dag); step++) {
+        const StepId id = step_at(dag, step);
+        std::vector<Decisions> kids = enumerate_children(dag, d, id, h100(), PruningLimits{});
+        REQUIRE(!kids.empty());
+        d = kids[0];
+        if (id.node == producer && id.phase == 0) {
+            for (const Decisions &k : kids) {
+                if (k.funcs[producer].location == ComputeLocation::Block) {
+                    d = k;
+                    fused = true;
+                    break;
+                }
+            }
+        }
+    }
+    REQUIRE(fused);
+    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
+    model->set_pipeline(pipeline_features(dag));
+    const SearchResult r = evaluate_decisions(dag, *model, h100(), d);
+    const GpuFill fill = gpu_fill(dag, r.decisions, r.features, h100());
+    REQUIRE(fill.kernels.size() == 1);
+    const KernelFill &k = fill.kernels[0];
+    CHECK(k.kernel == blur.name());
+    CHECK(k.stages.size() == 2);
+    CHECK(k.work_share == Approx(1.0));
+    const LoopNest nest(dag, d);
+    CHECK(k.threads == double(nest.kernels[0].num_blocks * nest.kernels[0].threads_per_block));
+}
+
