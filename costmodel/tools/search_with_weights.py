@@ -5,7 +5,7 @@ For each app and each weights file, runs the plugin's beam search (the
 shipped configuration: beam 32, 5 passes, seed 0) guided by those weights,
 then replays the chosen decisions under a judge cost model (default: the
 analytic GPU model, the teacher the default weights are fitted to) and
-reports the judge's cost of each pick. Ranking metrics on held-out states
+reports the judge's cost of each pick and its GPU fill (core/gpu_fill.h). Ranking metrics on held-out states
 (gpusched_fit_default_weights --report) say how well weights order states;
 this says whether the search then lands on better schedules.
 
@@ -59,16 +59,20 @@ def main():
             judged = run_generator(a.gen_dir, plugin, app,
                                    {"record_path": os.path.join(work, "judged.json"), "replay": cfg["record_path"],
                                     "cost_model": a.judge}, work, a.timeout)
+            fill = rec.get("gpu_fill", {})
             row[name] = {"predicted": rec["predicted_cost"], "judge": judged["predicted_cost"],
-                         "cpu": rec["statistics"]["cpu_seconds_total"]}
+                         "cpu": rec["statistics"]["cpu_seconds_total"],
+                         "fill": fill.get("weighted"), "least_fill": fill.get("least"),
+                         "splits": [(s["func"], s["level"], s["partials"]) for s in rec.get("reduction_splits", [])]}
         rows.append(row)
         print(json.dumps(row), flush=True)
 
     names = [n for n, _ in models]
     base = names[0]
     L = [f"| app | " + " | ".join(f"{n}: {a.judge} cost of the pick (ms)" for n in names) +
-         " | " + " | ".join(f"{n} / {base}" for n in names[1:]) + " |",
-         "|---|" + "---:|" * (2 * len(names) - 1)]
+         " | " + " | ".join(f"{n} / {base}" for n in names[1:]) +
+         " | " + " | ".join(f"{n}: GPU fill, weighted / least" for n in names) + " |",
+         "|---|" + "---:|" * (3 * len(names) - 1)]
     ratios = {n: [] for n in names[1:]}
     for r in rows:
         cells = [f"{r[n]['judge']:.4f}" for n in names]
@@ -76,6 +80,9 @@ def main():
             q = r[n]["judge"] / r[base]["judge"]
             ratios[n].append(q)
             cells.append(f"{q:.3f}")
+        for n in names:
+            f, least = r[n].get("fill"), r[n].get("least_fill")
+            cells.append("-" if f is None else f"{100 * f:.3g}% / {100 * least:.3g}%")
         L.append(f"| {r['app']} | " + " | ".join(cells) + " |")
     geo = {n: math.exp(sum(math.log(x) for x in v) / len(v)) for n, v in ratios.items() if v}
     L.append("")
