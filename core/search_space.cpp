@@ -21,6 +21,28 @@ int kernel_of(const Decisions &d, int c) {
     return -1;
 }
 
+// Whether a stage of c reads n directly at a coordinate that only its RVars
+// move (a reduction over a fixed window of n: row_max(y) = max over r of
+// n(r, y)): that read stays put as c's tile moves.
+bool reads_at_fixed_coordinate(const FunctionDAG &dag, int c, int n) {
+    for (const Stage &st : dag.nodes[c].stages) {
+        for (const Access &a : st.accesses) {
+            if (a.is_self || a.producer.is_image || a.producer.index != n) continue;
+            for (const auto &row : a.jacobian) {
+                bool by_pure = false, by_rvar = false;
+                for (size_t l = 0; l < st.loops.size() && l < row.size(); l++) {
+                    const bool moves = !row[l] || *row[l] != 0;  // unknown: may move
+                    if (!moves) continue;
+                    if (st.loops[l].is_rvar) by_rvar = true;
+                    else by_pure = true;
+                }
+                if (by_rvar && !by_pure) return true;
+            }
+        }
+    }
+    return false;
+}
+
 // Consumers of n with inlined ones replaced by their own (effective) consumers.
 // Returns false if some consumer is still unscheduled.
 bool effective_consumers(const FunctionDAG &dag, const Decisions &d, int n, std::set<int> &out) {
@@ -299,7 +321,11 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             // region per block is wider at the image's edges than where the
             // nest sizes it, and with the image, not a constant (fuzz seeds
             // 119 and 124 of reductions=true: Halide's bound check failed in
-            // the first block).
+            // the first block). The same with a reduction over a fixed
+            // window (RDom(0, 16)): united with a stencil's read, the region
+            // per block spans from the window to the tile, wider the farther
+            // the block is from it (the e2e test's gs_blur, once the analytic
+            // model's serial chain led its search there).
             for (int c : eff) {
                 if (!ok || eff.size() < 2) break;  // alone, the read is sized by the domain as a whole
                 const ComputeLocation cl = parent.funcs[c].location;
@@ -307,6 +333,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 for (const Stage &st : dag.nodes[c].stages)
                     for (const LoopDim &l : st.loops)
                         if (l.is_rvar && l.rvar_sized_by_params) ok = false;
+                if (reads_at_fixed_coordinate(dag, c, n)) ok = false;
             }
             bool all_stages_pure = true;
             for (const Stage &st : node.stages) all_stages_pure = all_stages_pure && st.num_pure_loops() > 0;

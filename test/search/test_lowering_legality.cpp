@@ -374,11 +374,12 @@ struct StencilAndRowSum {
     Halide::ImageParam in{Halide::Float(32), 2, "srs_in"};
     Halide::Var x{"x"}, y{"y"};
     Halide::Func mix{"srs_mix"}, rowsum{"srs_rowsum"}, out{"srs_out"};
-    explicit StencilAndRowSum(bool row_sum) {
+    // fixed_window: the row reduction covers columns 0..15, not the row.
+    explicit StencilAndRowSum(bool row_sum, bool fixed_window = false) {
         mix(x, y) = in(x, y) * 2.0f + 1.0f;
         Halide::Expr v = mix(x - 1, y) + mix(x + 1, y);
         if (row_sum) {
-            Halide::RDom r(0, in.width(), "srs_r");
+            Halide::RDom r(0, fixed_window ? Halide::Expr(16) : in.width(), "srs_r");
             rowsum(y) = 0.0f;
             rowsum(y) += mix(r, y);
             v += rowsum(y);
@@ -423,4 +424,23 @@ TEST_CASE("a Func read in one kernel by a stencil and by a row reduction below r
     StencilAndRowSum alone(false);
     FunctionDAG adag(alone.outputs());
     CHECK(offered_with_out_tiled(adag, all_root(adag), node_named(adag, alone.mix)).count(ComputeLocation::Block));
+}
+
+TEST_CASE("a Func read in one kernel by a stencil and by a reduction below root over a fixed window stays at root",
+          "[search][legality]") {
+    // gs_blur's row_max(y) over columns 0..15 at the output's Block level and
+    // its 3-tap stencil read the same boundary condition: per block, their
+    // union runs from column 0 to the tile, wider the farther the block, so
+    // Halide sizes its threads and shared memory with the image (the e2e
+    // test's launch check refused it once the analytic model chose it).
+    StencilAndRowSum p(true, true);
+    FunctionDAG dag(p.outputs());
+    Decisions d = all_root(dag);
+    const int rowsum = node_named(dag, p.rowsum), mix = node_named(dag, p.mix);
+    d.funcs[rowsum].location = ComputeLocation::Block;
+    d.funcs[rowsum].host = 0;
+    const std::set<ComputeLocation> offered = offered_with_out_tiled(dag, d, mix);
+    CHECK(offered.count(ComputeLocation::Root));
+    CHECK_FALSE(offered.count(ComputeLocation::Block));
+    CHECK_FALSE(offered.count(ComputeLocation::Thread));
 }
