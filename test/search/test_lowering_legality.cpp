@@ -401,6 +401,16 @@ std::set<ComputeLocation> offered_with_out_tiled(const FunctionDAG &dag, Decisio
     return offered;
 }
 
+// Locations offered to mix when the row reduction is at the output's Block level.
+std::set<ComputeLocation> offered_beside_row_reduction(const StencilAndRowSum &p) {
+    FunctionDAG dag(p.outputs());
+    Decisions d = all_root(dag);
+    const int rowsum = node_named(dag, p.rowsum);
+    d.funcs[rowsum].location = ComputeLocation::Block;
+    d.funcs[rowsum].host = 0;
+    return offered_with_out_tiled(dag, d, node_named(dag, p.mix));
+}
+
 } // namespace
 
 TEST_CASE("a Func read in one kernel by a stencil and by a row reduction below root sized by the image stays at root",
@@ -409,13 +419,7 @@ TEST_CASE("a Func read in one kernel by a stencil and by a row reduction below r
     // the row sum's read does not move with the tile, the stencil's does, and
     // at the image's edge their union is a column wider than the nest sized
     // it; Halide's bound check failed in the first block.
-    StencilAndRowSum p(true);
-    FunctionDAG dag(p.outputs());
-    Decisions d = all_root(dag);
-    const int rowsum = node_named(dag, p.rowsum), mix = node_named(dag, p.mix);
-    d.funcs[rowsum].location = ComputeLocation::Block;
-    d.funcs[rowsum].host = 0;
-    const std::set<ComputeLocation> offered = offered_with_out_tiled(dag, d, mix);
+    const std::set<ComputeLocation> offered = offered_beside_row_reduction(StencilAndRowSum(true));
     CHECK(offered.count(ComputeLocation::Root));
     CHECK_FALSE(offered.count(ComputeLocation::Block));
     CHECK_FALSE(offered.count(ComputeLocation::Thread));
@@ -433,13 +437,7 @@ TEST_CASE("a Func read in one kernel by a stencil and by a reduction below root 
     // union runs from column 0 to the tile, wider the farther the block, so
     // Halide sizes its threads and shared memory with the image (the e2e
     // test's launch check refused it once the analytic model chose it).
-    StencilAndRowSum p(true, true);
-    FunctionDAG dag(p.outputs());
-    Decisions d = all_root(dag);
-    const int rowsum = node_named(dag, p.rowsum), mix = node_named(dag, p.mix);
-    d.funcs[rowsum].location = ComputeLocation::Block;
-    d.funcs[rowsum].host = 0;
-    const std::set<ComputeLocation> offered = offered_with_out_tiled(dag, d, mix);
+    const std::set<ComputeLocation> offered = offered_beside_row_reduction(StencilAndRowSum(true, true));
     CHECK(offered.count(ComputeLocation::Root));
     CHECK_FALSE(offered.count(ComputeLocation::Block));
     CHECK_FALSE(offered.count(ComputeLocation::Thread));
