@@ -109,8 +109,16 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
     std::vector<double> params = to_double(weights.flatten());
     const LossWeights loss_weights{opt.throughput_weight, opt.ranking_weight, opt.negative_penalty, opt.scale_weight};
     TrainingReport report;
-    report.train_before = quality(params, pipes, train_idx, loss_weights);
-    report.validation_before = quality(params, pipes, val_idx, loss_weights);
+    if (opt.initial_formula_version == opt.formula.version) {
+        report.train_before = quality(params, pipes, train_idx, loss_weights);
+        report.validation_before = quality(params, pipes, val_idx, loss_weights);
+    } else {
+        FormulaContext initial = opt.formula;
+        initial.version = opt.initial_formula_version;
+        const auto as_trained = prepare_all(data, initial);
+        report.train_before = quality(params, as_trained, train_idx, loss_weights);
+        report.validation_before = quality(params, as_trained, val_idx, loss_weights);
+    }
 
     const std::size_t np = params.size();
     std::vector<double> m(np, 0.0), v(np, 0.0), grad(np);

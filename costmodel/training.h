@@ -44,7 +44,11 @@ struct TrainingOptions {
     double ranking_weight = 0;      // the optional pairwise ranking term (network_gradient.h)
     double scale_weight = 0;        // the optional mean-log-ratio scale term (network_gradient.h)
     std::uint64_t seed = 1;
-    FormulaContext formula;         // the GPU the runtimes were measured on
+    FormulaContext formula;         // the GPU the runtimes were measured on; the formula trained for
+    // The cost-formula version the starting weights were trained for: the
+    // "before" figures judge them with its terms (a format-1 file's weights
+    // know nothing of formula 2's serial chain).
+    int initial_formula_version = kCostFormulaVersion;
     // Called after each epoch with (epoch, mean training batch loss); may be empty.
     void (*progress)(int epoch, double loss, void *user) = nullptr;
     void *progress_user = nullptr;

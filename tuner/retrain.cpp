@@ -103,6 +103,7 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
     training.learning_rate = opt.learning_rate;
     training.seed = opt.seed;
     training.formula = formula_context_for(opt.gpu);
+    training.initial_formula_version = start.formula_version;
 
     RetrainResult result;
     result.pipelines = static_cast<int>(data.size());

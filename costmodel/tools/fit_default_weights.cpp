@@ -328,8 +328,10 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "training on %zu pipelines (%zu states, %zu stage rows, batches within %s: %zu sets); %zu pipelines (%zu states) held out\n",
                      training_pipelines, states, rows, a.batch_within.c_str(), train.size(), held_out.size(), held_states);
 
-        NetworkWeights w = a.init.empty() ? NetworkWeights::initial(a.seed) : read_weights_file(a.init).weights;
+        const WeightsFile start = a.init.empty() ? WeightsFile{NetworkWeights::initial(a.seed), ""} : read_weights_file(a.init);
+        NetworkWeights w = start.weights;
         TrainingOptions opt;
+        opt.initial_formula_version = start.formula_version;
         opt.epochs = a.epochs;
         opt.learning_rate = a.learning_rate;
         opt.batch_size = a.batch_size;

@@ -108,3 +108,33 @@ TEST_CASE("training refuses a sample with a non-positive runtime, naming the pip
     TrainingOptions opt;
     CHECK_THROWS_WITH(train_network(w, data, opt), Catch::Contains("known 0") && Catch::Contains("sample 2"));
 }
+
+TEST_CASE("training judges the starting weights with the cost formula they were trained for", "[training][formula]") {
+    // Weights from a format-1 file know nothing of formula 2's serial chain:
+    // their "before" figures must be theirs, not the new formula's.
+    std::mt19937_64 rng(9);
+    const GpuProfile g = test::h100();
+    std::vector<PipelineSamples> data;
+    for (int p = 0; p < 3; ++p) {
+        const auto sp = random_synthetic_pipeline(rng);
+        PipelineSamples ps;
+        ps.stages = sp.stages;
+        for (int s = 0; s < 12; ++s) {
+            ps.states.push_back(random_synthetic_state(sp, g, rng));
+            ps.runtimes_ms.push_back(0.1 + 0.01 * s);
+        }
+        data.push_back(std::move(ps));
+    }
+    auto before = [&](int formula, int initial) {
+        NetworkWeights w = NetworkWeights::initial(2);
+        TrainingOptions opt;
+        opt.epochs = 0;
+        opt.formula = formula_context_for(g);
+        opt.formula.version = formula;
+        opt.initial_formula_version = initial;
+        return train_network(w, data, opt).validation_before.loss;
+    };
+    CHECK(before(2, 1) == before(1, 1));
+    CHECK(before(2, 1) != before(2, 2));
+}
+
