@@ -1,7 +1,6 @@
 #include "core/gpu_fill.h"
 
 #include <algorithm>
-#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -26,12 +25,12 @@ GpuFill gpu_fill(const FunctionDAG &dag, const Decisions &decisions, const State
     for (int n = 0; n < static_cast<int>(dag.nodes.size()); n++)
         for (int s = 0; s < static_cast<int>(dag.nodes[n].stages.size()); s++)
             by_id[dag.stage_id(n, s)] = &dag.nodes[n].stages[s];
-    std::map<int, double> work_of_stage;
+    std::vector<double> work_of_stage(by_id.size(), 0.0);  // 0: inlined or not featurized
     for (std::size_t i = 0; i < features.stage_ids.size(); i++) {
         const ScheduleFeatures &f = features.schedule[i];
         if (f[F::inlined_calls] > 0) continue;
         const int id = features.stage_ids[i];
-        work_of_stage[id] = f[F::points_computed_total] * instructions_per_point(by_id.at(id)->features);
+        work_of_stage.at(id) = f[F::points_computed_total] * instructions_per_point(by_id.at(id)->features);
     }
 
     GpuFill out;
@@ -49,8 +48,7 @@ GpuFill gpu_fill(const FunctionDAG &dag, const Decisions &decisions, const State
         for (int s : kernel.stages) {
             const ScheduledStage &ss = nest.stages[s];
             kf.stages.push_back(stage_name(dag, ss.node, ss.stage));
-            auto w = work_of_stage.find(dag.stage_id(ss.node, ss.stage));
-            if (w != work_of_stage.end()) work[k] += w->second;
+            work[k] += work_of_stage.at(dag.stage_id(ss.node, ss.stage));
         }
         total_work += work[k];
         out.kernels.push_back(std::move(kf));

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "costmodel/serial_chain.h"
+
 namespace gpusched {
 namespace {
 
@@ -44,9 +46,6 @@ constexpr double kSoftRooflinePower = 4;
 constexpr double kL2LatencyNs = 200 / kSmClockGHz;
 constexpr double kDramLatencyNs = 600 / kSmClockGHz;
 constexpr double kSharedLatencyNs = 30 / kSmClockGHz;
-// Loads one thread has in flight in a serial loop that gpusched does not
-// unroll: LLVM's NVPTX backend partially unrolls small loops, ~4 iterations.
-constexpr double kLoadsInFlightPerThread = 4;
 
 void require_positive(double v, const char *field, const GpuProfile &p) {
     if (!(v > 0))
@@ -154,15 +153,10 @@ AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, in
     const double wavefronts = blocks * (f[F::num_shared_mem_loads_per_block] + f[F::num_shared_mem_stores_per_block]);
     c.shared_memory_ms = wavefronts / (g.sm_count * kSmClockGHz * 1e6) / hide_arith;
 
-    // Serial latency: the throughput terms above assume enough threads to
-    // keep the GPU busy; each thread still runs its own points one after
-    // another, issuing at most one instruction per clock and waiting on its
-    // loads, a few at a time (the unrolled ones together). A wave of blocks
-    // takes at least one thread's chain; waves run one after another. This
-    // is what makes a reduction left to a handful of threads slow, however
-    // little it moves.
-    const double threads_launched = blocks * std::max(f[F::num_threads_per_block], 1.0);
-    const double points_per_thread = std::max(points / threads_launched, 1.0);
+    // Serial latency (costmodel/serial_chain.h): a wave of blocks takes at
+    // least one thread's chain, issuing at most one instruction per clock
+    // and waiting on its loads.
+    const SerialChain chain = serial_chain(f, points, wave);
     double load_latency_ns = 0;
     if (l2_load_bytes > 0) {
         const double from_dram = std::clamp(dram_load_bytes / l2_load_bytes, 0.0, 1.0);
@@ -170,10 +164,9 @@ AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, in
     } else if (f[F::num_shared_mem_loads_per_block] > 0) {
         load_latency_ns = kSharedLatencyNs;
     }
-    const double in_flight = std::max(kLoadsInFlightPerThread, f[F::unrolled_loop_extent]);
-    const double chain_ns = points_per_thread * instructions_per_point_[stage_id] / kSmClockGHz +
-                            std::ceil(points_per_thread / in_flight) * load_latency_ns;
-    c.serial_latency_ms = std::ceil(blocks / wave) * chain_ns * 1e-6;
+    const double chain_ns = chain.points_per_thread * instructions_per_point_[stage_id] / kSmClockGHz +
+                            chain.load_steps * load_latency_ns;
+    c.serial_latency_ms = chain.waves * chain_ns * 1e-6;
 
     const double p = kSoftRooflinePower;
     const double roof = std::pow(std::pow(c.compute_ms, p) + std::pow(c.global_memory_ms, p) +

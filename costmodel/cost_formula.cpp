@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/gpu_profile.h"
+#include "costmodel/serial_chain.h"
 
 namespace gpusched {
 
@@ -78,9 +79,6 @@ constexpr double kMinEfficiency = 1.0 / 128.0;
 constexpr double kMaxIdleLaneWastage = 31.0 / 32.0;
 
 double inv_eff(double e) { return 1.0 / std::max(e, kMinEfficiency); }
-// Loads one thread has in flight in a serial loop gpusched does not unroll
-// (the analytic model's constant of the same name and reason).
-constexpr double kLoadsInFlightPerThread = 4;
 } // namespace
 
 void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, CostTerms &t) {
@@ -149,18 +147,13 @@ void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, Co
     t[9] = f[F::working_set];
     t[23] = num_threads * f[F::working_set_at_thread];
 
-    // The serial chain (formula 2): each launched thread runs its points one
-    // after another, waves of blocks one after another, with a few loads in
-    // flight (LLVM unrolls small serial loops ~4 times; gpusched's unrolled
-    // loops overlap all theirs). An inlined Func's calls run in its
-    // consumers' chains, already counted there.
+    // The serial chain (formula 2, costmodel/serial_chain.h). An inlined
+    // Func's calls run in its consumers' chains, already counted there.
     if (ctx.version >= 2 && !inlined) {
-        const double waves = std::ceil(std::max(num_blocks, 1.0) / wave);
-        const double per_thread = std::max(f[F::points_computed_total] / std::max(num_threads, 1.0), 1.0);
-        const double in_flight = std::max(kLoadsInFlightPerThread, f[F::unrolled_loop_extent]);
+        const SerialChain chain = serial_chain(f, f[F::points_computed_total], wave);
         const bool loads = f[F::num_global_mem_loads_per_block] + f[F::num_shared_mem_loads_per_block] > 0;
-        t[30] = loads ? waves * std::ceil(per_thread / in_flight) : 0.0;
-        t[31] = waves * per_thread;
+        t[30] = loads ? chain.waves * chain.load_steps : 0.0;
+        t[31] = chain.waves * chain.points_per_thread;
     }
 
     for (int i = 0; i < kNumCoefficients; ++i) t[i] *= kTermUnitMs[i];

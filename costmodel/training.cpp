@@ -109,16 +109,16 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
     std::vector<double> params = to_double(weights.flatten());
     const LossWeights loss_weights{opt.throughput_weight, opt.ranking_weight, opt.negative_penalty, opt.scale_weight};
     TrainingReport report;
-    if (opt.initial_formula_version == opt.formula.version) {
-        report.train_before = quality(params, pipes, train_idx, loss_weights);
-        report.validation_before = quality(params, pipes, val_idx, loss_weights);
-    } else {
+    // The starting weights are judged with the terms they were trained for.
+    std::vector<PreparedPipeline> as_trained;
+    if (opt.initial_formula_version != opt.formula.version) {
         FormulaContext initial = opt.formula;
         initial.version = opt.initial_formula_version;
-        const auto as_trained = prepare_all(data, initial);
-        report.train_before = quality(params, as_trained, train_idx, loss_weights);
-        report.validation_before = quality(params, as_trained, val_idx, loss_weights);
+        as_trained = prepare_all(data, initial);
     }
+    const auto &before = as_trained.empty() ? pipes : as_trained;
+    report.train_before = quality(params, before, train_idx, loss_weights);
+    report.validation_before = quality(params, before, val_idx, loss_weights);
 
     const std::size_t np = params.size();
     std::vector<double> m(np, 0.0), v(np, 0.0), grad(np);
