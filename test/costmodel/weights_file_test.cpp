@@ -43,6 +43,26 @@ std::vector<unsigned char> as_format_version_1(std::vector<unsigned char> v2) {
     return v2;
 }
 
+// What two weights files predict for the same n random states of one
+// random pipeline (seeded).
+std::pair<std::vector<double>, std::vector<double>> predictions(const WeightsFile &a, const WeightsFile &b,
+                                                                std::uint64_t seed, int n) {
+    std::mt19937_64 rng(seed);
+    const GpuProfile g = test::h100();
+    const auto sp = random_synthetic_pipeline(rng);
+    std::vector<StateFeatures> states;
+    for (int i = 0; i < n; ++i) states.push_back(random_synthetic_state(sp, g, rng));
+    std::vector<const StateFeatures *> ptrs;
+    for (const auto &s : states) ptrs.push_back(&s);
+    NetworkCostModel ma(a, g), mb(b, g);
+    ma.set_pipeline(sp.stages);
+    mb.set_pipeline(sp.stages);
+    std::pair<std::vector<double>, std::vector<double>> out;
+    ma.evaluate(ptrs, out.first);
+    mb.evaluate(ptrs, out.second);
+    return out;
+}
+
 } // namespace
 
 TEST_CASE("weights file: save then load predicts identically", "[weights]") {
@@ -55,19 +75,7 @@ TEST_CASE("weights file: save then load predicts identically", "[weights]") {
     CHECK(loaded.provenance == original.provenance);
     CHECK(loaded.weights.flatten() == original.weights.flatten());
 
-    std::mt19937_64 rng(1);
-    const GpuProfile g = test::h100();
-    const auto sp = random_synthetic_pipeline(rng);
-    std::vector<StateFeatures> states;
-    for (int i = 0; i < 16; ++i) states.push_back(random_synthetic_state(sp, g, rng));
-    std::vector<const StateFeatures *> ptrs;
-    for (const auto &s : states) ptrs.push_back(&s);
-    NetworkCostModel a(original, g), b(loaded, g);
-    a.set_pipeline(sp.stages);
-    b.set_pipeline(sp.stages);
-    std::vector<double> ca, cb;
-    a.evaluate(ptrs, ca);
-    b.evaluate(ptrs, cb);
+    const auto [ca, cb] = predictions(original, loaded, 1, 16);
     CHECK(ca == cb);
 }
 
@@ -129,21 +137,9 @@ TEST_CASE("weights file: weights for a newer cost formula are refused by name", 
 TEST_CASE("weights file: the same weights predict differently under formula 1 and 2 only through the serial chain", "[weights][formula]") {
     // Weights trained for formula 1 keep their predictions: the serial
     // chain's terms are zero for them, whatever the network outputs for c30, c31.
-    std::mt19937_64 rng(4);
-    const GpuProfile g = test::h100();
-    const auto sp = random_synthetic_pipeline(rng);
-    std::vector<StateFeatures> states;
-    for (int i = 0; i < 8; ++i) states.push_back(random_synthetic_state(sp, g, rng));
-    std::vector<const StateFeatures *> ptrs;
-    for (const auto &s : states) ptrs.push_back(&s);
     WeightsFile f1{NetworkWeights::initial(5), "f1"}, f2 = f1;
     f1.formula_version = 1;
-    NetworkCostModel m1(f1, g), m2(f2, g);
-    m1.set_pipeline(sp.stages);
-    m2.set_pipeline(sp.stages);
-    std::vector<double> c1, c2;
-    m1.evaluate(ptrs, c1);
-    m2.evaluate(ptrs, c2);
+    const auto [c1, c2] = predictions(f1, f2, 4, 8);
     for (size_t i = 0; i < c1.size(); i++) CHECK(c2[i] > c1[i]);  // the chain adds a positive cost
 }
 

@@ -22,6 +22,20 @@ namespace {
 
 GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
 
+// A separable 3x3 blur of an n x n image: blur_x, then blur (the output).
+struct Blur3x3 {
+    ImageParam in;
+    Var x{"x"}, y{"y"};
+    Func blur_x, blur;
+    Blur3x3(const std::string &name, int n) : in(Halide::Float(32), 2, name + "_in"), blur_x(name + "_x"), blur(name) {
+        blur_x(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
+        blur(x, y) = blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1);
+        in.dim(0).set_estimate(-1, n + 2);
+        in.dim(1).set_estimate(-1, n + 2);
+        blur.set_estimate(x, 0, n).set_estimate(y, 0, n);
+    }
+};
+
 SearchConfig small_search() {
     SearchConfig cfg;
     cfg.beam_size = 4;
@@ -77,14 +91,8 @@ TEST_CASE("a whole-image sum left in one thread fills a millionth of the GPU, an
 }
 
 TEST_CASE("a 2048 x 2048 blur launches more threads than the GPU holds, a fill of 1 in every kernel", "[search][gpu_fill]") {
-    ImageParam in(Halide::Float(32), 2, "fill_blur_in");
-    Var x("x"), y("y");
-    Func blur_x("fill_blur_x"), blur("fill_blur");
-    blur_x(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
-    blur(x, y) = blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1);
-    in.dim(0).set_estimate(-1, 2050);
-    in.dim(1).set_estimate(-1, 2050);
-    blur.set_estimate(x, 0, 2048).set_estimate(y, 0, 2048);
+    const Blur3x3 p("fill_blur", 2048);
+    const Func &blur = p.blur;
     FunctionDAG dag({blur.function()});
     std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
     model->set_pipeline(pipeline_features(dag));
@@ -101,14 +109,8 @@ TEST_CASE("a stage computed at a kernel's Block level counts in its kernel: one 
     // A Func fused into its consumer's kernel (shared memory) is not a launch
     // of its own: the kernel's threads per block are the widest of its
     // stages', and its work is the kernel's.
-    ImageParam in(Halide::Float(32), 2, "fill_fused_in");
-    Var x("x"), y("y");
-    Func blur_x("fill_fused_x"), blur("fill_fused");
-    blur_x(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
-    blur(x, y) = blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1);
-    in.dim(0).set_estimate(-1, 1026);
-    in.dim(1).set_estimate(-1, 1026);
-    blur.set_estimate(x, 0, 1024).set_estimate(y, 0, 1024);
+    const Blur3x3 p("fill_fused", 1024);
+    const Func &blur_x = p.blur_x, &blur = p.blur;
     FunctionDAG dag({blur.function()});
     const int producer = 1;  // consumers first: blur is node 0
     REQUIRE(dag.nodes[producer].func.name() == blur_x.name());
