@@ -312,7 +312,7 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     f[SF::innermost_pure_loop_extent] = first_pure < 0 ? 1.0 : static_cast<double>(ss.serial[first_pure]);
     double serial_pure = 1;
     for (size_t l = 0; l < st.loops.size(); l++)
-        if (!st.loops[l].is_rvar) serial_pure *= static_cast<double>(ss.serial[l]);
+        if (st.tileable(l)) serial_pure *= static_cast<double>(ss.serial[l]);
     // Lowering unrolls serial loops of total extent < 16 (sec. 4.7).
     f[SF::unrolled_loop_extent] = serial_pure < 16 && ss.location != ComputeLocation::Thread ? serial_pure : 1;
     f[SF::inner_parallelism] = static_cast<double>(ss.threads);

@@ -394,6 +394,7 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             s.node = static_cast<int>(ni);
             s.index = si;
             s.name = si == 0 ? n.name : n.name + ".update(" + std::to_string(si - 1) + ")";
+            s.atomic = si > 0 && def.schedule().atomic();
             std::map<std::string, const ReductionVariable *> rvars;
             for (const ReductionVariable &rv : def.schedule().rvars()) rvars[rv.var] = &rv;
             for (const Dim &d : def.schedule().dims()) {

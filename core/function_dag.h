@@ -142,7 +142,14 @@ struct Stage {
     Jacobian store_jacobian;
     PipelineFeatures features;
     int strahler = 1;  // registers needed to evaluate the values (Strahler number)
+    // An update Halide may run its RVars' iterations in parallel, with
+    // atomic stores (Stage::atomic(); a reduction split's combining update,
+    // core/reduction_split.h): its RVar loops are tiled like pure ones.
+    bool atomic = false;
     int num_pure_loops() const;
+    // Loop l may be split into blocks and threads: a pure var, or an RVar of
+    // an atomic update.
+    bool tileable(size_t l) const { return atomic || !loops[l].is_rvar; }
 };
 
 struct Node {

@@ -185,7 +185,7 @@ void LoopNest::rebuild() {
         ss.thread_slot.assign(st.loops.size(), -1);
         int slot = 0;
         for (size_t i = 0; i < st.loops.size() && slot < 3; i++) {
-            if (!st.loops[i].is_rvar && ss.thread[i] > 1) {
+            if (st.tileable(i) && ss.thread[i] > 1) {
                 ss.thread_slot[i] = slot;
                 ss.thread_shape[slot++] = ss.thread[i];
             }
@@ -318,7 +318,7 @@ void LoopNest::rebuild() {
                 k.stages.clear();
                 for (size_t i = 0; i < nl; i++) {
                     int64_t ext = ss.loops_realization[i].extent();
-                    if (st.loops[i].is_rvar) {
+                    if (!st.tileable(i)) {
                         ss.serial[i] = ext;
                         continue;
                     }

@@ -89,6 +89,15 @@ void apply_reduction_split(const std::map<std::string, Function> &env,
     for (size_t k = 0; k < rvars.size(); k++)
         preserved.emplace_back(Halide::RVar(rvars[k]), Halide::Var(preserved_var_name(split, k)));
     stage.rfactor(preserved);
+    if (split.atomic) f.update(split.update).atomic();
+}
+
+// The update's atomic stores are ones both GPU backends have: one value of
+// 32 bits (CUDA and OpenCL refuse 8- and 16-bit atomics; OpenCL's 64-bit
+// ones need an extension; a Tuple needs a mutex neither has).
+bool atomic_combine_possible(const Function &f, int update) {
+    const std::vector<Halide::Expr> &values = f.updates()[update].values();
+    return values.size() == 1 && values[0].type().bits() == 32 && values[0].type().lanes() == 1;
 }
 
 } // namespace
@@ -116,6 +125,7 @@ std::string reduction_split_source(const ReductionSplit &split, const std::strin
           << preserved_var_name(split, k) << "\")}";
     }
     s << "});\n";
+    if (split.atomic) s << "    " << func_handle << ".update(" << split.update << ").atomic();\n";
     return s.str();
 }
 
@@ -180,6 +190,10 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
                     continue;  // not associative, or not a domain rfactor can split
                 }
                 r.options.push_back(split);
+                if (level == 0 && atomic_combine_possible(n.func, r.update)) {
+                    split.atomic = true;
+                    r.options.push_back(split);
+                }
             }
             if (!r.options.empty()) out.push_back(std::move(r));
             break;  // the first reduction of a Func only: later ones read its result
@@ -193,8 +207,10 @@ nlohmann::json reduction_splits_to_json(const std::vector<ReductionSplit> &split
     for (const ReductionSplit &s : splits) {
         nlohmann::json pieces = nlohmann::json::array();
         for (const PreservedRVar &p : s.preserved) pieces.push_back({{"rvar", p.rvar}, {"factor", p.factor}});
-        arr.push_back({{"func", s.func}, {"update", s.update}, {"level", s.level}, {"partials", s.partials},
-                       {"preserved", pieces}});
+        nlohmann::json e = {{"func", s.func}, {"update", s.update}, {"level", s.level}, {"partials", s.partials},
+                            {"preserved", pieces}};
+        if (s.atomic) e["atomic"] = true;
+        arr.push_back(std::move(e));
     }
     return arr;
 }
@@ -209,6 +225,7 @@ std::vector<ReductionSplit> reduction_splits_from_json(const nlohmann::json &j) 
             s.update = e.at("update").get<int>();
             s.level = e.value("level", 0);  // records before levels have only level 0
             s.partials = e.value("partials", int64_t(1));
+            s.atomic = e.value("atomic", false);
             for (const auto &p : e.at("preserved")) s.preserved.push_back({p.at("rvar").get<std::string>(),
                                                                            p.at("factor").get<int64_t>()});
             if (s.preserved.empty()) throw std::invalid_argument("a split of '" + s.func + "' preserves nothing");

@@ -14,6 +14,14 @@
 // The partials are taken from the innermost RVar's inner part, so that
 // neighbouring threads read neighbouring addresses (coalesced loads).
 //
+// Or the combining loop runs in parallel with atomic stores (atomic):
+//
+//   out_intm(u) += in(r.x.o * 262144 + u, r.y)   (262144 parallel points)
+//   out() += out_intm(r.x.i)                     (262144 parallel atomic adds)
+//
+// which fills the GPU in both kernels at the price of contended stores to
+// the few output points (costmodel/analytic_cost_model.cpp charges them).
+//
 // A reduction to very few points (a whole-image sum: one) needs far more
 // partials to fill the GPU than one thread can then combine serially; its
 // combining loop is split again (a second level):
@@ -62,8 +70,15 @@ struct ReductionSplit {
     int level = 0;
     std::vector<PreservedRVar> preserved;  // innermost first
     int64_t partials = 1;                  // partial results per output point
+    // The combining update made atomic (Halide's Stage::atomic()): its loop
+    // over the partials runs in parallel threads, each adding its partial
+    // with an atomic store, instead of serially in one thread per output
+    // point. Only a last level, and only for a single 32-bit value (CUDA and
+    // OpenCL have no atomics for Tuples or narrower types).
+    bool atomic = false;
     bool operator==(const ReductionSplit &o) const {
-        return func == o.func && update == o.update && level == o.level && preserved == o.preserved;
+        return func == o.func && update == o.update && level == o.level && preserved == o.preserved &&
+               atomic == o.atomic;
     }
     // The intermediate Func rfactor creates, by its stable name
     // (core/stable_names.h): "out_intm", then "out_intm2".
@@ -94,8 +109,9 @@ struct SplittableReduction {
 // least 64 iterations per point, each with up to 4 splits into P partials, P
 // a power of two near 1/16, 1/4 and all of the most worth having (the threads
 // missing, at most a quarter of the domain and the level's limit) and near
-// the square root of the domain (as many partials as iterations each).
-// Only the first such update of a Func, and only splits Halide accepts
+// the square root of the domain (as many partials as iterations each);
+// at level 0, each also with an atomic combining update where Halide's GPU
+// backends allow one (a single 32-bit value). Only the first such update of a Func, and only splits Halide accepts
 // (tried on a copy of the pipeline). `applied`: the
 // splits dag's pipeline already has; a Func split there is offered the next
 // level (its combining loop), up to kMaxSplitLevels, and the last level at

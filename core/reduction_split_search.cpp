@@ -78,7 +78,7 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
         };
         for (const ReductionSplit &option : r.options) {
             // Too many partials for one thread: only with its combining loop split too.
-            if (option.partials <= kMaxSerialPartials) rank({option});
+            if (option.atomic || option.partials <= kMaxSerialPartials) rank({option});
             else rank_second_levels(option);
         }
         // Fewer, but still a long serial chain in the combining thread: the
@@ -88,7 +88,8 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
         // as long when all were tried).
         const std::pair<double, std::vector<ReductionSplit>> *best_long = nullptr;
         for (const auto &entry : ranked) {
-            if (entry.second.size() != 1 || entry.second[0].partials < kSecondLevelFrom) continue;
+            if (entry.second.size() != 1 || entry.second[0].atomic || entry.second[0].partials < kSecondLevelFrom)
+                continue;
             if (!best_long || entry.first < best_long->first) best_long = &entry;
         }
         if (best_long) {

@@ -9,8 +9,9 @@
 // option of that reduction, with the choices already made, is ranked by a
 // greedy search (beam 1, one pass, the config's seed); the best is kept if it
 // beats not splitting. An option with more partials than one thread should
-// combine (kMaxSerialPartials) is ranked together with each split of its
-// combining loop (a second level), never alone; the best-ranked option with
+// combine serially (kMaxSerialPartials) is ranked together with each split
+// of its combining loop (a second level), never alone (its atomic twin,
+// combining in parallel, is ranked alone); the best-ranked option with
 // kSecondLevelFrom partials or more is also ranked with each such split. Where two or more options
 // beat the choice so far, the two best are compared again with a beam of 8
 // (one pass), and the better kept. Then the pipeline as written and the

@@ -52,8 +52,10 @@ public:
 
     void split(int s, const std::string &old, const std::string &outer, const std::string &inner, int64_t factor,
                TailStrategy tail) {
-        var(outer, false);
-        var(inner, false);
+        // A split RVar (an atomic update's) gives RVars.
+        const bool rvar = vars_.at(old).second;
+        var(outer, rvar);
+        var(inner, rvar);
         if (apply_) stage(s).split(vr(old), vr(outer), vr(inner), Expr(static_cast<int>(factor)), tail);
         body_ << "        " << stage_src(s) << ".split(" << id(old) << ", " << id(outer) << ", " << id(inner) << ", "
               << factor << ", ::Halide::TailStrategy::"
@@ -176,7 +178,7 @@ StageVars tile_stage(FuncScheduler &fs, const gpusched::Stage &st, const Schedul
     for (size_t l = 0; l < st.loops.size(); l++) {
         const LoopDim &ld = st.loops[l];
         fs.var(ld.var, ld.is_rvar);
-        if (ld.is_rvar) {
+        if (!st.tileable(l)) {
             sv.rvars.push_back(ld.var);
             continue;
         }
@@ -226,7 +228,7 @@ StageVars tile_stage(FuncScheduler &fs, const gpusched::Stage &st, const Schedul
     // sec. 4.7: unroll serial loops of total extent < 16.
     int64_t serial_total = 1;
     for (size_t l = 0; l < st.loops.size(); l++)
-        if (!st.loops[l].is_rvar && ss.serial[l] > 1 && !sv.serial.empty()) serial_total *= ss.serial[l];
+        if (st.tileable(l) && ss.serial[l] > 1 && !sv.serial.empty()) serial_total *= ss.serial[l];
     if (!sv.serial.empty() && serial_total < 16)
         for (const auto &v : sv.serial) fs.unroll(st.index, v);
     if (sv.thread.size() > 3) sv.thread.resize(3);

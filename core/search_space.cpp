@@ -142,12 +142,13 @@ std::vector<int64_t> serial_options(int64_t ext, int warp) {
     return o;
 }
 
-// The first three pure loops of a stage may be thread loops (Halide has 3
+// The first three tileable loops of a stage (pure, or an atomic update's
+// RVars) may be thread loops (Halide has 3
 // thread dimensions); their indices.
 std::vector<int> tileable_loops(const Stage &st) {
     std::vector<int> r;
     for (size_t i = 0; i < st.loops.size() && r.size() < 3; i++)
-        if (!st.loops[i].is_rvar) r.push_back(static_cast<int>(i));
+        if (st.tileable(i)) r.push_back(static_cast<int>(i));
     return r;
 }
 
@@ -314,6 +315,11 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             // thread (FunctionDAG: Node::bounded_below_root); else lowering
             // fails with "accessed over an unbounded domain".
             bool ok = effective_consumers(dag, parent, n, eff) && !eff.empty() && node.bounded_below_root;
+            // A Func with an atomic update stays at root: inside a kernel its
+            // atomic stores would go to shared memory or registers, which
+            // Halide's GPU backends do not all support, for no gain (its
+            // RVars are the parallel loops, and below root they are serial).
+            for (const Stage &st : node.stages) ok = ok && !st.atomic;
             // Nor where a consumer below root reads it over a reduction
             // domain sized by the image (a row sum at a kernel's Block level,
             // RDom(0, in.width())): that read does not move with the tile,

@@ -40,7 +40,10 @@ struct AnalyticStageCost {
     double shared_memory_ms = 0;
     double tail_factor = 1;     // >= 1
     double serial_latency_ms = 0;  // waves x one thread's chain of points
-    double kernel_ms = 0;       // soft max of (soft roofline x tail factor, serial latency)
+    // Atomic stores waiting for each other at one address: the updates of an
+    // output point spread over threads (an atomic combining update).
+    double atomic_contention_ms = 0;
+    double kernel_ms = 0;       // soft max of (soft roofline x tail factor, serial latency, contention)
     double launch_ms = 0;
     double barrier_ms = 0;
     double spill_ms = 0;
@@ -65,10 +68,13 @@ public:
 private:
     GpuProfile profile_;
     std::vector<double> instructions_per_point_; // per stage, from the op histogram
+    std::vector<double> stored_bytes_per_point_; // per stage, from its store's type (0: unknown)
 };
 
 // Instructions one point of a stage costs, from its op histogram (exposed for
 // tests and docs). At least 1 (the store).
 double instructions_per_point(const PipelineFeatures &p);
+// Bytes one point of a stage stores, from its store's type; 0 if it has none.
+double stored_bytes_per_point(const PipelineFeatures &p);
 
 } // namespace gpusched

@@ -47,6 +47,9 @@ struct PipelineFeatures {
         return values[index(kNumOpTypes + static_cast<int>(p) * kNumAccessTypes + static_cast<int>(a), t)];
     }
     float op(OpType op, ScalarTypeBucket t) const { return values[index(static_cast<int>(op), t)]; }
+    float access(AccessPattern p, AccessType a, ScalarTypeBucket t) const {
+        return values[index(kNumOpTypes + static_cast<int>(p) * kNumAccessTypes + static_cast<int>(a), t)];
+    }
 
 private:
     static constexpr std::size_t index(int row, ScalarTypeBucket t) {

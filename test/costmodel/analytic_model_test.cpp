@@ -133,6 +133,36 @@ TEST_CASE("analytic model: the same work in fewer threads waits on longer serial
     CHECK(one.total_ms > 1000 * full.total_ms);
 }
 
+TEST_CASE("analytic model: updates of one point spread over threads wait for each other at its address",
+          "[analytic]") {
+    Analytic a;  // the stage stores floats
+    // An atomic combining update: `threads` partials added into one float,
+    // one partial a thread.
+    auto combine = [](double threads) {
+        auto f = same_work_in_threads(threads);
+        f[F::points_computed_total] = threads;
+        f[F::bytes_at_root] = 4;
+        return f;
+    };
+    const AnalyticStageCost few = a.model.stage_cost(combine(4096), 0);
+    const AnalyticStageCost many = a.model.stage_cost(combine(262144), 0);
+    CHECK(few.atomic_contention_ms > 0);
+    CHECK(many.atomic_contention_ms > 32 * few.atomic_contention_ms);
+    CHECK(many.kernel_ms >= many.atomic_contention_ms);
+    // 262,144 updates of one address, about one per clock: ~0.17 ms.
+    CHECK(many.atomic_contention_ms == Approx(262144 / 1.5e6).epsilon(0.01));
+    // The same points stored one per point: nothing to wait for.
+    auto distinct = combine(262144);
+    distinct[F::bytes_at_root] = 4 * 262144;
+    CHECK(a.model.stage_cost(distinct, 0).atomic_contention_ms == 0);
+    // The same updates serially in one thread: its chain, not contention.
+    auto serial = combine(1);
+    serial[F::points_computed_total] = 262144;
+    const AnalyticStageCost one = a.model.stage_cost(serial, 0);
+    CHECK(one.atomic_contention_ms == 0);
+    CHECK(one.serial_latency_ms > many.atomic_contention_ms);
+}
+
 TEST_CASE("analytic model: unrolled points overlap their loads, so the serial chain is shorter", "[analytic]") {
     Analytic a;
     auto f = same_work_in_threads(4096);  // 1024 points a thread

@@ -5,6 +5,7 @@
 #include "test/catch2_compat.h"
 
 #include "core/beam_search.h"
+#include "core/loop_nest.h"
 #include "core/reduction_split.h"
 #include "core/reduction_split_search.h"
 #include "core/schedule_apply.h"
@@ -116,15 +117,52 @@ TEST_CASE("a whole-image sum is offered splits into partial sums near fractions 
     CHECK(r[0].output_points == 1);
     CHECK(r[0].reduction_points == int64_t(4096) * 4096);
     // H100: 132 SMs x 2048 threads = 270336 idle; powers of two below 1/16,
-    // 1/4 and all of them, and below sqrt(4096^2).
-    REQUIRE(r[0].options.size() == 4);
-    CHECK(r[0].options[0].partials == 16384);
-    CHECK(r[0].options[0].preserved == std::vector<PreservedRVar>{{"r$x", 0}, {"r$y", 4}});
-    CHECK(r[0].options[2].partials == 262144);
-    CHECK(r[0].options[2].preserved == std::vector<PreservedRVar>{{"r$x", 0}, {"r$y", 64}});
-    CHECK(r[0].options[3].partials == 4096);
-    CHECK(r[0].options[3].preserved == std::vector<PreservedRVar>{{"r$x", 0}});
+    // 1/4 and all of them, and below sqrt(4096^2); each combined serially,
+    // then the same with an atomic combining update (a float sum has one).
+    REQUIRE(r[0].options.size() == 8);
+    std::vector<ReductionSplit> serial;
+    for (size_t i = 0; i < r[0].options.size(); i += 2) {
+        ReductionSplit twin = r[0].options[i + 1];
+        CHECK(!r[0].options[i].atomic);
+        CHECK(twin.atomic);
+        twin.atomic = false;
+        CHECK(twin == r[0].options[i]);
+        serial.push_back(r[0].options[i]);
+    }
+    CHECK(serial[0].partials == 16384);
+    CHECK(serial[0].preserved == std::vector<PreservedRVar>{{"r$x", 0}, {"r$y", 4}});
+    CHECK(serial[2].partials == 262144);
+    CHECK(serial[2].preserved == std::vector<PreservedRVar>{{"r$x", 0}, {"r$y", 64}});
+    CHECK(serial[3].partials == 4096);
+    CHECK(serial[3].preserved == std::vector<PreservedRVar>{{"r$x", 0}});
     for (const ReductionSplit &s : r[0].options) CHECK(s.level == 0);
+}
+
+TEST_CASE("only reductions of one 32-bit value are offered an atomic combining update",
+          "[search][reduction_split]") {
+    // CUDA and OpenCL have atomic stores for 32-bit values; a Tuple would
+    // need a mutex, which neither GPU backend has.
+    ImageParam in(Halide::Float(32), 2, "at_in");
+    RDom r(0, 4096, 0, 4096, "r");
+    Func moments("at_moments"), total("at_total"), wide("at_wide");
+    // A sum and a sum of squares in one Tuple (a mean and variance).
+    moments() = Halide::Tuple(0.0f, 0.0f);
+    moments() = Halide::Tuple(moments()[0] + in(r.x, r.y), moments()[1] + in(r.x, r.y) * in(r.x, r.y));
+    total() = 0;
+    total() += Halide::cast<int32_t>(in(r.x, r.y));
+    wide() = Halide::cast<double>(0);
+    wide() += Halide::cast<double>(in(r.x, r.y));
+    in.dim(0).set_estimate(0, 4096);
+    in.dim(1).set_estimate(0, 4096);
+    FunctionDAG dag(functions({moments, total, wide}));
+    std::map<std::string, int> atomic_options, serial_options;
+    for (const SplittableReduction &sr : reduction_split_options(dag, h100()))
+        for (const ReductionSplit &o : sr.options) (o.atomic ? atomic_options : serial_options)[sr.func]++;
+    CHECK(serial_options[moments.name()] > 0);
+    CHECK(atomic_options[moments.name()] == 0);
+    CHECK(atomic_options[total.name()] == serial_options[total.name()]);
+    CHECK(serial_options[wide.name()] > 0);
+    CHECK(atomic_options[wide.name()] == 0);
 }
 
 TEST_CASE("a split whole-image sum is offered a second level for its combining loop, at most 8192 partials, and no third",
@@ -171,24 +209,65 @@ TEST_CASE("reductions whose output fills the GPU, tiny reductions and non-associ
     CHECK(reduction_split_options(dag, h100()).empty());
 }
 
-TEST_CASE("the search splits a whole-image sum in two levels, predicts it faster, and the split schedule lowers for CUDA",
+TEST_CASE("the search splits a whole-image sum into thousands of partials that no thread combines serially, predicts "
+          "it faster, and the split schedule lowers for CUDA",
           "[search][reduction_split]") {
     SumOfSquares p("sos_sum");
     const std::map<std::string, int> index = get_func_indices(Halide::Pipeline(p.out));
     const Chosen c = search_and_split({p.out});
-    // 16.7 million iterations: more partials than one thread can combine,
-    // and their combining loop split again.
-    REQUIRE(c.splits.size() == 2);
+    // 16.7 million iterations: thousands of partials, combined in parallel
+    // (an atomic combining update) or by a second level of partials.
+    REQUIRE(!c.splits.empty());
     CHECK(c.splits[0].func == p.out.name());
     CHECK(c.splits[0].level == 0);
-    CHECK(c.splits[0].partials > kMaxSerialPartials);
-    CHECK(c.splits[1].level == 1);
+    CHECK(c.splits[0].partials >= 4096);
+    const ReductionSplit &last = c.splits.back();
+    CHECK((last.atomic || (c.splits.size() == 2 && last.level == 1 && last.partials <= kMaxSerialPartials)));
     CHECK(c.cost < c.unsplit_cost / 2);
     const std::string src = schedule_and_lower({p.out}, c, index);
     CHECK(src.find("::Halide::Func sos_sum_intm = sos_sum.update(0)") != std::string::npos);
-    CHECK(src.find("::Halide::Func sos_sum_intm2 = sos_sum.update(0)") != std::string::npos);
     CHECK(src.find("sos_sum_intm.gpu_threads(") != std::string::npos);  // the partials run in parallel
-    CHECK(src.find("sos_sum_intm2.gpu_threads(") != std::string::npos);
+    if (last.atomic) {
+        CHECK(src.find("sos_sum.update(0).atomic();") != std::string::npos);
+        CHECK(src.find("sos_sum.update(0).gpu_threads(") != std::string::npos);  // so does the combining
+    } else {
+        CHECK(src.find("sos_sum_intm2.gpu_threads(") != std::string::npos);
+    }
+}
+
+TEST_CASE("an atomic combining update runs its partials in parallel threads and the schedule lowers for CUDA",
+          "[search][reduction_split]") {
+    SumOfSquares p("sos_atomic");
+    const std::string name = p.out.name();
+    const auto outputs = functions({p.out});
+    const std::map<std::string, int> index = get_func_indices(Halide::Pipeline(p.out));
+    ReductionSplit split{name, 0, 0, {{"r$x", 0}, {"r$y", 64}}, 262144};
+    split.atomic = true;
+    Chosen c;
+    c.splits = {split};
+    apply_reduction_splits(outputs, c.splits);
+    FunctionDAG dag(outputs);
+    const Node *out = nullptr;
+    for (const Node &n : dag.nodes)
+        if (n.stable_name == name) out = &n;
+    REQUIRE(out != nullptr);
+    REQUIRE(out->stages.size() == 2);
+    CHECK(!out->stages[0].atomic);
+    CHECK(out->stages[1].atomic);
+    for (size_t l = 0; l < out->stages[1].loops.size(); l++) CHECK(out->stages[1].tileable(l));
+    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
+    model->set_pipeline(pipeline_features(dag));
+    SearchConfig cfg;
+    cfg.beam_size = 4;
+    cfg.passes = 1;
+    c.decisions = beam_search(dag, *model, h100(), cfg).decisions;
+    // The combining loop over 262,144 partials: thousands of blocks of threads.
+    LoopNest nest(dag, c.decisions);
+    const ScheduledStage &combine = nest.stages.at(nest.stage_at[out - dag.nodes.data()][1]);
+    CHECK(nest.kernels.at(combine.kernel).num_blocks * combine.threads >= 262144 / 8);
+    const std::string src = schedule_and_lower({p.out}, c, index);
+    CHECK(src.find(name + ".update(0).atomic();") != std::string::npos);
+    CHECK(src.find(name + ".update(0).gpu_threads(") != std::string::npos);
 }
 
 TEST_CASE("the split pipeline computes the same sum as the pipeline as written, on the CPU with the same splits",
@@ -198,7 +277,7 @@ TEST_CASE("the split pipeline computes the same sum as the pipeline as written, 
     // integers so that reassociation cannot change a bit.
     constexpr int W = 300, H = 70;
     auto build = [&](int levels) {
-        const std::string name = "eq_levels" + std::to_string(levels);
+        const std::string name = levels < 0 ? std::string("eq_atomic") : "eq_levels" + std::to_string(levels);
         ImageParam in(Halide::Int(32), 2, name + "_in");
         Func out(name);
         RDom r(0, W, 0, H, "r");
@@ -208,6 +287,11 @@ TEST_CASE("the split pipeline computes the same sum as the pipeline as written, 
         if (levels >= 1) splits.push_back({out.name(), 0, 0, {{"r$x", 32}, {"r$y", 0}}, 32 * H});
         // The combining loop (32 x 70 partials) split again into 7 (a tail).
         if (levels >= 2) splits.push_back({out.name(), 0, 1, {{"r$y", 7}}, 7});
+        // Or combined with atomic stores (here on the CPU, in serial order).
+        if (levels < 0) {
+            splits.push_back({out.name(), 0, 0, {{"r$x", 32}, {"r$y", 0}}, 32 * H});
+            splits.back().atomic = true;
+        }
         apply_reduction_splits(functions({out}), splits);
         Halide::Buffer<int32_t> input(W, H);
         input.for_each_element([&](int x, int y) { input(x, y) = (x * 7 + y * 13) % 101 - 50; });
@@ -218,6 +302,7 @@ TEST_CASE("the split pipeline computes the same sum as the pipeline as written, 
     const int serial = build(0);
     CHECK(build(1) == serial);
     CHECK(build(2) == serial);
+    CHECK(build(-1) == serial);
 }
 
 TEST_CASE("a split row reduction reads its input at known strides: adjacent partials 1 apart and serial steps P apart",
@@ -266,11 +351,15 @@ TEST_CASE("a row softmax gets its row reductions split and lowers for CUDA", "[s
     schedule_and_lower({p.out}, c, index);
 }
 
-TEST_CASE("reduction splits round-trip through the record, and a malformed list is refused naming the key",
+TEST_CASE("reduction splits round-trip through the record with their atomic combining, and a malformed list is refused naming the key",
           "[search][reduction_split][record]") {
-    const std::vector<ReductionSplit> splits = {{"f", 1, 0, {{"r$x", 0}, {"r$y", 64}}, 4096},
-                                                {"f", 1, 1, {{"r$x", 64}}, 64}};
+    std::vector<ReductionSplit> splits = {{"f", 1, 0, {{"r$x", 0}, {"r$y", 64}}, 4096},
+                                          {"f", 1, 1, {{"r$x", 64}}, 64}};
     CHECK(reduction_splits_from_json(reduction_splits_to_json(splits)) == splits);
+    splits.pop_back();
+    splits[0].atomic = true;
+    CHECK(reduction_splits_from_json(reduction_splits_to_json(splits)) == splits);
+    CHECK(reduction_splits_to_json(splits)[0].at("atomic") == true);
     CHECK_THROWS_WITH(reduction_splits_from_json(nlohmann::json::parse(R"([{"func": "f", "update": 0}])")),
                       Catch::Contains("reduction_splits"));
     CHECK_THROWS_WITH(reduction_splits_from_json(nlohmann::json::parse(R"([{"func": "f", "update": 0, "preserved": []}])")),
