@@ -51,6 +51,7 @@ nlohmann::json config_echo(const PluginConfig &c) {
     j["sampling_max_depth"] = c.search.sampling_max_depth;
     j["check_launches"] = c.check_launches;
     j["split_reductions"] = c.split_reductions;
+    j["atomic_reductions"] = c.atomic_reductions;
     j["gpu_profile"] = to_json(c.gpu);
     if (!c.replay_path.empty()) j["replay"] = c.replay_path;
     if (!c.dump_states_path.empty()) {
@@ -99,7 +100,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         result = beam_search(*dag, *model, cfg.gpu, cfg.search);
         if (cfg.split_reductions && !sampler) {
             ReductionSplitChoice choice =
-                search_reduction_splits(outputs, *dag, result, *model, cfg.gpu, cfg.search);
+                search_reduction_splits(outputs, *dag, result, *model, cfg.gpu, cfg.search, cfg.atomic_reductions);
             split_echo = {{"variants_ranked", choice.variants_ranked},
                           {"variants_refined", choice.variants_refined},
                           {"unsplit_cost", choice.unsplit_cost},

@@ -136,7 +136,8 @@ std::vector<Function> split_copy(const std::vector<Function> &outputs, const std
 }
 
 std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu,
-                                                         const std::vector<ReductionSplit> &applied) {
+                                                         const std::vector<ReductionSplit> &applied,
+                                                         bool atomic_combining) {
     const int64_t resident_threads = int64_t(gpu.sm_count) * gpu.max_threads_per_sm;
     std::vector<SplittableReduction> out;
     std::vector<Function> outputs;
@@ -190,7 +191,7 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
                     continue;  // not associative, or not a domain rfactor can split
                 }
                 r.options.push_back(split);
-                if (level == 0 && atomic_combine_possible(n.func, r.update)) {
+                if (atomic_combining && level == 0 && atomic_combine_possible(n.func, r.update)) {
                     split.atomic = true;
                     r.options.push_back(split);
                 }

@@ -111,13 +111,15 @@ struct SplittableReduction {
 // missing, at most a quarter of the domain and the level's limit) and near
 // the square root of the domain (as many partials as iterations each);
 // at level 0, each also with an atomic combining update where Halide's GPU
-// backends allow one (a single 32-bit value). Only the first such update of a Func, and only splits Halide accepts
+// backends allow one (a single 32-bit value) and atomic_combining is set.
+// Only the first such update of a Func, and only splits Halide accepts
 // (tried on a copy of the pipeline). `applied`: the
 // splits dag's pipeline already has; a Func split there is offered the next
 // level (its combining loop), up to kMaxSplitLevels, and the last level at
 // most kMaxSerialPartials partials; their intermediates are offered none.
 std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu,
-                                                         const std::vector<ReductionSplit> &applied = {});
+                                                         const std::vector<ReductionSplit> &applied = {},
+                                                         bool atomic_combining = true);
 
 // A deep copy of the pipeline with the splits applied: the copy's outputs.
 // The original Funcs are not touched.

@@ -27,11 +27,11 @@ SearchResult search_variant(const std::vector<Function> &outputs, const std::vec
 
 ReductionSplitChoice search_reduction_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
                                              const SearchResult &unsplit, CostModel &model, const GpuProfile &gpu,
-                                             const SearchConfig &config) {
+                                             const SearchConfig &config, bool atomic_combining) {
     ReductionSplitChoice choice;
     choice.result = unsplit;
     choice.unsplit_cost = unsplit.cost;
-    const std::vector<SplittableReduction> reductions = reduction_split_options(dag, gpu);
+    const std::vector<SplittableReduction> reductions = reduction_split_options(dag, gpu, {}, atomic_combining);
     if (reductions.empty()) return choice;
 
     SearchConfig greedy = config;

@@ -45,9 +45,10 @@ struct ReductionSplitChoice {
 };
 
 // unsplit: dag's full beam search, already done by the caller with dag as
-// the model's pipeline.
+// the model's pipeline. atomic_combining: offer atomic combining updates.
 ReductionSplitChoice search_reduction_splits(const std::vector<Halide::Internal::Function> &outputs,
                                              const FunctionDAG &dag, const SearchResult &unsplit, CostModel &model,
-                                             const GpuProfile &gpu, const SearchConfig &config);
+                                             const GpuProfile &gpu, const SearchConfig &config,
+                                             bool atomic_combining = true);
 
 } // namespace gpusched

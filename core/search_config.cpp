@@ -34,7 +34,8 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
     static const std::set<std::string> known = {"beam_size", "passes", "seed", "dropout", "cost_model",
                                                 "weights_path", "gpu_profile", "record_path", "replay", "memoize", "hierarchical_sampling",
                                                 "freezing", "freezing_min_funcs", "freeze_tilings", "sampling_max_depth",
-                                                "dump_states_path", "dump_states_max", "check_launches", "split_reductions"};
+                                                "dump_states_path", "dump_states_max", "check_launches", "split_reductions",
+                                                "atomic_reductions"};
     for (auto it = j.begin(); it != j.end(); ++it) {
         const std::string &key = it.key();
         const nlohmann::json &v = it.value();
@@ -69,6 +70,8 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
             c.check_launches = boolean(v, key);
         } else if (key == "split_reductions") {
             c.split_reductions = boolean(v, key);
+        } else if (key == "atomic_reductions") {
+            c.atomic_reductions = boolean(v, key);
         } else if (key == "memoize") {
             c.search.memoize = boolean(v, key);
         } else if (key == "cost_model") {

@@ -4,7 +4,7 @@
 // optional (docs/search.md): beam_size, passes, seed, dropout, cost_model,
 // weights_path, gpu_profile, record_path, replay, memoize,
 // hierarchical_sampling, freezing, dump_states_path, dump_states_max,
-// check_launches, split_reductions.
+// check_launches, split_reductions, atomic_reductions.
 //
 // Invariant: a parsed config is valid; an unknown key or a bad value is a
 // UserError naming the key. No file / no variable => the defaults with the
@@ -36,6 +36,10 @@ struct PluginConfig {
     // (core/reduction_split_search.h). Not with dump_states_path: the dumped
     // states must all be of one pipeline.
     bool split_reductions = true;
+    // A split may combine its partials with an atomic update (in parallel,
+    // in whatever order the GPU's threads reach the output): off for outputs
+    // that must be the same bits on every run.
+    bool atomic_reductions = true;
     nlohmann::json cost_model_config = nlohmann::json::object();  // cost_model, weights_path
 };
 

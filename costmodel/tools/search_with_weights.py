@@ -41,12 +41,19 @@ def main():
     ap.add_argument("--plugin", required=True)
     ap.add_argument("--weights", action="append", required=True, help="NAME=FILE, FILE 'default' = embedded")
     ap.add_argument("--apps", default=",".join(SUITE))
+    ap.add_argument("--extra", action="append", default=[],
+                    help="NAME=JSON: more plugin config keys for that weights name, e.g. "
+                         "'noatomic={\"atomic_reductions\": false}'")
     ap.add_argument("--judge", default="analytic")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("-o", "--out")
     a = ap.parse_args()
     plugin = os.path.abspath(a.plugin)
     models = [w.split("=", 1) for w in a.weights]
+    extra = {}
+    for e in a.extra:
+        name, keys = e.split("=", 1)
+        extra[name] = json.loads(keys)
     rows = []
     for app in a.apps.split(","):
         row = {"app": app}
@@ -55,6 +62,7 @@ def main():
             cfg = {"record_path": os.path.join(work, "search.json")}
             if path != "default":
                 cfg["weights_path"] = os.path.abspath(path)
+            cfg.update(extra.get(name, {}))
             rec = run_generator(a.gen_dir, plugin, app, cfg, work, a.timeout)
             judged = run_generator(a.gen_dir, plugin, app,
                                    {"record_path": os.path.join(work, "judged.json"), "replay": cfg["record_path"],
@@ -63,7 +71,8 @@ def main():
             row[name] = {"predicted": rec["predicted_cost"], "judge": judged["predicted_cost"],
                          "cpu": rec["statistics"]["cpu_seconds_total"],
                          "fill": fill.get("weighted"), "least_fill": fill.get("least"),
-                         "splits": [(s["func"], s["level"], s["partials"]) for s in rec.get("reduction_splits", [])]}
+                         "splits": [(s["func"], s["level"], s["partials"]) + (("atomic",) if s.get("atomic") else ())
+                                    for s in rec.get("reduction_splits", [])]}
         rows.append(row)
         print(json.dumps(row), flush=True)
 

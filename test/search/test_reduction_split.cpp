@@ -9,6 +9,7 @@
 #include "core/reduction_split.h"
 #include "core/reduction_split_search.h"
 #include "core/schedule_apply.h"
+#include "core/search_config.h"
 #include "core/search_cost_model.h"
 #include "core/search_record.h"
 #include "core/stable_names.h"
@@ -163,6 +164,21 @@ TEST_CASE("only reductions of one 32-bit value are offered an atomic combining u
     CHECK(atomic_options[total.name()] == serial_options[total.name()]);
     CHECK(serial_options[wide.name()] > 0);
     CHECK(atomic_options[wide.name()] == 0);
+}
+
+TEST_CASE("with atomic_reductions off no split combines atomically: outputs stay the same bits every run",
+          "[search][reduction_split][config]") {
+    const PluginConfig off = parse_plugin_config(nlohmann::json::parse(R"({"atomic_reductions": false})"));
+    CHECK(!off.atomic_reductions);
+    CHECK(parse_plugin_config(nlohmann::json::object()).atomic_reductions);
+    CHECK_THROWS_WITH(parse_plugin_config(nlohmann::json::parse(R"({"atomic_reductions": 1})")),
+                      Catch::Contains("atomic_reductions"));
+    SumOfSquares p("sos_no_atomic");
+    FunctionDAG dag(functions({p.out}));
+    const std::vector<SplittableReduction> r = reduction_split_options(dag, h100(), {}, off.atomic_reductions);
+    REQUIRE(r.size() == 1);
+    CHECK(r[0].options.size() == 4);
+    for (const ReductionSplit &s : r[0].options) CHECK(!s.atomic);
 }
 
 TEST_CASE("a split whole-image sum is offered a second level for its combining loop, at most 8192 partials, and no third",
