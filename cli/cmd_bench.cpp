@@ -12,9 +12,11 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
+#include "cli/value_checks.h"
 #include "db/database.h"
 #include "tuner/oneshot.h"
 #include "tuner/suite_runner.h"
+#include "tuner/user_paths.h"
 
 namespace gpusched::cli {
 
@@ -38,9 +40,11 @@ Action add_bench_command(CLI::App &app, const GlobalOptions &global, int argc, c
     cmd->add_option("--sources", args->sources, "Schedule sources (comma separated)")->delimiter(',')
         ->capture_default_str();
     cmd->add_option("--gpu", args->gpu, "GPU profile or auto")->capture_default_str();
-    cmd->add_option("--samples", args->samples, "One Shot samples for gpusched rows")->capture_default_str();
+    cmd->add_option("--samples", args->samples, "One Shot samples for gpusched rows")
+        ->check(whole_number_at_least(1))->capture_default_str();
     cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->check(CLI::Range(1, 4096))->capture_default_str();
-    cmd->add_option("--timeout", args->timeout_s, "Seconds per generator run")->capture_default_str();
+    cmd->add_option("--timeout", args->timeout_s, "Seconds per generator run")
+        ->check(whole_number_at_least(1))->capture_default_str();
     cmd->add_flag("--validate", args->validate, "Validate each chosen schedule on POCL (slow on big apps)");
     cmd->add_option("--work-dir", args->work_dir, "Where the runs' files go")->capture_default_str();
     cmd->add_option("--db", args->db_path, "Sample database (default: WORK_DIR/samples.sqlite)");
@@ -60,6 +64,11 @@ Action add_bench_command(CLI::App &app, const GlobalOptions &global, int argc, c
         o.validate = args->validate;
         o.timeout = std::chrono::seconds(args->timeout_s);
         o.gpusched_version = version_string();
+        // What the person named, before any generator runs.
+        check_input_file(o.manifest, "--suite");
+        check_output_folder(o.work_dir, "--work-dir");
+        if (!args->output.empty()) check_output_file(args->output, "--output");
+        db::Database::open(o.db_path);
         auto cells = run_suite(o, [](const SuiteCell &c, int done, int total) {
             if (c.ok)
                 spdlog::info("[{}/{}] {} with {}: {:.1f} s", done, total, c.app, c.source, c.wall_seconds);

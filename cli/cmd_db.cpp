@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/value_checks.h"
 #include "db/export.h"
 #include "db/sample_store.h"
 
@@ -43,16 +44,19 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
     cmd->require_subcommand(1);
     cmd->add_option("--db", args->db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
     CLI::App *runs = cmd->add_subcommand("runs", "Runs, newest first");
-    runs->add_option("--limit", args->limit, "How many")->capture_default_str();
+    runs->add_option("--limit", args->limit, "How many")
+        ->check(whole_number_at_least(1))->capture_default_str();
     CLI::App *best = cmd->add_subcommand("best", "Best sample per pipeline and measuring device (measured first)");
     CLI::App *stats = cmd->add_subcommand(
         "stats", "Per pipeline and device: samples measured/failed/spilled, best and median time, and each run's "
                  "predicted-vs-measured rank correlation");
     CLI::App *samples = cmd->add_subcommand("samples", "The samples of one run");
-    samples->add_option("run", args->run_id, "Run id")->required();
+    samples->add_option("run", args->run_id, "Run id")
+        ->check(whole_number_at_least(1))->required();
     CLI::App *exp = cmd->add_subcommand("export", "Export samples as CSV or JSON");
     exp->add_option("--format", args->format, "csv or json")->check(CLI::IsMember({"csv", "json"}))->capture_default_str();
-    exp->add_option("--run", args->export_run, "Only this run");
+    exp->add_option("--run", args->export_run, "Only this run")
+        ->check(whole_number_at_least(1));
     exp->add_option("-o,--output", args->output, "Write to this file instead of stdout");
 
     return [args, &global, runs, best, stats, samples, exp]() {
@@ -182,6 +186,10 @@ Action add_db_command(CLI::App &app, const GlobalOptions &global) {
             return kExitOk;
         }
         if (exp->parsed()) {
+            if (args->export_run && !store.find_run(*args->export_run)) {
+                std::cerr << "error: --run " << *args->export_run << ": no such run in " << path << "\n";
+                return kExitError;
+            }
             const std::string text =
                 db::export_samples(database, args->format == "json" ? db::ExportFormat::Json : db::ExportFormat::Csv,
                                    args->export_run);

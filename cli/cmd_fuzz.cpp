@@ -1,6 +1,7 @@
 // `gpusched fuzz`: the search on seeded random pipelines, every schedule
 // compiled, checked by ptxas and validated on POCL (tuner/fuzz_runner.h).
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,8 +13,10 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
+#include "cli/value_checks.h"
 #include "tuner/fuzz_runner.h"
 #include "tuner/oneshot.h"
+#include "tuner/user_paths.h"
 
 namespace gpusched::cli {
 
@@ -25,16 +28,22 @@ struct FuzzArgs {
 };
 
 std::pair<uint64_t, uint64_t> parse_seed_range(const std::string &s) {
-    auto colon = s.find(':');
-    try {
-        if (colon == std::string::npos) {
-            uint64_t v = std::stoull(s);
-            return {v, v};
-        }
-        return {std::stoull(s.substr(0, colon)), std::stoull(s.substr(colon + 1))};
-    } catch (const std::exception &) {
-        throw UserError("--seeds must be N or FIRST:LAST, not '" + s + "'");
+    auto whole = [&](const std::string &part) {
+        uint64_t v = 0;
+        const char *end = part.data() + part.size();
+        auto [ptr, ec] = std::from_chars(part.data(), end, v);
+        if (part.empty() || ec != std::errc() || ptr != end)
+            throw UserError("--seeds must be N or FIRST:LAST (whole numbers from 0), not '" + s + "'");
+        return v;
+    };
+    const auto colon = s.find(':');
+    if (colon == std::string::npos) {
+        const uint64_t v = whole(s);
+        return {v, v};
     }
+    const uint64_t first = whole(s.substr(0, colon)), last = whole(s.substr(colon + 1));
+    if (first > last) throw UserError("--seeds '" + s + "' is empty: FIRST comes after LAST");
+    return {first, last};
 }
 } // namespace
 
@@ -46,12 +55,16 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
                     "Random pipeline generator (default: BUILD_DIR/benchmarks/random_pipeline/random_pipeline.generator)");
     cmd->add_option("--build-dir", args->build_dir, "Build directory")->capture_default_str();
     cmd->add_option("params", args->params, "Generator params, key=value (default size=small num_outputs=0)");
-    cmd->add_option("--samples", args->samples, "Schedules per pipeline: 1 beam search + greedy")->capture_default_str();
-    cmd->add_option("--beam-size", args->beam_size, "Beam size of the beam search")->capture_default_str();
-    cmd->add_option("--passes", args->passes, "Passes of the beam search")->capture_default_str();
+    cmd->add_option("--samples", args->samples, "Schedules per pipeline: 1 beam search + greedy")
+        ->check(whole_number_at_least(1))->capture_default_str();
+    cmd->add_option("--beam-size", args->beam_size, "Beam size of the beam search")
+        ->check(whole_number_at_least(1))->capture_default_str();
+    cmd->add_option("--passes", args->passes, "Passes of the beam search")
+        ->check(whole_number_at_least(1))->capture_default_str();
     cmd->add_option("--gpu", args->gpu, "GPU profile")->capture_default_str();
     cmd->add_option("-j,--jobs", args->jobs, "Seeds run at a time (one process each)")->check(CLI::Range(1, 4096))->capture_default_str();
-    cmd->add_option("--timeout", args->timeout_s, "Seconds per step")->capture_default_str();
+    cmd->add_option("--timeout", args->timeout_s, "Seconds per step")
+        ->check(whole_number_at_least(1))->capture_default_str();
     cmd->add_option("--work-dir", args->work_dir, "Where the runs' files go")->capture_default_str();
     cmd->add_option("--db", args->db_path, "Sample database (default: WORK_DIR/samples.sqlite)");
     cmd->add_option("-o,--output", args->output, "Markdown summary to write (default: stdout)");
@@ -74,6 +87,10 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
         o.db_path = args->db_path.empty() ? args->work_dir + "/samples.sqlite" : args->db_path;
         o.timeout = std::chrono::seconds(args->timeout_s);
         o.gpusched_version = version_string();
+        // What the person named, before any seed runs.
+        check_output_folder(o.work_dir, "--work-dir");
+        if (!args->output.empty()) check_output_file(args->output, "--output");
+        db::Database::open(o.db_path);
         // The summary is rewritten after every seed, so a long run that is
         // stopped still leaves the seeds it finished.
         auto write_summary = [&](const std::vector<FuzzCase> &cases) {

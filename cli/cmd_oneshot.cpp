@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
 #include "cli/search_args.h"
+#include "cli/value_checks.h"
 #include "db/database.h"
 #include "tuner/oneshot.h"
 
@@ -153,6 +154,7 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("-o,--output", args->output_dir, "Output directory")->capture_default_str();
     cmd->add_option("--db", args->db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
     cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy (gpusched only)")
+        ->check(whole_number_at_least(1))
         ->capture_default_str();
     cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->check(CLI::Range(1, 4096))->capture_default_str();
     add_search_options(cmd, args->search);

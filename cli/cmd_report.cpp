@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/value_checks.h"
 #include "tuner/report/html_report.h"
+#include "tuner/user_paths.h"
 
 namespace gpusched::cli {
 namespace {
@@ -27,7 +29,8 @@ Action add_report_command(CLI::App &app, const GlobalOptions &global) {
         "Write one self-contained HTML file (plots, tables, the winning schedules) from the sample database");
     cmd->add_option("--db", args->db_path,
                     "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
-    cmd->add_option("--run", args->run_id, "Only this run");
+    cmd->add_option("--run", args->run_id, "Only this run")
+        ->check(whole_number_at_least(1));
     cmd->add_option("--pipeline", args->pipeline, "Only runs of this generator name");
     cmd->add_option("--since", args->since,
                     "Only runs started at or after this UTC date: YYYY-MM-DD[THH:MM[:SS[.mmm]]]");
@@ -37,6 +40,7 @@ Action add_report_command(CLI::App &app, const GlobalOptions &global) {
         filter.run_id = args->run_id;
         filter.pipeline = args->pipeline;
         filter.since = args->since;
+        check_output_file(args->output, "--output");
         const std::string path = args->db_path.empty() ? db::default_database_path() : args->db_path;
         const report::ReportWritten w =
             report::write_report(path, filter, args->output, "gpusched " + version_string());

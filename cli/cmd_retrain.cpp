@@ -10,7 +10,10 @@
 
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
+#include "cli/value_checks.h"
+#include "costmodel/weights_file.h"
 #include "tuner/retrain.h"
+#include "tuner/user_paths.h"
 
 namespace gpusched::cli {
 
@@ -41,12 +44,21 @@ Action add_retrain_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--device", args->device,
                     "Only samples measured on this device (as `gpusched db stats` names it); needed when the "
                     "database holds several");
-    cmd->add_option("--epochs", args->epochs, "Training epochs")->capture_default_str();
-    cmd->add_option("--learning-rate", args->learning_rate, "Adam learning rate")->capture_default_str();
-    cmd->add_option("--seed", args->seed, "Seed of the validation split and batches")->capture_default_str();
+    cmd->add_option("--epochs", args->epochs, "Training epochs")
+        ->check(whole_number_at_least(1))->capture_default_str();
+    cmd->add_option("--learning-rate", args->learning_rate, "Adam learning rate")
+        ->check(finite_number_at_least(0, true))->capture_default_str();
+    cmd->add_option("--seed", args->seed, "Seed of the validation split and batches")
+        ->check(unsigned_whole_number())->capture_default_str();
     cmd->add_option("-o,--output", args->output, "Weights file to write")->required();
     return [args, &global, one, all]() {
         if (!*one && !*all) throw std::runtime_error("retrain: say --pipeline NAME or --all");
+        // The files first: a bad one is refused before the database is read.
+        if (!args->weights.empty()) {
+            check_input_file(args->weights, "--weights");
+            read_weights_file(args->weights);  // one that is not a weights file, too
+        }
+        check_output_file(args->output, "--output");
         RetrainOptions opt;
         opt.db_path = args->db_path;
         opt.generator_name = args->pipeline;

@@ -27,9 +27,10 @@
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
 #include "cli/search_args.h"
+#include "cli/value_checks.h"
 #include "db/database.h"
-#include "tuner/cuda_device_query.h"
 #include "tuner/autotune.h"
+#include "tuner/cuda_device_query.h"
 #include "tuner/duration.h"
 #include "tuner/top5.h"
 
@@ -470,28 +471,36 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("-o,--output", args->output_dir, "Output directory")->capture_default_str();
     cmd->add_option("--db", args->db_path,
                     "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
-    cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy")->capture_default_str();
+    cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy")
+        ->check(whole_number_at_least(1))->capture_default_str();
     cmd->add_option("-j,--jobs", args->jobs, "Parallel compile jobs (0, the default: every core)")
         ->check(CLI::Range(0, 4096));
     add_search_options(cmd, args->search);
     args->top5_only.push_back(
         cmd->add_option("--top", args->top, "Top 5: how many of the best predicted samples to benchmark")
+            ->check(whole_number_at_least(1))
             ->capture_default_str());
     cmd->add_option("--baselines", args->baselines,
                     "Comma-separated schedule sources to build and time the same way: li2018,naive,manual");
     cmd->add_option("--benchmark-timeout", args->benchmark_timeout_s, "Seconds allowed per benchmark process")
+        ->check(whole_number_at_least(1))
         ->capture_default_str();
     cmd->add_option("--min-time", args->min_time_s, "Seconds of timed repetitions per benchmark, at least")
+        ->check(finite_number_at_least(0, false))
         ->capture_default_str();
     cmd->add_option("--min-reps", args->min_reps, "Timed repetitions per benchmark, at least")
+        ->check(whole_number_at_least(1))
         ->capture_default_str();
     cmd->add_option("--max-reps", args->max_reps, "Timed repetitions per benchmark, at most")
+        ->check(whole_number_at_least(1))
         ->capture_default_str();
     auto autotune_only = [&](CLI::Option *o) { args->autotune_only.push_back(o); };
     autotune_only(
-        cmd->add_option("--iterations", args->iterations, "Autotune: batches (paper: 20)")->capture_default_str());
+        cmd->add_option("--iterations", args->iterations, "Autotune: batches (paper: 20)")
+            ->check(whole_number_at_least(1))->capture_default_str());
     autotune_only(
-        cmd->add_option("--batch", args->batch, "Autotune: samples per batch (paper: 80; default --samples)"));
+        cmd->add_option("--batch", args->batch, "Autotune: samples per batch (paper: 80; default --samples)")
+            ->check(whole_number_at_least(1)));
     autotune_only(
         cmd->add_flag("--from-scratch", args->from_scratch, "Autotune: the first batch searches with random weights"));
     autotune_only(cmd->add_option("--train-on", args->train_on,
@@ -500,17 +509,21 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
                       ->check(CLI::IsMember({"run", "pipeline", "device"}))
                       ->capture_default_str());
     autotune_only(
-        cmd->add_option("--epochs", args->epochs, "Autotune: training epochs per retraining")->capture_default_str());
+        cmd->add_option("--epochs", args->epochs, "Autotune: training epochs per retraining")
+            ->check(whole_number_at_least(1))->capture_default_str());
     autotune_only(cmd->add_option("--learning-rate", args->learning_rate, "Autotune: Adam learning rate")
+                      ->check(finite_number_at_least(0, true))
                       ->capture_default_str());
     autotune_only(
-        cmd->add_option("--resume", args->resume, "Autotune: continue this interrupted run from the database"));
+        cmd->add_option("--resume", args->resume, "Autotune: continue this interrupted run from the database")
+            ->check(whole_number_at_least(1)));
     autotune_only(cmd->add_option("--time-budget", args->time_budget,
                                   "Autotune: stop starting samples after this long (90s, 15m, 2h, 1h30m) and write "
                                   "the best"));
     autotune_only(cmd->add_option("--max-samples", args->max_samples,
                                   "Autotune: stop when the run has this many samples (all attempts) and write the "
-                                  "best"));
+                                  "best")
+                      ->check(whole_number_at_least(1)));
 
     cmd->add_option("--executor", args->executor,
                     "Where benchmarks run: local (this machine) or slurm (sbatch job arrays; docs/cluster.md)")
@@ -524,6 +537,7 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
                     "Slurm: a folder shared by the driver and every node (tasks, results, logs)");
     cmd->add_option("--max-attempts", args->slurm.max_attempts,
                     "Slurm: attempts per benchmark job, the first included, before it counts as failed")
+        ->check(whole_number_at_least(1))
         ->capture_default_str();
     cmd->add_option("--worker-command", args->slurm.worker_command,
                     "Slurm: the gpusched the jobs run on the nodes (default: this one; a bundle's libexec/gpusched "

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/value_checks.h"
 #include "tuner/executor/worker.h"
 
 namespace gpusched::cli {
@@ -18,8 +19,10 @@ Action add_worker_command(CLI::App &app, const GlobalOptions &) {
     CLI::App *cmd = app.add_subcommand(
         "worker", "Benchmark one element of a slurm executor's job array (run by sbatch on a node)");
     cmd->add_option("scope", args->scope_dir, "The round's folder in the shared work folder")->required();
-    cmd->add_option("--array", args->array, "Which array of the folder (arrays/N.json)")->required();
-    cmd->add_option("--index", args->index, "The element (default: $SLURM_ARRAY_TASK_ID)");
+    cmd->add_option("--array", args->array, "Which array of the folder (arrays/N.json)")
+        ->check(whole_number_at_least(0))->required();
+    cmd->add_option("--index", args->index, "The element (default: $SLURM_ARRAY_TASK_ID)")
+        ->check(whole_number_at_least(0));
     return [args]() {
         return run_worker(args->scope_dir, args->array,
                           args->index >= 0 ? std::optional<int>(args->index) : std::nullopt);

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/logging.h"
+#include "cli/value_checks.h"
 
 int main(int argc, char **argv) {
     using namespace gpusched::cli;
@@ -15,6 +16,11 @@ int main(int argc, char **argv) {
     app.require_subcommand(1);
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later flags win
     app.fallthrough();  // global flags (--json, -v) may follow the subcommand
+    // A usage error is one line, like every other error (CLI11's default adds
+    // a second, "Run with --help for more information.").
+    app.failure_message([](const CLI::App *, const CLI::Error &e) {
+        return "error: " + std::string(e.what()) + " (see --help)\n";
+    });
     GlobalOptions global;
     app.set_version_flag("--version", version_text());
     app.add_flag("-v,--verbose", global.verbosity, "More diagnostics on stderr (repeat for more)");
@@ -36,6 +42,7 @@ int main(int argc, char **argv) {
 
     try {
         app.parse(argc, argv);
+        refuse_empty_values(app);
     } catch (const CLI::ParseError &e) {
         // CLI11 prints the message; its own codes (105 for a bad value, 106
         // for a missing option, ...) are not documented ones: every usage

@@ -1,4 +1,5 @@
 #include "cli/search_args.h"
+#include "cli/value_checks.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,16 +9,21 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/weights_file.h"
+#include "tuner/user_paths.h"
 
 namespace gpusched::cli {
 
 void add_search_options(CLI::App *cmd, SearchArgs &args) {
-    cmd->add_option("--beam-size", args.beam_size, "Beam size of the beam-search sample")->capture_default_str();
-    cmd->add_option("--passes", args.passes, "Passes of the beam-search sample")->capture_default_str();
-    cmd->add_option("--seed", args.seed, "Base seed; greedy sample i uses seed+i")->capture_default_str();
-    cmd->add_option("--timeout", args.timeout_s, "Seconds allowed per generator run")->capture_default_str();
+    cmd->add_option("--beam-size", args.beam_size, "Beam size of the beam-search sample")
+        ->check(whole_number_at_least(1))->capture_default_str();
+    cmd->add_option("--passes", args.passes, "Passes of the beam-search sample")
+        ->check(whole_number_at_least(1))->capture_default_str();
+    cmd->add_option("--seed", args.seed, "Base seed; greedy sample i uses seed+i")
+        ->check(unsigned_whole_number())->capture_default_str();
+    cmd->add_option("--timeout", args.timeout_s, "Seconds allowed per generator run")
+        ->check(whole_number_at_least(1))->capture_default_str();
     cmd->add_option("--dropout", args.dropout, "Greedy samples: probability of dropping each ranked choice")
-        ->check(CLI::Range(0.0, 0.99))
+        ->check(finite_number_in(0.0, 0.99))
         ->capture_default_str();
     cmd->add_option("--search-config", args.search_config_file,
                     "JSON file of extra plugin config keys (docs/search.md)");
@@ -31,6 +37,7 @@ namespace {
 // The --search-config file, read into the batch options.
 void apply_search_config_file(const SearchArgs &args, OneShotOptions &options) {
     if (args.search_config_file.empty()) return;
+    check_input_file(args.search_config_file, "--search-config");
     std::ifstream f(args.search_config_file);
     if (!f) throw UserError("cannot read search config '" + args.search_config_file + "'");
     options.search_config = nlohmann::json::parse(f, nullptr, false);
@@ -61,6 +68,7 @@ void apply_search_args(const SearchArgs &args, OneShotOptions &options) {
     if (options.search_config.contains("weights_path"))
         throw UserError("the weights are given twice: --weights and weights_path in search config '" +
                         args.search_config_file + "'");
+    check_input_file(args.weights, "--weights");
     const std::string path = std::filesystem::absolute(args.weights).string();
     read_weights_file(path);  // a bad file is refused before any work
     if (!options.search_config.is_object()) options.search_config = nlohmann::json::object();

@@ -190,6 +190,13 @@ BatchInputs check_batch_inputs(const OneShotOptions &opt) {
     in.source = *source;
     in.target = opt.target.empty() ? default_cuda_target(opt.gpu) : opt.target;
     in.samples = source->searches ? opt.samples : 1;
+    // The params (and the target) once, before any sample: a Top 5 or an
+    // Autotune stores each sample as it finishes, and a typo would leave a
+    // failed run behind it.
+    if (auto g = check_generator_params(opt.generator_path, opt.generator_name, opt.generator_params, in.target,
+                                        opt.output_dir + "/.params-check", opt.timeout);
+        !g.ok())
+        throw UserError(g.message);
     return in;
 }
 

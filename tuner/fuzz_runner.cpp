@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "db/database.h"
+#include "tuner/generator_run.h"
 #include "tuner/oneshot.h"
 #include "tuner/report_stamp.h"
 
@@ -96,6 +97,20 @@ void describe_pipeline(const std::string &seed_dir, const std::string &generator
     if (c.samples == 0) c.samples = samples;
 }
 
+// The generator and its params, tried once on the first seed's pipeline
+// (check_generator_params) before any seed runs: an unknown param would
+// otherwise fail every seed as a search failure, the fuzz's findings,
+// instead of being the person's typo.
+void check_params(const FuzzOptions &opt) {
+    GeneratorOutcome pre = preflight_generator(opt.generator_path, opt.generator_name, opt.timeout);
+    if (!pre.ok()) throw UserError(pre.message);
+    std::map<std::string, std::string> params = opt.params;
+    params["seed"] = std::to_string(opt.first_seed);
+    GeneratorOutcome g = check_generator_params(opt.generator_path, opt.generator_name, params, "host",
+                                                opt.work_dir + "/params-check", opt.timeout);
+    if (!g.ok()) throw UserError("params: " + g.message);
+}
+
 } // namespace
 
 std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progress) {
@@ -106,6 +121,7 @@ std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progr
     // parallel: two One Shots creating a new file at once both tried to
     // create its tables.
     (void)db::Database::open(opt.db_path);
+    check_params(opt);
     std::vector<FuzzCase> cases(static_cast<std::size_t>(total));
     // Seeds run --jobs at a time, each One Shot with one process at a time:
     // a seed's validation is sequential, so parallel samples within a seed

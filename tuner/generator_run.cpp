@@ -158,4 +158,22 @@ GeneratorOutcome run_generator(const GeneratorInvocation &inv) {
     return o;
 }
 
+GeneratorOutcome check_generator_params(const std::string &generator_path, const std::string &generator_name,
+                                        const std::map<std::string, std::string> &params, const std::string &target,
+                                        const std::string &scratch_dir, std::chrono::milliseconds timeout) {
+    GeneratorInvocation inv;
+    inv.generator_path = generator_path;
+    inv.generator_name = generator_name;
+    inv.output_dir = scratch_dir;
+    inv.emit = {"h"};
+    inv.target = target;
+    inv.params = params;
+    inv.timeout = timeout;
+    std::error_code ec;
+    std::filesystem::create_directories(scratch_dir, ec);
+    GeneratorOutcome g = run_generator(inv);
+    std::filesystem::remove_all(scratch_dir, ec);
+    return g;
+}
+
 } // namespace gpusched
