@@ -329,6 +329,31 @@ TEST_CASE("tune --executor slurm with a partition the cluster lacks names it and
     CHECK(!fs::exists(dir / "out/samples"));
 }
 
+TEST_CASE("slurm fields and a shared folder full of shell metacharacters reach sbatch and the job script whole and "
+          "run no command",
+          "[slurm][shell]") {
+    test::SlurmCluster cluster;
+    test::TempDir dir;
+    // Separators, substitutions, quotes of both kinds, redirections, a
+    // comment and a line break, each a command that would leave a file
+    // named pwned-* in the shell's working folder (the job's --chdir). The
+    // job script names the shared folder: it must reach the worker whole.
+    const std::string nasty = dir / ("a b;touch pwned-semicolon|touch pwned-pipe&touch pwned-amp "
+                                     "$(touch pwned-dollar)`touch pwned-backtick`'sq'\"dq\"<in>out*?[x]{y}~#$HOME\n"
+                                     "touch pwned-newline");
+    auto args = top5_args(dir, {"--account", "acct$(touch pwned-account);touch pwned-account2"});
+    for (std::size_t i = 0; i + 1 < args.size(); ++i)
+        if (args[i] == "--work-dir") args[i + 1] = nasty + "/work";
+    ProcessResult r = test::run_gpusched(args, with(cluster.env(), {}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(test::sql_int(dir / "db.sqlite", "SELECT count(*) FROM samples WHERE benchmark = 'measured'") >= 1);
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir.path(), ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+        CHECK(it->path().filename().string().rfind("pwned", 0) != 0);
+}
+
 TEST_CASE("a nightly whose config names the slurm executor runs its pipeline's benchmarks as Slurm jobs",
           "[slurm][nightly]") {
     test::SlurmCluster cluster;

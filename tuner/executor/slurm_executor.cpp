@@ -95,11 +95,17 @@ Attempt attempt_from_json(const nlohmann::json &j) {
     return a;
 }
 
-std::string quoted(const std::string &path) {
-    if (path.find('\'') != std::string::npos)
-        throw UserError("path '" + path +
-                        "' has a single quote; the slurm executor cannot pass it to sbatch");
-    return "'" + path + "'";
+// A word for sh, in single quotes: nothing inside is expanded, and a single
+// quote is closed, escaped and reopened ('\''). Not named `quoted`: for a
+// non-const std::string argument, argument-dependent lookup preferred
+// std::quoted, whose double quotes let sh run $(...) and `...` in a path.
+std::string sh_single_quoted(const std::string &word) {
+    std::string out = "'";
+    for (char c : word) {
+        if (c == '\'') out += "'\\''";
+        else out += c;
+    }
+    return out + "'";
 }
 
 class SlurmExecutor : public Executor {
@@ -281,9 +287,12 @@ private:
         write_json_atomically(wf_.array_file(n), {{"tasks", elements}});
         {
             std::ofstream s(wf_.array_script(n));
-            s << "#!/bin/sh\n# gpusched: array " << n << " of " << wf_.scope_dir
-              << "; element i benchmarks the task arrays/" << n << ".json names at i\n"
-              << "exec " << quoted(worker_command()) << " worker " << quoted(wf_.scope_dir) << " --array "
+            // Every path in the script is single-quoted (sh_single_quoted); none goes
+            // into the comment, where a newline in it would end the comment
+            // and make the rest of the name a command.
+            s << "#!/bin/sh\n# gpusched: array " << n << "; element i benchmarks the task arrays/" << n
+              << ".json names at i\n"
+              << "exec " << sh_single_quoted(worker_command()) << " worker " << sh_single_quoted(wf_.scope_dir) << " --array "
               << n << "\n";
         }
         fs::permissions(wf_.array_script(n), fs::perms::owner_all, fs::perm_options::add);

@@ -115,27 +115,28 @@ struct SampleSpec {
     std::string library, function, out_dir, reference, seed;
 };
 
+// The sample list the driver writes (runner.cpp): five NUL-terminated
+// fields a sample (library, function, out dir, reference, seed), so that
+// paths with tabs or line breaks in them arrive whole.
 bool read_list(const std::string &path, std::vector<SampleSpec> &samples) {
-    std::ifstream f(path);
+    std::ifstream f(path, std::ios::binary);
     if (!f) {
         std::fprintf(stderr, "cannot read the sample list %s\n", path.c_str());
         return false;
     }
-    std::string line;
-    while (std::getline(f, line)) {
-        if (line.empty()) continue;
-        std::vector<std::string> fields;
-        std::istringstream in(line);
-        std::string field;
-        while (std::getline(in, field, '\t'))
-            fields.push_back(field);
-        if (fields.size() == 4) fields.emplace_back(); // an empty seed at the end
-        if (fields.size() != 5 || fields[0].empty() || fields[1].empty() || fields[2].empty()) {
-            std::fprintf(stderr, "bad line in %s (want library, function, out dir, reference, seed): %s\n",
-                         path.c_str(), line.c_str());
+    std::vector<std::string> fields;
+    for (std::string field; std::getline(f, field, '\0');) fields.push_back(field);
+    if (fields.size() % 5 != 0) {
+        std::fprintf(stderr, "bad sample list %s: %zu fields, not five a sample\n", path.c_str(), fields.size());
+        return false;
+    }
+    for (std::size_t i = 0; i < fields.size(); i += 5) {
+        if (fields[i].empty() || fields[i + 1].empty() || fields[i + 2].empty()) {
+            std::fprintf(stderr, "bad sample %zu in %s: no library, function or out dir\n", i / 5, path.c_str());
             return false;
         }
-        samples.push_back({fields[0], fields[1], fields[2], fields[3], fields[4].empty() ? "1" : fields[4]});
+        samples.push_back({fields[i], fields[i + 1], fields[i + 2], fields[i + 3],
+                           fields[i + 4].empty() ? "1" : fields[i + 4]});
     }
     return true;
 }

@@ -236,8 +236,11 @@ std::size_t run_harness(const std::vector<BenchmarkBinary> &bins, std::size_t fi
         fs::create_directories(b.work_dir, ec);
         fs::remove(b.work_dir + "/benchmark.json", ec);
         fs::remove(b.work_dir + "/started", ec);
-        list << b.library << '\t' << b.function_name << '\t' << b.work_dir << '\t' << b.reference_dir << '\t'
-             << b.input_seed << '\n';
+        // Five NUL-terminated fields a sample: a path may hold a tab or a
+        // line break, never a NUL (benchmark_main.cpp, read_list).
+        for (const std::string &field :
+             {b.library, b.function_name, b.work_dir, b.reference_dir, std::to_string(b.input_seed)})
+            list << field << '\0';
     }
     const std::string list_path = bins[first].work_dir + "/group.list";
     std::ofstream(list_path) << list.str();
