@@ -1,5 +1,6 @@
 #include "db/database.h"
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <thread>
 
 #include <sqlite3.h>
+#include <sys/statvfs.h>
 
 #include "db/migrations.h"
 
@@ -29,8 +31,46 @@ int busy_timeout_ms() {
     return ms;
 }
 
+// What the operating system said under SQLite's words, where it explains
+// them: "disk I/O error" is a full disk more often than a broken one.
+std::string system_cause(sqlite3 *db) {
+    switch (db ? sqlite3_system_errno(db) : 0) {
+    case ENOSPC: return " (no space left on the disk that holds it)";
+    case EROFS: return " (its file system is read-only)";
+    case EACCES: return " (permission denied)";
+    default: return "";
+    }
+}
+
 [[noreturn]] void fail(sqlite3 *db, const std::string &what) {
-    throw DbError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+    throw DbError(what + ": " + (db ? sqlite3_errmsg(db) : "out of memory") + system_cause(db));
+}
+
+// Whether the file system that holds (or would hold) `path` is mounted
+// read-only: SQLite cannot then keep the WAL index beside it, so even a
+// read needs the file opened as immutable.
+bool on_read_only_file_system(const std::string &path) {
+    fs::path folder = fs::absolute(path).parent_path();
+    std::error_code ec;
+    while (!folder.empty() && !fs::exists(folder, ec) && folder != folder.parent_path()) folder = folder.parent_path();
+    struct statvfs st {};
+    return statvfs(folder.c_str(), &st) == 0 && (st.f_flag & ST_RDONLY);
+}
+
+// SQLite's URI for a file name: the characters URIs give a meaning to,
+// percent-encoded.
+std::string file_uri(const std::string &path) {
+    std::string uri = "file:";
+    for (char c : fs::absolute(path).string()) {
+        if (c == '%' || c == '?' || c == '#') {
+            char hex[4];
+            std::snprintf(hex, sizeof hex, "%%%02X", static_cast<unsigned char>(c));
+            uri += hex;
+        } else {
+            uri += c;
+        }
+    }
+    return uri;
 }
 
 // A non-empty file that does not start with SQLite's header is refused before
@@ -164,6 +204,9 @@ void refuse_newer_schema(const std::string &path, int version) {
 } // namespace
 
 Database Database::open(const std::string &path) {
+    if (on_read_only_file_system(path))
+        throw DbError("database '" + path + "' is on a read-only file system: nothing can be stored in it "
+                      "(gpusched db and gpusched report can still read it)");
     fs::path p(path);
     std::error_code ec;
     if (p.has_parent_path()) {
@@ -219,7 +262,21 @@ Database Database::open(const std::string &path) {
 
 Database Database::open_existing(const std::string &path) {
     if (!fs::exists(path)) throw DbError("database '" + path + "' does not exist");
-    return open(path);
+    if (!on_read_only_file_system(path)) return open(path);
+    // Read-only media (a published copy, a snapshot): nothing may change it,
+    // not even the WAL index, so SQLite reads it as immutable.
+    Database db = open_file(file_uri(path) + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+    db.path_ = path;
+    const int app_id = query_int(db.db_, "PRAGMA application_id", path);
+    const int version = query_int(db.db_, "PRAGMA user_version", path);
+    if (app_id != kApplicationId)
+        throw DbError("'" + path + "' is not a gpusched database (or an empty one)");
+    refuse_newer_schema(path, version);
+    if (version < current_schema_version())
+        throw DbError("database '" + path + "' has schema version " + std::to_string(version) + ", older than this "
+                      "gpusched's (" + std::to_string(current_schema_version()) + "), and is on a read-only file "
+                      "system: open it once where it can be written to upgrade it");
+    return db;
 }
 
 int Database::schema_version() const { return query_int(db_, "PRAGMA user_version", path_); }
@@ -236,7 +293,7 @@ void Database::exec(const std::string &sql) {
             throw DbError("database '" + path_ + "' stayed locked by another process for longer than the busy "
                           "timeout (" + seconds + " s); try again when it is free");
         }
-        throw DbError("database '" + path_ + "': " + msg);
+        throw DbError("database '" + path_ + "': " + msg + system_cause(db_));
     }
 }
 

@@ -1,0 +1,129 @@
+// The sample database on a disk that fills up, and on one mounted read-only
+// (issue 29): each is a small tmpfs of its own, mounted for the test (the
+// suite runs as root: the bundle and Slurm tests need it too). A run that
+// cannot write says so in one line naming the database and exits 1; the
+// samples committed before are all there, once; the file passes SQLite's
+// integrity check; and a read-only database can still be queried.
+
+#include <filesystem>
+#include <fstream>
+
+#include "test/catch2_compat.h"
+
+#include "test_sql.h"
+#include "test_support.h"
+#include "tuner/subprocess.h"
+
+using namespace gpusched;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A tmpfs of `size` (mount's -o size=) at `where` for the life of the object.
+class Tmpfs {
+public:
+    Tmpfs(const std::string &where, const std::string &size) : where_(where) {
+        fs::create_directories(where);
+        ProcessSpec spec;
+        spec.argv = {"mount", "-t", "tmpfs", "-o", "size=" + size, "gpusched-test", where};
+        const ProcessResult r = run_process(spec);
+        INFO("mount: " << r.describe_failure() << " " << r.err);
+        REQUIRE(r.ok());  // needs root, as the rest of the suite
+    }
+    ~Tmpfs() {
+        ProcessSpec spec;
+        spec.argv = {"umount", "-l", where_};
+        run_process(spec);
+    }
+    Tmpfs(const Tmpfs &) = delete;
+    Tmpfs &operator=(const Tmpfs &) = delete;
+
+    void remount_read_only() {
+        ProcessSpec spec;
+        spec.argv = {"mount", "-o", "remount,ro", where_};
+        const ProcessResult r = run_process(spec);
+        INFO("remount: " << r.err);
+        REQUIRE(r.ok());
+    }
+
+    // Writes a file until the file system says it is full.
+    void fill() {
+        std::ofstream f(where_ + "/filler", std::ios::binary);
+        const std::string block(64 * 1024, 'x');
+        while (f.write(block.data(), static_cast<std::streamsize>(block.size())) && f.flush()) {
+        }
+    }
+
+private:
+    std::string where_;
+};
+
+std::vector<std::string> oneshot(const test::TempDir &dir, const std::string &db, const std::string &source) {
+    return {"oneshot", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--autoscheduler", source, "--samples", "2",
+            "--beam-size", "2", "--passes", "1", "-o", dir / "out", "--db", db, "--no-validate"};
+}
+
+int error_lines(const std::string &text) {
+    int n = 0;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) n += line.rfind("error: ", 0) == 0;
+    return n;
+}
+
+} // namespace
+
+TEST_CASE("a database whose disk is full refuses the run in one line and keeps every sample committed before",
+          "[db][fault]") {
+    test::TempDir dir;
+    Tmpfs disk(dir / "disk", "1m");
+    const std::string db = dir / "disk/db.sqlite";
+    ProcessResult first = test::run_gpusched(oneshot(dir, db, "gpusched"));
+    INFO("first run: " << first.err);
+    REQUIRE(first.ok());
+    const std::string before = test::stored_sample_keys(db);
+    REQUIRE(!before.empty());
+
+    disk.fill();
+    ProcessResult full = test::run_gpusched(oneshot(dir, db, "gpusched"));
+    INFO("on the full disk: exit " << full.exit_code << "\n" << full.err);
+    CHECK(full.exit_code == 1);
+    CHECK(full.term_signal == 0);
+    CHECK(error_lines(full.err) == 1);
+    CHECK(full.err.find(db) != std::string::npos);
+    CHECK(full.err.find("no space left") != std::string::npos);
+
+    // Room again: the file is whole and holds what was committed, once.
+    fs::remove(dir / "disk/filler");
+    CHECK(test::sql_text(db, "PRAGMA integrity_check") == "ok");
+    CHECK(test::stored_sample_keys(db) == before);
+    // And the next run writes to it as usual.
+    ProcessResult again = test::run_gpusched(oneshot(dir, db, "gpusched"));
+    INFO("after making room: " << again.err);
+    CHECK(again.ok());
+    CHECK(test::sql_int(db, "SELECT count(*) FROM runs WHERE status = 'finished'") == 2);
+}
+
+TEST_CASE("a database on a read-only disk is queried as usual and a run that would write to it is refused in one line",
+          "[db][fault]") {
+    test::TempDir dir;
+    Tmpfs disk(dir / "disk", "4m");
+    const std::string db = dir / "disk/db.sqlite";
+    ProcessResult first = test::run_gpusched(oneshot(dir, db, "gpusched"));
+    INFO("first run: " << first.err);
+    REQUIRE(first.ok());
+    const std::string before = test::stored_sample_keys(db);
+    disk.remount_read_only();
+
+    ProcessResult runs = test::run_gpusched({"db", "--db", db, "runs", "--json"});
+    INFO("db runs: " << runs.err);
+    CHECK(runs.ok());
+    CHECK(runs.out.find("tiny_stencil") != std::string::npos);
+
+    ProcessResult write = test::run_gpusched(oneshot(dir, db, "gpusched"));
+    INFO("a run: exit " << write.exit_code << "\n" << write.err);
+    CHECK(write.exit_code == 1);
+    CHECK(error_lines(write.err) == 1);
+    CHECK(write.err.find(db) != std::string::npos);
+    CHECK(write.err.find("read-only") != std::string::npos);
+    CHECK(test::stored_sample_keys(db) == before);
+}
