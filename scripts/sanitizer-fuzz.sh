@@ -2,7 +2,8 @@
 # Random-pipeline fuzzing under AddressSanitizer and UBSan (issue 29).
 #
 # Usage: scripts/sanitizer-fuzz.sh [--build-dir DIR] [--seeds A:B] [-j N]
-#                                  [--work-dir DIR] [-o SUMMARY.md] [params...]
+#                                  [--timeout S] [--work-dir DIR] [-o SUMMARY.md]
+#                                  [params...]
 #
 # Configures DIR (default build-asan) with GPUSCHED_SANITIZE=address,undefined
 # (CMakeLists.txt), builds what `gpusched fuzz` runs (the driver, the plugin,
@@ -13,19 +14,23 @@
 # process that made it, so its seed fails and the summary names the step;
 # the report itself is in that seed's logs under the work directory.
 # Params default to the fuzz's own (size=small num_outputs=0); the summary
-# goes to stdout unless -o names a file. Exit status: gpusched fuzz's.
+# goes to stdout unless -o names a file. --timeout (seconds per step) is
+# 3600 by default: instrumented searches run several times slower than
+# release ones, and a busy machine's took more than the fuzz's 600 s.
+# Exit status: gpusched fuzz's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-build=build-asan seeds=0:19 jobs=2 work=sanitizer-fuzz-out summary=""
+build=build-asan seeds=0:19 jobs=2 timeout=3600 work=sanitizer-fuzz-out summary=""
 params=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --build-dir) build="$2"; shift 2 ;;
     --seeds) seeds="$2"; shift 2 ;;
     -j) jobs="$2"; shift 2 ;;
+    --timeout) timeout="$2"; shift 2 ;;
     --work-dir) work="$2"; shift 2 ;;
     -o) summary="$2"; shift 2 ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "sanitizer-fuzz: unknown option '$1' (see --help)" >&2; exit 2 ;;
     *) params+=("$1"); shift ;;
   esac
@@ -43,5 +48,5 @@ export ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:halt_on_error=1:${ASAN_OPTI
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}"
 out=()
 [ -n "$summary" ] && out=(-o "$summary")
-exec "$build/cli/gpusched" fuzz --build-dir "$build" --seeds "$seeds" -j "$jobs" --work-dir "$work" \
+exec "$build/cli/gpusched" fuzz --build-dir "$build" --seeds "$seeds" -j "$jobs" --timeout "$timeout" --work-dir "$work" \
   "${out[@]}" "${params[@]}"
