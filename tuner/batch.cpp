@@ -9,6 +9,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tuner/autoschedulers.h"
 #include "tuner/generator_run.h"
 #include "tuner/host_target.h"
 #include "tuner/ptx_extract.h"
@@ -194,7 +195,7 @@ BatchInputs check_batch_inputs(const OneShotOptions &opt) {
     // Autotune stores each sample as it finishes, and a typo would leave a
     // failed run behind it.
     if (auto g = check_generator_params(opt.generator_path, opt.generator_name, opt.generator_params, in.target,
-                                        opt.output_dir + "/.params-check", opt.timeout);
+                                        locate_gpusched_plugin(), opt.output_dir + "/.params-check", opt.timeout);
         !g.ok())
         throw UserError(g.message);
     return in;

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "db/database.h"
+#include "tuner/autoschedulers.h"
 #include "tuner/generator_run.h"
 #include "tuner/oneshot.h"
 #include "tuner/report_stamp.h"
@@ -107,7 +108,7 @@ void check_params(const FuzzOptions &opt) {
     std::map<std::string, std::string> params = opt.params;
     params["seed"] = std::to_string(opt.first_seed);
     GeneratorOutcome g = check_generator_params(opt.generator_path, opt.generator_name, params, "host",
-                                                opt.work_dir + "/params-check", opt.timeout);
+                                                locate_gpusched_plugin(), opt.work_dir + "/params-check", opt.timeout);
     if (!g.ok()) throw UserError("params: " + g.message);
 }
 

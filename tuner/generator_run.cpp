@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/params_probe.h"
+
 namespace gpusched {
 namespace fs = std::filesystem;
 
@@ -160,7 +162,9 @@ GeneratorOutcome run_generator(const GeneratorInvocation &inv) {
 
 GeneratorOutcome check_generator_params(const std::string &generator_path, const std::string &generator_name,
                                         const std::map<std::string, std::string> &params, const std::string &target,
-                                        const std::string &scratch_dir, std::chrono::milliseconds timeout) {
+                                        const std::string &plugin_path, const std::string &scratch_dir,
+                                        std::chrono::milliseconds timeout) {
+    if (plugin_path.empty()) return {};
     GeneratorInvocation inv;
     inv.generator_path = generator_path;
     inv.generator_name = generator_name;
@@ -168,11 +172,16 @@ GeneratorOutcome check_generator_params(const std::string &generator_path, const
     inv.emit = {"h"};
     inv.target = target;
     inv.params = params;
+    inv.plugin_path = plugin_path;
+    inv.autoscheduler = "gpusched_probe";
     inv.timeout = timeout;
     std::error_code ec;
     std::filesystem::create_directories(scratch_dir, ec);
     GeneratorOutcome g = run_generator(inv);
     std::filesystem::remove_all(scratch_dir, ec);
+    // The probe's own stop is the success: the params were read, the
+    // pipeline built.
+    if (!g.ok() && (g.process.err + g.message).find(kParamsProbeReached) != std::string::npos) return {};
     return g;
 }
 

@@ -57,14 +57,17 @@ std::vector<std::string> list_generators(const std::string &generator_path,
 
 GeneratorOutcome run_generator(const GeneratorInvocation &inv);
 
-// Runs the generator once with these params and target emitting only its C
-// header: it reads its params and builds its pipeline, but nothing is
-// lowered or compiled (a tenth of a second on the demo), so a param it does
-// not know, or a value it refuses, is reported before any work is stored.
+// Runs the generator once with these params and target and the plugin's
+// probe autoscheduler (core/params_probe.h), which stops it once it has read
+// its params and built its pipeline: a param it does not know, or a value it
+// refuses, is reported before any work is stored, at the cost of the
+// pipeline's construction (nothing is lowered). Without the gpusched plugin
+// (`plugin_path` empty) there is no probe, and nothing is checked.
 // `scratch_dir` is created and removed.
 GeneratorOutcome check_generator_params(const std::string &generator_path, const std::string &generator_name,
                                         const std::map<std::string, std::string> &params, const std::string &target,
-                                        const std::string &scratch_dir, std::chrono::milliseconds timeout);
+                                        const std::string &plugin_path, const std::string &scratch_dir,
+                                        std::chrono::milliseconds timeout);
 
 // The argv run_generator uses (exposed for logs and tests).
 std::vector<std::string> generator_argv(const GeneratorInvocation &inv);
