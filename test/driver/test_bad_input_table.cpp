@@ -476,6 +476,14 @@ std::string markdown_cell(std::string text) {
 void write_table(const std::vector<Row> &rows, const std::map<std::string, std::vector<std::string>> &free_options,
                  const std::string &path) {
     std::ofstream out(path);
+    out << "# Bad input: every option of every command\n\n"
+        << "Written by test/driver/test_bad_input_table.cpp (`GPUSCHED_BAD_INPUT_TABLE=FILE "
+           "build/test/driver/test_driver \"[bad-input-table]\"`): each option from the binary's `--help`, "
+           "given the wrong values of its kind; every run must exit 1 or 2 with one error line naming the "
+           "option or the value, and leave no row in the database. "
+        << rows.size() << " runs; a bold cell is a run that broke the rule. Braced values are made per run "
+           "(a missing file, a directory, an empty file, garbage, a name that is not UTF-8, a path under a "
+           "regular file); DIR is the run's temporary folder.\n\n";
     out << "| command | option | kind | wrong value | exit | stderr |\n|---|---|---|---|---|---|\n";
     for (const Row &row : rows) {
         std::string line = row.verdict.empty() ? error_line(row.result.err) : "**" + row.verdict + "**";

@@ -187,12 +187,16 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
     CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
 }
 
-TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 and its resume completes it with no sample doubled",
+TEST_CASE("autotune stopped by SIGTERM or SIGINT marks the run interrupted and exits 130 and its resume completes it "
+          "with no sample doubled",
           "[autotune][resume]") {
+    // What a cron job's timeout or `kill` sends, and Ctrl-C.
+    const int sig = GENERATE(SIGTERM, SIGINT);
+    INFO("signal " << sig);
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
     const pid_t pid = test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
-    // What a cron job's timeout or `kill` sends: once batch 0 has stored a sample.
+    // Once batch 0 has stored a sample.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
     int64_t stored = 0;
     while (std::chrono::steady_clock::now() < give_up) {
@@ -201,7 +205,7 @@ TEST_CASE("autotune stopped by SIGTERM marks the run interrupted and exits 130 a
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     REQUIRE(stored >= 1);
-    REQUIRE(kill(pid, SIGTERM) == 0);
+    REQUIRE(kill(pid, sig) == 0);
     int status = 0;
     REQUIRE(waitpid(pid, &status, 0) == pid);
     INFO("the stopped run's log: " << test::read_file(dir / "first.log") << "\nwait status " << status);
