@@ -111,7 +111,13 @@ const char *kind_name(Kind kind) {
 // Every command and the kind of each of its options, by the option's long
 // name (or its positional name). Flags take no value and are not listed.
 const std::map<std::string, std::map<std::string, Kind>> &option_kinds() {
-    static const std::map<std::string, std::map<std::string, Kind>> kinds = {
+    // The beam search's options, which One Shot and tune share (cli/search_args.h).
+    static const std::map<std::string, Kind> search = {
+        {"--beam-size", Kind::Count},    {"--passes", Kind::Count},        {"--seed", Kind::Seed},
+        {"--timeout", Kind::Seconds},    {"--dropout", Kind::Probability}, {"--search-config", Kind::InputFile},
+        {"--weights", Kind::InputFile}};
+    static const std::map<std::string, std::map<std::string, Kind>> kinds = [] {
+        std::map<std::string, std::map<std::string, Kind>> k = {
         {"", {{"--log-file", Kind::OutputFile}}},
         {"oneshot",
          {{"generator", Kind::Generator},
@@ -124,13 +130,7 @@ const std::map<std::string, std::map<std::string, Kind>> &option_kinds() {
           {"--db", Kind::Database},
           {"--samples", Kind::Count},
           {"--jobs", Kind::Count},
-          {"--beam-size", Kind::Count},
-          {"--passes", Kind::Count},
-          {"--seed", Kind::Seed},
-          {"--timeout", Kind::Seconds},
-          {"--dropout", Kind::Probability},
-          {"--search-config", Kind::InputFile},
-          {"--weights", Kind::InputFile}}},
+         }},
         {"tune",
          {{"generator", Kind::Generator},
           {"params", Kind::Params},
@@ -142,13 +142,6 @@ const std::map<std::string, std::map<std::string, Kind>> &option_kinds() {
           {"--db", Kind::Database},
           {"--samples", Kind::Count},
           {"--jobs", Kind::Natural},  // 0: every core
-          {"--beam-size", Kind::Count},
-          {"--passes", Kind::Count},
-          {"--seed", Kind::Seed},
-          {"--timeout", Kind::Seconds},
-          {"--dropout", Kind::Probability},
-          {"--search-config", Kind::InputFile},
-          {"--weights", Kind::InputFile},
           {"--top", Kind::Count},
           {"--baselines", Kind::Choice},
           {"--benchmark-timeout", Kind::Seconds},
@@ -224,7 +217,10 @@ const std::map<std::string, std::map<std::string, Kind>> &option_kinds() {
           {"--db", Kind::Database},
           {"--output", Kind::OutputFile}}},
         {"worker", {{"scope", Kind::InputDir}, {"--array", Kind::Natural}, {"--index", Kind::Natural}}},
-    };
+        };
+        for (const char *command : {"oneshot", "tune"}) k[command].insert(search.begin(), search.end());
+        return k;
+    }();
     return kinds;
 }
 

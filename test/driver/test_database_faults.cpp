@@ -63,6 +63,16 @@ std::vector<std::string> oneshot(const test::TempDir &dir, const std::string &db
             "--beam-size", "2", "--passes", "1", "-o", dir / "out", "--db", db, "--no-validate"};
 }
 
+// One Shot's first run into the database: the samples a fault must not lose.
+std::string first_run(const test::TempDir &dir, const std::string &db) {
+    ProcessResult first = test::run_gpusched(oneshot(dir, db, "gpusched"));
+    INFO("first run: " << first.err);
+    REQUIRE(first.ok());
+    const std::string committed = test::stored_sample_keys(db);
+    REQUIRE(!committed.empty());
+    return committed;
+}
+
 int error_lines(const std::string &text) {
     int n = 0;
     std::istringstream in(text);
@@ -77,11 +87,7 @@ TEST_CASE("a database whose disk is full refuses the run in one line and keeps e
     test::TempDir dir;
     Tmpfs disk(dir / "disk", "1m");
     const std::string db = dir / "disk/db.sqlite";
-    ProcessResult first = test::run_gpusched(oneshot(dir, db, "gpusched"));
-    INFO("first run: " << first.err);
-    REQUIRE(first.ok());
-    const std::string before = test::stored_sample_keys(db);
-    REQUIRE(!before.empty());
+    const std::string before = first_run(dir, db);
 
     disk.fill();
     ProcessResult full = test::run_gpusched(oneshot(dir, db, "gpusched"));
@@ -108,10 +114,7 @@ TEST_CASE("a database on a read-only disk is queried as usual and a run that wou
     test::TempDir dir;
     Tmpfs disk(dir / "disk", "4m");
     const std::string db = dir / "disk/db.sqlite";
-    ProcessResult first = test::run_gpusched(oneshot(dir, db, "gpusched"));
-    INFO("first run: " << first.err);
-    REQUIRE(first.ok());
-    const std::string before = test::stored_sample_keys(db);
+    const std::string before = first_run(dir, db);
     disk.remount_read_only();
 
     ProcessResult runs = test::run_gpusched({"db", "--db", db, "runs", "--json"});
