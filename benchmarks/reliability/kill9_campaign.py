@@ -70,18 +70,26 @@ def run_status(db, run_id):
 
 
 def phase_of(log_text):
-    """Where the driver was when it died, from the last line it logged."""
+    """The last event the driver logged before it died, and the line.
+
+    Autotune logs one line per event, "<time> <event> | <progress>": a sample
+    compiled ("batch 0 sample 3: predicted ..."), a sample timed (its median),
+    a batch done, the model retrained. The kill fell after that event and
+    before the next."""
     lines = [l for l in log_text.splitlines() if l.strip()]
     last = lines[-1] if lines else ""
-    if not last:
-        return "starting", last
-    if "median" in last or "benchmark" in last or "measured" in last:
-        return "benchmarking", last
-    if "retrain" in last or "trained" in last or "weights" in last:
-        return "retraining", last
-    if "sample" in last and "predicted" in last:
-        return "searching and building", last
-    return "other", last
+    event = last.split(" | ")[0]
+    if len(lines) <= 1:
+        return "starting (nothing logged)", last
+    if "retrain" in event or "weights" in event:
+        return "after a retraining", last
+    if "predicted" in event:
+        return "after a sample compiled", last
+    if "done" in event or "finished" in event:
+        return "after a batch finished", last
+    if " ms" in event or "median" in event or "measured" in event or "failed" in event:
+        return "after a sample was timed", last
+    return "after: " + event[21:60], last
 
 
 def main():
