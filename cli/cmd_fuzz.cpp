@@ -87,10 +87,9 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
         o.db_path = args->db_path.empty() ? args->work_dir + "/samples.sqlite" : args->db_path;
         o.timeout = std::chrono::seconds(args->timeout_s);
         o.gpusched_version = version_string();
-        // What the person named, before any seed runs.
+        // What the person named, before any seed runs (run_fuzz opens the database first).
         check_output_folder(o.work_dir, "--work-dir");
         if (!args->output.empty()) check_output_file(args->output, "--output");
-        db::Database::open(o.db_path);
         // The summary is rewritten after every seed, so a long run that is
         // stopped still leaves the seeds it finished.
         auto write_summary = [&](const std::vector<FuzzCase> &cases) {

@@ -1,5 +1,4 @@
 #include "cli/search_args.h"
-#include "cli/value_checks.h"
 
 #include <filesystem>
 #include <fstream>
@@ -8,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/value_checks.h"
 #include "costmodel/weights_file.h"
 #include "tuner/user_paths.h"
 

@@ -14,6 +14,7 @@
 #include "tuner/host_target.h"
 #include "tuner/ptx_extract.h"
 #include "tuner/shared_runtime.h"
+#include "tuner/user_paths.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
@@ -27,18 +28,6 @@ bool reserved_param(const std::string &key) {
     for (const std::string &p : autoscheduler_param_names())
         if (key == p) return true;
     return false;
-}
-
-void check_output_dir_writable(const std::string &dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw UserError("cannot create output directory '" + dir + "': " + ec.message());
-    const std::string probe = dir + "/.gpusched-write-test";
-    {
-        std::ofstream f(probe);
-        if (!f) throw UserError("output directory '" + dir + "' is not writable");
-    }
-    fs::remove(probe, ec);
 }
 
 std::vector<uint8_t> read_bytes(const std::string &path) {
@@ -186,7 +175,7 @@ BatchInputs check_batch_inputs(const OneShotOptions &opt) {
     }
     if (opt.samples < 1) throw UserError("--samples must be at least 1");
     if (opt.jobs < 1) throw UserError("--jobs must be at least 1");
-    check_output_dir_writable(opt.output_dir);
+    check_output_folder(opt.output_dir, "output directory");
     BatchInputs in;
     in.source = *source;
     in.target = opt.target.empty() ? default_cuda_target(opt.gpu) : opt.target;

@@ -35,13 +35,20 @@ void check_output_file(const std::string &path, const std::string &option) {
         throw UserError(named(option, path) + ": its folder '" + parent.string() + "' cannot be created");
 }
 
-void check_output_folder(const std::string &path, const std::string &option) {
+void check_output_folder(const std::string &path, const std::string &what) {
     std::error_code ec;
     if (fs::exists(path, ec) && !fs::is_directory(path, ec))
-        throw UserError(named(option, path) + ": is a file, not a folder");
+        throw UserError(what + " '" + path + "' is a file, not a folder");
     fs::create_directories(path, ec);
-    if (!fs::is_directory(path, ec))
-        throw UserError(named(option, path) + ": cannot be created (" + (ec ? ec.message() : "unknown") + ")");
+    if (ec) throw UserError("cannot create " + what + " '" + path + "': " + ec.message());
+    // Created, or there already: whether this user may write in it (a
+    // read-only mount, another user's folder) only a write tells.
+    const std::string probe = path + "/.gpusched-write-test";
+    {
+        std::ofstream f(probe);
+        if (!f) throw UserError(what + " '" + path + "' is not writable");
+    }
+    fs::remove(probe, ec);
 }
 
 } // namespace gpusched

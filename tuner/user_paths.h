@@ -15,7 +15,8 @@ void check_input_file(const std::string &path, const std::string &option);
 // A file to write: not a directory, and its folder exists or is created now.
 void check_output_file(const std::string &path, const std::string &option);
 
-// A folder to write into: created now when missing; not a regular file.
-void check_output_folder(const std::string &path, const std::string &option);
+// A folder to write into: created now when missing, not a regular file, and
+// writable. `what` names it in the error ("--work-dir", "output directory").
+void check_output_folder(const std::string &path, const std::string &what);
 
 } // namespace gpusched
