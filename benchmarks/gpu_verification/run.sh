@@ -100,7 +100,11 @@ for app in "${apps[@]}"; do
     timeout -s TERM "$((left - 10))" "$g/bin/gpusched" "${common[@]}" --samples "${SAMPLES:-80}" \
       --baselines "${BASELINES:-li2018,naive}" ${EXTRA:-} >"$work/$app.top5.json" 2>"$work/$app.top5.log"
   else
-    b=$budget
+    # The budget, cut to end before the deadline (it is checked before each
+    # sample starts, so the app stops within a sample of it).
+    case $budget in *m) b=$(( ${budget%m} * 60 )) ;; *s) b=${budget%s} ;; *) b=$budget ;; esac
+    [ "$b" -le "$((left - 20))" ] || b=$((left - 20))
+    b=${b}s
     "$g/bin/gpusched" "${common[@]}" --iterations "${ITERATIONS:-20}" --batch "${BATCH:-80}" \
       --time-budget "$b" --baselines "${BASELINES:-li2018}" ${EXTRA:-} \
       >"$work/$app.autotune.json" 2>"$work/$app.autotune.log"

@@ -146,6 +146,61 @@ TEST_CASE("a schedule that splits a float sum across threads is validated agains
     CHECK(report.outputs[0].second.max_abs_error == 0);
 }
 
+TEST_CASE("a float sum split by a foreign schedule fails against the serial reference and passes against the one summed in blocks",
+          "[validation][reduction_split]") {
+    test::TempDir dir;
+    ValidationRequest v = request(dir, "float_total", "manual");
+    v.generator_params = {{"size", "4096"}};
+    const ValidationReport report = validate_schedule_on_pocl(v);
+    INFO(report.detail);
+    REQUIRE(report.status == ValidationStatus::Passed);
+    // 16.7 million squares: the serial float sum is 2% low, so the split
+    // schedule disagrees with it...
+    CHECK(report.detail.find("the serial one: 1 of 1 values differ") != std::string::npos);
+    // ...and agrees with the second reference, which the plugin built by
+    // splitting the one float reduction into 4096 partials.
+    CHECK(report.detail.find("with the reference whose float reductions sum in blocks") != std::string::npos);
+    const fs::path reference = fs::path(v.work_dir) / "reference";
+    CHECK(fs::exists(reference / kReorderedReferenceDir / "output.raw"));
+    CHECK(test::read_file(reference / "reordered.txt").find("\"partials\":4096") != std::string::npos);
+}
+
+TEST_CASE("a pipeline without a long float reduction gets no second reference", "[validation]") {
+    test::TempDir dir;
+    ValidationRequest v = request(dir, "tiny_stencil", "naive");
+    const ValidationReport report = validate_schedule_on_pocl(v);
+    INFO(report.detail);
+    REQUIRE(report.status == ValidationStatus::Passed);
+    const fs::path reference = fs::path(v.work_dir) / "reference";
+    CHECK_FALSE(fs::exists(reference / kReorderedReferenceDir));
+    CHECK(test::read_file(reference / "reordered.txt").find("no long float reduction") != std::string::npos);
+}
+
+TEST_CASE("an output that agrees with neither reference fails and the detail gives both comparisons", "[validation]") {
+    test::TempDir dir;
+    fs::create_directories(fs::path(dir / "ref") / kReorderedReferenceDir);
+    float serial[1] = {5.4766e6f}, blocked[1] = {5.5923e6f}, near_blocked[1] = {5.5924e6f}, wrong[1] = {1.0f};
+    write_output(dir / "ref/output.raw", 2, 32, {}, serial, sizeof serial);
+    write_output(fs::path(dir / "ref") / kReorderedReferenceDir / "output.raw", 2, 32, {}, blocked, sizeof blocked);
+    write_output(dir / "near.raw", 2, 32, {}, near_blocked, sizeof near_blocked);
+    write_output(dir / "wrong.raw", 2, 32, {}, wrong, sizeof wrong);
+    const OutputComparison near = compare_with_references(dir / "ref", "output", dir / "near.raw");
+    CHECK(near.passed());
+    const OutputComparison bad = compare_with_references(dir / "ref", "output", dir / "wrong.raw");
+    INFO(bad.detail);
+    CHECK_FALSE(bad.passed());
+    CHECK(bad.detail.find("1 of 1 values differ") != std::string::npos);
+    CHECK(bad.detail.find("and against the reference whose float reductions sum in blocks: 1 of 1 values differ") !=
+          std::string::npos);
+    // Without the second reference the serial one alone decides.
+    fs::remove_all(fs::path(dir / "ref") / kReorderedReferenceDir);
+    CHECK_FALSE(compare_with_references(dir / "ref", "output", dir / "near.raw").passed());
+    // A missing candidate file is a failed comparison naming it.
+    const OutputComparison missing = compare_with_references(dir / "ref", "output", dir / "absent.raw");
+    CHECK_FALSE(missing.passed());
+    CHECK(missing.detail.find("absent.raw") != std::string::npos);
+}
+
 TEST_CASE("float outputs agree within tolerance and NaN where a value was expected is a mismatch", "[validation]") {
     test::TempDir dir;
     float ref[4] = {1.f, 2.f, 3.f, 1e6f};

@@ -260,13 +260,7 @@ int run_sample(const SampleSpec &spec, double min_time_s, long min_reps, long ma
             return kExitUsage;
         }
         if (spec.reference.empty()) continue;
-        gpusched::OutputComparison c;
-        try {
-            c = gpusched::compare_outputs(gpusched::read_output_file(spec.reference + "/" + name + ".raw"),
-                                          gpusched::read_output_file(path));
-        } catch (const std::exception &e) {
-            c.detail = e.what();
-        }
+        const gpusched::OutputComparison c = gpusched::compare_with_references(spec.reference, name, path);
         if (!validation_detail.empty()) validation_detail += "; ";
         validation_detail += name + ": " + c.detail;
         if (!c.passed())

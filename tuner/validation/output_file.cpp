@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -126,6 +127,35 @@ OutputComparison compare_outputs(const OutputFile &ref, const OutputFile &cand, 
     }
     c.detail = s.str();
     return c;
+}
+
+OutputComparison compare_with_references(const std::string &reference_dir, const std::string &output_name,
+                                         const std::string &candidate_path) {
+    OutputComparison serial;
+    OutputFile candidate;
+    try {
+        candidate = read_output_file(candidate_path);
+        serial = compare_outputs(read_output_file(reference_dir + "/" + output_name + ".raw"), candidate);
+    } catch (const std::exception &e) {
+        serial.detail = e.what();
+        return serial;
+    }
+    const std::string reordered_path = reference_dir + "/" + kReorderedReferenceDir + "/" + output_name + ".raw";
+    std::error_code ec;
+    if (serial.passed() || !std::filesystem::exists(reordered_path, ec)) return serial;
+    OutputComparison reordered;
+    try {
+        reordered = compare_outputs(read_output_file(reordered_path), candidate);
+    } catch (const std::exception &e) {
+        reordered.detail = e.what();
+    }
+    if (reordered.passed()) {
+        reordered.detail += " with the reference whose float reductions sum in blocks (the serial one: " +
+                            serial.detail + ")";
+        return reordered;
+    }
+    serial.detail += " (and against the reference whose float reductions sum in blocks: " + reordered.detail + ")";
+    return serial;
 }
 
 } // namespace gpusched

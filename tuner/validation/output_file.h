@@ -59,4 +59,19 @@ struct ComparisonTolerance {
 OutputComparison compare_outputs(const OutputFile &reference, const OutputFile &candidate,
                                  const ComparisonTolerance &tolerance = {});
 
+// A reference folder holds the serial reference's outputs (NAME.raw) and,
+// where the pipeline has long float reductions, a second reference in
+// this subfolder that sums them in blocks (core/root_reference_scheduler.cpp,
+// "gpusched_root_reordered"). A float sum's value depends on its order: a
+// parallel schedule's sum of 16.7 million squares lands 2% above the serial
+// one, near the blocked one.
+inline constexpr const char *kReorderedReferenceDir = "reordered";
+
+// Compares the candidate's output file with reference_dir/NAME.raw, and,
+// where that fails and a reordered reference exists, with that one: the
+// output passes when it agrees with either, and the detail says which.
+// Missing or malformed files are a failed comparison naming the file.
+OutputComparison compare_with_references(const std::string &reference_dir, const std::string &output_name,
+                                         const std::string &candidate_path);
+
 } // namespace gpusched

@@ -19,6 +19,7 @@
 #include "tuner/install_layout.h"
 #include "tuner/shared_runtime.h"
 #include "tuner/subprocess.h"
+#include "tuner/validation/output_file.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
@@ -200,6 +201,41 @@ std::uint64_t reference_build_memory_limit() {
     return std::max<std::uint64_t>(std::uint64_t{4} << 30, physical / 3);
 }
 
+// The second reference, in dir/reordered (output_file.h,
+// kReorderedReferenceDir): the pipeline with every long float reduction
+// summed in blocks. Where the pipeline has none (the plugin says so in its
+// report and stops before compiling), or the build fails, there is no such
+// folder and the serial reference is the only one; why is kept in
+// dir/reordered.txt.
+void build_reordered_reference(const ValidationRequest &req, const std::string &compiler, const std::string &archive,
+                               const std::string &plugin, const std::string &dir) {
+    const std::string rdir = dir + "/" + kReorderedReferenceDir;
+    const std::string report = dir + "/reordered-splits.json";
+    auto skip = [&](const std::string &why) {
+        std::error_code ec;
+        fs::remove_all(rdir, ec);
+        std::ofstream(dir + "/reordered.txt") << why << "\n";
+    };
+    GeneratorInvocation inv = validation_build(req, rdir, validation_cpu_target());
+    inv.memory_limit_bytes = reference_build_memory_limit();
+    inv.plugin_path = plugin;
+    inv.autoscheduler = "gpusched_root_reordered";
+    inv.env["GPUSCHED_REORDER_REPORT"] = report;
+    std::error_code ec;
+    fs::create_directories(rdir, ec);
+    fs::remove(report, ec);
+    const GeneratorOutcome out = run_generator(inv);
+    std::string splits;
+    std::getline(std::ifstream(report), splits);
+    if (splits.rfind("[]", 0) == 0) return skip("no long float reduction: the serial reference is the only one");
+    if (!out.ok()) return skip("the reordered reference did not build: " + out.message);
+    ProcessResult link = link_runner(compiler, archive, rdir, req.generator_name, req.timeout);
+    if (!link.ok()) return skip("linking the reordered reference failed (" + link.describe_failure() + ")");
+    ProcessResult run = run_runner(rdir, req.input_seed, req.timeout);
+    if (!run.ok()) return skip("the reordered reference did not run (" + run.describe_failure() + ")");
+    std::ofstream(dir + "/reordered.txt") << "float reductions summed in blocks: " << splits;
+}
+
 std::string build_and_run_reference(const ValidationRequest &req, const std::string &compiler,
                                     const std::string &archive, const std::string &dir) {
     std::error_code ec;
@@ -251,6 +287,12 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
     ProcessResult run = run_runner(dir, req.input_seed, req.timeout);
     if (!run.ok())
         return "the reference build did not run (" + run.describe_failure() + "): " + last_lines(run.err, 1);
+    // The serial reference is what the pipeline says; schedules that sum
+    // its float reductions in other orders are also checked against one
+    // that sums them in blocks (core/root_reference_scheduler.cpp). Not
+    // needed where the reference already replays the candidate's splits.
+    if (replayed_reduction_splits(req) == "[]" && !plugin.empty())
+        build_reordered_reference(req, compiler, archive, plugin, dir);
     std::ofstream(fs::path(dir) / kReferenceDone) << "ok\n";
     return {};
 }
@@ -361,13 +403,7 @@ ValidationReport compare_output_dirs(const std::string &ref_dir, const std::stri
     for (const auto &entry : fs::directory_iterator(ref_dir, ec)) {
         if (entry.path().extension() != ".raw") continue;
         const std::string output = entry.path().stem().string();
-        OutputComparison c;
-        try {
-            c = compare_outputs(read_output_file(entry.path().string()),
-                                read_output_file(cand_dir + "/" + output + ".raw"));
-        } catch (const std::exception &e) {
-            c.detail = e.what();
-        }
+        const OutputComparison c = compare_with_references(ref_dir, output, cand_dir + "/" + output + ".raw");
         if (!c.passed()) report.status = ValidationStatus::Failed;
         report.outputs.emplace_back(output, c);
     }
