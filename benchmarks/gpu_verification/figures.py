@@ -51,7 +51,14 @@ def top5(paths):
     print("## Top 5\n")
     summary = []
     for path in paths:
-        j = json.load(open(path))
+        try:
+            j = json.load(open(path))
+        except ValueError:
+            # tune failed and printed no JSON: its log's last line says why.
+            log = path[: -len(".json")] + ".log"
+            last = open(log).read().strip().splitlines()[-1:] if os.path.exists(log) else ["no log"]
+            print(f"### {os.path.basename(path).split('.')[0]}: no result\n\n`{last[0] if last else ''}`\n")
+            continue
         app = j["generator_name"]
         print(f"### {app} on {j['device']}\n")
         print(f"{j['samples']} samples searched and compiled in {j['batch_seconds']:.1f} s, "
