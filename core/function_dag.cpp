@@ -67,6 +67,24 @@ bool box_uses_scalar_param(const std::vector<std::pair<Expr, Expr>> &box) {
     return false;
 }
 
+// Whether some dimension of box (in the stage's loop bounds) has an extent
+// that follows an RVar of the stage whose domain is sized by parameters or
+// buffer shapes (RDom(0, in.width() / 4)): the region then spans a run-time
+// extent, not a tile's.
+bool box_spans_sized_rvar(const std::vector<std::pair<Expr, Expr>> &box, const Stage &s) {
+    for (const LoopDim &l : s.loops) {
+        if (!l.is_rvar || !l.rvar_sized_by_params) continue;
+        for (const auto &[lo, hi] : box) {
+            if (!lo.defined() || !hi.defined()) continue;
+            const Expr extent = simplify(hi - lo);
+            if (expr_uses_var(extent, FunctionDAG::loop_min_name(l.var)) ||
+                expr_uses_var(extent, FunctionDAG::loop_max_name(l.var)))
+                return true;
+        }
+    }
+    return false;
+}
+
 // Finds every parameter the pipeline refers to and records its estimate:
 // scalar params by value, buffer params by their shape variables
 // ("in.min.0", "in.extent.0"), so clamps in boundary conditions evaluate.
@@ -586,6 +604,7 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
                     // kernel's thread count and shared memory followed it.)
                     if (e.from_estimate() || box_uses_scalar_param(e.box)) e.bounded_below_root = false;
                     n.bounded_below_root = n.bounded_below_root && e.bounded_below_root;
+                    n.region_spans_sized_rvar = n.region_spans_sized_rvar || box_spans_sized_rvar(e.box, s);
                     if (!e.unbounded_in_halide) continue;
                     // Halide cannot bound this read at any compute level: the
                     // only schedule that lowers computes the Func where it is

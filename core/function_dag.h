@@ -201,6 +201,13 @@ struct Node {
     // block or thread needs change extent as the tile moves, which the
     // search then checks (search_space.cpp, extent_fixed_as_tile_moves).
     bool reads_vary_with_tile = false;
+    // Some consumer reads this Func over the whole domain of an RVar whose
+    // extent depends on parameters or buffer shapes (a reduction split's
+    // combining update over RDom(0, in.width() / 4) reads every partial).
+    // Below root, Halide would size the region, hence a kernel's threads and
+    // shared memory, at run time (random pipeline seed 1060); the schedule
+    // fixes it to the estimated extent instead (loop_nest.h, sized_by_max).
+    bool region_spans_sized_rvar = false;
 };
 
 // A pipeline's buffers at their estimated shapes, with its scalar params:

@@ -29,10 +29,14 @@ namespace gpusched {
 
 // Whether a Func computed below root (Block or Thread level) has a region
 // that may change extent as its kernel's tile moves (reads through rounding
-// divisions, or reads that move differently): the nest then sizes it by the
-// largest extent over kResidues consecutive tile starts, and schedule_apply
-// fixes that extent in Halide (Func::bound_extent).
-inline bool sized_by_max(const Node &n) { return n.footprint_rounds || n.reads_vary_with_tile; }
+// divisions, or reads that move differently), or that spans an RVar sized by
+// parameters (an extent known only at run time): the nest then sizes it by
+// the largest extent over kResidues consecutive tile starts, at the
+// estimates, and schedule_apply fixes that extent in Halide
+// (Func::bound_extent), so kernels launch constant threads and shared memory.
+inline bool sized_by_max(const Node &n) {
+    return n.footprint_rounds || n.reads_vary_with_tile || n.region_spans_sized_rvar;
+}
 // Tile starts tried: 2^5, a full period of five nested halvings.
 constexpr int64_t kResidues = 32;
 

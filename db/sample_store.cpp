@@ -1,5 +1,7 @@
 #include "db/sample_store.h"
 
+#include "db/measured.h"
+
 #include <algorithm>
 #include <map>
 
@@ -124,14 +126,14 @@ std::vector<RunSummary> SampleStore::list_runs(int limit) {
 std::vector<BestResult> SampleStore::best_per_pipeline() {
     // Measured samples win, the fastest per (pipeline, device); a pipeline
     // with no measurement on any device gets its newest finished run's choice.
-    auto q = db_.prepare(R"sql(
+    auto q = db_.prepare(std::string(R"sql(
         WITH measured AS (
             SELECT s.id AS sample_id, s.run_id, r.pipeline_id, s.device, s.runtime_median_ms AS runtime,
                    s.predicted_cost,
                    ROW_NUMBER() OVER (PARTITION BY r.pipeline_id, coalesce(s.device, '')
                                       ORDER BY s.runtime_median_ms ASC, s.id ASC) AS rank
             FROM samples s JOIN runs r ON r.id = s.run_id
-            WHERE s.status = 'ok' AND s.runtime_median_ms IS NOT NULL AND s.validation != 'failed'),
+            WHERE )sql") + kMeasuredSample + R"sql(),
         chosen AS (
             SELECT r.best_sample_id AS sample_id, r.id AS run_id, r.pipeline_id, NULL AS device, NULL AS runtime,
                    (SELECT predicted_cost FROM samples s WHERE s.id = r.best_sample_id) AS predicted_cost,
@@ -236,11 +238,12 @@ std::vector<MeasuredSample> SampleStore::measured_samples(const std::string &gen
 }
 
 std::vector<MeasuredSample> SampleStore::measured_samples(const TrainingFilter &filter) {
-    auto q = db_.prepare(R"sql(
+    // Measured, with a time a logarithm can take.
+    auto q = db_.prepare(std::string(R"sql(
         SELECT s.id, p.id, p.generator_name, p.params, p.gpu, s.featurization, s.runtime_median_ms,
                coalesce(s.device, '')
         FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id
-        WHERE s.status = 'ok' AND s.validation != 'failed' AND s.runtime_median_ms > 0
+        WHERE )sql") + kMeasuredSample + R"sql( AND s.runtime_median_ms > 0
           AND length(s.featurization) > 0 AND (?1 = '' OR p.generator_name = ?1)
           AND (?2 = '' OR s.device = ?2) AND (?3 = 0 OR r.id = ?3) AND (?4 = 0 OR p.id = ?4)
           AND p.id NOT IN (SELECT value FROM json_each(?5))
@@ -330,7 +333,7 @@ std::vector<DeviceStats> SampleStore::stats() {
         const auto predicted = q.column_optional_double(10), runtime = q.column_optional_double(11);
         ++g.samples;
         if (q.column_int(13)) ++g.spilled;
-        const bool measured = status == "ok" && runtime && q.column_text(12) != "failed";
+        const bool measured = is_measured(status, q.column_text(12), runtime);
         if (measured) {
             ++g.measured;
             times.push_back(*runtime);
@@ -453,7 +456,7 @@ std::vector<SampleStore::StoredSampleState> SampleStore::batch_samples(int64_t r
         s.failed = status != "ok";
         s.predicted_cost = q.column_optional_double(6);
         s.runtime_ms = q.column_optional_double(7);
-        s.measured = !s.failed && s.runtime_ms && q.column_text(5) != "failed";
+        s.measured = is_measured(status, q.column_text(5), s.runtime_ms);
         s.compiled = !s.failed || q.column_int(4) != 0;
         s.spilled = q.column_int(8) != 0;
         out.push_back(s);

@@ -15,6 +15,7 @@
 #include "costmodel/network_weights.h"
 #include "costmodel/weights_file.h"
 #include "db/rank_correlation.h"
+#include "db/run_queries.h"
 #include "tuner/baselines.h"
 #include "tuner/retrain.h"
 #include "tuner/runner/benchmark_build.h"
@@ -147,17 +148,11 @@ std::vector<AutotuneBaseline> run_baselines(const AutotuneOptions &o, const std:
         AutotuneBaseline b;
         b.source = src.name;
         std::lock_guard<std::mutex> lock(db_mutex);
-        auto q = database.prepare(
-            "SELECT r.id, s.id, r.status, s.runtime_median_ms, coalesce(r.error, '') FROM runs r JOIN samples s "
-            "ON s.run_id = r.id WHERE json_extract(r.config, '$.baseline_of_run') = ?1 AND r.autoscheduler = ?2 "
-            "AND r.status IN ('finished', 'failed') ORDER BY r.id DESC LIMIT 1");
-        q.bind(1, run_id);
-        q.bind(2, src.name);
-        if (q.step()) { // measured, or failed for good (a build that fails fails again)
-            b.run_id = q.column_int(0);
-            b.sample_id = q.column_int(1);
-            if (q.column_text(2) == "finished") b.median_ms = q.column_optional_double(3);
-            else b.problem = q.column_text(4);
+        if (const auto settled = db::RunQueries(database).settled_baseline(run_id, src.name)) {
+            b.run_id = settled->run_id;
+            b.sample_id = settled->sample_id;
+            if (settled->finished) b.median_ms = settled->median_ms;
+            else b.problem = settled->error;
         } else {
             todo.push_back(out.size());
         }
@@ -339,13 +334,7 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
     fs::create_directories(weights_dir);
 
     // --- Stop conditions, checked before each sample starts.
-    auto count_run_samples = [&] {
-        auto q = database.prepare("SELECT count(*) FROM samples WHERE run_id = ?1");
-        q.bind(1, result.run_id);
-        q.step();
-        return q.column_int(0);
-    };
-    std::atomic<int64_t> run_samples{count_run_samples()}; // stored + started in this invocation
+    std::atomic<int64_t> run_samples{db::RunQueries(database).sample_count(result.run_id)}; // stored + started in this invocation
     std::mutex stop_mutex;
     std::string stop_reason;
     auto should_stop = [&]() -> bool {
@@ -366,13 +355,7 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
                                          db_mutex);
 
     std::optional<double> first_batch_best;
-    auto run_best = [&]() -> std::optional<double> {
-        auto q = database.prepare("SELECT min(runtime_median_ms) FROM samples WHERE run_id = ?1 AND status = 'ok' "
-                                  "AND validation != 'failed' AND runtime_median_ms IS NOT NULL");
-        q.bind(1, result.run_id);
-        q.step();
-        return q.column_optional_double(0);
-    };
+    auto run_best = [&] { return db::RunQueries(database).fastest_measured_ms(result.run_id); };
     const int64_t samples_at_start = run_samples.load();
     const int64_t planned = static_cast<int64_t>(o.iterations) * n;
 
@@ -709,25 +692,17 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
 
     // --- How it ended, the run's best, its files.
     {
-        auto q = database.prepare(
-            "SELECT count(*), sum(status = 'ok' AND validation != 'failed' AND runtime_median_ms IS NOT NULL), "
-            "sum(status != 'ok'), sum(EXISTS (SELECT 1 FROM kernels k WHERE k.sample_id = s.id AND "
-            "k.spill_store_bytes + k.spill_load_bytes > 0)) FROM samples s WHERE run_id = ?1");
-        q.bind(1, result.run_id);
-        q.step();
-        result.samples = q.column_int(0);
-        result.measured = q.column_optional_int(1).value_or(0);
-        result.failed = q.column_optional_int(2).value_or(0);
-        result.spilled = q.column_optional_int(3).value_or(0);
-        auto best = database.prepare(
-            "SELECT id, batch, idx, runtime_median_ms FROM samples WHERE run_id = ?1 AND status = 'ok' AND "
-            "validation != 'failed' AND runtime_median_ms IS NOT NULL ORDER BY runtime_median_ms, id LIMIT 1");
-        best.bind(1, result.run_id);
-        if (best.step()) {
-            result.best_sample_id = best.column_int(0);
-            result.best_batch = static_cast<int>(best.column_int(1));
-            result.best_idx = static_cast<int>(best.column_int(2));
-            result.best_ms = best.column_double(3);
+        db::RunQueries runs(database);
+        const db::RunTally tally = runs.tally(result.run_id);
+        result.samples = tally.samples;
+        result.measured = tally.measured;
+        result.failed = tally.failed;
+        result.spilled = tally.spilled;
+        if (const auto best = runs.fastest_measured_sample(result.run_id)) {
+            result.best_sample_id = best->id;
+            result.best_batch = best->batch;
+            result.best_idx = best->idx;
+            result.best_ms = best->median_ms;
         }
     }
     result.batches = store.autotune_batches(result.run_id);

@@ -425,6 +425,40 @@ TEST_CASE("gpusched_root builds seed 25, whose all-inline lowering took more tha
     CHECK(at_root == funcs);
 }
 
+// Seed 1060 (found by the fuzz campaign of issue 29) sums a channel over an
+// RDom sized by the input, max(width / 4, 16) columns, and the search split
+// that sum: the intermediate's dimension has the RVar's extent. Computed at
+// a kernel's block level, Halide sized its threads and shared memory at run
+// time, and the launch check refused the schedule (a search bug, exit 1).
+// A Func read over such an RVar is now sized by its estimate and fixed with
+// bound_extent, as Funcs whose region moves with the tile are.
+TEST_CASE("a reduction split over an input-sized domain gives kernels of constant size (seed 1060)",
+          "[random_pipeline][reduction_split]") {
+    const TempDir dir_tmp("split1060");
+    const std::string &dir = dir_tmp.path;
+    // The search's seed and beam of the campaign (32 x 5); the launch check on.
+    {
+        std::ofstream cfg(dir + "/config.json");
+        cfg << R"({"seed": 1060000, "check_launches": true})";
+    }
+    std::string command = "GPUSCHED_CONFIG='" + dir + "/config.json' exec '" RP_GENERATOR
+                          "' -g random_pipeline -o '" + dir + "' -e schedule -p '" RP_PLUGIN
+                          "' target=x86-64-linux-avx2-cuda-cuda_capability_86";
+    for (const std::string &a : gpusched::autoscheduler_args("gpusched")) command += " " + a;
+    for (const std::string &p : small_params(1060, {"num_outputs=0"})) command += " " + p;
+    const ProcessResult r = run_process({"/bin/sh", "-c", command}, 300);
+    INFO(describe_result(r));
+    REQUIRE(r.exit_code == 0);
+    const std::string schedule = read_file(dir + "/random_pipeline.schedule.h");
+    INFO(schedule);
+    REQUIRE(schedule.find("s5_channel_sum_total_intm = s5_channel_sum_total.update(0)") != std::string::npos);
+    // Below root, the intermediate's size is fixed in every dimension.
+    if (schedule.find("s5_channel_sum_total_intm.compute_at(") != std::string::npos) {
+        CHECK(schedule.find("s5_channel_sum_total_intm.bound_extent(v1_rf0_s5_channel_sum_total, ") !=
+              std::string::npos);
+    }
+}
+
 TEST_CASE("20 seeds with the naive schedule compile to PTX that ptxas accepts for sm_90",
           "[random_pipeline][slow]") {
     REQUIRE(file_exists(RP_PTXAS));

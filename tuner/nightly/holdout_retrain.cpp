@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "db/database.h"
+#include "db/run_queries.h"
 #include "tuner/retrain.h"
 #include "tuner/user_error.h"
 
@@ -14,13 +15,7 @@ namespace {
 // Every pipeline row of this generator and params.
 std::vector<int64_t> pipeline_rows(const std::string &db_path, const HoldoutPipeline &p) {
     db::Database database = db::Database::open(db_path);
-    auto q =
-        database.prepare("SELECT id FROM pipelines WHERE generator_name = ?1 AND params = ?2 ORDER BY id");
-    q.bind(1, p.generator_name).bind(2, p.params);
-    std::vector<int64_t> ids;
-    while (q.step())
-        ids.push_back(q.column_int(0));
-    return ids;
+    return db::RunQueries(database).pipeline_ids(p.generator_name, p.params);
 }
 
 TrainedModel train(const HoldoutRequest &r, const std::string &held_out, const std::vector<int64_t> &excluded,

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "db/database.h"
+#include "db/run_queries.h"
 #include "db/sample_store.h"
 #include "tuner/autotune.h"
 #include "tuner/batch.h"
@@ -170,17 +171,13 @@ public:
     // The run's chosen sample and its time, as stored.
     void read_best(PipelineOutcome &out) const {
         db::Database database = db::Database::open(c_.database);
-        auto q = database.prepare("SELECT s.id, s.runtime_median_ms, s.runtime_min_ms, "
-                                  "coalesce(s.runtime_reps, 0), coalesce(s.device, '') "
-                                  "FROM runs r JOIN samples s ON s.id = r.best_sample_id WHERE r.id = ?1 AND "
-                                  "s.runtime_median_ms > 0");
-        q.bind(1, out.run_id);
-        if (!q.step()) return;
-        out.best_sample_id = q.column_int(0);
-        out.best_ms = q.column_double(1);
-        out.best_min_ms = q.column_optional_double(2);
-        out.best_reps = q.column_int(3);
-        if (out.device.empty()) out.device = q.column_text(4);
+        const auto chosen = db::RunQueries(database).chosen_sample_time(out.run_id);
+        if (!chosen) return;
+        out.best_sample_id = chosen->id;
+        out.best_ms = chosen->median_ms;
+        out.best_min_ms = chosen->min_ms;
+        out.best_reps = chosen->reps;
+        if (out.device.empty()) out.device = chosen->device;
     }
 
     void tune(const NightlyPipeline &p, PipelineOutcome &out) {

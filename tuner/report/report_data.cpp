@@ -6,7 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "db/measured.h"
 #include "db/rank_correlation.h"
+#include "db/report_queries.h"
 #include "tuner/user_error.h"
 
 namespace gpusched::report {
@@ -51,48 +53,33 @@ std::string failure_reason(const std::string &status, const std::string &benchma
     return status;
 }
 
-std::vector<ReportSample> read_samples(db::Database &database, int64_t run_id) {
-    auto q = database.prepare(
-        "SELECT id, batch, idx, predicted_cost, runtime_median_ms, status, coalesce(benchmark, ''), "
-        "validation, "
-        "ptxas_status, coalesce(device, ''), coalesce(error, ''), coalesce(benchmark_detail, ''), "
-        "coalesce(validation_detail, ''), coalesce(ptxas_detail, '') FROM samples WHERE run_id = ?1 "
-        "ORDER BY batch, idx");
-    q.bind(1, run_id);
+std::vector<ReportSample> read_samples(db::ReportQueries &queries, int64_t run_id) {
     std::vector<ReportSample> out;
-    while (q.step()) {
+    for (const db::ReportSampleRow &row : queries.samples(run_id)) {
         ReportSample s;
-        s.id = q.column_int(0);
+        s.id = row.id;
         s.run_id = run_id;
-        s.batch = static_cast<int>(q.column_int(1));
-        s.idx = static_cast<int>(q.column_int(2));
-        s.predicted_cost = q.column_optional_double(3);
-        s.runtime_ms = q.column_optional_double(4);
-        s.status = q.column_text(5);
-        s.benchmark = q.column_text(6);
-        s.validation = q.column_text(7);
-        s.ptxas_status = q.column_text(8);
-        s.device = q.column_text(9);
-        s.failure = failure_reason(s.status, s.benchmark, s.validation, s.ptxas_status, q.column_text(10),
-                                   q.column_text(11), q.column_text(12), q.column_text(13));
+        s.batch = row.batch;
+        s.idx = row.idx;
+        s.predicted_cost = row.predicted_cost;
+        s.runtime_ms = row.runtime_ms;
+        s.status = row.status;
+        s.benchmark = row.benchmark;
+        s.validation = row.validation;
+        s.ptxas_status = row.ptxas_status;
+        s.device = row.device;
+        s.failure = failure_reason(s.status, s.benchmark, s.validation, s.ptxas_status, row.error,
+                                   row.benchmark_detail, row.validation_detail, row.ptxas_detail);
         out.push_back(std::move(s));
     }
     // Spilling kernels, as ptxas reported them.
-    auto k =
-        database.prepare("SELECT k.sample_id, k.name, k.spill_store_bytes, k.spill_load_bytes FROM kernels k "
-                         "JOIN samples s ON s.id = k.sample_id WHERE s.run_id = ?1 AND k.spill_store_bytes + "
-                         "k.spill_load_bytes > 0 "
-                         "ORDER BY k.sample_id, k.name");
-    k.bind(1, run_id);
-    while (k.step()) {
-        const int64_t id = k.column_int(0);
-        auto it = std::find_if(out.begin(), out.end(), [&](const ReportSample &s) { return s.id == id; });
+    for (const db::SpillingKernel &k : queries.spilling_kernels(run_id)) {
+        auto it = std::find_if(out.begin(), out.end(), [&](const ReportSample &s) { return s.id == k.sample_id; });
         if (it == out.end()) continue;
-        const int64_t store = k.column_int(2), load = k.column_int(3);
-        it->spill_bytes += store + load;
+        it->spill_bytes += k.store_bytes + k.load_bytes;
         if (!it->spill_detail.empty()) it->spill_detail += "; ";
-        it->spill_detail += k.column_text(1) + ": " + std::to_string(store) + " B stored, " +
-                            std::to_string(load) + " B loaded";
+        it->spill_detail += k.name + ": " + std::to_string(k.store_bytes) + " B stored, " +
+                            std::to_string(k.load_bytes) + " B loaded";
     }
     return out;
 }
@@ -109,41 +96,27 @@ std::string run_device(const std::vector<ReportSample> &samples) {
     return best;
 }
 
-std::optional<Winner> read_sample_as_winner(db::Database &database, int64_t sample_id) {
-    auto q =
-        database.prepare("SELECT run_id, runtime_median_ms, predicted_cost, coalesce(schedule_source, ''), "
-                         "batch, idx, gpu_fill, gpu_fill_least FROM samples WHERE id = ?1");
-    q.bind(1, sample_id);
-    if (!q.step()) return std::nullopt;
+std::optional<Winner> read_sample_as_winner(db::ReportQueries &queries, int64_t sample_id) {
+    const std::optional<db::ScheduleRow> row = queries.schedule(sample_id);
+    if (!row) return std::nullopt;
     Winner w;
-    w.sample_id = sample_id;
-    w.run_id = q.column_int(0);
-    w.runtime_ms = q.column_optional_double(1);
-    w.predicted_cost = q.column_optional_double(2);
-    w.schedule_source = q.column_text(3);
-    w.batch = static_cast<int>(q.column_int(4));
-    w.idx = static_cast<int>(q.column_int(5));
-    w.gpu_fill = q.column_optional_double(6);
-    w.gpu_fill_least = q.column_optional_double(7);
+    w.sample_id = row->sample_id;
+    w.run_id = row->run_id;
+    w.runtime_ms = row->runtime_ms;
+    w.predicted_cost = row->predicted_cost;
+    w.schedule_source = row->schedule_source;
+    w.batch = row->batch;
+    w.idx = row->idx;
+    w.gpu_fill = row->gpu_fill;
+    w.gpu_fill_least = row->gpu_fill_least;
     return w;
 }
 
-std::map<std::string, BaselineTime> read_baselines(db::Database &database, int64_t pipeline_id,
+std::map<std::string, BaselineTime> read_baselines(db::ReportQueries &queries, int64_t pipeline_id,
                                                    const std::string &device) {
-    // Newest measured run first; its fastest sample (a baseline run holds one).
-    auto q = database.prepare(
-        "SELECT r.autoscheduler, r.id, min(s.runtime_median_ms) FROM runs r JOIN samples s ON s.run_id = "
-        "r.id "
-        "WHERE r.pipeline_id = ?1 AND s.device = ?2 AND r.autoscheduler != 'gpusched' AND s.status = 'ok' "
-        "AND s.benchmark = 'measured' AND s.runtime_median_ms IS NOT NULL AND s.validation != 'failed' "
-        "GROUP BY r.id ORDER BY r.started_at DESC, r.id DESC");
-    q.bind(1, pipeline_id).bind(2, device);
     std::map<std::string, BaselineTime> out;
-    while (q.step()) {
-        const std::string source = q.column_text(0);
-        if (out.count(source)) continue;
-        out[source] = BaselineTime{q.column_int(1), q.column_double(2)};
-    }
+    for (const auto &[source, t] : queries.newest_baseline_times(pipeline_id, device))
+        out[source] = BaselineTime{t.run_id, t.runtime_ms};
     return out;
 }
 
@@ -160,9 +133,7 @@ void rank_correlation(ReportRun &run) {
 
 } // namespace
 
-bool ReportSample::measured() const {
-    return status == "ok" && benchmark == "measured" && runtime_ms.has_value() && validation != "failed";
-}
+bool ReportSample::measured() const { return db::is_measured(status, validation, runtime_ms); }
 
 std::string ReportFilter::describe() const {
     std::vector<std::string> parts;
@@ -216,35 +187,26 @@ ReportData load_report_data(db::Database &database, const ReportFilter &filter) 
     data.filter = filter.describe();
     const std::string since = filter.since.empty() ? "" : parse_since(filter.since);
     db::SampleStore store(database);
+    db::ReportQueries queries(database);
 
     database.transaction(
         [&] {
-            auto q = database.prepare(
-                "SELECT r.id, r.pipeline_id, p.generator_name, p.params, p.target, p.gpu, r.mode, "
-                "r.autoscheduler, "
-                "r.status, r.started_at, coalesce(r.finished_at, ''), coalesce(r.stopped_by, ''), "
-                "coalesce(r.error, ''), r.best_sample_id FROM runs r JOIN pipelines p ON p.id = "
-                "r.pipeline_id "
-                "WHERE (?1 IS NULL OR r.id = ?1) AND (?2 = '' OR p.generator_name = ?2) "
-                "AND (?3 = '' OR r.started_at >= ?3) ORDER BY r.started_at, r.id");
-            q.bind(1, filter.run_id).bind(2, filter.pipeline).bind(3, since);
             // Groups in a stable order: generator, params, GPU profile, device.
             using Key = std::tuple<std::string, std::string, std::string, int64_t, std::string>;
             std::map<Key, DeviceGroup> groups;
-            while (q.step()) {
-                ReportPipeline pipeline{q.column_int(1), q.column_text(2), q.column_text(3), q.column_text(4),
-                                        q.column_text(5)};
+            for (const db::ReportRunRow &row : queries.runs(filter.run_id, filter.pipeline, since)) {
+                ReportPipeline pipeline{row.pipeline_id, row.generator_name, row.params, row.target, row.gpu};
                 ReportRun run;
-                run.id = q.column_int(0);
-                run.mode = q.column_text(6);
-                run.autoscheduler = q.column_text(7);
-                run.status = q.column_text(8);
-                run.started_at = q.column_text(9);
-                run.finished_at = q.column_text(10);
-                run.stopped_by = q.column_text(11);
-                run.error = q.column_text(12);
-                run.chosen_sample_id = q.column_optional_int(13);
-                std::vector<ReportSample> samples = read_samples(database, run.id);
+                run.id = row.id;
+                run.mode = row.mode;
+                run.autoscheduler = row.autoscheduler;
+                run.status = row.status;
+                run.started_at = row.started_at;
+                run.finished_at = row.finished_at;
+                run.stopped_by = row.stopped_by;
+                run.error = row.error;
+                run.chosen_sample_id = row.chosen_sample_id;
+                std::vector<ReportSample> samples = read_samples(queries, run.id);
                 const std::string device = run_device(samples);
                 RunListing listing{
                     run.id,     pipeline.generator_name, pipeline.gpu, run.mode, run.autoscheduler,
@@ -281,13 +243,13 @@ ReportData load_report_data(db::Database &database, const ReportFilter &filter) 
                     for (const auto &s : r.samples)
                         if (s.measured() && (!best || *s.runtime_ms < *best->runtime_ms)) best = &s;
                 if (best) {
-                    g.winner = read_sample_as_winner(database, best->id);
+                    g.winner = read_sample_as_winner(queries, best->id);
                 } else {
                     for (auto r = g.runs.rbegin(); r != g.runs.rend() && !g.winner; ++r)
                         if (r->chosen_sample_id)
-                            g.winner = read_sample_as_winner(database, *r->chosen_sample_id);
+                            g.winner = read_sample_as_winner(queries, *r->chosen_sample_id);
                 }
-                if (!g.device.empty()) g.baselines = read_baselines(database, g.pipeline.id, g.device);
+                if (!g.device.empty()) g.baselines = read_baselines(queries, g.pipeline.id, g.device);
                 data.groups.push_back(std::move(g));
             }
         },
