@@ -1,27 +1,24 @@
-// Running a subprocess from the group B app tests: argv vector (no shell),
-// stdout and stderr captured to a log file, a timeout after which the child
-// is killed. Header-only: two test executables use it.
+// Running a program from the group B app tests, through gpusched's own
+// run_process (tuner/subprocess.h: argv, no shell, its own process group, a
+// timeout that kills the group). What the tests read is stdout and stderr
+// together, which is also kept in a log file beside the test's outputs.
 #pragma once
 
 #include <chrono>
-#include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <signal.h>
-#include <stdexcept>
 #include <string>
-#include <sys/wait.h>
-#include <thread>
-#include <unistd.h>
 #include <vector>
+
+#include "tuner/subprocess.h"
 
 namespace appsB {
 
 struct ProcessResult {
-    int exit_code = -1;  // -1 when killed by a signal or timed out
+    int exit_code = -1;  // -1 when it did not start, was killed by a signal or timed out
     bool timed_out = false;
-    std::string output;  // stdout and stderr together
+    std::string output;  // stdout, then stderr
 };
 
 inline std::string read_file(const std::filesystem::path &p) {
@@ -29,46 +26,18 @@ inline std::string read_file(const std::filesystem::path &p) {
     return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
-inline ProcessResult run_process(const std::vector<std::string> &argv, const std::filesystem::path &log, int timeout_s) {
+inline ProcessResult run_process(const std::vector<std::string> &argv, const std::filesystem::path &log,
+                                 int timeout_s) {
+    gpusched::ProcessSpec spec;
+    spec.argv = argv;
+    spec.timeout = std::chrono::seconds(timeout_s);
+    const gpusched::ProcessResult r = gpusched::run_process(spec);
     ProcessResult result;
-    pid_t pid = fork();
-    if (pid < 0) {
-        throw std::runtime_error("fork failed for " + argv.at(0));
-    }
-    if (pid == 0) {
-        int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, 1);
-            dup2(fd, 2);
-            close(fd);
-        }
-        std::vector<char *> args;
-        for (const std::string &a : argv) {
-            args.push_back(const_cast<char *>(a.c_str()));
-        }
-        args.push_back(nullptr);
-        execv(args[0], args.data());
-        _exit(127);
-    }
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
-    int status = 0;
-    while (true) {
-        pid_t done = waitpid(pid, &status, WNOHANG);
-        if (done == pid) {
-            break;
-        }
-        if (std::chrono::steady_clock::now() > deadline) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &status, 0);
-            result.timed_out = true;
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    if (!result.timed_out && WIFEXITED(status)) {
-        result.exit_code = WEXITSTATUS(status);
-    }
-    result.output = read_file(log);
+    result.timed_out = r.timed_out;
+    if (r.started && !r.timed_out && r.term_signal == 0) result.exit_code = r.exit_code;
+    result.output = r.started ? r.out + r.err : r.start_error;
+    if (!r.ok()) result.output += "\n(" + r.describe_failure() + ")";
+    std::ofstream(log, std::ios::binary) << result.output;
     return result;
 }
 
