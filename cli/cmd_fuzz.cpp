@@ -14,6 +14,7 @@
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
 #include "cli/value_checks.h"
+#include "core/search_defaults.h"
 #include "tuner/fuzz_runner.h"
 #include "tuner/oneshot.h"
 #include "tuner/user_paths.h"
@@ -24,7 +25,7 @@ namespace {
 struct FuzzArgs {
     std::string generator, build_dir = "build", work_dir = "fuzz-out", db_path, output, gpu = "h100", seeds = "0:9";
     std::vector<std::string> params;
-    int samples = 2, beam_size = 32, passes = 5, jobs = 2, timeout_s = 600;
+    int samples = 2, beam_size = kDefaultBeamSize, passes = kDefaultPasses, jobs = 2, timeout_s = 600;
 };
 
 std::pair<uint64_t, uint64_t> parse_seed_range(const std::string &s) {

@@ -9,13 +9,14 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/search_defaults.h"
 #include "tuner/oneshot.h"
 
 namespace gpusched::cli {
 
 struct SearchArgs {
-    int beam_size = 32;  // paper: 32
-    int passes = 5;      // paper: 5
+    int beam_size = kDefaultBeamSize;
+    int passes = kDefaultPasses;
     uint64_t seed = 0;
     double dropout = 0.2;
     int timeout_s = 600;

@@ -37,30 +37,6 @@ double peak_rss_mb() {
     return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux reports KiB
 }
 
-nlohmann::json config_echo(const PluginConfig &c) {
-    nlohmann::json j = c.cost_model_config;
-    j["beam_size"] = c.search.beam_size;
-    j["passes"] = c.search.passes;
-    j["seed"] = c.search.seed;
-    j["dropout"] = c.search.dropout;
-    j["memoize"] = c.search.memoize;
-    j["hierarchical_sampling"] = c.search.hierarchical_sampling;
-    j["freezing"] = c.search.freezing;
-    j["freezing_min_funcs"] = c.search.freezing_min_funcs;
-    j["freeze_tilings"] = c.search.freeze_tilings;
-    j["sampling_max_depth"] = c.search.sampling_max_depth;
-    j["check_launches"] = c.check_launches;
-    j["split_reductions"] = c.split_reductions;
-    j["atomic_reductions"] = c.atomic_reductions;
-    j["gpu_profile"] = to_json(c.gpu);
-    if (!c.replay_path.empty()) j["replay"] = c.replay_path;
-    if (!c.dump_states_path.empty()) {
-        j["dump_states_path"] = c.dump_states_path;
-        j["dump_states_max"] = c.dump_states_max;
-    }
-    return j;
-}
-
 void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target, const AutoschedulerOptions &options,
                   Halide::AutoSchedulerResults *results) {
     if (!target.has_gpu_feature()) {
@@ -147,7 +123,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     results->featurization.assign(blob.begin(), blob.end());
 
     if (!cfg.record_path.empty()) {
-        nlohmann::json rec = record_to_json(*dag, result, config_echo(cfg), replay, peak_rss_mb());
+        nlohmann::json rec = record_to_json(*dag, result, echo_plugin_config(cfg), replay, peak_rss_mb());
         rec["reduction_splits"] = reduction_splits_to_json(splits);
         rec["gpu_fill"] = gpu_fill_to_json(gpu_fill(*dag, result.decisions, result.features, cfg.gpu));
         if (!split_echo.is_null()) rec["reduction_split_search"] = split_echo;

@@ -22,14 +22,15 @@
 #include "core/function_dag.h"
 #include "core/gpu_profile.h"
 #include "core/schedule_decisions.h"
+#include "core/search_defaults.h"
 #include "core/search_space.h"
 #include "costmodel/cost_model.h"
 
 namespace gpusched {
 
 struct SearchConfig {
-    int beam_size = 32;  // paper: 32 (beam search), 1 (greedy samples)
-    int passes = 5;      // paper: 5 (beam search), 1 (greedy samples)
+    int beam_size = kDefaultBeamSize;
+    int passes = kDefaultPasses;
     uint64_t seed = 0;
     double dropout = 0;  // probability of dropping each costed child (one always survives)
     bool memoize = true;  // sec. 3.3: reuse kernel featurizations

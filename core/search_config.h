@@ -1,10 +1,7 @@
 #pragma once
 // The plugin's configuration: a JSON object read from the file named by the
 // environment variable GPUSCHED_CONFIG (written by the driver). Keys, all
-// optional (docs/search.md): beam_size, passes, seed, dropout, cost_model,
-// weights_path, gpu_profile, record_path, replay, memoize,
-// hierarchical_sampling, freezing, dump_states_path, dump_states_max,
-// check_launches, split_reductions, atomic_reductions.
+// optional, in one table (search_options(); docs/search.md lists them).
 //
 // Invariant: a parsed config is valid; an unknown key or a bad value is a
 // UserError naming the key. No file / no variable => the defaults with the
@@ -12,6 +9,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -43,7 +41,24 @@ struct PluginConfig {
     nlohmann::json cost_model_config = nlohmann::json::object();  // cost_model, weights_path
 };
 
+// One key of the config, in the table every use reads: parsing (an unknown
+// key is refused with the table's names), the record's echo of the config,
+// `docs/search.md` and the CMake helper's keywords (test/search checks both
+// against it). Adding an option is one entry here plus its use.
+struct SearchOption {
+    const char *key;
+    const char *type;  // what values it takes, for messages and docs
+    const char *help;
+    // Sets the option in c from v; throws UserError naming the key.
+    void (*read)(const nlohmann::json &v, PluginConfig &c);
+    // The value as the record echoes it; null: not echoed (unset paths).
+    nlohmann::json (*echo)(const PluginConfig &c);
+};
+const std::vector<SearchOption> &search_options();
+
 PluginConfig parse_plugin_config(const nlohmann::json &j);
+// The config as the decision record echoes it: every option's value.
+nlohmann::json echo_plugin_config(const PluginConfig &c);
 // Reads $GPUSCHED_CONFIG if set (a missing or unparsable file is an error),
 // then the generator's `autoscheduler.KEY=VALUE` options (Halide 16 and
 // later) on top: the same keys, each VALUE read as JSON where it parses as

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/gpu_profile.h"
+#include "core/search_defaults.h"
 #include "db/sample_store.h"
 #include "tuner/autoschedulers.h"
 #include "tuner/generator_run.h"
@@ -42,8 +43,8 @@ struct OneShotOptions {
     std::string db_path;
     int samples = 80; // paper: 80 per batch
     int jobs = 2;
-    int beam_size = 32; // paper: 32
-    int passes = 5;     // paper: 5
+    int beam_size = kDefaultBeamSize;
+    int passes = kDefaultPasses;
     uint64_t seed = 0;  // seeds of greedy samples are seed+1 .. seed+N-1
     // Probability of dropping each ranked child in greedy samples. The
     // reference autotuner keeps the overall best path with 1% probability;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/gpu_profile.h"
+#include "core/search_defaults.h"
 
 namespace gpusched {
 
@@ -28,7 +29,7 @@ struct FuzzOptions {
     std::map<std::string, std::string> params{{"size", "small"}, {"num_outputs", "0"}};
     uint64_t first_seed = 0, last_seed = 9;
     int samples = 2;  // the beam search + greedy samples
-    int beam_size = 32, passes = 5;
+    int beam_size = kDefaultBeamSize, passes = kDefaultPasses;
     int jobs = 2;  // seeds run at a time (each runs its steps one at a time)
     GpuProfile gpu;
     std::string work_dir, db_path;

@@ -2,9 +2,13 @@
 // pruning limits, replayable records and config errors.
 #include "test/catch2_compat.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
 
 #include "core/beam_search.h"
 #include "core/loop_nest.h"
@@ -16,6 +20,14 @@
 
 using namespace gpusched;
 namespace fs = std::filesystem;
+
+namespace {
+std::string read_text_file(const std::string &path) {
+    std::ifstream in(path);
+    REQUIRE(in.good());
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+} // namespace
 
 namespace {
 
@@ -209,6 +221,71 @@ TEST_CASE("config errors name the key", "[config]") {
     CHECK(def.search.beam_size == 32);
     CHECK(def.search.passes == 5);
     CHECK(def.gpu.name == "h100");
+}
+
+// The option table (core/search_config.h) is the one list: what it
+// parses is what the record echoes, docs/search.md documents each key, and
+// every keyword of the CMake helper sets one of its keys.
+TEST_CASE("every search option is parsed from one table and is echoed and documented, and the CMake helper sets only table keys",
+          "[config]") {
+    using nlohmann::json;
+    std::set<std::string> keys;
+    for (const SearchOption &o : search_options()) {
+        INFO(o.key);
+        CHECK(keys.insert(o.key).second);  // no key twice
+        CHECK(std::string(o.type).size() > 0);
+        CHECK(std::string(o.help).size() > 0);
+    }
+    // Non-default values of every kind, parsed and echoed back.
+    const json values = {{"beam_size", 7},          {"passes", 3},
+                         {"seed", 11},              {"dropout", 0.25},
+                         {"memoize", false},        {"hierarchical_sampling", false},
+                         {"sampling_max_depth", 2}, {"freezing", false},
+                         {"freezing_min_funcs", 0}, {"freeze_tilings", false},
+                         {"check_launches", false}, {"split_reductions", false},
+                         {"atomic_reductions", false}, {"cost_model", "analytic"},
+                         {"weights_path", "w.weights"}, {"gpu_profile", "a100"},
+                         {"record_path", "r.json"}, {"replay", "old.json"},
+                         {"dump_states_path", "s.rows"}, {"dump_states_max", 9}};
+    for (const SearchOption &o : search_options()) {
+        INFO(o.key);
+        CHECK(values.contains(o.key));  // this test covers every option
+    }
+    const json echo = echo_plugin_config(parse_plugin_config(values));
+    for (const auto &[key, value] : values.items()) {
+        INFO(key);
+        if (key == "record_path") {
+            CHECK_FALSE(echo.contains(key));  // the record is that file
+        } else if (key == "gpu_profile") {
+            CHECK(echo[key]["name"] == "a100");
+        } else {
+            CHECK(echo[key] == value);
+        }
+    }
+    const std::string docs = read_text_file(std::string(GPUSCHED_SOURCE_DIR) + "/docs/search.md");
+    for (const std::string &k : keys) {
+        INFO(k);
+        CHECK(docs.find("| `" + k + "` |") != std::string::npos);
+    }
+    // gpusched_configure_generator's keywords, as its string(JSON SET ...) lines write them.
+    const std::string cmake = read_text_file(std::string(GPUSCHED_SOURCE_DIR) + "/cmake/gpuschedHelpers.cmake");
+    const std::regex set_key(R"(string\(JSON config SET "\$\{config\}" (\w+))");
+    int written = 0;
+    for (auto it = std::sregex_iterator(cmake.begin(), cmake.end(), set_key); it != std::sregex_iterator(); ++it) {
+        ++written;
+        INFO((*it)[1].str());
+        CHECK(keys.count((*it)[1].str()) == 1);
+    }
+    // ...and the keywords it lowercases into keys (foreach(key BEAM_SIZE ...)).
+    std::smatch each;
+    REQUIRE(std::regex_search(cmake, each, std::regex(R"(foreach\(key ([A-Z_ ]+)\))")));
+    std::istringstream words(each[1].str());
+    for (std::string w; words >> w; ++written) {
+        for (char &ch : w) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        INFO(w);
+        CHECK(keys.count(w) == 1);
+    }
+    CHECK(written >= 5);
 }
 
 TEST_CASE("autoscheduler options are laid over the GPUSCHED_CONFIG file, typed like its values, unknown keys refused",

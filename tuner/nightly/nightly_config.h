@@ -21,6 +21,7 @@
 #include "tuner/executor/executor.h"
 
 #include "core/gpu_profile.h"
+#include "core/search_defaults.h"
 #include "tuner/autotune.h"
 #include "tuner/runner/runner.h"
 #include "tuner/user_error.h"
@@ -43,7 +44,7 @@ struct NightlyPipeline {
     int iterations = 20; // autotune (paper: 20)
     int top = 5;         // top5 (paper: 5)
     std::vector<std::string> baselines; // li2018, naive, manual, measured beside it (autotune: once per run)
-    int beam_size = 32, passes = 5;
+    int beam_size = kDefaultBeamSize, passes = kDefaultPasses;
     uint64_t seed = 0;
     TrainOn train_on = TrainOn::Run;
     TimingOptions timing;
