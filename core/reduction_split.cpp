@@ -100,6 +100,67 @@ bool atomic_combine_possible(const Function &f, int update) {
     return values.size() == 1 && values[0].type().bits() == 32 && values[0].type().lanes() == 1;
 }
 
+// Whether e loads a Func's or an image's value.
+bool loads_a_value(const Halide::Expr &e) {
+    struct Finder : Halide::Internal::IRVisitor {
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Call *op) override {
+            if (op->call_type == Halide::Internal::Call::Halide || op->call_type == Halide::Internal::Call::Image)
+                found = true;
+            IRVisitor::visit(op);
+        }
+    } finder;
+    e.accept(&finder);
+    return finder.found;
+}
+
+// Whether some definition of f indexes by a loaded value: a load or a store
+// at an index computed from data (a histogram's bin, a gather).
+bool indexes_by_value(const Function &f) {
+    struct Finder : Halide::Internal::IRVisitor {
+        bool found = false;
+        using IRVisitor::visit;
+        void visit(const Halide::Internal::Call *op) override {
+            if (op->call_type == Halide::Internal::Call::Halide || op->call_type == Halide::Internal::Call::Image)
+                for (const Halide::Expr &a : op->args) found = found || loads_a_value(a);
+            IRVisitor::visit(op);
+        }
+    } finder;
+    std::vector<const Halide::Internal::Definition *> defs{&f.definition()};
+    for (const Halide::Internal::Definition &u : f.updates()) defs.push_back(&u);
+    for (const Halide::Internal::Definition *d : defs) {
+        if (!d->defined()) continue;
+        for (const Halide::Expr &a : d->args()) finder.found = finder.found || loads_a_value(a);
+        for (const Halide::Expr &v : d->values()) v.accept(&finder);
+    }
+    return finder.found;
+}
+
+// Atomic float adds arrive in whatever order the threads reach the output,
+// so the sum differs in its last bits from run to run. Where some Func
+// downstream turns values into indices (a histogram's bins), a last-bit
+// change moves a value to the next bin and the output changes: random
+// pipeline seed 1166 (a channel mean, then a histogram of a stencil of it)
+// failed validation one run in three. Such a float reduction is offered no
+// atomic combining; its serial combining is the same bits every run.
+bool float_result_feeds_an_index(const FunctionDAG &dag, const Node &n, int update) {
+    bool is_float = false;
+    for (const Halide::Expr &v : n.func.updates()[update].values()) is_float = is_float || v.type().is_float();
+    if (!is_float) return false;
+    std::vector<int> todo(n.consumers.begin(), n.consumers.end());
+    std::vector<bool> seen(dag.nodes.size(), false);
+    while (!todo.empty()) {
+        const int c = todo.back();
+        todo.pop_back();
+        if (seen[static_cast<size_t>(c)]) continue;
+        seen[static_cast<size_t>(c)] = true;
+        if (indexes_by_value(dag.nodes[static_cast<size_t>(c)].func)) return true;
+        for (int cc : dag.nodes[static_cast<size_t>(c)].consumers) todo.push_back(cc);
+    }
+    return false;
+}
+
 } // namespace
 
 void apply_reduction_splits(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits) {
@@ -191,7 +252,8 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
                     continue;  // not associative, or not a domain rfactor can split
                 }
                 r.options.push_back(split);
-                if (atomic_combining && level == 0 && atomic_combine_possible(n.func, r.update)) {
+                if (atomic_combining && level == 0 && atomic_combine_possible(n.func, r.update) &&
+                    !float_result_feeds_an_index(dag, n, r.update)) {
                     split.atomic = true;
                     r.options.push_back(split);
                 }

@@ -166,6 +166,39 @@ TEST_CASE("only reductions of one 32-bit value are offered an atomic combining u
     CHECK(atomic_options[wide.name()] == 0);
 }
 
+TEST_CASE("a float sum whose result becomes an index downstream is offered no atomic combining, an integer one is",
+          "[search][reduction_split]") {
+    // Random pipeline seed 1166: a channel mean, then a histogram of an
+    // image minus it. Atomic adds change the mean's last bits from run to
+    // run, which moved a value into the next bin one run in three.
+    ImageParam in(Halide::Float(32), 2, "bin_in");
+    RDom r(0, 4096, 0, 4096, "r");
+    RDom p(0, 256, 0, 256, "p");
+    Var x("x"), y("y"), b("b");
+    Func mean("bin_mean"), centred("bin_centred"), hist("bin_hist"), count("bin_count"), plain("bin_plain");
+    mean() = 0.0f;
+    mean() += in(r.x, r.y);
+    centred(x, y) = in(x, y) - mean() / (4096.0f * 4096.0f);
+    hist(b) = 0;
+    hist(Halide::clamp(Halide::cast<int>(centred(p.x, p.y) * 64.0f), 0, 127)) += 1;
+    // The same kinds of sum with nothing discretizing them downstream.
+    count() = 0;
+    count() += Halide::cast<int32_t>(in(r.x, r.y));
+    plain() = 0.0f;
+    plain() += in(r.x, r.y) * 2.0f;
+    in.dim(0).set_estimate(0, 4096);
+    in.dim(1).set_estimate(0, 4096);
+    hist.set_estimate(b, 0, 128);
+    FunctionDAG dag(functions({hist, count, plain}));
+    std::map<std::string, int> atomic_options, serial_options;
+    for (const SplittableReduction &sr : reduction_split_options(dag, h100()))
+        for (const ReductionSplit &o : sr.options) (o.atomic ? atomic_options : serial_options)[sr.func]++;
+    CHECK(serial_options[mean.name()] > 0);
+    CHECK(atomic_options[mean.name()] == 0);  // its bits decide bins
+    CHECK(atomic_options[plain.name()] == serial_options[plain.name()]);
+    CHECK(atomic_options[count.name()] == serial_options[count.name()]);
+}
+
 TEST_CASE("with atomic_reductions off no split combines atomically: outputs stay the same bits every run",
           "[search][reduction_split][config]") {
     const PluginConfig off = parse_plugin_config(nlohmann::json::parse(R"({"atomic_reductions": false})"));
