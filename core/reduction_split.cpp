@@ -115,15 +115,21 @@ bool loads_a_value(const Halide::Expr &e) {
     return finder.found;
 }
 
-// Whether some definition of f indexes by a loaded value: a load or a store
-// at an index computed from data (a histogram's bin, a gather).
-bool indexes_by_value(const Function &f) {
+// Whether some definition of f discretizes a loaded value: a load or a
+// store at an index computed from data (a histogram's bin, a gather), or a
+// float value cast to an integer (8-bit output: a last-bit change rounds
+// to the next step).
+bool discretizes_values(const Function &f) {
     struct Finder : Halide::Internal::IRVisitor {
         bool found = false;
         using IRVisitor::visit;
         void visit(const Halide::Internal::Call *op) override {
             if (op->call_type == Halide::Internal::Call::Halide || op->call_type == Halide::Internal::Call::Image)
                 for (const Halide::Expr &a : op->args) found = found || loads_a_value(a);
+            IRVisitor::visit(op);
+        }
+        void visit(const Halide::Internal::Cast *op) override {
+            if (op->value.type().is_float() && !op->type.is_float()) found = true;
             IRVisitor::visit(op);
         }
     } finder;
@@ -139,11 +145,12 @@ bool indexes_by_value(const Function &f) {
 
 // Atomic float adds arrive in whatever order the threads reach the output,
 // so the sum differs in its last bits from run to run. Where some Func
-// downstream turns values into indices (a histogram's bins), a last-bit
-// change moves a value to the next bin and the output changes: random
-// pipeline seed 1166 (a channel mean, then a histogram of a stencil of it)
-// failed validation one run in three. Such a float reduction is offered no
-// atomic combining; its serial combining is the same bits every run.
+// downstream turns values into indices (a histogram's bins) or integers, a
+// last-bit change moves a value to the next bin or step and the output
+// changes: random pipeline seeds 1166 (a channel mean, then a histogram of a
+// stencil of it) and 1757 (a channel mean, then an 8-bit image) failed
+// validation one run in three. Such a float reduction is offered no atomic
+// combining; its serial combining is the same bits every run.
 bool float_result_feeds_an_index(const FunctionDAG &dag, const Node &n, int update) {
     bool is_float = false;
     for (const Halide::Expr &v : n.func.updates()[update].values()) is_float = is_float || v.type().is_float();
@@ -155,7 +162,7 @@ bool float_result_feeds_an_index(const FunctionDAG &dag, const Node &n, int upda
         todo.pop_back();
         if (seen[static_cast<size_t>(c)]) continue;
         seen[static_cast<size_t>(c)] = true;
-        if (indexes_by_value(dag.nodes[static_cast<size_t>(c)].func)) return true;
+        if (discretizes_values(dag.nodes[static_cast<size_t>(c)].func)) return true;
         for (int cc : dag.nodes[static_cast<size_t>(c)].consumers) todo.push_back(cc);
     }
     return false;

@@ -166,7 +166,7 @@ TEST_CASE("only reductions of one 32-bit value are offered an atomic combining u
     CHECK(atomic_options[wide.name()] == 0);
 }
 
-TEST_CASE("a float sum whose result becomes an index downstream is offered no atomic combining, an integer one is",
+TEST_CASE("a float sum whose result becomes an index or an integer downstream is offered no atomic combining, an integer one is",
           "[search][reduction_split]") {
     // Random pipeline seed 1166: a channel mean, then a histogram of an
     // image minus it. Atomic adds change the mean's last bits from run to
@@ -181,6 +181,12 @@ TEST_CASE("a float sum whose result becomes an index downstream is offered no at
     centred(x, y) = in(x, y) - mean() / (4096.0f * 4096.0f);
     hist(b) = 0;
     hist(Halide::clamp(Halide::cast<int>(centred(p.x, p.y) * 64.0f), 0, 127)) += 1;
+    // Seed 1757: a mean, then an 8-bit image of the input minus it.
+    Func mean8("bin_mean8"), image8("bin_image8");
+    mean8() = 0.0f;
+    mean8() += in(r.x, r.y);
+    image8(x, y) = Halide::cast<uint8_t>(Halide::clamp(in(x, y) - mean8(), 0.0f, 255.0f));
+    image8.set_estimate(x, 0, 4096).set_estimate(y, 0, 4096);
     // The same kinds of sum with nothing discretizing them downstream.
     count() = 0;
     count() += Halide::cast<int32_t>(in(r.x, r.y));
@@ -189,12 +195,14 @@ TEST_CASE("a float sum whose result becomes an index downstream is offered no at
     in.dim(0).set_estimate(0, 4096);
     in.dim(1).set_estimate(0, 4096);
     hist.set_estimate(b, 0, 128);
-    FunctionDAG dag(functions({hist, count, plain}));
+    FunctionDAG dag(functions({hist, image8, count, plain}));
     std::map<std::string, int> atomic_options, serial_options;
     for (const SplittableReduction &sr : reduction_split_options(dag, h100()))
         for (const ReductionSplit &o : sr.options) (o.atomic ? atomic_options : serial_options)[sr.func]++;
     CHECK(serial_options[mean.name()] > 0);
     CHECK(atomic_options[mean.name()] == 0);  // its bits decide bins
+    CHECK(serial_options[mean8.name()] > 0);
+    CHECK(atomic_options[mean8.name()] == 0);  // and 8-bit steps
     CHECK(atomic_options[plain.name()] == serial_options[plain.name()]);
     CHECK(atomic_options[count.name()] == serial_options[count.name()]);
 }
