@@ -152,9 +152,7 @@ bool discretizes_values(const Function &f) {
 // validation one run in three. Such a float reduction is offered no atomic
 // combining; its serial combining is the same bits every run.
 bool float_result_feeds_an_index(const FunctionDAG &dag, const Node &n, int update) {
-    bool is_float = false;
-    for (const Halide::Expr &v : n.func.updates()[update].values()) is_float = is_float || v.type().is_float();
-    if (!is_float) return false;
+    if (!update_sums_floats(n.func, update)) return false;
     std::vector<int> todo(n.consumers.begin(), n.consumers.end());
     std::vector<bool> seen(dag.nodes.size(), false);
     while (!todo.empty()) {
@@ -169,6 +167,11 @@ bool float_result_feeds_an_index(const FunctionDAG &dag, const Node &n, int upda
 }
 
 } // namespace
+
+bool update_sums_floats(const Function &f, int update) {
+    const std::vector<Halide::Expr> &values = f.updates()[update].values();
+    return std::any_of(values.begin(), values.end(), [](const Halide::Expr &v) { return v.type().is_float(); });
+}
 
 void apply_reduction_splits(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits) {
     const std::map<std::string, Function> env = Halide::Internal::build_environment(outputs);

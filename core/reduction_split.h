@@ -121,6 +121,10 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
                                                          const std::vector<ReductionSplit> &applied = {},
                                                          bool atomic_combining = true);
 
+// Whether an update of f computes some float value: its sum depends on the
+// order of the terms (an integer sum does not).
+bool update_sums_floats(const Halide::Internal::Function &f, int update);
+
 // A deep copy of the pipeline with the splits applied: the copy's outputs.
 // The original Funcs are not touched.
 std::vector<Halide::Internal::Function> split_copy(const std::vector<Halide::Internal::Function> &outputs,

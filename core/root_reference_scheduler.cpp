@@ -120,9 +120,7 @@ std::vector<ReductionSplit> blocked_float_sums(const std::vector<Halide::Interna
         for (const Node &n : dag.nodes)
             if (n.stable_name == r.func) node = &n;
         if (!node) continue;
-        const std::vector<Halide::Expr> &values = node->func.updates()[r.update].values();
-        if (std::none_of(values.begin(), values.end(), [](const Halide::Expr &v) { return v.type().is_float(); }))
-            continue;
+        if (!update_sums_floats(node->func, r.update)) continue;
         const double want = std::log2(std::sqrt(static_cast<double>(r.reduction_points)));
         const ReductionSplit *best = nullptr;
         for (const ReductionSplit &s : r.options)
