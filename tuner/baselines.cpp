@@ -1,6 +1,6 @@
 #include "tuner/baselines.h"
 
-#include "tuner/top5.h"
+#include "tuner/measure/measurement_records.h"
 #include "tuner/user_error.h"
 
 namespace gpusched {

@@ -90,28 +90,6 @@ struct Top5Progress {
     std::function<void(const Top5Entry &)> measured; // a benchmark finished (or could not run)
 };
 
-// Shared with Autotune (tuner/autotune.h), which builds and measures the
-// same way.
-// The validation request naming a schedule of this pipeline: what the CPU
-// reference and every benchmark build start from.
-ValidationRequest schedule_request(const OneShotOptions &options, const ScheduleSource &source,
-                                   const std::string &work_dir);
-// The database row update for a measurement; the execution record (which
-// executor, which Slurm jobs) goes into its detail beside the measurement.
-db::MeasurementRow measurement_row(const Measurement &m, const ExecutionRecord &execution = {});
-// The executor options of a mode: the mode's device and timing, and for a
-// driver without the GPU the profile's name to store times under.
-ExecutorOptions executor_options(ExecutorOptions base, DeviceKind device, const TimingOptions &timing,
-                                 const GpuProfile &gpu);
-// The measurement of something that never reached the device.
-Measurement not_benchmarked(const std::string &label, const std::string &device, DeviceKind kind,
-                            MeasureOutcome outcome, const std::string &error);
-// The benchmark build request of a searched sample: cuda links the batch's
-// library, opencl compiles again for host-opencl replaying its record.
-BenchmarkBuildRequest sample_build_request(const OneShotOptions &options, const BatchInputs &inputs,
-                                           const OneShotSample &sample, DeviceKind device,
-                                           const std::string &benchmark_target, const std::string &dir);
-
 // Throws UserError for bad input and when nothing could be measured,
 // InterruptedError when the stop flag ended the benchmarks (the run is marked
 // interrupted),
