@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The generator arguments that load an autoscheduler plugin and select it,
 in the protocol of the Halide the plugin was built for: the Python (and, as
-a command, the shell) side of tuner/generator_protocol.h, so every script
+a command, the shell) side of tuner/generate/generator_protocol.h, so every script
 under benchmarks/ and costmodel/tools speaks Halide 14, 19 and 21 alike.
 
 An autoscheduler plugin loads only into the Halide it was linked with, so

@@ -1,6 +1,6 @@
 #include "cli/arguments.h"
 
-#include "tuner/oneshot.h"
+#include "tuner/modes/oneshot.h"
 
 namespace gpusched::cli {
 

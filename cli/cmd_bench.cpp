@@ -1,5 +1,5 @@
 // `gpusched bench`: the application suite through every schedule source,
-// written as one markdown table (tuner/suite_runner.h).
+// written as one markdown table (tuner/modes/suite_runner.h).
 
 #include <filesystem>
 #include <fstream>
@@ -14,8 +14,8 @@
 #include "cli/gpu_choice.h"
 #include "cli/value_checks.h"
 #include "db/database.h"
-#include "tuner/oneshot.h"
-#include "tuner/suite_runner.h"
+#include "tuner/modes/oneshot.h"
+#include "tuner/modes/suite_runner.h"
 #include "tuner/user_paths.h"
 
 namespace gpusched::cli {

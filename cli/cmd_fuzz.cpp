@@ -1,5 +1,5 @@
 // `gpusched fuzz`: the search on seeded random pipelines, every schedule
-// compiled, checked by ptxas and validated on POCL (tuner/fuzz_runner.h).
+// compiled, checked by ptxas and validated on POCL (tuner/modes/fuzz_runner.h).
 
 #include <charconv>
 #include <filesystem>
@@ -15,8 +15,8 @@
 #include "cli/gpu_choice.h"
 #include "cli/value_checks.h"
 #include "core/search_defaults.h"
-#include "tuner/fuzz_runner.h"
-#include "tuner/oneshot.h"
+#include "tuner/modes/fuzz_runner.h"
+#include "tuner/modes/oneshot.h"
 #include "tuner/user_paths.h"
 
 namespace gpusched::cli {

@@ -1,4 +1,4 @@
-// `gpusched nightly CONFIG`: a night of tuning from cron (tuner/nightly/
+// `gpusched nightly CONFIG`: a night of tuning from cron (tuner/modes/nightly/
 // nightly.h, docs/cron.md). Logs go to stderr and to the config's log file,
 // every line with a timestamp and no terminal control; the summary goes to
 // stdout (text, or one JSON object with --json). Exit codes (docs/cron.md,
@@ -18,8 +18,8 @@
 
 #include "cli/commands.h"
 #include "cli/logging.h"
-#include "tuner/nightly/nightly.h"
-#include "tuner/nightly/run_lock.h"
+#include "tuner/modes/nightly/nightly.h"
+#include "tuner/modes/nightly/run_lock.h"
 #include "tuner/report/html_report.h"
 
 namespace gpusched::cli {

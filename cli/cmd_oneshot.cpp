@@ -1,4 +1,4 @@
-// `gpusched oneshot`: One Shot mode (tuner/oneshot.h) and its report.
+// `gpusched oneshot`: One Shot mode (tuner/modes/oneshot.h) and its report.
 
 #include <filesystem>
 #include <fstream>
@@ -16,7 +16,7 @@
 #include "cli/search_args.h"
 #include "cli/value_checks.h"
 #include "db/database.h"
-#include "tuner/oneshot.h"
+#include "tuner/modes/oneshot.h"
 
 namespace gpusched::cli {
 namespace {

@@ -1,5 +1,5 @@
 // `gpusched retrain`: trains the cost model from the benchmarked samples in
-// the database (tuner/retrain.h) and reports how ranking quality changed.
+// the database (tuner/modes/retrain.h) and reports how ranking quality changed.
 
 #include <iostream>
 #include <memory>
@@ -12,7 +12,7 @@
 #include "cli/gpu_choice.h"
 #include "cli/value_checks.h"
 #include "costmodel/weights_file.h"
-#include "tuner/retrain.h"
+#include "tuner/modes/retrain.h"
 #include "tuner/user_paths.h"
 
 namespace gpusched::cli {

@@ -1,7 +1,7 @@
-// `gpusched tune`: the modes that benchmark. Top 5 (tuner/top5.h) measures
+// `gpusched tune`: the modes that benchmark. Top 5 (tuner/modes/top5.h) measures
 // the 5 best predicted samples of a batch on a device - a GPU (--device
 // cuda) or POCL (--device opencl, for machines without one) - and keeps the
-// fastest. Autotune (tuner/autotune.h) measures every sample of its batches
+// fastest. Autotune (tuner/modes/autotune.h) measures every sample of its batches
 // and retrains the model between them; it prints a live line on a terminal,
 // timestamped lines elsewhere, and exits 0 finished, 3 stopped by a budget,
 // 130 interrupted, 1 failed (docs/user-guide.md).
@@ -29,10 +29,10 @@
 #include "cli/search_args.h"
 #include "cli/value_checks.h"
 #include "db/database.h"
-#include "tuner/autotune.h"
+#include "tuner/modes/autotune.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/duration.h"
-#include "tuner/top5.h"
+#include "tuner/modes/top5.h"
 
 namespace gpusched::cli {
 
@@ -63,7 +63,7 @@ struct TuneArgs {
     int64_t resume = 0;
     std::string time_budget;
     int64_t max_samples = 0;
-    // Where benchmarks run (tuner/executor/executor.h).
+    // Where benchmarks run (tuner/measure/executor/executor.h).
     std::string executor = "local";
     SlurmOptions slurm;
     // The options one mode has and the other lacks: given to the other, they
@@ -289,7 +289,7 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     b.gpusched_version = version_string();
     apply_search_args(a.search, b);
     // Autotune's --weights are its first batch's: it records them as that
-    // batch's weights and retrains from them (tuner/autotune.h).
+    // batch's weights and retrains from them (tuner/modes/autotune.h).
     if (!a.search.weights.empty()) b.search_config.erase("weights_path");
     if (a.benchmark_timeout_s < 1) throw UserError("--benchmark-timeout must be at least 1 second");
     if (a.min_reps < 1 || a.max_reps < a.min_reps || !(a.min_time_s >= 0))

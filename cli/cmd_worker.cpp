@@ -1,11 +1,11 @@
 // `gpusched worker`: run by a slurm executor's job array on its node
-// (tuner/executor/worker.h); not meant to be typed by hand, but harmless to.
+// (tuner/measure/executor/worker.h); not meant to be typed by hand, but harmless to.
 
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/value_checks.h"
-#include "tuner/executor/worker.h"
+#include "tuner/measure/executor/worker.h"
 
 namespace gpusched::cli {
 

@@ -39,7 +39,7 @@ Action add_report_command(CLI::App &app, const GlobalOptions &global);
 // Records the command line for the report it writes.
 Action add_bench_command(CLI::App &app, const GlobalOptions &global, int argc, char **argv);
 Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, char **argv);
-// Run by the slurm executor's jobs on their nodes (tuner/executor/worker.h).
+// Run by the slurm executor's jobs on their nodes (tuner/measure/executor/worker.h).
 Action add_worker_command(CLI::App &app, const GlobalOptions &global);
 
 // The version banner (`gpusched --version`).

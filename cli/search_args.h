@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/search_defaults.h"
-#include "tuner/oneshot.h"
+#include "tuner/modes/oneshot.h"
 
 namespace gpusched::cli {
 

@@ -6,9 +6,9 @@
 #include "cli/commands.h"
 #include "cli/version_config.h"
 #include "costmodel/default_weights.h"
-#include "tuner/autoschedulers.h"
-#include "tuner/runner/benchmark_build.h"
-#include "tuner/validation/pocl_validation.h"
+#include "tuner/generate/autoschedulers.h"
+#include "tuner/measure/runner/benchmark_build.h"
+#include "tuner/measure/validation/pocl_validation.h"
 
 namespace gpusched::cli {
 

@@ -15,7 +15,7 @@
 #                                "16" (autoscheduler=NAME, options as
 #                                autoscheduler.KEY=VALUE); also a compile
 #                                definition everywhere, for
-#                                tuner/generator_protocol.h
+#                                tuner/generate/generator_protocol.h
 
 set(GPUSCHED_HALIDE_VERSION ${Halide_VERSION_MAJOR} CACHE STRING
     "Halide major version to build against (14, 19 or 21; empty: the newest installed)" FORCE)

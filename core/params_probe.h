@@ -1,7 +1,7 @@
 #pragma once
 // The autoscheduler "gpusched_probe" (params_probe.cpp, in the plugin): how
 // the driver checks, before any work is stored, that a generator accepts the
-// params it is given (tuner/generator_run.h, check_generator_params).
+// params it is given (tuner/generate/generator_run.h, check_generator_params).
 
 namespace gpusched {
 

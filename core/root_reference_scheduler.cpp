@@ -24,7 +24,7 @@
 // million squares: 2% low); two sums of sqrt(N) drift by about 2 sqrt(N)
 // (4096 ulps there: 0.02%), so this reference sits near the exact value,
 // where any well-ordered parallel sum lands too. Validation accepts an
-// output that agrees with either reference (tuner/validation/output_file.h):
+// output that agrees with either reference (tuner/measure/validation/output_file.h):
 // both are the pipeline's float arithmetic in a legitimate order, and a
 // schedule bug agrees with neither. It writes the splits it made to
 // $GPUSCHED_REORDER_REPORT (a JSON list) before anything else, and stops

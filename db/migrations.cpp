@@ -90,7 +90,7 @@ ALTER TABLE samples ADD COLUMN benchmark TEXT CHECK (benchmark IS NULL OR benchm
 ALTER TABLE samples ADD COLUMN benchmark_detail TEXT;
 CREATE INDEX samples_by_device ON samples(device) WHERE device IS NOT NULL;
 )sql"},
-        // Autotune (tuner/autotune.h): one row per batch of a run, with the
+        // Autotune (tuner/modes/autotune.h): one row per batch of a run, with the
         // weights its searches used (NULL: the embedded defaults), how far it
         // got, and how well those weights ranked its measured samples before
         // the model was retrained on them (the learning curve). A run stopped

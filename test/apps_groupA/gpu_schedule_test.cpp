@@ -8,7 +8,7 @@
 #include "app_test_util.h"
 
 #include "test/catch2_compat.h"
-#include "tuner/generator_protocol.h"
+#include "tuner/generate/generator_protocol.h"
 
 #include <string>
 #include <vector>

@@ -14,7 +14,7 @@
 #include "subprocess_util.h"
 
 #include "test/catch2_compat.h"
-#include "tuner/generator_protocol.h"
+#include "tuner/generate/generator_protocol.h"
 
 #include <algorithm>
 #include <cctype>

@@ -3,9 +3,9 @@
 #include "test/catch2_compat.h"
 
 #include "test_support.h"
-#include "tuner/generator_run.h"
-#include "tuner/ptx_extract.h"
-#include "tuner/ptxas_report.h"
+#include "tuner/generate/generator_run.h"
+#include "tuner/generate/ptx_extract.h"
+#include "tuner/generate/ptxas_report.h"
 
 using namespace gpusched;
 

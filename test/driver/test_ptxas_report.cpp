@@ -1,7 +1,7 @@
 #include "test/catch2_compat.h"
 
 #include "test_support.h"
-#include "tuner/ptxas_report.h"
+#include "tuner/generate/ptxas_report.h"
 
 using namespace gpusched;
 

@@ -1,6 +1,6 @@
 #include "test/catch2_compat.h"
 
-#include "tuner/sample_selection.h"
+#include "tuner/generate/sample_selection.h"
 
 using namespace gpusched;
 

@@ -11,10 +11,10 @@
 #include "test/catch2_compat.h"
 
 #include "test_support.h"
-#include "tuner/autoschedulers.h"
+#include "tuner/generate/autoschedulers.h"
 #include "tuner/subprocess.h"
-#include "tuner/validation/output_file.h"
-#include "tuner/validation/pocl_validation.h"
+#include "tuner/measure/validation/output_file.h"
+#include "tuner/measure/validation/pocl_validation.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
-#include "tuner/autoschedulers.h"
-#include "tuner/validation/pocl_validation.h"
+#include "tuner/generate/autoschedulers.h"
+#include "tuner/measure/validation/pocl_validation.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;

@@ -13,10 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
-#include "tuner/ptx_extract.h"
-#include "tuner/ptxas_report.h"
+#include "tuner/generate/ptx_extract.h"
+#include "tuner/generate/ptxas_report.h"
 #include "tuner/subprocess.h"
-#include "tuner/validation/pocl_validation.h"
+#include "tuner/measure/validation/pocl_validation.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;

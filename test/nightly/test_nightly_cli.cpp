@@ -21,7 +21,7 @@
 #include "db/sample_store.h"
 #include "test_sql.h"
 #include "test_support.h"
-#include "tuner/nightly/run_lock.h"
+#include "tuner/modes/nightly/run_lock.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;

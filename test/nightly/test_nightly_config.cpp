@@ -4,7 +4,7 @@
 
 #include "test/catch2_compat.h"
 
-#include "tuner/nightly/nightly_config.h"
+#include "tuner/modes/nightly/nightly_config.h"
 
 using namespace gpusched;
 

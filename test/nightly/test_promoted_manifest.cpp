@@ -1,4 +1,4 @@
-// The schedule folder's promotion record (tuner/nightly/promoted_manifest.h)
+// The schedule folder's promotion record (tuner/modes/nightly/promoted_manifest.h)
 // on real files: what is promoted is written whole and recorded with its
 // checksums, no temporary file is left behind, and files changed after the
 // record (a promotion cut short between the files and the manifest, or a
@@ -9,7 +9,7 @@
 #include "test/catch2_compat.h"
 
 #include "test_support.h"
-#include "tuner/nightly/promoted_manifest.h"
+#include "tuner/modes/nightly/promoted_manifest.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;

@@ -1,10 +1,10 @@
-// The promotion rule (tuner/nightly/promotion_rule.h) on its own: a
+// The promotion rule (tuner/modes/nightly/promotion_rule.h) on its own: a
 // candidate replaces the promoted schedule only when faster by more than the
 // larger of the two measurements' noise and the floor, never across devices.
 
 #include "test/catch2_compat.h"
 
-#include "tuner/nightly/promotion_rule.h"
+#include "tuner/modes/nightly/promotion_rule.h"
 
 using namespace gpusched;
 

@@ -12,7 +12,7 @@
 // few minutes on two cores.
 
 #include "test/catch2_compat.h"
-#include "tuner/generator_protocol.h"
+#include "tuner/generate/generator_protocol.h"
 
 #include <fcntl.h>
 #include <signal.h>

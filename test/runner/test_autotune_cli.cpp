@@ -21,8 +21,8 @@
 
 #include "db/database.h"
 #include "db/sample_store.h"
-#include "tuner/autoschedulers.h"
-#include "tuner/generator_run.h"
+#include "tuner/generate/autoschedulers.h"
+#include "tuner/generate/generator_run.h"
 #include "test_sql.h"
 #include "test_support.h"
 

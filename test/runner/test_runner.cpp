@@ -11,13 +11,13 @@
 #include "test/catch2_compat.h"
 
 #include "test_support.h"
-#include "tuner/autoschedulers.h"
-#include "tuner/batch.h"
+#include "tuner/generate/autoschedulers.h"
+#include "tuner/generate/batch.h"
 #include "tuner/cuda_device_query.h"
-#include "tuner/runner/benchmark_build.h"
-#include "tuner/runner/runner.h"
+#include "tuner/measure/runner/benchmark_build.h"
+#include "tuner/measure/runner/runner.h"
 #include "tuner/user_error.h"
-#include "tuner/validation/pocl_validation.h"
+#include "tuner/measure/validation/pocl_validation.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// One Halide runtime per run (tuner/shared_runtime.h): a sample compiled
+// One Halide runtime per run (tuner/generate/shared_runtime.h): a sample compiled
 // with no_runtime plus the shared runtime is still a complete library that
 // links and runs on its own, and the runtime is built once, not per sample.
 // Real generator (tiny_stencil), real ar, real link and run of the result.
@@ -9,8 +9,8 @@
 
 #include "test_support.h"
 #include "tuner/host_target.h"
-#include "tuner/shared_runtime.h"
-#include "tuner/validation/pocl_validation.h"
+#include "tuner/generate/shared_runtime.h"
+#include "tuner/measure/validation/pocl_validation.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;

@@ -17,7 +17,7 @@
 #include "db/sample_store.h"
 #include "test_support.h"
 #include "tuner/cuda_device_query.h"
-#include "tuner/top5.h"
+#include "tuner/modes/top5.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;

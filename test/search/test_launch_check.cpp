@@ -13,7 +13,7 @@
 #include "core/kernel_assertions.h"
 #include "core/launch_check.h"
 #include "tuner/subprocess.h"
-#include "tuner/generator_protocol.h"
+#include "tuner/generate/generator_protocol.h"
 
 using namespace Halide;
 using gpusched::GpuProfile;

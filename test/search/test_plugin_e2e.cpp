@@ -16,7 +16,7 @@
 #include "costmodel/feature_rows_file.h"
 #include "costmodel/featurization_blob.h"
 #include "tuner/subprocess.h"
-#include "tuner/generator_protocol.h"
+#include "tuner/generate/generator_protocol.h"
 
 namespace fs = std::filesystem;
 

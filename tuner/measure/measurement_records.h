@@ -8,9 +8,9 @@
 
 #include "core/gpu_profile.h"
 #include "db/sample_store.h"
-#include "tuner/batch.h"
-#include "tuner/executor/executor.h"
-#include "tuner/runner/benchmark_build.h"
+#include "tuner/generate/batch.h"
+#include "tuner/measure/executor/executor.h"
+#include "tuner/measure/runner/benchmark_build.h"
 
 namespace gpusched {
 

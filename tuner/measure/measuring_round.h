@@ -24,8 +24,8 @@
 #include <functional>
 #include <string>
 
-#include "tuner/executor/executor.h"
-#include "tuner/runner/benchmark_build.h"
+#include "tuner/measure/executor/executor.h"
+#include "tuner/measure/runner/benchmark_build.h"
 
 namespace gpusched {
 

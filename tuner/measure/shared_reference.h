@@ -1,5 +1,5 @@
 #pragma once
-// The CPU reference of a round's pipeline (tuner/validation/pocl_validation.h):
+// The CPU reference of a round's pipeline (tuner/measure/validation/pocl_validation.h):
 // the outputs every benchmark's output is checked against. Computed once,
 // by whichever worker first needs it, while the others go on with what does
 // not need it (a baseline's own schedule search); a worker that needs it
@@ -7,7 +7,7 @@
 
 #include <mutex>
 
-#include "tuner/validation/pocl_validation.h"
+#include "tuner/measure/validation/pocl_validation.h"
 
 namespace gpusched {
 
