@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 
 namespace gpusched::cli {
 

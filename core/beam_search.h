@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "core/function_dag.h"
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "core/schedule_decisions.h"
 #include "core/search_defaults.h"
 #include "core/search_space.h"

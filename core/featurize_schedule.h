@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "core/loop_nest.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/schedule_features.h"

@@ -29,7 +29,7 @@
 #include <Halide.h>
 
 #include "core/expr_eval.h"
-#include "core/user_error.h"
+#include "common/errors.h"
 #include "costmodel/pipeline_features.h"
 
 namespace gpusched {

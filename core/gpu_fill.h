@@ -22,7 +22,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/function_dag.h"
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "core/schedule_decisions.h"
 #include "costmodel/cost_model.h"
 

@@ -26,7 +26,7 @@
 #include <Halide.h>
 
 #include "core/function_dag.h"
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 
 namespace gpusched {
 

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "core/stable_names.h"
-#include "core/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 

@@ -50,7 +50,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/function_dag.h"
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 
 namespace gpusched {
 

@@ -50,7 +50,7 @@
 #include "core/search_config.h"
 #include "core/search_record.h"
 #include "core/stable_names.h"
-#include "core/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 namespace {

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/beam_search.h"
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 
 namespace gpusched {
 

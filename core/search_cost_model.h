@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/cost_model.h"
 
 namespace gpusched {

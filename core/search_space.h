@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "core/function_dag.h"
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "core/schedule_decisions.h"
 
 namespace gpusched {

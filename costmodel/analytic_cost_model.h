@@ -29,7 +29,7 @@
 
 #include <vector>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/cost_model.h"
 
 namespace gpusched {

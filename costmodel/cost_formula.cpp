@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/serial_chain.h"
 
 namespace gpusched {

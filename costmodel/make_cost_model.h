@@ -17,7 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/cost_model.h"
 
 namespace gpusched {

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/network_evaluator.h"
 #include "costmodel/row_cost_cache.h"

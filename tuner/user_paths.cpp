@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace fs = std::filesystem;
 

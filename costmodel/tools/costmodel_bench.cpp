@@ -12,7 +12,7 @@
 #include <random>
 #include <string>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/analytic_cost_model.h"
 #include "costmodel/default_weights.h"
 #include "costmodel/network_cost_model.h"

@@ -47,7 +47,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/analytic_cost_model.h"
 #include "costmodel/default_weights.h"
 #include "costmodel/feature_rows_file.h"

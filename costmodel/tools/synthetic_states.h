@@ -25,7 +25,7 @@
 #include <random>
 #include <vector>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/cost_model.h"
 
 namespace gpusched {

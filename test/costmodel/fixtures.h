@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/tools/synthetic_states.h"
 

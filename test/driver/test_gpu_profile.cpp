@@ -1,7 +1,7 @@
 #include "test/catch2_compat.h"
 #include <nlohmann/json.hpp>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 
 using namespace gpusched;
 

@@ -8,7 +8,7 @@
 #include "test/catch2_compat.h"
 #include <sqlite3.h>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/analytic_cost_model.h"
 #include "costmodel/featurization_blob.h"
 #include "costmodel/tools/synthetic_states.h"

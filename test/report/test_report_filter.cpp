@@ -5,7 +5,7 @@
 #include "test/catch2_compat.h"
 
 #include "tuner/report/report_data.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 using gpusched::UserError;
 using gpusched::report::parse_since;

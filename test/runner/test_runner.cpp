@@ -16,7 +16,7 @@
 #include "tuner/cuda_device_query.h"
 #include "tuner/measure/runner/benchmark_build.h"
 #include "tuner/measure/runner/runner.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 #include "tuner/measure/validation/pocl_validation.h"
 
 using namespace gpusched;

@@ -21,14 +21,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "core/search_defaults.h"
 #include "db/sample_store.h"
 #include "tuner/generate/autoschedulers.h"
 #include "tuner/generate/generator_run.h"
 #include "tuner/generate/ptxas_report.h"
 #include "tuner/generate/sample_selection.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 

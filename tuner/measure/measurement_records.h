@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "db/sample_store.h"
 #include "tuner/generate/batch.h"
 #include "tuner/measure/executor/executor.h"

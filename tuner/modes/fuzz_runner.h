@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "core/search_defaults.h"
 
 namespace gpusched {

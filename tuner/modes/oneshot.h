@@ -23,11 +23,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "tuner/generate/batch.h"
 #include "tuner/generate/generator_run.h"
 #include "tuner/generate/ptxas_report.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 #include "tuner/measure/validation/pocl_validation.h"
 
 namespace gpusched {

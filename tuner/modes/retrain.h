@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "costmodel/training.h"
 #include "db/database.h"
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "tuner/generate/batch.h"
 
 namespace gpusched {

@@ -15,7 +15,7 @@
 
 #include "tuner/report/html_text.h"
 #include "tuner/report/svg_plot.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched::report {
 namespace {

@@ -9,7 +9,7 @@
 #include "db/measured.h"
 #include "db/rank_correlation.h"
 #include "db/report_queries.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched::report {
 namespace {

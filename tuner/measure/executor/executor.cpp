@@ -1,6 +1,6 @@
 #include "tuner/measure/executor/executor.h"
 
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 

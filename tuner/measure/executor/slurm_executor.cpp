@@ -40,7 +40,7 @@
 #include "tuner/measure/executor/work_folder.h"
 #include "tuner/install_layout.h"
 #include "tuner/subprocess.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;

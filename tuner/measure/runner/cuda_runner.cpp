@@ -6,7 +6,7 @@
 
 #include "tuner/cuda_device_query.h"
 #include "tuner/measure/runner/runner.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 namespace {

@@ -6,7 +6,7 @@
 #include <mutex>
 
 #include "tuner/measure/runner/runner.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 #include "tuner/measure/validation/pocl_validation.h"
 
 namespace gpusched {

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "tuner/subprocess.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;

@@ -144,7 +144,7 @@ public:
 // process for the rest, and an interrupt waits for the group.
 constexpr std::size_t kMaxBenchmarkGroup = 16;
 
-// Throw UnavailableError (tuner/user_error.h) with one line when the device
+// Throw UnavailableError (common/errors.h) with one line when the device
 // cannot be used here: no GPU (naming --device opencl), no OpenCL runtime or
 // one that cannot run a kernel.
 std::unique_ptr<Runner> make_cuda_runner(const TimingOptions &timing);

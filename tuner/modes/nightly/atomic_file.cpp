@@ -9,7 +9,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;

@@ -5,7 +5,7 @@
 #include "db/database.h"
 #include "db/run_queries.h"
 #include "tuner/modes/retrain.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 
 namespace gpusched {
 

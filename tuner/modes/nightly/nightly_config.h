@@ -20,11 +20,11 @@
 
 #include "tuner/measure/executor/executor.h"
 
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "core/search_defaults.h"
 #include "tuner/modes/autotune.h"
 #include "tuner/measure/runner/runner.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 

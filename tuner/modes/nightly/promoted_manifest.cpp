@@ -9,7 +9,7 @@
 
 #include "costmodel/crc32.h"
 #include "tuner/modes/nightly/atomic_file.h"
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;

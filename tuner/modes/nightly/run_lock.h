@@ -13,7 +13,7 @@
 #include <string>
 #include <sys/types.h>
 
-#include "tuner/user_error.h"
+#include "common/errors.h"
 
 namespace gpusched {
 

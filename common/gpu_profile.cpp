@@ -1,4 +1,4 @@
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 
 #include <algorithm>
 #include <cctype>

@@ -40,7 +40,7 @@
 #include "core/featurize_schedule.h"
 #include "core/function_dag.h"
 #include "core/halide_compat.h"
-#include "core/gpu_profile.h"
+#include "common/gpu_profile.h"
 #include "core/loop_nest.h"
 #include "core/search_space.h"
 
