@@ -258,46 +258,59 @@ nlohmann::json opt_json(const std::optional<T> &v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
-    AutotuneOptions o;
-    o.executor = executor_args(a);
-    if (a.device.empty() && a.executor == "slurm") {
-        o.device = DeviceKind::Cuda; // the nodes have the GPUs, not the driver
-    } else if (a.device.empty()) {
-        if (!default_device_kind()) {
-            spdlog::error("tune benchmarks on a GPU and none is visible here ({}); add --device opencl to "
-                          "benchmark on POCL, the CPU's OpenCL, instead",
-                          query_local_gpus().problem);
-            return kExitUnavailable;
-        }
-        o.device = DeviceKind::Cuda;
-    } else {
-        o.device = *parse_device_kind(a.device);
-    }
-    if (a.resume == 0 && (a.generator_path.empty() || a.generator_name.empty()))
-        throw UserError("tune --mode autotune needs the generator executable and -g NAME (or --resume RUN)");
-    OneShotOptions &b = o.batch;
+// The device benchmarks run on: --device, or a visible GPU. Empty (after
+// saying why) when none is named and no GPU is visible.
+std::optional<DeviceKind> benchmark_device(const TuneArgs &a) {
+    if (!a.device.empty()) return *parse_device_kind(a.device);
+    if (a.executor == "slurm") return DeviceKind::Cuda; // the nodes have the GPUs, not the driver
+    if (default_device_kind()) return DeviceKind::Cuda;
+    spdlog::error("tune benchmarks on a GPU and none is visible here ({}); add --device opencl to "
+                  "benchmark on POCL, the CPU's OpenCL, instead",
+                  query_local_gpus().problem);
+    return std::nullopt;
+}
+
+// The batch both modes search (its size is the mode's to set).
+OneShotOptions batch_options(const TuneArgs &a) {
+    OneShotOptions b;
     b.generator_path = a.generator_path;
     b.generator_name = a.generator_name;
     b.generator_params = parse_generator_params(a.params);
-    if (a.resume == 0) b.gpu = resolve_gpu(a.gpu);
     b.output_dir = a.output_dir;
     b.db_path = a.db_path.empty() ? db::default_database_path() : a.db_path;
-    b.samples = a.batch > 0 ? a.batch : a.samples;
+    b.samples = a.samples;
     b.jobs = a.jobs > 0 ? a.jobs : std::max(1u, std::thread::hardware_concurrency());
     b.validate = false;
     b.gpusched_version = version_string();
     apply_search_args(a.search, b);
-    // Autotune's --weights are its first batch's: it records them as that
-    // batch's weights and retrains from them (tuner/modes/autotune.h).
-    if (!a.search.weights.empty()) b.search_config.erase("weights_path");
+    return b;
+}
+
+// How each benchmark is timed, checked.
+TimingOptions timing_options(const TuneArgs &a) {
     if (a.benchmark_timeout_s < 1) throw UserError("--benchmark-timeout must be at least 1 second");
     if (a.min_reps < 1 || a.max_reps < a.min_reps || !(a.min_time_s >= 0))
         throw UserError("need 1 <= --min-reps <= --max-reps and --min-time >= 0");
-    o.timing.timeout = std::chrono::seconds(a.benchmark_timeout_s);
-    o.timing.min_time_s = a.min_time_s;
-    o.timing.min_reps = a.min_reps;
-    o.timing.max_reps = a.max_reps;
+    TimingOptions t;
+    t.timeout = std::chrono::seconds(a.benchmark_timeout_s);
+    t.min_time_s = a.min_time_s;
+    t.min_reps = a.min_reps;
+    t.max_reps = a.max_reps;
+    return t;
+}
+
+AutotuneOptions autotune_options(const TuneArgs &a, DeviceKind device) {
+    if (a.resume == 0 && (a.generator_path.empty() || a.generator_name.empty()))
+        throw UserError("tune --mode autotune needs the generator executable and -g NAME (or --resume RUN)");
+    AutotuneOptions o;
+    o.device = device;
+    o.batch = batch_options(a);
+    if (a.resume == 0) o.batch.gpu = resolve_gpu(a.gpu); // a resumed run's profile is its own
+    if (a.batch > 0) o.batch.samples = a.batch;
+    // Autotune's --weights are its first batch's: it records them as that
+    // batch's weights and retrains from them (tuner/modes/autotune.h).
+    if (!a.search.weights.empty()) o.batch.search_config.erase("weights_path");
+    o.timing = timing_options(a);
     o.iterations = a.iterations;
     o.from_scratch = a.from_scratch;
     o.initial_weights = a.search.weights;
@@ -313,94 +326,66 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     }
     if (a.max_samples != 0) o.max_samples = a.max_samples;
     o.baselines = split_list(a.baselines);
+    return o;
+}
 
-    // SIGINT/SIGTERM: start no new work, keep what is stored (samples compiled
-    // but not yet timed are measured by --resume), mark the run interrupted,
-    // exit 130 (test: "autotune stopped by SIGTERM ...").
-    install_stop_handler();
-    o.stop = &g_stop;
+void print_autotune_json(const AutotuneResult &r, int code) {
+    nlohmann::json batches = nlohmann::json::array();
+    for (const auto &row : r.batches) {
+        batches.push_back({{"batch", row.batch},
+                           {"status", row.status},
+                           {"weights_id", opt_json(row.weights_id)},
+                           {"weights", row.weights_path},
+                           {"samples", row.samples},
+                           {"measured", row.measured},
+                           {"failed", row.failed},
+                           {"spilled", row.spilled},
+                           {"best_ms", opt_json(row.best_ms)},
+                           {"spearman", opt_json(row.spearman)},
+                           {"kendall", opt_json(row.kendall)},
+                           {"regret", opt_json(row.regret)},
+                           {"retrain_s", opt_json(row.retrain_s)}});
+    }
+    nlohmann::json j = {{"run_id", r.run_id},
+                        {"resumed", r.resumed},
+                        {"db", r.db_path},
+                        {"device", r.device},
+                        {"target", r.target},
+                        {"benchmark_target", r.benchmark_target},
+                        {"end", code == kExitOk ? "finished" : code == kExitStoppedByBudget ? "budget" : "interrupted"},
+                        {"stopped_by", r.stopped_by},
+                        {"exit_code", code},
+                        {"samples", r.samples},
+                        {"samples_this_invocation", r.samples_this_invocation},
+                        {"measured", r.measured},
+                        {"failed", r.failed},
+                        {"spilled", r.spilled},
+                        {"best_sample_id", opt_json(r.best_sample_id)},
+                        {"best_batch", r.best_batch},
+                        {"best_idx", r.best_idx},
+                        {"best_ms", opt_json(r.best_ms)},
+                        {"files", r.best_files},
+                        {"seconds", r.wall_seconds},
+                        {"retrain_seconds", r.retrain_seconds},
+                        {"batches", batches}};
+    nlohmann::json baselines = nlohmann::json::array();
+    for (const auto &bl : r.baselines)
+        baselines.push_back({{"source", bl.source},
+                             {"run_id", bl.run_id},
+                             {"sample_id", bl.sample_id},
+                             {"median_ms", opt_json(bl.median_ms)},
+                             {"speedup", bl.median_ms && r.best_ms ? nlohmann::json(*bl.median_ms / *r.best_ms)
+                                                                   : nlohmann::json(nullptr)},
+                             {"problem", bl.problem},
+                             {"measured_now", bl.measured_now}});
+    j["baselines"] = baselines;
+    std::cout << j.dump(2) << "\n";
+}
 
-    if (!global.json && !global.quiet) {
-        std::cout << (a.resume ? fmt::format("gpusched tune --mode autotune: resuming run {} from {}\n", a.resume,
-                                             b.db_path)
-                               : fmt::format("gpusched tune --mode autotune: {} ({}) for {}, device {}, {} x {} "
-                                             "samples\n",
-                                             b.generator_name, b.generator_path, b.gpu.name, to_string(o.device),
-                                             o.iterations, b.samples))
-                  << std::flush;
-    }
-    AutotuneDisplay display(global.quiet || global.json);
-    AutotuneResult r;
-    try {
-        r = run_autotune(o, [&](const AutotuneStatus &st) { display(st); });
-    } catch (const UnavailableError &e) {
-        display.finish();
-        spdlog::error("{}", e.what());
-        return kExitUnavailable;
-    } catch (...) {
-        display.finish();
-        throw;
-    }
-    display.finish();
-    const int code = r.end == AutotuneEnd::Finished          ? kExitOk
-                     : r.end == AutotuneEnd::StoppedByBudget ? kExitStoppedByBudget
-                                                             : kExitInterrupted;
+void print_tuning_curve(const AutotuneResult &r, int code) {
     // The first batch's best, the reference of the speedup column (0 when
     // none was measured; a plain double keeps GCC's optional analysis quiet).
     const double first = r.batches.empty() ? 0.0 : r.batches.front().best_ms.value_or(0.0);
-    if (global.json) {
-        nlohmann::json batches = nlohmann::json::array();
-        for (const auto &row : r.batches) {
-            batches.push_back({{"batch", row.batch},
-                               {"status", row.status},
-                               {"weights_id", opt_json(row.weights_id)},
-                               {"weights", row.weights_path},
-                               {"samples", row.samples},
-                               {"measured", row.measured},
-                               {"failed", row.failed},
-                               {"spilled", row.spilled},
-                               {"best_ms", opt_json(row.best_ms)},
-                               {"spearman", opt_json(row.spearman)},
-                               {"kendall", opt_json(row.kendall)},
-                               {"regret", opt_json(row.regret)},
-                               {"retrain_s", opt_json(row.retrain_s)}});
-        }
-        nlohmann::json j = {{"run_id", r.run_id},
-                            {"resumed", r.resumed},
-                            {"db", r.db_path},
-                            {"device", r.device},
-                            {"target", r.target},
-                            {"benchmark_target", r.benchmark_target},
-                            {"end", code == kExitOk ? "finished" : code == kExitStoppedByBudget ? "budget" : "interrupted"},
-                            {"stopped_by", r.stopped_by},
-                            {"exit_code", code},
-                            {"samples", r.samples},
-                            {"samples_this_invocation", r.samples_this_invocation},
-                            {"measured", r.measured},
-                            {"failed", r.failed},
-                            {"spilled", r.spilled},
-                            {"best_sample_id", opt_json(r.best_sample_id)},
-                            {"best_batch", r.best_batch},
-                            {"best_idx", r.best_idx},
-                            {"best_ms", opt_json(r.best_ms)},
-                            {"files", r.best_files},
-                            {"seconds", r.wall_seconds},
-                            {"retrain_seconds", r.retrain_seconds},
-                            {"batches", batches}};
-        nlohmann::json baselines = nlohmann::json::array();
-        for (const auto &bl : r.baselines)
-            baselines.push_back({{"source", bl.source},
-                                 {"run_id", bl.run_id},
-                                 {"sample_id", bl.sample_id},
-                                 {"median_ms", opt_json(bl.median_ms)},
-                                 {"speedup", bl.median_ms && r.best_ms ? nlohmann::json(*bl.median_ms / *r.best_ms)
-                                                                       : nlohmann::json(nullptr)},
-                                 {"problem", bl.problem},
-                                 {"measured_now", bl.measured_now}});
-        j["baselines"] = baselines;
-        std::cout << j.dump(2) << "\n";
-        return code;
-    }
     std::cout << fmt::format("\nTuning curve of run {} on {} (times: median ms; correlation of the batch's "
                              "predictions with its times, before retraining; regret: the model's pick over the "
                              "batch's best)\n",
@@ -447,215 +432,249 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
         std::cout << fmt::format("Interrupted (exit 130); continue with --resume {}.\n", r.run_id);
     std::cout << fmt::format("Stored as run {} in {} ({:.1f} s, retraining {:.1f} s)\n", r.run_id, r.db_path,
                              r.wall_seconds, r.retrain_seconds);
+}
+
+int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
+    const ExecutorOptions executor = executor_args(a);
+    const std::optional<DeviceKind> device = benchmark_device(a);
+    if (!device) return kExitUnavailable;
+    AutotuneOptions o = autotune_options(a, *device);
+    o.executor = executor;
+    const OneShotOptions &b = o.batch;
+
+    // SIGINT/SIGTERM: start no new work, keep what is stored (samples compiled
+    // but not yet timed are measured by --resume), mark the run interrupted,
+    // exit 130 (test: "autotune stopped by SIGTERM ...").
+    install_stop_handler();
+    o.stop = &g_stop;
+
+    if (!global.json && !global.quiet) {
+        std::cout << (a.resume ? fmt::format("gpusched tune --mode autotune: resuming run {} from {}\n", a.resume,
+                                             b.db_path)
+                               : fmt::format("gpusched tune --mode autotune: {} ({}) for {}, device {}, {} x {} "
+                                             "samples\n",
+                                             b.generator_name, b.generator_path, b.gpu.name, to_string(o.device),
+                                             o.iterations, b.samples))
+                  << std::flush;
+    }
+    AutotuneDisplay display(global.quiet || global.json);
+    AutotuneResult r;
+    try {
+        r = run_autotune(o, [&](const AutotuneStatus &st) { display(st); });
+    } catch (const UnavailableError &e) {
+        display.finish();
+        spdlog::error("{}", e.what());
+        return kExitUnavailable;
+    } catch (...) {
+        display.finish();
+        throw;
+    }
+    display.finish();
+    const int code = r.end == AutotuneEnd::Finished          ? kExitOk
+                     : r.end == AutotuneEnd::StoppedByBudget ? kExitStoppedByBudget
+                                                             : kExitInterrupted;
+    if (global.json) print_autotune_json(r, code);
+    else print_tuning_curve(r, code);
     return code;
+}
+
+void print_top5_json(const Top5Options &opt, const Top5Result &r) {
+    const OneShotOptions &b = opt.batch;
+    nlohmann::json j = {{"generator", b.generator_path},
+                        {"generator_name", b.generator_name},
+                        {"gpu", b.gpu.name},
+                        {"target", r.target},
+                        {"benchmark_target", r.benchmark_target},
+                        {"device_kind", to_string(opt.device)},
+                        {"device", r.device},
+                        {"run_id", r.run_id},
+                        {"db", r.db_path},
+                        {"files", r.best_files},
+                        {"seconds", r.wall_seconds},
+                        {"batch_seconds", r.batch_seconds},
+                        {"benchmark_seconds", r.benchmark_seconds},
+                        {"spill_check", r.spill_check},
+                        {"samples", r.samples.size()},
+                        {"usable", r.ranking.size()},
+                        {"spillers_dropped", r.spillers.size()}};
+    j["benchmarked"] = nlohmann::json::array();
+    for (const auto &e : r.benchmarked)
+        j["benchmarked"].push_back(entry_json(e));
+    j["baselines"] = nlohmann::json::array();
+    for (const auto &e : r.baselines) {
+        nlohmann::json bj = entry_json(e);
+        auto s = speedup(r, e);
+        bj["speedup"] = s ? nlohmann::json(*s) : nlohmann::json(nullptr);
+        j["baselines"].push_back(bj);
+    }
+    j["chosen"] = r.best ? nlohmann::json(r.benchmarked[*r.best].label) : nlohmann::json(nullptr);
+    std::cout << j.dump(2) << "\n";
+}
+
+// Log lines as samples finish and benchmarks come back.
+Top5Progress top5_log_lines() {
+    Top5Progress progress;
+    progress.sample = [](const OneShotSample &s, int done, int total) {
+        spdlog::info("sample {}/{}: {}", done, total,
+                     s.generator.ok()
+                         ? (s.predicted_cost ? fmt::format("predicted {:.4g}", *s.predicted_cost)
+                                             : std::string("compiled"))
+                         : s.generator.message);
+    };
+    progress.measured = [](const Top5Entry &e) {
+        if (e.measured())
+            spdlog::info("{}: median {:.4g} ms over {} reps on {} (output {})", e.label, *e.measurement.median_ms,
+                         e.measurement.reps, e.measurement.device, e.measurement.validation);
+        else
+            spdlog::warn("{}: {}: {}", e.label, to_string(e.measurement.outcome), e.measurement.error);
+    };
+    return progress;
+}
+
+int run_top5_command(const TuneArgs &a, const GlobalOptions &global) {
+    if (a.generator_path.empty() || a.generator_name.empty())
+        throw UserError("tune needs the generator executable and -g NAME");
+    Top5Options opt;
+    opt.executor = executor_args(a);
+    const std::optional<DeviceKind> device = benchmark_device(a);
+    if (!device) return kExitUnavailable;
+    opt.device = *device;
+    opt.batch = batch_options(a);
+    opt.batch.gpu = resolve_gpu(a.gpu);
+    opt.timing = timing_options(a);
+    opt.top = a.top;
+    opt.baselines = split_list(a.baselines);
+    if (!global.json) {
+        std::cout << fmt::format("gpusched tune --mode top5: {} ({}) for {} [{}], device {}\n",
+                                 opt.batch.generator_name, opt.batch.generator_path, opt.batch.gpu.name,
+                                 opt.batch.gpu.description, to_string(opt.device));
+    }
+    if (a.executor == "slurm") {
+        // Interrupted, the driver takes its jobs back (scancel) before it exits.
+        install_stop_handler();
+        opt.executor.stop = &g_stop;
+    }
+    Top5Result r;
+    try {
+        r = run_top5(opt, top5_log_lines());
+    } catch (const UnavailableError &e) {
+        spdlog::error("{}", e.what());
+        return kExitUnavailable;
+    } catch (const InterruptedError &e) {
+        spdlog::error("{}", e.what());
+        return kExitInterrupted;
+    }
+    if (global.json) print_top5_json(opt, r);
+    else print_table(r);
+    return kExitOk;
+}
+
+// The options both modes share: the pipeline, the batch, the device and timing.
+void add_shared_options(CLI::App *cmd, TuneArgs &args) {
+    cmd->add_option("generator", args.generator_path,
+                    "Halide generator executable (autotune --resume: the run's own unless given)");
+    cmd->add_option("params", args.params, "Generator params, key=value");
+    cmd->add_option("-g,--generator-name", args.generator_name, "Name of the generator");
+    cmd->add_option("--mode", args.mode, "top5 or autotune")
+        ->check(CLI::IsMember({"top5", "autotune"}))
+        ->capture_default_str();
+    cmd->add_option("--device", args.device,
+                    "cuda (the local GPUs; default when one is visible) or opencl (POCL, the CPU's OpenCL)")
+        ->check(CLI::IsMember({"cuda", "opencl"}));
+    cmd->add_option("--gpu", args.gpu, "GPU profile to search for (h100, h200, a100, v100) or auto")
+        ->capture_default_str();
+    cmd->add_option("-o,--output", args.output_dir, "Output directory")->capture_default_str();
+    cmd->add_option("--db", args.db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
+    cmd->add_option("--samples", args.samples, "Samples: 1 beam search + N-1 greedy")
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
+    cmd->add_option("-j,--jobs", args.jobs, "Parallel compile jobs (0, the default: every core)")
+        ->check(CLI::Range(0, 4096));
+    add_search_options(cmd, args.search);
+    cmd->add_option("--baselines", args.baselines,
+                    "Comma-separated schedule sources to build and time the same way: li2018,naive,manual");
+    cmd->add_option("--benchmark-timeout", args.benchmark_timeout_s, "Seconds allowed per benchmark process")
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
+    cmd->add_option("--min-time", args.min_time_s, "Seconds of timed repetitions per benchmark, at least")
+        ->check(finite_number_at_least(0, false))
+        ->capture_default_str();
+    cmd->add_option("--min-reps", args.min_reps, "Timed repetitions per benchmark, at least")
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
+    cmd->add_option("--max-reps", args.max_reps, "Timed repetitions per benchmark, at most")
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
+}
+
+// Autotune's own options (given with --mode top5, they are refused).
+void add_autotune_options(CLI::App *cmd, TuneArgs &args) {
+    auto autotune_only = [&](CLI::Option *o) { args.autotune_only.push_back(o); };
+    autotune_only(cmd->add_option("--iterations", args.iterations, "Autotune: batches (paper: 20)")
+                      ->check(whole_number_at_least(1))
+                      ->capture_default_str());
+    autotune_only(cmd->add_option("--batch", args.batch, "Autotune: samples per batch (paper: 80; default --samples)")
+                      ->check(whole_number_at_least(1)));
+    autotune_only(
+        cmd->add_flag("--from-scratch", args.from_scratch, "Autotune: the first batch searches with random weights"));
+    autotune_only(cmd->add_option("--train-on", args.train_on,
+                                  "Autotune: retrain on the run's samples, the pipeline's or the device's (all on "
+                                  "this device)")
+                      ->check(CLI::IsMember({"run", "pipeline", "device"}))
+                      ->capture_default_str());
+    autotune_only(cmd->add_option("--epochs", args.epochs, "Autotune: training epochs per retraining")
+                      ->check(whole_number_at_least(1))
+                      ->capture_default_str());
+    autotune_only(cmd->add_option("--learning-rate", args.learning_rate, "Autotune: Adam learning rate")
+                      ->check(finite_number_at_least(0, true))
+                      ->capture_default_str());
+    autotune_only(cmd->add_option("--resume", args.resume, "Autotune: continue this interrupted run from the database")
+                      ->check(whole_number_at_least(1)));
+    autotune_only(cmd->add_option("--time-budget", args.time_budget,
+                                  "Autotune: stop starting samples after this long (90s, 15m, 2h, 1h30m) and write "
+                                  "the best"));
+    autotune_only(cmd->add_option("--max-samples", args.max_samples,
+                                  "Autotune: stop when the run has this many samples (all attempts) and write the "
+                                  "best")
+                      ->check(whole_number_at_least(1)));
+}
+
+// Where benchmarks run: this machine, or Slurm job arrays.
+void add_executor_options(CLI::App *cmd, TuneArgs &args) {
+    cmd->add_option("--executor", args.executor,
+                    "Where benchmarks run: local (this machine) or slurm (sbatch job arrays; docs/cluster.md)")
+        ->check(CLI::IsMember({"local", "slurm"}))
+        ->capture_default_str();
+    cmd->add_option("--partition", args.slurm.partition, "Slurm: the partition of the benchmark jobs");
+    cmd->add_option("--account", args.slurm.account, "Slurm: the account the jobs are charged to");
+    cmd->add_option("--gres", args.slurm.gres, "Slurm: generic resources per job (gpu:1 for --device cuda)");
+    cmd->add_option("--time-limit", args.slurm.time_limit, "Slurm: each job's time limit (sbatch --time: 10, 1:00:00)");
+    cmd->add_option("--work-dir", args.slurm.work_dir,
+                    "Slurm: a folder shared by the driver and every node (tasks, results, logs)");
+    cmd->add_option("--max-attempts", args.slurm.max_attempts,
+                    "Slurm: attempts per benchmark job, the first included, before it counts as failed")
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
+    cmd->add_option("--worker-command", args.slurm.worker_command,
+                    "Slurm: the gpusched the jobs run on the nodes (default: this one; a bundle's libexec/gpusched "
+                    "on a shared folder works)");
 }
 
 } // namespace
 
 Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     auto args = std::make_shared<TuneArgs>();
-    CLI::App *cmd =
-        app.add_subcommand("tune", "Top 5 / Autotune: compile and benchmark candidates on a device");
-    cmd->add_option("generator", args->generator_path,
-                    "Halide generator executable (autotune --resume: the run's own unless given)");
-    cmd->add_option("params", args->params, "Generator params, key=value");
-    cmd->add_option("-g,--generator-name", args->generator_name, "Name of the generator");
-    cmd->add_option("--mode", args->mode, "top5 or autotune")
-        ->check(CLI::IsMember({"top5", "autotune"}))
-        ->capture_default_str();
-    cmd->add_option("--device", args->device,
-                    "cuda (the local GPUs; default when one is visible) or opencl (POCL, the CPU's OpenCL)")
-        ->check(CLI::IsMember({"cuda", "opencl"}));
-    cmd->add_option("--gpu", args->gpu, "GPU profile to search for (h100, h200, a100, v100) or auto")
-        ->capture_default_str();
-    cmd->add_option("-o,--output", args->output_dir, "Output directory")->capture_default_str();
-    cmd->add_option("--db", args->db_path,
-                    "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
-    cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy")
-        ->check(whole_number_at_least(1))->capture_default_str();
-    cmd->add_option("-j,--jobs", args->jobs, "Parallel compile jobs (0, the default: every core)")
-        ->check(CLI::Range(0, 4096));
-    add_search_options(cmd, args->search);
+    CLI::App *cmd = app.add_subcommand("tune", "Top 5 / Autotune: compile and benchmark candidates on a device");
+    add_shared_options(cmd, *args);
     args->top5_only.push_back(
         cmd->add_option("--top", args->top, "Top 5: how many of the best predicted samples to benchmark")
             ->check(whole_number_at_least(1))
             ->capture_default_str());
-    cmd->add_option("--baselines", args->baselines,
-                    "Comma-separated schedule sources to build and time the same way: li2018,naive,manual");
-    cmd->add_option("--benchmark-timeout", args->benchmark_timeout_s, "Seconds allowed per benchmark process")
-        ->check(whole_number_at_least(1))
-        ->capture_default_str();
-    cmd->add_option("--min-time", args->min_time_s, "Seconds of timed repetitions per benchmark, at least")
-        ->check(finite_number_at_least(0, false))
-        ->capture_default_str();
-    cmd->add_option("--min-reps", args->min_reps, "Timed repetitions per benchmark, at least")
-        ->check(whole_number_at_least(1))
-        ->capture_default_str();
-    cmd->add_option("--max-reps", args->max_reps, "Timed repetitions per benchmark, at most")
-        ->check(whole_number_at_least(1))
-        ->capture_default_str();
-    auto autotune_only = [&](CLI::Option *o) { args->autotune_only.push_back(o); };
-    autotune_only(
-        cmd->add_option("--iterations", args->iterations, "Autotune: batches (paper: 20)")
-            ->check(whole_number_at_least(1))->capture_default_str());
-    autotune_only(
-        cmd->add_option("--batch", args->batch, "Autotune: samples per batch (paper: 80; default --samples)")
-            ->check(whole_number_at_least(1)));
-    autotune_only(
-        cmd->add_flag("--from-scratch", args->from_scratch, "Autotune: the first batch searches with random weights"));
-    autotune_only(cmd->add_option("--train-on", args->train_on,
-                                  "Autotune: retrain on the run's samples, the pipeline's or the device's (all on "
-                                  "this device)")
-                      ->check(CLI::IsMember({"run", "pipeline", "device"}))
-                      ->capture_default_str());
-    autotune_only(
-        cmd->add_option("--epochs", args->epochs, "Autotune: training epochs per retraining")
-            ->check(whole_number_at_least(1))->capture_default_str());
-    autotune_only(cmd->add_option("--learning-rate", args->learning_rate, "Autotune: Adam learning rate")
-                      ->check(finite_number_at_least(0, true))
-                      ->capture_default_str());
-    autotune_only(
-        cmd->add_option("--resume", args->resume, "Autotune: continue this interrupted run from the database")
-            ->check(whole_number_at_least(1)));
-    autotune_only(cmd->add_option("--time-budget", args->time_budget,
-                                  "Autotune: stop starting samples after this long (90s, 15m, 2h, 1h30m) and write "
-                                  "the best"));
-    autotune_only(cmd->add_option("--max-samples", args->max_samples,
-                                  "Autotune: stop when the run has this many samples (all attempts) and write the "
-                                  "best")
-                      ->check(whole_number_at_least(1)));
-
-    cmd->add_option("--executor", args->executor,
-                    "Where benchmarks run: local (this machine) or slurm (sbatch job arrays; docs/cluster.md)")
-        ->check(CLI::IsMember({"local", "slurm"}))
-        ->capture_default_str();
-    cmd->add_option("--partition", args->slurm.partition, "Slurm: the partition of the benchmark jobs");
-    cmd->add_option("--account", args->slurm.account, "Slurm: the account the jobs are charged to");
-    cmd->add_option("--gres", args->slurm.gres, "Slurm: generic resources per job (gpu:1 for --device cuda)");
-    cmd->add_option("--time-limit", args->slurm.time_limit, "Slurm: each job's time limit (sbatch --time: 10, 1:00:00)");
-    cmd->add_option("--work-dir", args->slurm.work_dir,
-                    "Slurm: a folder shared by the driver and every node (tasks, results, logs)");
-    cmd->add_option("--max-attempts", args->slurm.max_attempts,
-                    "Slurm: attempts per benchmark job, the first included, before it counts as failed")
-        ->check(whole_number_at_least(1))
-        ->capture_default_str();
-    cmd->add_option("--worker-command", args->slurm.worker_command,
-                    "Slurm: the gpusched the jobs run on the nodes (default: this one; a bundle's libexec/gpusched "
-                    "on a shared folder works)");
-
+    add_autotune_options(cmd, *args);
+    add_executor_options(cmd, *args);
     return [args, &global]() {
         refuse_other_modes_options(*args);
-        if (args->mode == "autotune") return run_autotune_command(*args, global);
-        if (args->generator_path.empty() || args->generator_name.empty())
-            throw UserError("tune needs the generator executable and -g NAME");
-        Top5Options opt;
-        opt.executor = executor_args(*args);
-        if (args->device.empty() && args->executor == "slurm") {
-            opt.device = DeviceKind::Cuda; // the nodes have the GPUs, not the driver
-        } else if (args->device.empty()) {
-            if (!default_device_kind()) {
-                spdlog::error(
-                    "tune benchmarks on a GPU and none is visible here ({}); add --device opencl to "
-                    "benchmark on POCL, the CPU's OpenCL, instead",
-                    query_local_gpus().problem);
-                return kExitUnavailable;
-            }
-            opt.device = DeviceKind::Cuda;
-        } else {
-            opt.device = *parse_device_kind(args->device);
-        }
-        OneShotOptions &b = opt.batch;
-        b.generator_path = args->generator_path;
-        b.generator_name = args->generator_name;
-        b.generator_params = parse_generator_params(args->params);
-        b.gpu = resolve_gpu(args->gpu);
-        b.output_dir = args->output_dir;
-        b.db_path = args->db_path.empty() ? db::default_database_path() : args->db_path;
-        b.samples = args->samples;
-        b.jobs = args->jobs > 0 ? args->jobs : std::max(1u, std::thread::hardware_concurrency());
-        b.validate = false;
-        b.gpusched_version = version_string();
-        apply_search_args(args->search, b);
-        if (args->benchmark_timeout_s < 1) throw UserError("--benchmark-timeout must be at least 1 second");
-        if (args->min_reps < 1 || args->max_reps < args->min_reps || !(args->min_time_s >= 0))
-            throw UserError("need 1 <= --min-reps <= --max-reps and --min-time >= 0");
-        opt.top = args->top;
-        opt.baselines = split_list(args->baselines);
-        opt.timing.timeout = std::chrono::seconds(args->benchmark_timeout_s);
-        opt.timing.min_time_s = args->min_time_s;
-        opt.timing.min_reps = args->min_reps;
-        opt.timing.max_reps = args->max_reps;
-
-        if (!global.json) {
-            std::cout << fmt::format("gpusched tune --mode top5: {} ({}) for {} [{}], device {}\n",
-                                     b.generator_name, b.generator_path, b.gpu.name, b.gpu.description,
-                                     to_string(opt.device));
-        }
-        Top5Progress progress;
-        progress.sample = [](const OneShotSample &s, int done, int total) {
-            spdlog::info("sample {}/{}: {}", done, total,
-                         s.generator.ok()
-                             ? (s.predicted_cost ? fmt::format("predicted {:.4g}", *s.predicted_cost)
-                                                 : std::string("compiled"))
-                             : s.generator.message);
-        };
-        progress.measured = [](const Top5Entry &e) {
-            if (e.measured())
-                spdlog::info("{}: median {:.4g} ms over {} reps on {} (output {})", e.label,
-                             *e.measurement.median_ms, e.measurement.reps, e.measurement.device,
-                             e.measurement.validation);
-            else
-                spdlog::warn("{}: {}: {}", e.label, to_string(e.measurement.outcome), e.measurement.error);
-        };
-        if (args->executor == "slurm") {
-            // Interrupted, the driver takes its jobs back (scancel) before it exits.
-            install_stop_handler();
-            opt.executor.stop = &g_stop;
-        }
-        Top5Result r;
-        try {
-            r = run_top5(opt, progress);
-        } catch (const UnavailableError &e) {
-            spdlog::error("{}", e.what());
-            return kExitUnavailable;
-        } catch (const InterruptedError &e) {
-            spdlog::error("{}", e.what());
-            return kExitInterrupted;
-        }
-        if (global.json) {
-            nlohmann::json j = {{"generator", b.generator_path},
-                                {"generator_name", b.generator_name},
-                                {"gpu", b.gpu.name},
-                                {"target", r.target},
-                                {"benchmark_target", r.benchmark_target},
-                                {"device_kind", to_string(opt.device)},
-                                {"device", r.device},
-                                {"run_id", r.run_id},
-                                {"db", r.db_path},
-                                {"files", r.best_files},
-                                {"seconds", r.wall_seconds},
-                                {"batch_seconds", r.batch_seconds},
-                                {"benchmark_seconds", r.benchmark_seconds},
-                                {"spill_check", r.spill_check},
-                                {"samples", r.samples.size()},
-                                {"usable", r.ranking.size()},
-                                {"spillers_dropped", r.spillers.size()}};
-            j["benchmarked"] = nlohmann::json::array();
-            for (const auto &e : r.benchmarked)
-                j["benchmarked"].push_back(entry_json(e));
-            j["baselines"] = nlohmann::json::array();
-            for (const auto &e : r.baselines) {
-                nlohmann::json bj = entry_json(e);
-                auto s = speedup(r, e);
-                bj["speedup"] = s ? nlohmann::json(*s) : nlohmann::json(nullptr);
-                j["baselines"].push_back(bj);
-            }
-            j["chosen"] = r.best ? nlohmann::json(r.benchmarked[*r.best].label) : nlohmann::json(nullptr);
-            std::cout << j.dump(2) << "\n";
-        } else {
-            print_table(r);
-        }
-        return kExitOk;
+        return args->mode == "autotune" ? run_autotune_command(*args, global) : run_top5_command(*args, global);
     };
 }
 

@@ -176,6 +176,78 @@ std::string last_lines(const std::string &text, int max_lines) {
     return out;
 }
 
+namespace {
+
+// The child's side of run_process, between fork and exec: its own process
+// group (a timeout kills the whole tree), death with the driver, the
+// pipes, the limits; an exec that fails reports its errno on exec_pipe.
+[[noreturn]] void exec_child(const ProcessSpec &spec, const std::string &program, pid_t parent, const int out_pipe[2],
+                             const int err_pipe[2], const int exec_pipe[2], std::vector<char *> &argvp,
+                             std::vector<char *> &envp) {
+    // Child: own process group, so a timeout can kill the whole tree.
+    setpgid(0, 0);
+    // Dies with the driver, even a SIGKILLed one: a resumed run must not
+    // find an orphan of the killed one still writing into a sample's
+    // directory. (Its own children, a compiler's passes, are not covered;
+    // they are short and write only into that directory.)
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    dup2(out_pipe[1], STDOUT_FILENO);
+    dup2(err_pipe[1], STDERR_FILENO);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    close(exec_pipe[0]);
+    if (spec.memory_limit_bytes && !kAddressSanitizer) {
+        const struct rlimit limit = {*spec.memory_limit_bytes, *spec.memory_limit_bytes};
+        setrlimit(RLIMIT_AS, &limit);
+    }
+    if (spec.working_dir && chdir(spec.working_dir->c_str()) != 0) {
+        int e = errno;
+        (void)!write(exec_pipe[1], &e, sizeof e);
+        _exit(127);
+    }
+    execve(program.c_str(), argvp.data(), envp.data());
+    int e = errno;
+    (void)!write(exec_pipe[1], &e, sizeof e);
+    _exit(127);
+}
+
+// Reads both streams into r until both close or the deadline passes
+// (r.timed_out); spec.on_stdout after each stdout chunk.
+void read_output(const ProcessSpec &spec, pollfd fds[2], std::chrono::steady_clock::time_point deadline,
+                 ProcessResult &r, bool &out_trunc, bool &err_trunc) {
+    int open_fds = 2;
+    char buf[65536];
+    while (open_fds > 0) {
+        auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) {
+            r.timed_out = true;
+            break;
+        }
+        int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
+        int n = poll(fds, 2, wait_ms > 1000 ? 1000 : wait_ms);
+        if (n < 0 && errno != EINTR) break;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+            ssize_t got = read(fds[i].fd, buf, sizeof buf);
+            if (got <= 0) {
+                close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_fds;
+            } else if (i == 0) {
+                append_capped(r.out, buf, static_cast<std::size_t>(got), spec.max_captured_bytes, out_trunc);
+                if (spec.on_stdout) spec.on_stdout();
+            } else {
+                append_capped(r.err, buf, static_cast<std::size_t>(got), spec.max_captured_bytes, err_trunc);
+            }
+        }
+    }
+}
+
+} // namespace
+
 ProcessResult run_process(const ProcessSpec &spec) {
     ProcessResult r;
     if (spec.argv.empty()) {
@@ -211,36 +283,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
         r.start_error = std::string("fork: ") + strerror(errno);
         return r;
     }
-    if (pid == 0) {
-        // Child: own process group, so a timeout can kill the whole tree.
-        setpgid(0, 0);
-        // Dies with the driver, even a SIGKILLed one: a resumed run must not
-        // find an orphan of the killed one still writing into a sample's
-        // directory. (Its own children, a compiler's passes, are not covered;
-        // they are short and write only into that directory.)
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != parent) _exit(127);
-        dup2(out_pipe[1], STDOUT_FILENO);
-        dup2(err_pipe[1], STDERR_FILENO);
-        int devnull = open("/dev/null", O_RDONLY);
-        if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-        close(out_pipe[0]);
-        close(err_pipe[0]);
-        close(exec_pipe[0]);
-        if (spec.memory_limit_bytes && !kAddressSanitizer) {
-            const struct rlimit limit = {*spec.memory_limit_bytes, *spec.memory_limit_bytes};
-            setrlimit(RLIMIT_AS, &limit);
-        }
-        if (spec.working_dir && chdir(spec.working_dir->c_str()) != 0) {
-            int e = errno;
-            (void)!write(exec_pipe[1], &e, sizeof e);
-            _exit(127);
-        }
-        execve(program->c_str(), argvp.data(), envp.data());
-        int e = errno;
-        (void)!write(exec_pipe[1], &e, sizeof e);
-        _exit(127);
-    }
+    if (pid == 0) exec_child(spec, *program, parent, out_pipe, err_pipe, exec_pipe, argvp, envp);
     setpgid(pid, pid);  // also from the parent, to win the race with kill()
     remember_group(pid);
     close(out_pipe[1]);
@@ -262,33 +305,8 @@ ProcessResult run_process(const ProcessSpec &spec) {
 
     bool out_trunc = false, err_trunc = false;
     pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-    int open_fds = 2;
     const auto deadline = t0 + spec.timeout;
-    char buf[65536];
-    while (open_fds > 0) {
-        auto now = std::chrono::steady_clock::now();
-        if (now >= deadline) {
-            r.timed_out = true;
-            break;
-        }
-        int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
-        int n = poll(fds, 2, wait_ms > 1000 ? 1000 : wait_ms);
-        if (n < 0 && errno != EINTR) break;
-        for (int i = 0; i < 2; ++i) {
-            if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-            ssize_t got = read(fds[i].fd, buf, sizeof buf);
-            if (got <= 0) {
-                close(fds[i].fd);
-                fds[i].fd = -1;
-                --open_fds;
-            } else if (i == 0) {
-                append_capped(r.out, buf, static_cast<std::size_t>(got), spec.max_captured_bytes, out_trunc);
-                if (spec.on_stdout) spec.on_stdout();
-            } else {
-                append_capped(r.err, buf, static_cast<std::size_t>(got), spec.max_captured_bytes, err_trunc);
-            }
-        }
-    }
+    read_output(spec, fds, deadline, r, out_trunc, err_trunc);
 
     int status = 0;
     if (r.timed_out) {

@@ -156,6 +156,68 @@ bool write_started(const std::string &out_dir) {
     return static_cast<bool>(f);
 }
 
+// What the first call's outputs came to against the CPU reference.
+struct OutputCheck {
+    std::string validation = "not run"; // not run | passed | failed
+    std::string detail;
+};
+
+// Writes every output of the first call (OUT/NAME.raw) and compares each
+// with the reference, if any. False when an output cannot be written.
+bool check_outputs(const SampleSpec &spec, const halide_filter_metadata_t *md, const std::vector<void *> &filter_argv,
+                   OutputCheck &check) {
+    for (int i = 0; i < md->num_arguments; ++i) {
+        if (md->arguments[i].kind != halide_argument_kind_output_buffer) continue;
+        std::string name = md->arguments[i].name;
+        // RunGen drops a "$N" suffix from argument names; so do the files.
+        if (name.size() > 2 && name[name.size() - 2] == '$') name = name.substr(0, name.size() - 2);
+        Halide::Runtime::Buffer<> out(*static_cast<halide_buffer_t *>(filter_argv[static_cast<std::size_t>(i)]));
+        const std::string path = spec.out_dir + "/" + name + ".raw";
+        if (!gpusched::write_output_file(path, out)) {
+            std::fprintf(stderr, "cannot write %s\n", path.c_str());
+            return false;
+        }
+        if (spec.reference.empty()) continue;
+        const gpusched::OutputComparison c = gpusched::compare_with_references(spec.reference, name, path);
+        if (!check.detail.empty()) check.detail += "; ";
+        check.detail += name + ": " + c.detail;
+        if (!c.passed())
+            check.validation = "failed";
+        else if (check.validation != "failed")
+            check.validation = "passed";
+    }
+    return true;
+}
+
+// Warm-up calls, then timed calls until both min_reps and min_time_s are
+// reached (max_reps at most): the timing fields of benchmark.json.
+template <typename Call>
+std::string timed_calls(const Call &call, double min_time_s, long min_reps, long max_reps, long warmup) {
+    for (long i = 0; i < warmup; ++i)
+        call();
+    std::vector<double> times;
+    times.reserve(static_cast<std::size_t>(std::min(max_reps, 100000L)));
+    double total_ms = 0;
+    while (static_cast<long>(times.size()) < max_reps &&
+           (static_cast<long>(times.size()) < min_reps || total_ms < min_time_s * 1000.0)) {
+        const auto t0 = Clock::now();
+        call();
+        const double ms = ms_since(t0);
+        times.push_back(ms);
+        total_ms += ms;
+    }
+    std::vector<double> sorted = times;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
+    char body[512];
+    std::snprintf(body, sizeof body,
+                  ", \"min_ms\": %.9g, \"median_ms\": %.9g, \"max_ms\": %.9g, \"reps\": %zu, \"warmup\": %ld, "
+                  "\"timed_ms\": %.9g",
+                  sorted.front(), median, sorted.back(), n, warmup, total_ms);
+    return body;
+}
+
 // Times one sample; returns non-zero only for what must end the process.
 int run_sample(const SampleSpec &spec, double min_time_s, long min_reps, long max_reps, long warmup) {
     using namespace Halide::RunGen;
@@ -247,32 +309,14 @@ int run_sample(const SampleSpec &spec, double min_time_s, long min_reps, long ma
     call();
     const double first_call_ms = ms_since(first_start);
     const auto check_start = Clock::now();
-    std::string validation = "not run", validation_detail;
-    for (int i = 0; i < md->num_arguments; ++i) {
-        if (md->arguments[i].kind != halide_argument_kind_output_buffer) continue;
-        std::string name = md->arguments[i].name;
-        // RunGen drops a "$N" suffix from argument names; so do the files.
-        if (name.size() > 2 && name[name.size() - 2] == '$') name = name.substr(0, name.size() - 2);
-        Halide::Runtime::Buffer<> out(*static_cast<halide_buffer_t *>(filter_argv[static_cast<std::size_t>(i)]));
-        const std::string path = out_dir + "/" + name + ".raw";
-        if (!gpusched::write_output_file(path, out)) {
-            std::fprintf(stderr, "cannot write %s\n", path.c_str());
-            return kExitUsage;
-        }
-        if (spec.reference.empty()) continue;
-        const gpusched::OutputComparison c = gpusched::compare_with_references(spec.reference, name, path);
-        if (!validation_detail.empty()) validation_detail += "; ";
-        validation_detail += name + ": " + c.detail;
-        if (!c.passed())
-            validation = "failed";
-        else if (validation != "failed")
-            validation = "passed";
-    }
+    OutputCheck check;
+    if (!check_outputs(spec, md, filter_argv, check)) return kExitUsage;
+    const std::string &validation = check.validation;
     const double check_ms = ms_since(check_start); // outputs copied back, written and compared
 
     std::ostringstream common;
     common << ", \"validation\": \"" << validation << "\", \"validation_detail\": \""
-           << json_escape(validation_detail) << "\", \"first_call_ms\": " << first_call_ms
+           << json_escape(check.detail) << "\", \"first_call_ms\": " << first_call_ms
            << ", \"input_copy_ms\": " << input_copy_ms << ", \"setup_ms\": " << setup_ms
            << ", \"check_ms\": " << check_ms;
     if (validation == "failed") {
@@ -280,28 +324,7 @@ int run_sample(const SampleSpec &spec, double min_time_s, long min_reps, long ma
         return 0;
     }
 
-    for (long i = 0; i < warmup; ++i)
-        call();
-    std::vector<double> times;
-    times.reserve(static_cast<std::size_t>(std::min(max_reps, 100000L)));
-    double total_ms = 0;
-    while (static_cast<long>(times.size()) < max_reps &&
-           (static_cast<long>(times.size()) < min_reps || total_ms < min_time_s * 1000.0)) {
-        const auto t0 = Clock::now();
-        call();
-        const double ms = ms_since(t0);
-        times.push_back(ms);
-        total_ms += ms;
-    }
-    std::vector<double> sorted = times;
-    std::sort(sorted.begin(), sorted.end());
-    const std::size_t n = sorted.size();
-    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
-    char body[512];
-    std::snprintf(body, sizeof body,
-                  ", \"min_ms\": %.9g, \"median_ms\": %.9g, \"max_ms\": %.9g, \"reps\": %zu, \"warmup\": %ld, "
-                  "\"timed_ms\": %.9g",
-                  sorted.front(), median, sorted.back(), n, warmup, total_ms);
+    const std::string body = timed_calls(call, min_time_s, min_reps, max_reps, warmup);
     if (!write_result(common.str() + body)) {
         std::fprintf(stderr, "cannot write %s/benchmark.json\n", out_dir.c_str());
         return kExitUsage;
