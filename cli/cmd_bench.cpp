@@ -33,18 +33,26 @@ struct BenchArgs {
 
 Action add_bench_command(CLI::App &app, const GlobalOptions &global, int argc, char **argv) {
     auto args = std::make_shared<BenchArgs>();
-    CLI::App *cmd = app.add_subcommand("bench", "Run the benchmark suite through every schedule source; write a table");
-    cmd->add_option("--suite", args->manifest, "Suite manifest (default: benchmarks/suite.json of this source tree)");
-    cmd->add_option("--build-dir", args->build_dir, "Build directory holding the app generators")->capture_default_str();
+    CLI::App *cmd =
+        app.add_subcommand("bench", "Run the benchmark suite through every schedule source; write a table");
+    cmd->add_option("--suite", args->manifest,
+                    "Suite manifest (default: benchmarks/suite.json of this source tree)");
+    cmd->add_option("--build-dir", args->build_dir, "Build directory holding the app generators")
+        ->capture_default_str();
     cmd->add_option("--apps", args->apps, "Only these apps (comma separated)")->delimiter(',');
-    cmd->add_option("--sources", args->sources, "Schedule sources (comma separated)")->delimiter(',')
+    cmd->add_option("--sources", args->sources, "Schedule sources (comma separated)")
+        ->delimiter(',')
         ->capture_default_str();
     cmd->add_option("--gpu", args->gpu, "GPU profile or auto")->capture_default_str();
     cmd->add_option("--samples", args->samples, "One Shot samples for gpusched rows")
-        ->check(whole_number_at_least(1))->capture_default_str();
-    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->check(CLI::Range(1, 4096))->capture_default_str();
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
+    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
     cmd->add_option("--timeout", args->timeout_s, "Seconds per generator run")
-        ->check(whole_number_at_least(1))->capture_default_str();
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
     cmd->add_flag("--validate", args->validate, "Validate each chosen schedule on POCL (slow on big apps)");
     cmd->add_option("--work-dir", args->work_dir, "Where the runs' files go")->capture_default_str();
     cmd->add_option("--db", args->db_path, "Sample database (default: WORK_DIR/samples.sqlite)");
@@ -52,7 +60,8 @@ Action add_bench_command(CLI::App &app, const GlobalOptions &global, int argc, c
     std::string command_line = command_line_text(argc, argv);
     return [args, &global, command_line]() {
         SuiteOptions o;
-        o.manifest = args->manifest.empty() ? std::string(GPUSCHED_SOURCE_DIR) + "/benchmarks/suite.json" : args->manifest;
+        o.manifest = args->manifest.empty() ? std::string(GPUSCHED_SOURCE_DIR) + "/benchmarks/suite.json"
+                                            : args->manifest;
         o.build_dir = args->build_dir;
         o.apps = args->apps;
         o.sources = args->sources;
@@ -89,7 +98,8 @@ Action add_bench_command(CLI::App &app, const GlobalOptions &global, int argc, c
         }
         (void)global;
         int failed = 0;
-        for (const auto &c : cells) failed += c.ok ? 0 : 1;
+        for (const auto &c : cells)
+            failed += c.ok ? 0 : 1;
         return failed == 0 ? kExitOk : kExitError;
     };
 }

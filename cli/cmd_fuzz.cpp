@@ -23,7 +23,8 @@ namespace gpusched::cli {
 
 namespace {
 struct FuzzArgs {
-    std::string generator, build_dir = "build", work_dir = "fuzz-out", db_path, output, gpu = "h100", seeds = "0:9";
+    std::string generator, build_dir = "build", work_dir = "fuzz-out", db_path, output, gpu = "h100",
+                           seeds = "0:9";
     std::vector<std::string> params;
     int samples = 2, beam_size = kDefaultBeamSize, passes = kDefaultPasses, jobs = 2, timeout_s = 600;
 };
@@ -50,22 +51,30 @@ std::pair<uint64_t, uint64_t> parse_seed_range(const std::string &s) {
 
 Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, char **argv) {
     auto args = std::make_shared<FuzzArgs>();
-    CLI::App *cmd = app.add_subcommand("fuzz", "Search random pipelines; compile, ptxas-check and validate every schedule");
+    CLI::App *cmd = app.add_subcommand(
+        "fuzz", "Search random pipelines; compile, ptxas-check and validate every schedule");
     cmd->add_option("--seeds", args->seeds, "Pipeline seeds, N or FIRST:LAST")->capture_default_str();
     cmd->add_option("--generator", args->generator,
-                    "Random pipeline generator (default: BUILD_DIR/benchmarks/random_pipeline/random_pipeline.generator)");
+                    "Random pipeline generator (default: "
+                    "BUILD_DIR/benchmarks/random_pipeline/random_pipeline.generator)");
     cmd->add_option("--build-dir", args->build_dir, "Build directory")->capture_default_str();
     cmd->add_option("params", args->params, "Generator params, key=value (default size=small num_outputs=0)");
     cmd->add_option("--samples", args->samples, "Schedules per pipeline: 1 beam search + greedy")
-        ->check(whole_number_at_least(1))->capture_default_str();
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
     cmd->add_option("--beam-size", args->beam_size, "Beam size of the beam search")
-        ->check(whole_number_at_least(1))->capture_default_str();
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
     cmd->add_option("--passes", args->passes, "Passes of the beam search")
-        ->check(whole_number_at_least(1))->capture_default_str();
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
     cmd->add_option("--gpu", args->gpu, "GPU profile")->capture_default_str();
-    cmd->add_option("-j,--jobs", args->jobs, "Seeds run at a time (one process each)")->check(CLI::Range(1, 4096))->capture_default_str();
+    cmd->add_option("-j,--jobs", args->jobs, "Seeds run at a time (one process each)")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
     cmd->add_option("--timeout", args->timeout_s, "Seconds per step")
-        ->check(whole_number_at_least(1))->capture_default_str();
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
     cmd->add_option("--work-dir", args->work_dir, "Where the runs' files go")->capture_default_str();
     cmd->add_option("--db", args->db_path, "Sample database (default: WORK_DIR/samples.sqlite)");
     cmd->add_option("-o,--output", args->output, "Markdown summary to write (default: stdout)");
@@ -75,7 +84,8 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
         o.generator_path = args->generator.empty()
                                ? args->build_dir + "/benchmarks/random_pipeline/random_pipeline.generator"
                                : args->generator;
-        for (const auto &[k, v] : parse_generator_params(args->params)) o.params[k] = v;
+        for (const auto &[k, v] : parse_generator_params(args->params))
+            o.params[k] = v;
         auto [first, last] = parse_seed_range(args->seeds);
         o.first_seed = first;
         o.last_seed = last;
@@ -107,15 +117,17 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
         std::vector<FuzzCase> finished;
         auto cases = run_fuzz(o, [&](const FuzzCase &c, int done, int total) {
             if (c.outcome == FuzzOutcome::Passed)
-                spdlog::info("[{}/{}] seed {}: passed ({} schedules validated, {:.0f} s)", done, total, c.seed,
-                             c.validated, c.seconds);
+                spdlog::info("[{}/{}] seed {}: passed ({} schedules validated, {:.0f} s)", done, total,
+                             c.seed, c.validated, c.seconds);
             else
                 spdlog::warn("[{}/{}] seed {}: {}: {}", done, total, c.seed, to_string(c.outcome), c.detail);
             finished.push_back(c);
             if (done < total) write_summary(finished);
         });
-        if (args->output.empty()) std::cout << fuzz_report_markdown(o, cases, command_line);
-        else write_summary(cases);
+        if (args->output.empty())
+            std::cout << fuzz_report_markdown(o, cases, command_line);
+        else
+            write_summary(cases);
         (void)global;
         for (const auto &c : cases)
             if (c.outcome != FuzzOutcome::Passed) return kExitError;

@@ -189,8 +189,8 @@ Action add_nightly_command(CLI::App &app, const GlobalOptions &global) {
                 const report::ReportWritten w =
                     report::write_report(config.database, report::ReportFilter{}, config.report,
                                          "gpusched " + version_string() + " nightly");
-                report = config.report + " (" + std::to_string(w.runs) + " runs, " + std::to_string(w.groups) +
-                         " pipeline x device sections)";
+                report = config.report + " (" + std::to_string(w.runs) + " runs, " +
+                         std::to_string(w.groups) + " pipeline x device sections)";
                 spdlog::info("report written to {}", config.report);
             } catch (const std::exception &e) {
                 report = "not written: " + std::string(e.what());

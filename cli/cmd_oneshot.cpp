@@ -50,17 +50,23 @@ std::string sample_status(const OneShotSample &s) {
 
 int max_registers(const OneShotSample &s) {
     int m = 0;
-    for (const auto &k : s.ptxas.kernels) m = std::max(m, k.registers);
+    for (const auto &k : s.ptxas.kernels)
+        m = std::max(m, k.registers);
     return m;
 }
 
 // The work-weighted GPU fill (docs/search.md, "GPU fill").
-std::string weighted_fill(const OneShotSample &s) { return s.gpu_fill ? fill_percent(s.gpu_fill->weighted) : "-"; }
+std::string weighted_fill(const OneShotSample &s) {
+    return s.gpu_fill ? fill_percent(s.gpu_fill->weighted) : "-";
+}
 
 nlohmann::json sample_json(const OneShotSample &s) {
     nlohmann::json j = {
-        {"index", s.index}, {"kind", sample_kind(s)}, {"status", sample_status(s)},
-        {"ptxas", {{"status", to_string(s.ptxas.status)}, {"detail", s.ptxas.detail}, {"arch", s.ptxas.arch}}},
+        {"index", s.index},
+        {"kind", sample_kind(s)},
+        {"status", sample_status(s)},
+        {"ptxas",
+         {{"status", to_string(s.ptxas.status)}, {"detail", s.ptxas.detail}, {"arch", s.ptxas.arch}}},
     };
     if (s.seed) j["seed"] = *s.seed;
     if (s.predicted_cost) j["predicted_cost"] = *s.predicted_cost;
@@ -74,9 +80,13 @@ nlohmann::json sample_json(const OneShotSample &s) {
     j["validation"] = {{"status", s.validation}, {"detail", s.validation_detail}};
     nlohmann::json kernels = nlohmann::json::array();
     for (const auto &k : s.ptxas.kernels) {
-        kernels.push_back({{"name", k.name}, {"registers", k.registers}, {"spill_store_bytes", k.spill_store_bytes},
-                           {"spill_load_bytes", k.spill_load_bytes}, {"stack_frame_bytes", k.stack_frame_bytes},
-                           {"static_shared_bytes", k.static_shared_bytes}, {"barriers", k.barriers}});
+        kernels.push_back({{"name", k.name},
+                           {"registers", k.registers},
+                           {"spill_store_bytes", k.spill_store_bytes},
+                           {"spill_load_bytes", k.spill_load_bytes},
+                           {"stack_frame_bytes", k.stack_frame_bytes},
+                           {"static_shared_bytes", k.static_shared_bytes},
+                           {"barriers", k.barriers}});
     }
     j["ptxas"]["kernels"] = kernels;
     if (s.generator.process.started) j["generator_seconds"] = s.generator.process.wall_seconds;
@@ -87,52 +97,61 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
     const OneShotSample &best = r.samples[*r.best];
     std::cout << fmt::format("\nRanking ({} of {} samples usable, best predicted first):\n", r.ranking.size(),
                              r.samples.size());
-    std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>8}  {:>7}  {:>8}  {:>11}  {}\n", "rank", "sample",
-                             "kind", "predicted", "GPU fill", "kernels", "max regs", "spill bytes", "status");
+    std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>8}  {:>7}  {:>8}  {:>11}  {}\n", "rank",
+                             "sample", "kind", "predicted", "GPU fill", "kernels", "max regs", "spill bytes",
+                             "status");
     // The top of the ranking; every sample is in the database.
     constexpr int kRowsShown = 10;
     int rank = 0;
     for (std::size_t i : r.ranking) {
         if (rank == kRowsShown) {
-            std::cout << fmt::format("  ... {} more (gpusched db samples {})\n", r.ranking.size() - kRowsShown,
-                                     r.run_id);
+            std::cout << fmt::format("  ... {} more (gpusched db samples {})\n",
+                                     r.ranking.size() - kRowsShown, r.run_id);
             break;
         }
         const auto &s = r.samples[i];
         std::string predicted = s.predicted_cost ? fmt::format("{:.4g}", *s.predicted_cost) : "-";
-        std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>8}  {:>7}  {:>8}  {:>11}  {}{}\n", ++rank, s.index,
-                                 sample_kind(s), predicted, weighted_fill(s), s.ptxas.kernels.size(), max_registers(s),
-                                 s.ptxas.total_spill_bytes(), sample_status(s), i == *r.best ? "  <- chosen" : "");
+        std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>8}  {:>7}  {:>8}  {:>11}  {}{}\n", ++rank,
+                                 s.index, sample_kind(s), predicted, weighted_fill(s), s.ptxas.kernels.size(),
+                                 max_registers(s), s.ptxas.total_spill_bytes(), sample_status(s),
+                                 i == *r.best ? "  <- chosen" : "");
     }
     for (const auto &s : r.samples) {
-        if (!s.generator.ok()) std::cout << fmt::format("  sample {} failed: {}\n", s.index, s.generator.message);
+        if (!s.generator.ok())
+            std::cout << fmt::format("  sample {} failed: {}\n", s.index, s.generator.message);
     }
     std::cout << fmt::format("\nptxas -arch={} on the chosen sample: {}{}\n", best.ptxas.arch,
-                             to_string(best.ptxas.status), best.ptxas.detail.empty() ? "" : " (" + best.ptxas.detail + ")");
+                             to_string(best.ptxas.status),
+                             best.ptxas.detail.empty() ? "" : " (" + best.ptxas.detail + ")");
     if (!best.ptxas.kernels.empty()) {
         std::size_t w = 6;
-        for (const auto &k : best.ptxas.kernels) w = std::max(w, k.name.size());
-        std::cout << fmt::format("  {:<{}}  {:>9}  {:>11}  {:>11}  {:>11}  {:>10}  {:>8}\n", "kernel", w, "registers",
-                                 "spill store", "spill load", "stack frame", "static smem", "barriers");
+        for (const auto &k : best.ptxas.kernels)
+            w = std::max(w, k.name.size());
+        std::cout << fmt::format("  {:<{}}  {:>9}  {:>11}  {:>11}  {:>11}  {:>10}  {:>8}\n", "kernel", w,
+                                 "registers", "spill store", "spill load", "stack frame", "static smem",
+                                 "barriers");
         for (const auto &k : best.ptxas.kernels) {
-            std::cout << fmt::format("  {:<{}}  {:>9}  {:>11}  {:>11}  {:>11}  {:>10}  {:>8}\n", k.name, w, k.registers,
-                                     k.spill_store_bytes, k.spill_load_bytes, k.stack_frame_bytes,
-                                     k.static_shared_bytes, k.barriers);
+            std::cout << fmt::format("  {:<{}}  {:>9}  {:>11}  {:>11}  {:>11}  {:>10}  {:>8}\n", k.name, w,
+                                     k.registers, k.spill_store_bytes, k.spill_load_bytes,
+                                     k.stack_frame_bytes, k.static_shared_bytes, k.barriers);
         }
     }
     if (best.gpu_fill) {
         // Visible without a GPU: a schedule that leaves most of the GPU idle
         // (a reduction in one thread) says so here.
         const GpuFillSummary &f = *best.gpu_fill;
-        std::cout << fmt::format("\nGPU fill of the chosen sample: {} weighted by work (threads launched against "
-                                 "the {} that {} holds at once); least {}{}\n",
-                                 fill_percent(f.weighted), static_cast<long long>(f.capacity_threads), opt.gpu.name,
-                                 fill_percent(f.least), f.least_kernel.empty() ? "" : " (kernel " + f.least_kernel + ")");
+        std::cout << fmt::format(
+            "\nGPU fill of the chosen sample: {} weighted by work (threads launched against "
+            "the {} that {} holds at once); least {}{}\n",
+            fill_percent(f.weighted), static_cast<long long>(f.capacity_threads), opt.gpu.name,
+            fill_percent(f.least), f.least_kernel.empty() ? "" : " (kernel " + f.least_kernel + ")");
     }
-    std::cout << fmt::format("\nOutput validation (OpenCL build on POCL vs a CPU build): {}{}\n", best.validation,
+    std::cout << fmt::format("\nOutput validation (OpenCL build on POCL vs a CPU build): {}{}\n",
+                             best.validation,
                              best.validation_detail.empty() ? "" : " (" + best.validation_detail + ")");
     std::cout << "\nSchedule and library of the chosen sample:\n";
-    for (const auto &f : r.best_files) std::cout << "  " << f << "\n";
+    for (const auto &f : r.best_files)
+        std::cout << "  " << f << "\n";
     std::cout << fmt::format("\nStored as run {} in {} ({:.1f} s)\n", r.run_id, r.db_path, r.wall_seconds);
 }
 
@@ -141,22 +160,30 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
 Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
     auto args = std::make_shared<OneShotArgs>();
     CLI::App *cmd = app.add_subcommand(
-        "oneshot", "One Shot: search N schedules, rank them with the cost model, drop register spillers, keep the "
-                   "best (no GPU needed)");
-    cmd->add_option("generator", args->generator_path, "Halide generator executable (built with GenGen)")->required();
-    cmd->add_option("params", args->params, "Generator params, key=value");
-    cmd->add_option("-g,--generator-name", args->generator_name, "Name of the generator inside the executable")
+        "oneshot",
+        "One Shot: search N schedules, rank them with the cost model, drop register spillers, keep the "
+        "best (no GPU needed)");
+    cmd->add_option("generator", args->generator_path, "Halide generator executable (built with GenGen)")
         ->required();
-    cmd->add_option("--gpu", args->gpu, "GPU profile (h100, h200, a100, v100) or auto")->capture_default_str();
+    cmd->add_option("params", args->params, "Generator params, key=value");
+    cmd->add_option("-g,--generator-name", args->generator_name,
+                    "Name of the generator inside the executable")
+        ->required();
+    cmd->add_option("--gpu", args->gpu, "GPU profile (h100, h200, a100, v100) or auto")
+        ->capture_default_str();
     cmd->add_option("--target", args->target, "Halide target (default: host-cuda-<profile's capability>)");
-    cmd->add_option("--autoscheduler", args->autoscheduler, "Schedule source: gpusched, li2018, naive, manual")
+    cmd->add_option("--autoscheduler", args->autoscheduler,
+                    "Schedule source: gpusched, li2018, naive, manual")
         ->capture_default_str();
     cmd->add_option("-o,--output", args->output_dir, "Output directory")->capture_default_str();
-    cmd->add_option("--db", args->db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
+    cmd->add_option("--db", args->db_path,
+                    "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
     cmd->add_option("--samples", args->samples, "Samples: 1 beam search + N-1 greedy (gpusched only)")
         ->check(whole_number_at_least(1))
         ->capture_default_str();
-    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")->check(CLI::Range(1, 4096))->capture_default_str();
+    cmd->add_option("-j,--jobs", args->jobs, "Parallel generator processes")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
     add_search_options(cmd, args->search);
     cmd->add_flag("--no-validate", args->no_validate,
                   "Skip running the chosen schedule on POCL against a CPU build of the pipeline");
@@ -178,14 +205,16 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
         apply_search_args(args->search, opt);
 
         if (!global.json) {
-            std::cout << fmt::format("gpusched oneshot: {} ({}) for {} [{}], ptxas -arch={}\n", opt.generator_name,
-                                     opt.generator_path, opt.gpu.name, opt.gpu.description, opt.gpu.ptxas_arch());
+            std::cout << fmt::format("gpusched oneshot: {} ({}) for {} [{}], ptxas -arch={}\n",
+                                     opt.generator_name, opt.generator_path, opt.gpu.name,
+                                     opt.gpu.description, opt.gpu.ptxas_arch());
         }
         auto progress = [&](const OneShotSample &s, int done, int total) {
             spdlog::info("sample {}/{} ({}): {}", done, total, sample_kind(s),
-                         s.generator.ok() ? (s.predicted_cost ? fmt::format("predicted {:.4g}", *s.predicted_cost)
-                                                              : std::string("compiled"))
-                                          : s.generator.message);
+                         s.generator.ok()
+                             ? (s.predicted_cost ? fmt::format("predicted {:.4g}", *s.predicted_cost)
+                                                 : std::string("compiled"))
+                             : s.generator.message);
             // -v: the search's own statistics (states enumerated, featurized,
             // costed, memo hits, seconds per phase, peak memory).
             if (s.record.is_object() && s.record.contains("statistics")) {
@@ -197,7 +226,8 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
         };
         auto on_validation = [](const OneShotSample &s, const ValidationReport &v) {
             if (v.status == ValidationStatus::Failed)
-                spdlog::warn("sample {} changes the pipeline's output on POCL, choosing again: {}", s.index, v.detail);
+                spdlog::warn("sample {} changes the pipeline's output on POCL, choosing again: {}", s.index,
+                             v.detail);
             else if (v.status == ValidationStatus::NotRun)
                 spdlog::warn("output validation not run: {}", v.detail);
             else
@@ -205,12 +235,19 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
         };
         OneShotResult r = run_oneshot(opt, progress, on_validation);
         if (global.json) {
-            nlohmann::json j = {{"generator", opt.generator_path}, {"generator_name", opt.generator_name},
-                                {"gpu", opt.gpu.name}, {"target", r.target}, {"autoscheduler", opt.schedule_source},
-                                {"run_id", r.run_id}, {"db", r.db_path}, {"best_sample", *r.best},
-                                {"files", r.best_files}, {"seconds", r.wall_seconds}};
+            nlohmann::json j = {{"generator", opt.generator_path},
+                                {"generator_name", opt.generator_name},
+                                {"gpu", opt.gpu.name},
+                                {"target", r.target},
+                                {"autoscheduler", opt.schedule_source},
+                                {"run_id", r.run_id},
+                                {"db", r.db_path},
+                                {"best_sample", *r.best},
+                                {"files", r.best_files},
+                                {"seconds", r.wall_seconds}};
             j["samples"] = nlohmann::json::array();
-            for (const auto &s : r.samples) j["samples"].push_back(sample_json(s));
+            for (const auto &s : r.samples)
+                j["samples"].push_back(sample_json(s));
             j["ranking"] = r.ranking;
             std::cout << j.dump(2) << "\n";
         } else {

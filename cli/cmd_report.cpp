@@ -29,8 +29,7 @@ Action add_report_command(CLI::App &app, const GlobalOptions &global) {
         "Write one self-contained HTML file (plots, tables, the winning schedules) from the sample database");
     cmd->add_option("--db", args->db_path,
                     "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
-    cmd->add_option("--run", args->run_id, "Only this run")
-        ->check(whole_number_at_least(1));
+    cmd->add_option("--run", args->run_id, "Only this run")->check(whole_number_at_least(1));
     cmd->add_option("--pipeline", args->pipeline, "Only runs of this generator name");
     cmd->add_option("--since", args->since,
                     "Only runs started at or after this UTC date: YYYY-MM-DD[THH:MM[:SS[.mmm]]]");

@@ -13,10 +13,10 @@
 #include <fstream>
 #include <iostream>
 
-#include <unistd.h>
 #include <memory>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -29,9 +29,9 @@
 #include "cli/search_args.h"
 #include "cli/value_checks.h"
 #include "db/database.h"
-#include "tuner/modes/autotune.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/duration.h"
+#include "tuner/modes/autotune.h"
 #include "tuner/modes/top5.h"
 
 namespace gpusched::cli {
@@ -77,7 +77,8 @@ void refuse_other_modes_options(const TuneArgs &a) {
     for (const CLI::Option *o : autotune ? a.top5_only : a.autotune_only)
         if (o->count() > 0)
             throw UserError(o->get_name() + " is " + (autotune ? "Top 5's" : "Autotune's") + " (--mode " +
-                            (autotune ? "top5" : "autotune") + "), not " + (autotune ? "Autotune's" : "Top 5's"));
+                            (autotune ? "top5" : "autotune") + "), not " +
+                            (autotune ? "Autotune's" : "Top 5's"));
 }
 
 // The executor the arguments name; the mode fills in device and timing.
@@ -85,9 +86,9 @@ ExecutorOptions executor_args(const TuneArgs &a) {
     ExecutorOptions e;
     e.kind = a.executor;
     e.slurm = a.slurm;
-    const bool slurm_flags = !a.slurm.partition.empty() || !a.slurm.account.empty() || !a.slurm.gres.empty() ||
-                             !a.slurm.time_limit.empty() || !a.slurm.work_dir.empty() ||
-                             !a.slurm.worker_command.empty();
+    const bool slurm_flags = !a.slurm.partition.empty() || !a.slurm.account.empty() ||
+                             !a.slurm.gres.empty() || !a.slurm.time_limit.empty() ||
+                             !a.slurm.work_dir.empty() || !a.slurm.worker_command.empty();
     if (a.executor != "slurm" && slurm_flags)
         throw UserError("--partition, --account, --gres, --time-limit, --work-dir and --worker-command are "
                         "options of --executor slurm");
@@ -96,13 +97,14 @@ ExecutorOptions executor_args(const TuneArgs &a) {
     return e;
 }
 
-
 // Exit codes of autotune, documented in docs/user-guide.md.
 constexpr int kExitStoppedByBudget = 3;
 constexpr int kExitInterrupted = 130; // 128 + SIGINT, as shells report it
 
 std::atomic<bool> g_stop{false};
-extern "C" void request_stop(int) { g_stop.store(true); }
+extern "C" void request_stop(int) {
+    g_stop.store(true);
+}
 
 // SIGINT/SIGTERM set g_stop: the modes start no new work and a slurm round
 // scancels its jobs; the command exits 130.
@@ -170,15 +172,16 @@ void print_table(const Top5Result &r) {
         for (const auto &e : *list)
             label_width = std::max(label_width, e.label.size());
     std::cout << fmt::format("  {:>4}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}\n", "rank",
-                             "schedule", label_width, "predicted", "min ms", "median ms", "reps", "validation",
-                             "spills", "status");
+                             "schedule", label_width, "predicted", "min ms", "median ms", "reps",
+                             "validation", "spills", "status");
     auto row = [&](const Top5Entry &e, const std::string &rank, bool chosen) {
-        std::cout << fmt::format(
-            "  {:>4}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}{}\n", rank, e.label, label_width,
-            e.predicted_cost ? fmt::format("{:.4g}", *e.predicted_cost) : "-", ms(e.measurement.min_ms),
-            ms(e.measurement.median_ms), e.measured() ? std::to_string(e.measurement.reps) : "-",
-            validation_text(e), e.ptxas_status == "checked" ? std::to_string(e.spill_bytes) : "-",
-            entry_status(e), chosen ? "  <- chosen" : "");
+        std::cout << fmt::format("  {:>4}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}{}\n",
+                                 rank, e.label, label_width,
+                                 e.predicted_cost ? fmt::format("{:.4g}", *e.predicted_cost) : "-",
+                                 ms(e.measurement.min_ms), ms(e.measurement.median_ms),
+                                 e.measured() ? std::to_string(e.measurement.reps) : "-", validation_text(e),
+                                 e.ptxas_status == "checked" ? std::to_string(e.spill_bytes) : "-",
+                                 entry_status(e), chosen ? "  <- chosen" : "");
     };
     for (std::size_t i = 0; i < r.benchmarked.size(); ++i)
         row(r.benchmarked[i], std::to_string(r.benchmarked[i].predicted_rank), r.best && *r.best == i);
@@ -231,14 +234,16 @@ public:
         if (st.best_ms && st.first_batch_best_ms && st.batch > 0)
             best += fmt::format(" ({:.2f}x over batch 0)", *st.first_batch_best_ms / *st.best_ms);
         const std::string line =
-            fmt::format("batch {}/{}: {}/{} compiled, {} benchmarked, {} failed; best {}; ETA {}", st.batch + 1,
-                        st.iterations, st.compiled, st.batch_size, st.benchmarked, st.failed, best,
-                        st.eta_s ? duration_text(*st.eta_s) : "-");
+            fmt::format("batch {}/{}: {}/{} compiled, {} benchmarked, {} failed; best {}; ETA {}",
+                        st.batch + 1, st.iterations, st.compiled, st.batch_size, st.benchmarked, st.failed,
+                        best, st.eta_s ? duration_text(*st.eta_s) : "-");
         if (tty_) {
-            if (st.event == AutotuneStatus::Event::BatchDone || st.event == AutotuneStatus::Event::Retrained) {
+            if (st.event == AutotuneStatus::Event::BatchDone ||
+                st.event == AutotuneStatus::Event::Retrained) {
                 std::cerr << "\r\033[K" << st.message << "\n";
             }
-            std::cerr << "\r\033[K" << (color_ ? "\033[1m" : "") << line << (color_ ? "\033[0m" : "") << std::flush;
+            std::cerr << "\r\033[K" << (color_ ? "\033[1m" : "") << line << (color_ ? "\033[0m" : "")
+                      << std::flush;
             dirty_ = true;
         } else {
             std::cerr << utc_stamp() << " " << st.message << " | " << line << "\n" << std::flush;
@@ -253,8 +258,7 @@ private:
     bool quiet_ = false, tty_ = false, color_ = false, dirty_ = false;
 };
 
-template <typename T>
-nlohmann::json opt_json(const std::optional<T> &v) {
+template <typename T> nlohmann::json opt_json(const std::optional<T> &v) {
     return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
@@ -352,7 +356,9 @@ void print_autotune_json(const AutotuneResult &r, int code) {
                         {"device", r.device},
                         {"target", r.target},
                         {"benchmark_target", r.benchmark_target},
-                        {"end", code == kExitOk ? "finished" : code == kExitStoppedByBudget ? "budget" : "interrupted"},
+                        {"end", code == kExitOk                ? "finished"
+                                : code == kExitStoppedByBudget ? "budget"
+                                                               : "interrupted"},
                         {"stopped_by", r.stopped_by},
                         {"exit_code", code},
                         {"samples", r.samples},
@@ -370,14 +376,15 @@ void print_autotune_json(const AutotuneResult &r, int code) {
                         {"batches", batches}};
     nlohmann::json baselines = nlohmann::json::array();
     for (const auto &bl : r.baselines)
-        baselines.push_back({{"source", bl.source},
-                             {"run_id", bl.run_id},
-                             {"sample_id", bl.sample_id},
-                             {"median_ms", opt_json(bl.median_ms)},
-                             {"speedup", bl.median_ms && r.best_ms ? nlohmann::json(*bl.median_ms / *r.best_ms)
-                                                                   : nlohmann::json(nullptr)},
-                             {"problem", bl.problem},
-                             {"measured_now", bl.measured_now}});
+        baselines.push_back(
+            {{"source", bl.source},
+             {"run_id", bl.run_id},
+             {"sample_id", bl.sample_id},
+             {"median_ms", opt_json(bl.median_ms)},
+             {"speedup", bl.median_ms && r.best_ms ? nlohmann::json(*bl.median_ms / *r.best_ms)
+                                                   : nlohmann::json(nullptr)},
+             {"problem", bl.problem},
+             {"measured_now", bl.measured_now}});
     j["baselines"] = baselines;
     std::cout << j.dump(2) << "\n";
 }
@@ -386,37 +393,42 @@ void print_tuning_curve(const AutotuneResult &r, int code) {
     // The first batch's best, the reference of the speedup column (0 when
     // none was measured; a plain double keeps GCC's optional analysis quiet).
     const double first = r.batches.empty() ? 0.0 : r.batches.front().best_ms.value_or(0.0);
-    std::cout << fmt::format("\nTuning curve of run {} on {} (times: median ms; correlation of the batch's "
-                             "predictions with its times, before retraining; regret: the model's pick over the "
-                             "batch's best)\n",
-                             r.run_id, r.device);
-    std::cout << fmt::format("  {:>5}  {:>7}  {:>8}  {:>6}  {:>7}  {:>10}  {:>10}  {:>7}  {:>8}  {:>7}  {:>6}  {:>9}\n",
-                             "batch", "samples", "measured", "failed", "spilled", "best ms", "best so far",
-                             "speedup", "Spearman", "Kendall", "regret", "retrain s");
+    std::cout << fmt::format(
+        "\nTuning curve of run {} on {} (times: median ms; correlation of the batch's "
+        "predictions with its times, before retraining; regret: the model's pick over the "
+        "batch's best)\n",
+        r.run_id, r.device);
+    std::cout << fmt::format(
+        "  {:>5}  {:>7}  {:>8}  {:>6}  {:>7}  {:>10}  {:>10}  {:>7}  {:>8}  {:>7}  {:>6}  {:>9}\n", "batch",
+        "samples", "measured", "failed", "spilled", "best ms", "best so far", "speedup", "Spearman",
+        "Kendall", "regret", "retrain s");
     std::optional<double> so_far;
     for (const auto &row : r.batches) {
         if (row.best_ms && (!so_far || *row.best_ms < *so_far)) so_far = row.best_ms;
         std::cout << fmt::format(
-            "  {:>5}  {:>7}  {:>8}  {:>6}  {:>7}  {:>10}  {:>10}  {:>7}  {:>8}  {:>7}  {:>6}  {:>9}{}\n", row.batch,
-            row.samples, row.measured, row.failed, row.spilled, ms(row.best_ms), ms(so_far),
+            "  {:>5}  {:>7}  {:>8}  {:>6}  {:>7}  {:>10}  {:>10}  {:>7}  {:>8}  {:>7}  {:>6}  {:>9}{}\n",
+            row.batch, row.samples, row.measured, row.failed, row.spilled, ms(row.best_ms), ms(so_far),
             so_far && first > 0 ? fmt::format("{:.2f}x", first / *so_far) : "-",
             row.spearman ? fmt::format("{:.3f}", *row.spearman) : "-",
             row.kendall ? fmt::format("{:.3f}", *row.kendall) : "-",
             row.regret ? fmt::format("{:.2f}", *row.regret) : "-",
-            row.retrain_s ? fmt::format("{:.1f}", *row.retrain_s) : "-", row.status == "finished" ? "" : "  (not finished)");
+            row.retrain_s ? fmt::format("{:.1f}", *row.retrain_s) : "-",
+            row.status == "finished" ? "" : "  (not finished)");
     }
-    std::cout << fmt::format("\n{} samples ({} this time), {} measured, {} failed, {} spilled registers.\n", r.samples,
-                             r.samples_this_invocation, r.measured, r.failed, r.spilled);
+    std::cout << fmt::format("\n{} samples ({} this time), {} measured, {} failed, {} spilled registers.\n",
+                             r.samples, r.samples_this_invocation, r.measured, r.failed, r.spilled);
     if (r.best_ms)
         std::cout << fmt::format("Best: batch {} sample {} (sample id {}), median {:.4g} ms.\n", r.best_batch,
                                  r.best_idx, *r.best_sample_id, *r.best_ms);
     if (!r.baselines.empty()) {
-        std::cout << "Baselines, timed by the same runner (speedup: the baseline's median over the run's best):\n";
+        std::cout
+            << "Baselines, timed by the same runner (speedup: the baseline's median over the run's best):\n";
         for (const auto &bl : r.baselines) {
             const std::string when = bl.measured_now ? "" : "  (measured earlier in this run)";
             if (bl.median_ms)
                 std::cout << fmt::format("  {:<8}  {:>10} ms  {:>7}{}\n", bl.source, ms(bl.median_ms),
-                                         r.best_ms ? fmt::format("{:.2f}x", *bl.median_ms / *r.best_ms) : "-", when);
+                                         r.best_ms ? fmt::format("{:.2f}x", *bl.median_ms / *r.best_ms) : "-",
+                                         when);
             else
                 std::cout << fmt::format("  {:<8}  not measured: {}{}\n", bl.source, bl.problem, when);
         }
@@ -427,7 +439,8 @@ void print_tuning_curve(const AutotuneResult &r, int code) {
             std::cout << "  " << f << "\n";
     }
     if (code == kExitStoppedByBudget)
-        std::cout << fmt::format("Stopped by the {} (exit 3); continue with --resume {}.\n", r.stopped_by, r.run_id);
+        std::cout << fmt::format("Stopped by the {} (exit 3); continue with --resume {}.\n", r.stopped_by,
+                                 r.run_id);
     if (code == kExitInterrupted)
         std::cout << fmt::format("Interrupted (exit 130); continue with --resume {}.\n", r.run_id);
     std::cout << fmt::format("Stored as run {} in {} ({:.1f} s, retraining {:.1f} s)\n", r.run_id, r.db_path,
@@ -449,12 +462,13 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     o.stop = &g_stop;
 
     if (!global.json && !global.quiet) {
-        std::cout << (a.resume ? fmt::format("gpusched tune --mode autotune: resuming run {} from {}\n", a.resume,
-                                             b.db_path)
-                               : fmt::format("gpusched tune --mode autotune: {} ({}) for {}, device {}, {} x {} "
-                                             "samples\n",
-                                             b.generator_name, b.generator_path, b.gpu.name, to_string(o.device),
-                                             o.iterations, b.samples))
+        std::cout << (a.resume
+                          ? fmt::format("gpusched tune --mode autotune: resuming run {} from {}\n", a.resume,
+                                        b.db_path)
+                          : fmt::format("gpusched tune --mode autotune: {} ({}) for {}, device {}, {} x {} "
+                                        "samples\n",
+                                        b.generator_name, b.generator_path, b.gpu.name, to_string(o.device),
+                                        o.iterations, b.samples))
                   << std::flush;
     }
     AutotuneDisplay display(global.quiet || global.json);
@@ -473,8 +487,10 @@ int run_autotune_command(const TuneArgs &a, const GlobalOptions &global) {
     const int code = r.end == AutotuneEnd::Finished          ? kExitOk
                      : r.end == AutotuneEnd::StoppedByBudget ? kExitStoppedByBudget
                                                              : kExitInterrupted;
-    if (global.json) print_autotune_json(r, code);
-    else print_tuning_curve(r, code);
+    if (global.json)
+        print_autotune_json(r, code);
+    else
+        print_tuning_curve(r, code);
     return code;
 }
 
@@ -516,15 +532,15 @@ Top5Progress top5_log_lines() {
     Top5Progress progress;
     progress.sample = [](const OneShotSample &s, int done, int total) {
         spdlog::info("sample {}/{}: {}", done, total,
-                     s.generator.ok()
-                         ? (s.predicted_cost ? fmt::format("predicted {:.4g}", *s.predicted_cost)
-                                             : std::string("compiled"))
-                         : s.generator.message);
+                     s.generator.ok() ? (s.predicted_cost ? fmt::format("predicted {:.4g}", *s.predicted_cost)
+                                                          : std::string("compiled"))
+                                      : s.generator.message);
     };
     progress.measured = [](const Top5Entry &e) {
         if (e.measured())
-            spdlog::info("{}: median {:.4g} ms over {} reps on {} (output {})", e.label, *e.measurement.median_ms,
-                         e.measurement.reps, e.measurement.device, e.measurement.validation);
+            spdlog::info("{}: median {:.4g} ms over {} reps on {} (output {})", e.label,
+                         *e.measurement.median_ms, e.measurement.reps, e.measurement.device,
+                         e.measurement.validation);
         else
             spdlog::warn("{}: {}: {}", e.label, to_string(e.measurement.outcome), e.measurement.error);
     };
@@ -564,8 +580,10 @@ int run_top5_command(const TuneArgs &a, const GlobalOptions &global) {
         spdlog::error("{}", e.what());
         return kExitInterrupted;
     }
-    if (global.json) print_top5_json(opt, r);
-    else print_table(r);
+    if (global.json)
+        print_top5_json(opt, r);
+    else
+        print_table(r);
     return kExitOk;
 }
 
@@ -584,7 +602,8 @@ void add_shared_options(CLI::App *cmd, TuneArgs &args) {
     cmd->add_option("--gpu", args.gpu, "GPU profile to search for (h100, h200, a100, v100) or auto")
         ->capture_default_str();
     cmd->add_option("-o,--output", args.output_dir, "Output directory")->capture_default_str();
-    cmd->add_option("--db", args.db_path, "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
+    cmd->add_option("--db", args.db_path,
+                    "Sample database (default: $XDG_DATA_HOME/gpusched/samples.sqlite)");
     cmd->add_option("--samples", args.samples, "Samples: 1 beam search + N-1 greedy")
         ->check(whole_number_at_least(1))
         ->capture_default_str();
@@ -613,58 +632,67 @@ void add_autotune_options(CLI::App *cmd, TuneArgs &args) {
     autotune_only(cmd->add_option("--iterations", args.iterations, "Autotune: batches (paper: 20)")
                       ->check(whole_number_at_least(1))
                       ->capture_default_str());
-    autotune_only(cmd->add_option("--batch", args.batch, "Autotune: samples per batch (paper: 80; default --samples)")
-                      ->check(whole_number_at_least(1)));
     autotune_only(
-        cmd->add_flag("--from-scratch", args.from_scratch, "Autotune: the first batch searches with random weights"));
-    autotune_only(cmd->add_option("--train-on", args.train_on,
-                                  "Autotune: retrain on the run's samples, the pipeline's or the device's (all on "
-                                  "this device)")
-                      ->check(CLI::IsMember({"run", "pipeline", "device"}))
-                      ->capture_default_str());
+        cmd->add_option("--batch", args.batch, "Autotune: samples per batch (paper: 80; default --samples)")
+            ->check(whole_number_at_least(1)));
+    autotune_only(cmd->add_flag("--from-scratch", args.from_scratch,
+                                "Autotune: the first batch searches with random weights"));
+    autotune_only(
+        cmd->add_option("--train-on", args.train_on,
+                        "Autotune: retrain on the run's samples, the pipeline's or the device's (all on "
+                        "this device)")
+            ->check(CLI::IsMember({"run", "pipeline", "device"}))
+            ->capture_default_str());
     autotune_only(cmd->add_option("--epochs", args.epochs, "Autotune: training epochs per retraining")
                       ->check(whole_number_at_least(1))
                       ->capture_default_str());
     autotune_only(cmd->add_option("--learning-rate", args.learning_rate, "Autotune: Adam learning rate")
                       ->check(finite_number_at_least(0, true))
                       ->capture_default_str());
-    autotune_only(cmd->add_option("--resume", args.resume, "Autotune: continue this interrupted run from the database")
-                      ->check(whole_number_at_least(1)));
-    autotune_only(cmd->add_option("--time-budget", args.time_budget,
-                                  "Autotune: stop starting samples after this long (90s, 15m, 2h, 1h30m) and write "
-                                  "the best"));
-    autotune_only(cmd->add_option("--max-samples", args.max_samples,
-                                  "Autotune: stop when the run has this many samples (all attempts) and write the "
-                                  "best")
-                      ->check(whole_number_at_least(1)));
+    autotune_only(
+        cmd->add_option("--resume", args.resume, "Autotune: continue this interrupted run from the database")
+            ->check(whole_number_at_least(1)));
+    autotune_only(
+        cmd->add_option("--time-budget", args.time_budget,
+                        "Autotune: stop starting samples after this long (90s, 15m, 2h, 1h30m) and write "
+                        "the best"));
+    autotune_only(
+        cmd->add_option("--max-samples", args.max_samples,
+                        "Autotune: stop when the run has this many samples (all attempts) and write the "
+                        "best")
+            ->check(whole_number_at_least(1)));
 }
 
 // Where benchmarks run: this machine, or Slurm job arrays.
 void add_executor_options(CLI::App *cmd, TuneArgs &args) {
-    cmd->add_option("--executor", args.executor,
-                    "Where benchmarks run: local (this machine) or slurm (sbatch job arrays; docs/cluster.md)")
+    cmd->add_option(
+           "--executor", args.executor,
+           "Where benchmarks run: local (this machine) or slurm (sbatch job arrays; docs/cluster.md)")
         ->check(CLI::IsMember({"local", "slurm"}))
         ->capture_default_str();
     cmd->add_option("--partition", args.slurm.partition, "Slurm: the partition of the benchmark jobs");
     cmd->add_option("--account", args.slurm.account, "Slurm: the account the jobs are charged to");
     cmd->add_option("--gres", args.slurm.gres, "Slurm: generic resources per job (gpu:1 for --device cuda)");
-    cmd->add_option("--time-limit", args.slurm.time_limit, "Slurm: each job's time limit (sbatch --time: 10, 1:00:00)");
+    cmd->add_option("--time-limit", args.slurm.time_limit,
+                    "Slurm: each job's time limit (sbatch --time: 10, 1:00:00)");
     cmd->add_option("--work-dir", args.slurm.work_dir,
                     "Slurm: a folder shared by the driver and every node (tasks, results, logs)");
     cmd->add_option("--max-attempts", args.slurm.max_attempts,
                     "Slurm: attempts per benchmark job, the first included, before it counts as failed")
         ->check(whole_number_at_least(1))
         ->capture_default_str();
-    cmd->add_option("--worker-command", args.slurm.worker_command,
-                    "Slurm: the gpusched the jobs run on the nodes (default: this one; a bundle's libexec/gpusched "
-                    "on a shared folder works)");
+    cmd->add_option(
+        "--worker-command", args.slurm.worker_command,
+        "Slurm: the gpusched the jobs run on the nodes (default: this one; a bundle's libexec/gpusched "
+        "on a shared folder works)");
 }
 
 } // namespace
 
 Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     auto args = std::make_shared<TuneArgs>();
-    CLI::App *cmd = app.add_subcommand("tune", "Top 5 / Autotune: compile and benchmark candidates on a device");
+    CLI::App *cmd =
+        app.add_subcommand("tune", "Top 5 / Autotune: compile and benchmark candidates on a device");
     add_shared_options(cmd, *args);
     args->top5_only.push_back(
         cmd->add_option("--top", args->top, "Top 5: how many of the best predicted samples to benchmark")
@@ -674,7 +702,8 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     add_executor_options(cmd, *args);
     return [args, &global]() {
         refuse_other_modes_options(*args);
-        return args->mode == "autotune" ? run_autotune_command(*args, global) : run_top5_command(*args, global);
+        return args->mode == "autotune" ? run_autotune_command(*args, global)
+                                        : run_top5_command(*args, global);
     };
 }
 

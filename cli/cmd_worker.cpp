@@ -20,7 +20,8 @@ Action add_worker_command(CLI::App &app, const GlobalOptions &) {
         "worker", "Benchmark one element of a slurm executor's job array (run by sbatch on a node)");
     cmd->add_option("scope", args->scope_dir, "The round's folder in the shared work folder")->required();
     cmd->add_option("--array", args->array, "Which array of the folder (arrays/N.json)")
-        ->check(whole_number_at_least(0))->required();
+        ->check(whole_number_at_least(0))
+        ->required();
     cmd->add_option("--index", args->index, "The element (default: $SLURM_ARRAY_TASK_ID)")
         ->check(whole_number_at_least(0));
     return [args]() {

@@ -25,9 +25,9 @@ using Action = std::function<int()>;
 
 // Exit codes, documented in docs/user-guide.md.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitError = 1;        // bad input, failed generator, bad DB, ...
-inline constexpr int kExitUnavailable = 2;  // needs a GPU / feature not available here
-inline constexpr int kExitUsage = 2;        // the command line is wrong (an unknown option, a bad value)
+inline constexpr int kExitError = 1;       // bad input, failed generator, bad DB, ...
+inline constexpr int kExitUnavailable = 2; // needs a GPU / feature not available here
+inline constexpr int kExitUsage = 2;       // the command line is wrong (an unknown option, a bad value)
 
 Action add_oneshot_command(CLI::App &app, const GlobalOptions &global);
 Action add_tune_command(CLI::App &app, const GlobalOptions &global);

@@ -13,12 +13,16 @@ namespace gpusched::cli {
 void setup_logging(int verbosity, bool quiet, const std::string &log_file) {
     auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
     spdlog::level::level_enum level = spdlog::level::info;
-    if (quiet) level = spdlog::level::err;
-    else if (verbosity == 1) level = spdlog::level::debug;
-    else if (verbosity >= 2) level = spdlog::level::trace;
+    if (quiet)
+        level = spdlog::level::err;
+    else if (verbosity == 1)
+        level = spdlog::level::debug;
+    else if (verbosity >= 2)
+        level = spdlog::level::trace;
     console->set_level(level);
     // https://no-color.org: any non-empty NO_COLOR turns colour off.
-    if (const char *nc = std::getenv("NO_COLOR"); nc && *nc) console->set_color_mode(spdlog::color_mode::never);
+    if (const char *nc = std::getenv("NO_COLOR"); nc && *nc)
+        console->set_color_mode(spdlog::color_mode::never);
     console->set_pattern("%^%l%$: %v");
     std::vector<spdlog::sink_ptr> sinks{console};
     if (!log_file.empty()) {

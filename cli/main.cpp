@@ -12,10 +12,11 @@
 
 int main(int argc, char **argv) {
     using namespace gpusched::cli;
-    CLI::App app{"gpusched: finds fast CUDA schedules for Halide pipelines (Anderson et al. 2021 on Halide 14)"};
+    CLI::App app{
+        "gpusched: finds fast CUDA schedules for Halide pipelines (Anderson et al. 2021 on Halide 14)"};
     app.require_subcommand(1);
-    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // later flags win
-    app.fallthrough();  // global flags (--json, -v) may follow the subcommand
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast); // later flags win
+    app.fallthrough(); // global flags (--json, -v) may follow the subcommand
     // A usage error is one line, like every other error (CLI11's default adds
     // a second, "Run with --help for more information.").
     app.failure_message([](const CLI::App *, const CLI::Error &e) {

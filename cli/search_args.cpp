@@ -15,21 +15,26 @@ namespace gpusched::cli {
 
 void add_search_options(CLI::App *cmd, SearchArgs &args) {
     cmd->add_option("--beam-size", args.beam_size, "Beam size of the beam-search sample")
-        ->check(whole_number_at_least(1))->capture_default_str();
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
     cmd->add_option("--passes", args.passes, "Passes of the beam-search sample")
-        ->check(whole_number_at_least(1))->capture_default_str();
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
     cmd->add_option("--seed", args.seed, "Base seed; greedy sample i uses seed+i")
-        ->check(unsigned_whole_number())->capture_default_str();
+        ->check(unsigned_whole_number())
+        ->capture_default_str();
     cmd->add_option("--timeout", args.timeout_s, "Seconds allowed per generator run")
-        ->check(whole_number_at_least(1))->capture_default_str();
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
     cmd->add_option("--dropout", args.dropout, "Greedy samples: probability of dropping each ranked choice")
         ->check(finite_number_in(0.0, 0.99))
         ->capture_default_str();
     cmd->add_option("--search-config", args.search_config_file,
                     "JSON file of extra plugin config keys (docs/search.md)");
-    cmd->add_option("--weights", args.weights,
-                    "Cost-model weights file the searches use, as gpusched retrain writes (default: the embedded; "
-                    "Autotune: the first batch's)");
+    cmd->add_option(
+        "--weights", args.weights,
+        "Cost-model weights file the searches use, as gpusched retrain writes (default: the embedded; "
+        "Autotune: the first batch's)");
 }
 
 namespace {
@@ -46,12 +51,13 @@ void apply_search_config_file(const SearchArgs &args, OneShotOptions &options) {
     // Keys each sample's config gets from the command line: in the file they
     // would be overwritten without a word ({"beam_size": -4} ran at 32).
     static const std::vector<std::pair<std::string, std::string>> owned = {
-        {"beam_size", "--beam-size"}, {"passes", "--passes"}, {"seed", "--seed"},
-        {"dropout", "--dropout"},     {"gpu_profile", "--gpu"}, {"record_path", "the driver (each sample's own)"}};
+        {"beam_size", "--beam-size"}, {"passes", "--passes"},
+        {"seed", "--seed"},           {"dropout", "--dropout"},
+        {"gpu_profile", "--gpu"},     {"record_path", "the driver (each sample's own)"}};
     for (const auto &[key, option] : owned)
         if (options.search_config.contains(key))
-            throw UserError("search config '" + args.search_config_file + "': key \"" + key + "\" is set by " +
-                            option + ", not by the file");
+            throw UserError("search config '" + args.search_config_file + "': key \"" + key +
+                            "\" is set by " + option + ", not by the file");
 }
 
 } // namespace
@@ -70,7 +76,7 @@ void apply_search_args(const SearchArgs &args, OneShotOptions &options) {
                         args.search_config_file + "'");
     check_input_file(args.weights, "--weights");
     const std::string path = std::filesystem::absolute(args.weights).string();
-    read_weights_file(path);  // a bad file is refused before any work
+    read_weights_file(path); // a bad file is refused before any work
     if (!options.search_config.is_object()) options.search_config = nlohmann::json::object();
     options.search_config["weights_path"] = path;
 }

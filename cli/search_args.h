@@ -21,7 +21,7 @@ struct SearchArgs {
     double dropout = 0.2;
     int timeout_s = 600;
     std::string search_config_file;
-    std::string weights;  // a weights file (gpusched retrain writes them); empty: the embedded
+    std::string weights; // a weights file (gpusched retrain writes them); empty: the embedded
 };
 
 // --beam-size, --passes, --seed, --dropout, --timeout, --search-config, --weights.

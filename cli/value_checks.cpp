@@ -46,7 +46,8 @@ CLI::Validator unsigned_whole_number() {
     return CLI::Validator(
         [](std::string &text) -> std::string {
             std::uint64_t v = 0;
-            if (!parse_whole(text, v)) return "'" + text + "' is not a whole number from 0 to 18446744073709551615";
+            if (!parse_whole(text, v))
+                return "'" + text + "' is not a whole number from 0 to 18446744073709551615";
             return "";
         },
         "");
@@ -58,7 +59,8 @@ CLI::Validator finite_number_at_least(double min, bool exclusive) {
             double v = 0;
             if (!parse_number(text, v) || !std::isfinite(v)) return "'" + text + "' is not a finite number";
             if (exclusive ? v <= min : v < min)
-                return std::string("must be ") + (exclusive ? "above " : "at least ") + shown(min) + ", not " + text;
+                return std::string("must be ") + (exclusive ? "above " : "at least ") + shown(min) +
+                       ", not " + text;
             return "";
         },
         std::string(exclusive ? "> " : ">= ") + shown(min));
@@ -77,11 +79,12 @@ CLI::Validator finite_number_in(double min, double max) {
 
 void refuse_empty_values(const CLI::App &app) {
     for (const CLI::Option *option : app.get_options()) {
-        if (option->get_type_size() == 0 || option->count() == 0) continue;  // flags, options not given
+        if (option->get_type_size() == 0 || option->count() == 0) continue; // flags, options not given
         for (const std::string &value : option->results())
             if (value.empty()) throw CLI::ValidationError(option->get_name(), "an empty value is not one");
     }
-    for (const CLI::App *sub : app.get_subcommands()) refuse_empty_values(*sub);
+    for (const CLI::App *sub : app.get_subcommands())
+        refuse_empty_values(*sub);
 }
 
 } // namespace gpusched::cli

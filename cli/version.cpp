@@ -12,7 +12,9 @@
 
 namespace gpusched::cli {
 
-std::string version_string() { return GPUSCHED_VERSION; }
+std::string version_string() {
+    return GPUSCHED_VERSION;
+}
 
 std::string version_text() {
     std::string text = std::string("gpusched ") + GPUSCHED_VERSION + "\n";

@@ -110,7 +110,9 @@ std::string GpuProfile::halide_cuda_capability_feature() const {
     return "cuda_capability_" + std::to_string(halide_cuda_capability());
 }
 
-std::string GpuProfile::ptxas_arch() const { return "sm_" + std::to_string(compute_capability); }
+std::string GpuProfile::ptxas_arch() const {
+    return "sm_" + std::to_string(compute_capability);
+}
 
 const std::vector<GpuProfile> &builtin_gpu_profiles() {
     static const std::vector<GpuProfile> profiles = make_builtin_profiles();

@@ -16,9 +16,9 @@
 namespace gpusched {
 
 struct GpuProfile {
-    std::string name;         // short id: "h100", or "local:<device name>"
-    std::string description;  // marketing name and variant
-    int compute_capability = 0;  // 90 for sm_90
+    std::string name;           // short id: "h100", or "local:<device name>"
+    std::string description;    // marketing name and variant
+    int compute_capability = 0; // 90 for sm_90
     int sm_count = 0;
     int max_threads_per_block = 0;
     int max_threads_per_sm = 0;
@@ -33,10 +33,10 @@ struct GpuProfile {
     int registers_per_sm = 0;
     int max_registers_per_thread = 255;
     long l2_cache_bytes = 0;
-    double memory_bandwidth_gb_per_s = 0;  // DRAM, peak
-    double fp32_tflops = 0;                // peak, non-tensor
+    double memory_bandwidth_gb_per_s = 0; // DRAM, peak
+    double fp32_tflops = 0;               // peak, non-tensor
     int shared_mem_banks = 32;
-    std::string source;  // where the numbers come from
+    std::string source; // where the numbers come from
 
     // The Halide target feature string for this GPU ("cuda_capability_86").
     std::string halide_cuda_capability_feature() const;

@@ -27,7 +27,8 @@ constexpr int64_t kJacobianBasePoint = 64;
 
 VarValues base_values(const std::vector<LoopDim> &loops, const VarValues &params) {
     VarValues v = params;
-    for (const LoopDim &l : loops) v[l.var] = kJacobianBasePoint;
+    for (const LoopDim &l : loops)
+        v[l.var] = kJacobianBasePoint;
     return v;
 }
 
@@ -46,7 +47,8 @@ AccessPattern classify(const Jacobian &jac, const Stage &stage) {
     for (size_t j = 0; j < stage.loops.size(); j++) {
         if (stage.loops[j].is_rvar) continue;
         bool used = false;
-        for (const auto &row : jac) used = used || (row[j] && *row[j] != 0);
+        for (const auto &row : jac)
+            used = used || (row[j] && *row[j] != 0);
         if (!used) return AccessPattern::Broadcast;
     }
     // Transpose: the coordinates follow the loops in a different order.
@@ -86,7 +88,7 @@ private:
         count(is_param ? OpType::Param : OpType::Variable, op->type);
     }
 #define GPUSCHED_COUNT_BINARY(NODE, OP)                                                                      \
-    void visit(const NODE *op) override {                                                                   \
+    void visit(const NODE *op) override {                                                                    \
         count(OpType::OP, op->type);                                                                         \
         IRVisitor::visit(op);                                                                                \
     }
@@ -101,7 +103,7 @@ private:
     GPUSCHED_COUNT_BINARY(NE, NE)
     GPUSCHED_COUNT_BINARY(LT, LT)
     GPUSCHED_COUNT_BINARY(LE, LE)
-    GPUSCHED_COUNT_BINARY(GT, LT)  // a > b is b < a
+    GPUSCHED_COUNT_BINARY(GT, LT) // a > b is b < a
     GPUSCHED_COUNT_BINARY(GE, LE)
     GPUSCHED_COUNT_BINARY(And, And)
     GPUSCHED_COUNT_BINARY(Or, Or)
@@ -121,8 +123,8 @@ private:
     void visit(const Let *op) override {
         count(OpType::Let, op->type);
         op->value.accept(this);
-        const bool places_split_rvar = op->value.type().is_int() && is_affine_bound(op->value) &&
-                                       reads_split_rvar(op->value);
+        const bool places_split_rvar =
+            op->value.type().is_int() && is_affine_bound(op->value) && reads_split_rvar(op->value);
         if (places_split_rvar) lets_.push(op->name, op->value);
         op->body.accept(this);
         if (places_split_rvar) lets_.pop(op->name);
@@ -142,7 +144,8 @@ private:
             bool self = op->call_type == Call::Halide && op->name == in_.self_name;
             std::vector<Expr> args = op->args;
             if (lets_.binds_any()) {
-                for (Expr &arg : args) arg = lets_.resolve(arg);
+                for (Expr &arg : args)
+                    arg = lets_.resolve(arg);
             }
             Access a;
             a.is_self = self;
@@ -155,10 +158,12 @@ private:
                 a.offset.push_back(v ? std::optional<int64_t>(*v - kJacobianBasePoint) : std::nullopt);
             }
             AccessPattern p = classify(a.jacobian, *in_.stage);
-            AccessType t = self ? AccessType::LoadSelf
-                                : (op->call_type == Call::Image ? AccessType::LoadImage : AccessType::LoadFunc);
+            AccessType t =
+                self ? AccessType::LoadSelf
+                     : (op->call_type == Call::Image ? AccessType::LoadImage : AccessType::LoadFunc);
             out_.features.access(p, t, type_bucket(op->type)) += 1;
-            count(self ? OpType::SelfCall : (op->call_type == Call::Image ? OpType::ImageCall : OpType::FuncCall),
+            count(self ? OpType::SelfCall
+                       : (op->call_type == Call::Image ? OpType::ImageCall : OpType::FuncCall),
                   op->type);
             if (!self) out_.accesses.push_back(std::move(a));
         } else if (op->call_type == Call::Extern || op->call_type == Call::ExternCPlusPlus ||
@@ -204,14 +209,16 @@ int strahler_of(const Expr &e) {
     if (const auto *op = e.as<Not>()) return strahler_of(op->a);
     if (const auto *op = e.as<Cast>()) return strahler_of(op->value);
     if (const auto *op = e.as<Select>())
-        return combine({strahler_of(op->condition), strahler_of(op->true_value), strahler_of(op->false_value)});
+        return combine(
+            {strahler_of(op->condition), strahler_of(op->true_value), strahler_of(op->false_value)});
     if (const auto *op = e.as<Let>()) return combine({strahler_of(op->value), strahler_of(op->body)});
     if (const auto *op = e.as<Call>()) {
         // A load's index arithmetic happens in address registers; count the
         // loaded value as a leaf, but a pure function of values as a node.
         if (op->call_type == Call::Halide || op->call_type == Call::Image) return 1;
         std::vector<int> kids;
-        for (const Expr &a : op->args) kids.push_back(strahler_of(a));
+        for (const Expr &a : op->args)
+            kids.push_back(strahler_of(a));
         return combine(kids);
     }
     return 1;
@@ -219,7 +226,8 @@ int strahler_of(const Expr &e) {
 
 } // namespace
 
-Jacobian index_jacobian(const std::vector<Expr> &args, const std::vector<LoopDim> &loops, const VarValues &params) {
+Jacobian index_jacobian(const std::vector<Expr> &args, const std::vector<LoopDim> &loops,
+                        const VarValues &params) {
     VarValues v = base_values(loops, params);
     Jacobian jac(args.size(), std::vector<std::optional<int64_t>>(loops.size()));
     for (size_t i = 0; i < args.size(); i++) {
@@ -257,11 +265,13 @@ StageAnalysis analyze_stage(const StageAnalysisInput &in) {
         e.accept(&fv);
         kids.push_back(strahler_of(e));
     }
-    for (const Expr &e : in.store_args) e.accept(&fv);
+    for (const Expr &e : in.store_args)
+        e.accept(&fv);
     out.strahler = std::max(1, combine(kids));
     out.store_jacobian = index_jacobian(in.store_args, in.stage->loops, *in.params);
     AccessPattern store_pattern = classify(out.store_jacobian, *in.stage);
-    for (const Expr &e : in.values) out.features.access(store_pattern, AccessType::Store, type_bucket(e.type())) += 1;
+    for (const Expr &e : in.values)
+        out.features.access(store_pattern, AccessType::Store, type_bucket(e.type())) += 1;
     return out;
 }
 

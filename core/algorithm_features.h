@@ -21,9 +21,9 @@ namespace gpusched {
 
 struct StageAnalysisInput {
     const Stage *stage = nullptr;
-    std::vector<Halide::Expr> values;       // what the stage computes
-    std::vector<Halide::Expr> store_args;   // where it stores (the Func's args for pure stages)
-    std::string self_name;                  // the Func's own name
+    std::vector<Halide::Expr> values;     // what the stage computes
+    std::vector<Halide::Expr> store_args; // where it stores (the Func's args for pure stages)
+    std::string self_name;                // the Func's own name
     const VarValues *params = nullptr;
     // Maps a called Func or image name to a ProducerRef (registering images).
     std::function<ProducerRef(const Halide::Internal::Call *)> resolve;

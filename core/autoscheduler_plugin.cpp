@@ -34,18 +34,19 @@ namespace {
 double peak_rss_mb() {
     struct rusage ru {};
     getrusage(RUSAGE_SELF, &ru);
-    return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux reports KiB
+    return static_cast<double>(ru.ru_maxrss) / 1024.0; // Linux reports KiB
 }
 
-void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target, const AutoschedulerOptions &options,
-                  Halide::AutoSchedulerResults *results) {
+void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                  const AutoschedulerOptions &options, Halide::AutoSchedulerResults *results) {
     if (!target.has_gpu_feature()) {
         throw UserError("gpusched: target '" + target.to_string() +
                         "' has no GPU feature; this autoscheduler schedules for GPUs (add cuda or opencl)");
     }
     PluginConfig cfg = load_plugin_config(options);
     std::vector<Halide::Internal::Function> outputs;
-    for (const Halide::Func &f : pipeline.outputs()) outputs.push_back(f.function());
+    for (const Halide::Func &f : pipeline.outputs())
+        outputs.push_back(f.function());
     // Before any split: the schedule source finds the Funcs of a fresh,
     // unsplit instance of the pipeline by these indices.
     const std::map<std::string, int> get_func_index = get_func_indices(pipeline);
@@ -60,7 +61,8 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     std::unique_ptr<CostModel> model = create_search_cost_model(cfg.cost_model_config, cfg.gpu);
     StateSamplingCostModel *sampler = nullptr;
     if (!cfg.dump_states_path.empty()) {
-        auto wrapped = std::make_unique<StateSamplingCostModel>(std::move(model), cfg.dump_states_max, cfg.search.seed);
+        auto wrapped =
+            std::make_unique<StateSamplingCostModel>(std::move(model), cfg.dump_states_max, cfg.search.seed);
         sampler = wrapped.get();
         model = std::move(wrapped);
     }
@@ -75,8 +77,8 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         const double cpu_start = process_cpu_seconds();
         result = beam_search(*dag, *model, cfg.gpu, cfg.search);
         if (cfg.split_reductions && !sampler) {
-            ReductionSplitChoice choice =
-                search_reduction_splits(outputs, *dag, result, *model, cfg.gpu, cfg.search, cfg.atomic_reductions);
+            ReductionSplitChoice choice = search_reduction_splits(outputs, *dag, result, *model, cfg.gpu,
+                                                                  cfg.search, cfg.atomic_reductions);
             split_echo = {{"variants_ranked", choice.variants_ranked},
                           {"variants_refined", choice.variants_refined},
                           {"unsplit_cost", choice.unsplit_cost},
@@ -114,8 +116,10 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     if (cfg.check_launches) {
         // The search's footprints decided these sizes; Halide's bounds
         // inference decides the launch. Never hand over one a GPU refuses.
-        const std::string violations = check_kernel_launches(pipeline, target, cfg.gpu, dag->estimated_shapes());
-        if (!violations.empty()) throw UserError("gpusched: launch check failed (a search bug): " + violations);
+        const std::string violations =
+            check_kernel_launches(pipeline, target, cfg.gpu, dag->estimated_shapes());
+        if (!violations.empty())
+            throw UserError("gpusched: launch check failed (a search bug): " + violations);
     }
     name_results(results, "gpusched");
     results->schedule_source = "    // gpusched: predicted cost " + std::to_string(result.cost) + "\n" + body;
@@ -128,13 +132,14 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         rec["gpu_fill"] = gpu_fill_to_json(gpu_fill(*dag, result.decisions, result.features, cfg.gpu));
         if (!split_echo.is_null()) rec["reduction_split_search"] = split_echo;
         std::ofstream out(cfg.record_path);
-        if (!out) throw UserError("gpusched config: key \"record_path\": cannot write '" + cfg.record_path + "'");
+        if (!out)
+            throw UserError("gpusched config: key \"record_path\": cannot write '" + cfg.record_path + "'");
         out << rec.dump(2) << "\n";
     }
 }
 
-void autoschedule_entry(const Halide::Pipeline &p, const Halide::Target &t, const AutoschedulerOptions &options,
-                        Halide::AutoSchedulerResults *results) {
+void autoschedule_entry(const Halide::Pipeline &p, const Halide::Target &t,
+                        const AutoschedulerOptions &options, Halide::AutoSchedulerResults *results) {
     std::string error;
     try {
         autoschedule(p, t, options, results);

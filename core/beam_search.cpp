@@ -1,16 +1,16 @@
 #include "core/beam_search.h"
 
 #include <algorithm>
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <ctime>
+#include <map>
 #include <memory>
 #include <optional>
-#include <unordered_map>
-#include <map>
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "core/featurize_schedule.h"
 #include "core/loop_nest.h"
@@ -20,7 +20,9 @@ namespace gpusched {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+double since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
 double cpu_now() {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -29,7 +31,9 @@ double cpu_now() {
 
 // Portable uniform double in [0, 1) from the generator (std::uniform_real
 // distribution's algorithm is implementation-defined).
-double uniform01(std::mt19937_64 &rng) { return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0); }
+double uniform01(std::mt19937_64 &rng) {
+    return static_cast<double>(rng() >> 11) * (1.0 / 9007199254740992.0);
+}
 
 // A search state. Shared pointers: a pass-through step hands its parent on
 // unchanged (no copy, no featurization, no costing), and the decisions stay
@@ -43,14 +47,14 @@ struct State {
     std::shared_ptr<const Decisions> base;
     int changed = -1;
     FuncDecision change;
-    uint64_t penalty_hash = 0;  // structural hash at the penalty depth (sec. 4.5)
+    uint64_t penalty_hash = 0; // structural hash at the penalty depth (sec. 4.5)
     double cost = 0;
     double ranked_cost = 0;
     std::shared_ptr<const std::vector<double>> stage_costs;
     std::shared_ptr<const StateFeatures> features;
 };
 
-using Frozen = std::vector<std::optional<FuncDecision>>;  // per Func
+using Frozen = std::vector<std::optional<FuncDecision>>; // per Func
 
 void materialize(State &s) {
     if (s.changed < 0) return;
@@ -69,15 +73,15 @@ struct Pass {
     std::mt19937_64 &rng;
     SearchStats &stats;
     FeatureMemo *memo;
-    RegionMemo *regions;   // shared by every nest of the search
-    const Frozen *frozen;  // null: nothing frozen
-    bool prepass;          // root/inline options only (sec. 3.2)
-    int index;             // hash depths: sampling index + 1, penalty index
-    const std::map<uint64_t, int> *earlier;  // structures expanded in earlier passes
-    std::map<uint64_t, int> *expanded;       // this pass's expansions (null: not recorded)
+    RegionMemo *regions;                    // shared by every nest of the search
+    const Frozen *frozen;                   // null: nothing frozen
+    bool prepass;                           // root/inline options only (sec. 3.2)
+    int index;                              // hash depths: sampling index + 1, penalty index
+    const std::map<uint64_t, int> *earlier; // structures expanded in earlier passes
+    std::map<uint64_t, int> *expanded;      // this pass's expansions (null: not recorded)
 
     std::vector<State> children;
-    std::vector<size_t> fresh;  // children still to be costed
+    std::vector<size_t> fresh; // children still to be costed
 
     // One scratch state and its loop nest: a candidate is written into
     // `work` (the parent with the step Func's decision replaced) and the
@@ -89,8 +93,10 @@ struct Pass {
 
     const LoopNest &nest_for(const FuncDecision &f, int n) {
         work.funcs[n] = f;
-        if (!scratch) scratch = std::make_unique<LoopNest>(dag, work, regions);
-        else scratch->rebuild();
+        if (!scratch)
+            scratch = std::make_unique<LoopNest>(dag, work, regions);
+        else
+            scratch->rebuild();
         return *scratch;
     }
 
@@ -118,13 +124,13 @@ struct Pass {
     void expand(const State &p, StepId id) {
         const int n = id.node;
         const FuncDecision *fz = frozen && (*frozen)[n] ? &*(*frozen)[n] : nullptr;
-        if (fz && !config.freeze_tilings && id.phase > 0) fz = nullptr;  // tiling searched freely
+        if (fz && !config.freeze_tilings && id.phase > 0) fz = nullptr; // tiling searched freely
         if (is_pass_through(*p.d, id) || (fz && id.phase > 0 && p.d->funcs[n] == *fz)) {
             stats.states_enumerated++;
-            children.push_back(p);  // unchanged: same features, same cost
+            children.push_back(p); // unchanged: same features, same cost
             return;
         }
-        work = *p.d;  // copy-assignment: reuses the scratch's capacity
+        work = *p.d; // copy-assignment: reuses the scratch's capacity
         parent = &p;
         if (earlier && index > 0) parent_penalty_hash = structural_hash(*p.d, index);
         if (fz && id.phase == 0) {
@@ -165,8 +171,10 @@ struct Pass {
             }
             const Verdict take = any_ok ? Verdict::Ok : Verdict::Soft;
             for (size_t i = 0; i < opts.size(); i++) {
-                if (verdict[i] == take) add_featurized(nest_for(opts[i], n), n);
-                else if (verdict[i] == Verdict::Soft) stats.states_pruned_soft++;
+                if (verdict[i] == take)
+                    add_featurized(nest_for(opts[i], n), n);
+                else if (verdict[i] == Verdict::Soft)
+                    stats.states_pruned_soft++;
             }
             return;
         }
@@ -189,7 +197,8 @@ struct Pass {
         std::vector<size_t> soft;
         for (uint64_t h : bucket_order) {
             std::vector<size_t> &b = buckets[h];
-            size_t want = std::max<size_t>(1, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(b.size())))));
+            size_t want =
+                std::max<size_t>(1, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(b.size())))));
             for (size_t q = 0; q + 1 < b.size(); q++) {
                 size_t r = q + static_cast<size_t>(rng() % (b.size() - q));
                 std::swap(b[q], b[r]);
@@ -240,7 +249,8 @@ struct Pass {
         auto t2 = Clock::now();
         std::vector<const StateFeatures *> batch;
         batch.reserve(fresh.size());
-        for (size_t i : fresh) batch.push_back(children[i].features.get());
+        for (size_t i : fresh)
+            batch.push_back(children[i].features.get());
         std::vector<double> costs;
         std::vector<std::vector<double>> per_stage;
         model.evaluate(batch, costs, &per_stage);
@@ -262,14 +272,17 @@ struct Pass {
     void trim(int beam_size) {
         if (config.dropout > 0 || children.size() <= static_cast<size_t>(beam_size)) return;
         std::vector<size_t> order(children.size());
-        for (size_t i = 0; i < order.size(); i++) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](size_t a, size_t b) { return children[a].ranked_cost < children[b].ranked_cost; });
+        for (size_t i = 0; i < order.size(); i++)
+            order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+            return children[a].ranked_cost < children[b].ranked_cost;
+        });
         order.resize(beam_size);
         std::sort(order.begin(), order.end());
         std::vector<State> kept;
         kept.reserve(order.size());
-        for (size_t i : order) kept.push_back(std::move(children[i]));
+        for (size_t i : order)
+            kept.push_back(std::move(children[i]));
         children = std::move(kept);
     }
 
@@ -287,7 +300,7 @@ struct Pass {
                 size_t before = children.size();
                 expand(s, id);
                 for (size_t i = before; i < children.size(); i++)
-                    if (children[i].features == s.features) rank(children[i]);  // passed through
+                    if (children[i].features == s.features) rank(children[i]); // passed through
                 // Bounded memory on large pipelines: cost what is pending
                 // every few thousand states and keep only the candidates that
                 // can still be selected.
@@ -305,7 +318,8 @@ struct Pass {
             }
             cost_pending();
             std::vector<size_t> order(children.size());
-            for (size_t i = 0; i < order.size(); i++) order[i] = i;
+            for (size_t i = 0; i < order.size(); i++)
+                order[i] = i;
             std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
                 return children[a].ranked_cost < children[b].ranked_cost;
             });
@@ -315,7 +329,8 @@ struct Pass {
                 if (config.dropout > 0 && !last_chance && uniform01(rng) < config.dropout) continue;
                 next.push_back(std::move(children[order[q]]));
             }
-            for (State &s : next) materialize(s);
+            for (State &s : next)
+                materialize(s);
             beam = std::move(next);
         }
         return beam;
@@ -341,7 +356,8 @@ const State *cheapest(const std::vector<State> &beam) {
 Frozen choose_frozen(const FunctionDAG &dag, const State &pre) {
     std::vector<int> node_of_stage;
     for (size_t n = 0; n < dag.nodes.size(); n++)
-        for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) node_of_stage.push_back(static_cast<int>(n));
+        for (size_t s = 0; s < dag.nodes[n].stages.size(); s++)
+            node_of_stage.push_back(static_cast<int>(n));
     std::vector<double> cost(dag.nodes.size(), 0);
     if (pre.features && pre.stage_costs) {
         for (size_t i = 0; i < pre.features->stage_ids.size() && i < pre.stage_costs->size(); i++)
@@ -351,10 +367,12 @@ Frozen choose_frozen(const FunctionDAG &dag, const State &pre) {
     for (size_t n = 0; n < dag.nodes.size(); n++)
         if (!dag.nodes[n].always_inline) choice.push_back(static_cast<int>(n));
     const double n_funcs = static_cast<double>(dag.nodes.size());
-    size_t keep = std::min(choice.size(), n_funcs <= 1 ? size_t(1) : static_cast<size_t>(std::ceil(std::log2(n_funcs))));
+    size_t keep = std::min(choice.size(),
+                           n_funcs <= 1 ? size_t(1) : static_cast<size_t>(std::ceil(std::log2(n_funcs))));
     std::stable_sort(choice.begin(), choice.end(), [&](int a, int b) { return cost[a] > cost[b]; });
     Frozen frozen(dag.nodes.size());
-    for (size_t q = keep; q < choice.size(); q++) frozen[choice[q]] = pre.d->funcs[choice[q]];
+    for (size_t q = keep; q < choice.size(); q++)
+        frozen[choice[q]] = pre.d->funcs[choice[q]];
     return frozen;
 }
 
@@ -363,11 +381,13 @@ Frozen choose_frozen(const FunctionDAG &dag, const State &pre) {
 std::vector<PipelineFeatures> pipeline_features(const FunctionDAG &dag) {
     std::vector<PipelineFeatures> v;
     for (const Node &n : dag.nodes)
-        for (const Stage &s : n.stages) v.push_back(s.features);
+        for (const Stage &s : n.stages)
+            v.push_back(s.features);
     return v;
 }
 
-SearchResult evaluate_decisions(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const Decisions &d) {
+SearchResult evaluate_decisions(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu,
+                                const Decisions &d) {
     SearchResult r;
     r.decisions = d;
     LoopNest nest(dag, d);
@@ -381,9 +401,12 @@ SearchResult evaluate_decisions(const FunctionDAG &dag, CostModel &model, const 
     return r;
 }
 
-double process_cpu_seconds() { return cpu_now(); }
+double process_cpu_seconds() {
+    return cpu_now();
+}
 
-SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const SearchConfig &config) {
+SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu,
+                         const SearchConfig &config) {
     auto t_start = Clock::now();
     double cpu_start = cpu_now();
     SearchResult r;
@@ -397,10 +420,12 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     start[0].d = std::make_shared<const Decisions>(initial_decisions(dag));
 
     Frozen frozen;
-    const bool freeze = config.freezing && dag.nodes.size() >= static_cast<size_t>(std::max(0, config.freezing_min_funcs));
+    const bool freeze =
+        config.freezing && dag.nodes.size() >= static_cast<size_t>(std::max(0, config.freezing_min_funcs));
     if (freeze) {
         auto tp = Clock::now();
-        Pass pre{dag, model, gpu, config, rng, stats, memo_ptr, &regions, nullptr, true, 0, nullptr, nullptr, {}, {}, {}, {}};
+        Pass pre{dag,  model, gpu,     config,  rng, stats, memo_ptr, &regions, nullptr,
+                 true, 0,     nullptr, nullptr, {},  {},    {},       {}};
         std::vector<State> beam = pre.run(start);
         if (const State *best = cheapest(beam)) {
             frozen = choose_frozen(dag, *best);
@@ -414,15 +439,31 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
         stats.funcs_frozen += frozen[n].has_value() ? 1 : 0;
     }
 
-    std::map<uint64_t, int> expanded_in_earlier_passes;  // structural hash -> times
+    std::map<uint64_t, int> expanded_in_earlier_passes; // structural hash -> times
     bool have_best = false;
     State best;
     for (int pass = 0; pass < passes; pass++) {
         std::map<uint64_t, int> expanded_this_pass;
-        Pass p{dag,   model, gpu,  config, rng, stats, memo_ptr, &regions, frozen.empty() ? nullptr : &frozen, false,
-               pass,  &expanded_in_earlier_passes, &expanded_this_pass, {}, {}, {}, {}};
+        Pass p{dag,
+               model,
+               gpu,
+               config,
+               rng,
+               stats,
+               memo_ptr,
+               &regions,
+               frozen.empty() ? nullptr : &frozen,
+               false,
+               pass,
+               &expanded_in_earlier_passes,
+               &expanded_this_pass,
+               {},
+               {},
+               {},
+               {}};
         std::vector<State> beam = p.run(start);
-        for (auto &kv : expanded_this_pass) expanded_in_earlier_passes[kv.first] += kv.second;
+        for (auto &kv : expanded_this_pass)
+            expanded_in_earlier_passes[kv.first] += kv.second;
         for (State &s : beam) {
             if (!have_best || s.cost < best.cost) {
                 best = s;

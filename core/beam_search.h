@@ -19,8 +19,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/function_dag.h"
 #include "common/gpu_profile.h"
+#include "core/function_dag.h"
 #include "core/schedule_decisions.h"
 #include "core/search_defaults.h"
 #include "core/search_space.h"
@@ -33,7 +33,7 @@ struct SearchConfig {
     int passes = kDefaultPasses;
     uint64_t seed = 0;
     double dropout = 0;  // probability of dropping each costed child (one always survives)
-    bool memoize = true;  // sec. 3.3: reuse kernel featurizations
+    bool memoize = true; // sec. 3.3: reuse kernel featurizations
     // sec. 3.1/4.4: bucket each step's children by structural hash at depth
     // pass + 1 and featurize only ceil(log2(B)) random members of a bucket
     // of B (at least one).
@@ -53,7 +53,7 @@ struct SearchConfig {
     // Whether a frozen root Func also keeps the pre-pass's tiling, or only
     // its location (root or inline) and has its tiling searched as usual.
     bool freeze_tilings = true;
-    size_t memo_max_bytes = size_t(64) << 20;  // LRU bound of the sec. 3.3 memo
+    size_t memo_max_bytes = size_t(64) << 20; // LRU bound of the sec. 3.3 memo
     PruningLimits limits;
 };
 
@@ -61,16 +61,16 @@ struct SearchStats {
     int64_t states_enumerated = 0;
     int64_t states_pruned_hard = 0;
     int64_t states_pruned_soft = 0;
-    int64_t states_sampled_out = 0;  // not featurized: hierarchical sampling
+    int64_t states_sampled_out = 0; // not featurized: hierarchical sampling
     int64_t states_featurized = 0;
     int64_t states_costed = 0;
-    int64_t memo_hits = 0;    // kernel featurizations reused (sec. 3.3)
-    int64_t memo_misses = 0;  // kernel featurizations computed
+    int64_t memo_hits = 0;   // kernel featurizations reused (sec. 3.3)
+    int64_t memo_misses = 0; // kernel featurizations computed
     int64_t memo_evictions = 0;
     // Regions of Funcs below root taken from the search's RegionMemo
     // (core/region_memo.h), or computed and remembered.
     int64_t region_memo_hits = 0, region_memo_misses = 0;
-    int64_t funcs_frozen = 0;  // Funcs whose pre-pass decisions were kept
+    int64_t funcs_frozen = 0; // Funcs whose pre-pass decisions were kept
     // Wall seconds per phase; enumerate includes pruning (and the loop nests
     // it builds), prepass is the freezing pre-pass (also counted in the
     // phases). cpu_seconds_total: the process's CPU time during the search.
@@ -82,18 +82,20 @@ struct SearchResult {
     Decisions decisions;
     // Per Func: kept from the freezing pre-pass (empty when freezing is off).
     std::vector<bool> frozen;
-    Decisions prepass_decisions;  // the pre-pass's best state (freezing only)
+    Decisions prepass_decisions; // the pre-pass's best state (freezing only)
     double cost = 0;
-    std::vector<int> stage_ids;       // dense ids of the costed stages
-    std::vector<double> stage_costs;  // same order
+    std::vector<int> stage_ids;      // dense ids of the costed stages
+    std::vector<double> stage_costs; // same order
     StateFeatures features;
     SearchStats stats;
 };
 
-SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const SearchConfig &config);
+SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu,
+                         const SearchConfig &config);
 
 // Features and predicted cost of a given complete state (used for replay).
-SearchResult evaluate_decisions(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu, const Decisions &d);
+SearchResult evaluate_decisions(const FunctionDAG &dag, CostModel &model, const GpuProfile &gpu,
+                                const Decisions &d);
 
 // This process's CPU time in seconds (what SearchStats::cpu_seconds_total
 // counts), for callers that time more than one search.

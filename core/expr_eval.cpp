@@ -9,11 +9,38 @@ using namespace Halide;
 using namespace Halide::Internal;
 
 enum class CompiledExpr::Op : uint8_t {
-    Const, Slot, LetSlot, Fail,
-    Add, Sub, Mul, Min, Max, DivInt, DivFloat, ModInt, ModFloat,
-    EQ, NE, LT, LE, GT, GE, And, Or, Not, Select,
-    CastToFloat, CastToInt, Let,
-    Abs, Floor, Ceil, Round, Trunc, Sqrt,
+    Const,
+    Slot,
+    LetSlot,
+    Fail,
+    Add,
+    Sub,
+    Mul,
+    Min,
+    Max,
+    DivInt,
+    DivFloat,
+    ModInt,
+    ModFloat,
+    EQ,
+    NE,
+    LT,
+    LE,
+    GT,
+    GE,
+    And,
+    Or,
+    Not,
+    Select,
+    CastToFloat,
+    CastToInt,
+    Let,
+    Abs,
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+    Sqrt,
 };
 
 namespace {
@@ -69,26 +96,30 @@ void CompiledExpr::find_linear_form() {
         case Op::Const:
             if (n.imm != std::floor(n.imm) || std::fabs(n.imm) > 1e15) return std::nullopt;
             return Form{n.imm, {}};
-        case Op::Slot: return Form{0, {{n.slot, 1.0}}};
+        case Op::Slot:
+            return Form{0, {{n.slot, 1.0}}};
         case Op::Add:
         case Op::Sub: {
             auto x = form(n.a), y = form(n.b);
             if (!x || !y) return std::nullopt;
             const double sign = n.op == Op::Add ? 1 : -1;
             x->c += sign * y->c;
-            for (auto [slot, k] : y->terms) x->terms.emplace_back(slot, sign * k);
+            for (auto [slot, k] : y->terms)
+                x->terms.emplace_back(slot, sign * k);
             return x;
         }
         case Op::Mul: {
             auto x = form(n.a), y = form(n.b);
             if (!x || !y) return std::nullopt;
             if (!y->terms.empty()) std::swap(x, y);
-            if (!y->terms.empty()) return std::nullopt;  // product of two variables
+            if (!y->terms.empty()) return std::nullopt; // product of two variables
             x->c *= y->c;
-            for (auto &t : x->terms) t.second *= y->c;
+            for (auto &t : x->terms)
+                t.second *= y->c;
             return x;
         }
-        default: return std::nullopt;
+        default:
+            return std::nullopt;
         }
     };
     if (root_ < 0) return;
@@ -156,8 +187,10 @@ int32_t CompiledExpr::compile(const Expr &e, const VarResolver &resolve,
     if (const auto *op = e.as<Mul>()) return binary(Op::Mul, op->a, op->b);
     if (const auto *op = e.as<Min>()) return binary(Op::Min, op->a, op->b);
     if (const auto *op = e.as<Max>()) return binary(Op::Max, op->a, op->b);
-    if (const auto *op = e.as<Div>()) return binary(op->type.is_float() ? Op::DivFloat : Op::DivInt, op->a, op->b);
-    if (const auto *op = e.as<Mod>()) return binary(op->type.is_float() ? Op::ModFloat : Op::ModInt, op->a, op->b);
+    if (const auto *op = e.as<Div>())
+        return binary(op->type.is_float() ? Op::DivFloat : Op::DivInt, op->a, op->b);
+    if (const auto *op = e.as<Mod>())
+        return binary(op->type.is_float() ? Op::ModFloat : Op::ModInt, op->a, op->b);
     if (const auto *op = e.as<EQ>()) return binary(Op::EQ, op->a, op->b);
     if (const auto *op = e.as<NE>()) return binary(Op::NE, op->a, op->b);
     if (const auto *op = e.as<LT>()) return binary(Op::LT, op->a, op->b);
@@ -219,10 +252,14 @@ CompiledExpr::CompiledExpr(const Expr &e, const VarResolver &resolve) {
 std::optional<double> CompiledExpr::run(int32_t i, const int64_t *slots, double *let_values) const {
     const Node &n = nodes_[i];
     switch (n.op) {
-    case Op::Const: return n.imm;
-    case Op::Slot: return static_cast<double>(slots[n.slot]);
-    case Op::LetSlot: return let_values[n.slot];
-    case Op::Fail: return std::nullopt;
+    case Op::Const:
+        return n.imm;
+    case Op::Slot:
+        return static_cast<double>(slots[n.slot]);
+    case Op::LetSlot:
+        return let_values[n.slot];
+    case Op::Fail:
+        return std::nullopt;
     case Op::Select: {
         auto c = run(n.a, slots, let_values);
         if (!c) return std::nullopt;
@@ -234,51 +271,78 @@ std::optional<double> CompiledExpr::run(int32_t i, const int64_t *slots, double 
         let_values[n.slot] = *v;
         return run(n.b, slots, let_values);
     }
-    default: break;
+    default:
+        break;
     }
 
     auto x = run(n.a, slots, let_values);
     if (!x) return std::nullopt;
     const double a = *x;
     switch (n.op) {
-    case Op::Not: return static_cast<double>(!a);
-    case Op::CastToFloat: return n.imm != 0 ? static_cast<double>(static_cast<float>(a)) : a;
-    case Op::CastToInt: return std::trunc(a);  // float to integer truncates towards zero, as in Halide
-    case Op::Abs: return std::fabs(a);
-    case Op::Floor: return std::floor(a);
-    case Op::Ceil: return std::ceil(a);
-    case Op::Round: return std::nearbyint(a);
-    case Op::Trunc: return std::trunc(a);
-    case Op::Sqrt: return std::sqrt(a);
-    default: break;
+    case Op::Not:
+        return static_cast<double>(!a);
+    case Op::CastToFloat:
+        return n.imm != 0 ? static_cast<double>(static_cast<float>(a)) : a;
+    case Op::CastToInt:
+        return std::trunc(a); // float to integer truncates towards zero, as in Halide
+    case Op::Abs:
+        return std::fabs(a);
+    case Op::Floor:
+        return std::floor(a);
+    case Op::Ceil:
+        return std::ceil(a);
+    case Op::Round:
+        return std::nearbyint(a);
+    case Op::Trunc:
+        return std::trunc(a);
+    case Op::Sqrt:
+        return std::sqrt(a);
+    default:
+        break;
     }
 
     auto y = run(n.b, slots, let_values);
     if (!y) return std::nullopt;
     const double b = *y;
     switch (n.op) {
-    case Op::Add: return a + b;
-    case Op::Sub: return a - b;
-    case Op::Mul: return a * b;
-    case Op::Min: return std::min(a, b);
-    case Op::Max: return std::max(a, b);
-    case Op::DivFloat: return b == 0 ? std::nullopt : std::optional<double>(a / b);
+    case Op::Add:
+        return a + b;
+    case Op::Sub:
+        return a - b;
+    case Op::Mul:
+        return a * b;
+    case Op::Min:
+        return std::min(a, b);
+    case Op::Max:
+        return std::max(a, b);
+    case Op::DivFloat:
+        return b == 0 ? std::nullopt : std::optional<double>(a / b);
     case Op::DivInt:
         if (b == 0) return std::nullopt;
         return static_cast<double>(floor_div(static_cast<int64_t>(a), static_cast<int64_t>(b)));
-    case Op::ModFloat: return b == 0 ? std::nullopt : std::optional<double>(a - b * std::floor(a / b));
+    case Op::ModFloat:
+        return b == 0 ? std::nullopt : std::optional<double>(a - b * std::floor(a / b));
     case Op::ModInt:
         if (b == 0) return std::nullopt;
         return static_cast<double>(euclid_mod(static_cast<int64_t>(a), static_cast<int64_t>(b)));
-    case Op::EQ: return static_cast<double>(a == b);
-    case Op::NE: return static_cast<double>(a != b);
-    case Op::LT: return static_cast<double>(a < b);
-    case Op::LE: return static_cast<double>(a <= b);
-    case Op::GT: return static_cast<double>(a > b);
-    case Op::GE: return static_cast<double>(a >= b);
-    case Op::And: return static_cast<double>(a && b);
-    case Op::Or: return static_cast<double>(a || b);
-    default: return std::nullopt;
+    case Op::EQ:
+        return static_cast<double>(a == b);
+    case Op::NE:
+        return static_cast<double>(a != b);
+    case Op::LT:
+        return static_cast<double>(a < b);
+    case Op::LE:
+        return static_cast<double>(a <= b);
+    case Op::GT:
+        return static_cast<double>(a > b);
+    case Op::GE:
+        return static_cast<double>(a >= b);
+    case Op::And:
+        return static_cast<double>(a && b);
+    case Op::Or:
+        return static_cast<double>(a || b);
+    default:
+        return std::nullopt;
     }
 }
 
@@ -286,7 +350,8 @@ std::optional<double> CompiledExpr::evaluate_number(const int64_t *slots) const 
     if (root_ < 0) return std::nullopt;
     if (linear_) {
         double v = linear_constant_;
-        for (const auto &[slot, k] : linear_terms_) v += k * static_cast<double>(slots[slot]);
+        for (const auto &[slot, k] : linear_terms_)
+            v += k * static_cast<double>(slots[slot]);
         return v;
     }
     // Let values live on the stack for the common case (few lets).

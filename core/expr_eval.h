@@ -47,7 +47,7 @@ using VarResolver = std::function<VarBinding(const std::string &name)>;
 
 class CompiledExpr {
 public:
-    CompiledExpr() = default;  // undefined: evaluates to nullopt
+    CompiledExpr() = default; // undefined: evaluates to nullopt
     CompiledExpr(const Halide::Expr &e, const VarResolver &resolve);
 
     // Halide semantics: integer division and modulo are Euclidean, float-to-
@@ -61,9 +61,9 @@ private:
     enum class Op : uint8_t;
     struct Node {
         Op op;
-        int32_t a = -1, b = -1, c = -1;  // child nodes
-        int32_t slot = -1;               // Slot / LetSlot / Let target
-        double imm = 0;                  // Const; Cast: 1 if to float32
+        int32_t a = -1, b = -1, c = -1; // child nodes
+        int32_t slot = -1;              // Slot / LetSlot / Let target
+        double imm = 0;                 // Const; Cast: 1 if to float32
     };
     int32_t compile(const Halide::Expr &e, const VarResolver &resolve,
                     std::vector<std::pair<std::string, int32_t>> &lets);
@@ -79,7 +79,7 @@ private:
     // (x.gs_lo - 1, 2 * x.gs_hi + 3): those evaluate without the tree.
     bool linear_ = false;
     double linear_constant_ = 0;
-    std::vector<std::pair<int32_t, double>> linear_terms_;  // (slot, coefficient)
+    std::vector<std::pair<int32_t, double>> linear_terms_; // (slot, coefficient)
     int32_t num_lets_ = 0;
     bool float_result_ = false;
 };

@@ -15,7 +15,8 @@ int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes) {
     sectors.reserve(addresses.size() * 2);
     for (int64_t a : addresses) {
         int64_t first = (a * bytes) >> 5, last = (a * bytes + bytes - 1) >> 5;
-        for (int64_t s = first; s <= last; s++) sectors.push_back(s);
+        for (int64_t s = first; s <= last; s++)
+            sectors.push_back(s);
     }
     std::sort(sectors.begin(), sectors.end());
     return static_cast<int64_t>(std::unique(sectors.begin(), sectors.end()) - sectors.begin());
@@ -25,11 +26,12 @@ int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, in
     // Shared memory has `banks` 4-byte banks; lanes reading the same word are
     // served together (broadcast), distinct words in one bank serialize.
     if (addresses.empty()) return 0;
-    std::vector<std::pair<int64_t, int64_t>> bank_word;  // (bank, word)
+    std::vector<std::pair<int64_t, int64_t>> bank_word; // (bank, word)
     bank_word.reserve(addresses.size() * 2);
     for (int64_t a : addresses) {
         int64_t first = (a * bytes) >> 2, last = (a * bytes + bytes - 1) >> 2;
-        for (int64_t w = first; w <= last; w++) bank_word.emplace_back(((w % banks) + banks) % banks, w);
+        for (int64_t w = first; w <= last; w++)
+            bank_word.emplace_back(((w % banks) + banks) % banks, w);
     }
     std::sort(bank_word.begin(), bank_word.end());
     bank_word.erase(std::unique(bank_word.begin(), bank_word.end()), bank_word.end());
@@ -48,7 +50,7 @@ namespace {
 struct EffectiveAccess {
     ProducerRef producer;
     int bytes = 4;
-    Jacobian jacobian;  // [producer arg][stage loop]
+    Jacobian jacobian; // [producer arg][stage loop]
     double count = 1;  // load sites with this pattern (paths through inlined Funcs)
 };
 
@@ -63,8 +65,10 @@ Jacobian compose(const Jacobian &j, const Stage &s, const Jacobian &outer) {
             int arg = s.loops[l].func_arg;
             for (size_t q = 0; q < n_outer_loops; q++) {
                 if (!c[k][q]) continue;
-                if (!j[k][l] || arg < 0 || !outer[arg][q]) c[k][q] = std::nullopt;
-                else *c[k][q] += *j[k][l] * outer[arg][q].value();
+                if (!j[k][l] || arg < 0 || !outer[arg][q])
+                    c[k][q] = std::nullopt;
+                else
+                    *c[k][q] += *j[k][l] * outer[arg][q].value();
             }
         }
     }
@@ -102,16 +106,20 @@ std::vector<EffectiveAccess> collect_accesses(const LoopNest &nest, const Stage 
     };
     std::map<int, std::vector<std::pair<Jacobian, double>>> pending;
     for (const Access &a : st.accesses) {
-        if (inlined(a)) add_pattern(pending[a.producer.index], a.jacobian, 1);
-        else emit(a, a.jacobian, 1);
+        if (inlined(a))
+            add_pattern(pending[a.producer.index], a.jacobian, 1);
+        else
+            emit(a, a.jacobian, 1);
     }
     drain_in_dag_order(pending, [&](int node, const std::vector<std::pair<Jacobian, double>> &patterns) {
         const Stage &s = dag.nodes[node].stages[0];
         for (const auto &[outer, count] : patterns) {
             for (const Access &a : s.accesses) {
                 Jacobian j = compose(a.jacobian, s, outer);
-                if (inlined(a)) add_pattern(pending[a.producer.index], std::move(j), count);
-                else emit(a, std::move(j), count);
+                if (inlined(a))
+                    add_pattern(pending[a.producer.index], std::move(j), count);
+                else
+                    emit(a, std::move(j), count);
             }
         }
     });
@@ -121,7 +129,7 @@ std::vector<EffectiveAccess> collect_accesses(const LoopNest &nest, const Stage 
 struct Lanes {
     // Per lane of the block: active for this stage, and its coordinate step
     // per stage loop.
-    std::vector<int64_t> coords;  // [lane * loops + loop]: offset of the lane's first point
+    std::vector<int64_t> coords; // [lane * loops + loop]: offset of the lane's first point
     size_t loops = 0;
     int64_t coord(int64_t lane, size_t loop) const { return coords[lane * loops + loop]; }
     std::vector<bool> active;
@@ -151,7 +159,8 @@ Lanes make_lanes(const LoopNest &nest, const ScheduledStage &ss, const Stage &st
         int64_t c[3] = {lane % k.block_shape[0], (lane / k.block_shape[0]) % k.block_shape[1],
                         lane / (k.block_shape[0] * k.block_shape[1])};
         bool act = true;
-        for (int q = 0; q < 3; q++) act = act && c[q] < shape_src.thread_shape[q];
+        for (int q = 0; q < 3; q++)
+            act = act && c[q] < shape_src.thread_shape[q];
         L.active[lane] = act;
         if (!act) continue;
         for (size_t j = 0; j < st.loops.size(); j++) {
@@ -168,7 +177,8 @@ Lanes make_lanes(const LoopNest &nest, const ScheduledStage &ss, const Stage &st
         }
     }
     std::vector<int64_t> per_warp(L.warps, 0);
-    for (int64_t lane = 0; lane < T; lane++) per_warp[lane / warp_size] += L.active[lane] ? 1 : 0;
+    for (int64_t lane = 0; lane < T; lane++)
+        per_warp[lane / warp_size] += L.active[lane] ? 1 : 0;
     for (int64_t w = 0; w < L.warps; w++) {
         if (!per_warp[w]) continue;
         L.active_warps++;
@@ -207,11 +217,14 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
         if (!depends || ss.serial[l] <= 1) continue;
         // RVars run long serial loops that are not unrolled; every iteration
         // looks like the first (translation invariance).
-        if (st.loops[l].is_rvar) rvar_repeat *= static_cast<double>(ss.serial[l]);
-        else dep.push_back(static_cast<int>(l));
+        if (st.loops[l].is_rvar)
+            rvar_repeat *= static_cast<double>(ss.serial[l]);
+        else
+            dep.push_back(static_cast<int>(l));
     }
     int64_t combos = 1;
-    for (int l : dep) combos *= ss.serial[l];
+    for (int l : dep)
+        combos *= ss.serial[l];
     // Enumerate at most kMaxCombos serial points and scale the rest (only
     // Thread-level stages with large regions get there).
     constexpr int64_t kMaxCombos = 64;
@@ -226,8 +239,10 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
     std::vector<int64_t> loop_stride(st.loops.size(), 0);
     for (size_t l = 0; l < st.loops.size(); l++) {
         for (size_t i = 0; i < jac.size(); i++) {
-            if (!jac[i][l]) known = false;
-            else loop_stride[l] += *jac[i][l] * strides[i];
+            if (!jac[i][l])
+                known = false;
+            else
+                loop_stride[l] += *jac[i][l] * strides[i];
         }
     }
     auto warp_tx = [&](int warp, double &used) {
@@ -238,7 +253,8 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
         for (int64_t lane = lo; lane < hi; lane++) {
             if (!L.active[lane]) continue;
             int64_t a = 0;
-            for (size_t l = 0; l < st.loops.size(); l++) a += loop_stride[l] * L.coord(lane, l);
+            for (size_t l = 0; l < st.loops.size(); l++)
+                a += loop_stride[l] * L.coord(lane, l);
             base.push_back(known ? a : lane * 1024 * warp_size);
         }
         std::vector<int64_t> point(st.loops.size(), 0);
@@ -250,7 +266,8 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
                 offset += known ? loop_stride[l] * point[l] : 0;
             }
             addrs.resize(base.size());
-            for (size_t q = 0; q < base.size(); q++) addrs[q] = base[q] + offset;
+            for (size_t q = 0; q < base.size(); q++)
+                addrs[q] = base[q] + offset;
             used += static_cast<double>(addrs.size()) * bytes;
             tx += static_cast<double>(level == MemoryLevel::Global
                                           ? detail::global_transactions(addrs, bytes)
@@ -272,15 +289,19 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
     return m;
 }
 
-double bytes_of(const Region &r, int bytes) { return static_cast<double>(region_points(r)) * bytes; }
+double bytes_of(const Region &r, int bytes) {
+    return static_cast<double>(region_points(r)) * bytes;
+}
 double lines_of(const Region &r) {
     double l = 1;
-    for (size_t i = 1; i < r.size(); i++) l *= static_cast<double>(std::max<int64_t>(1, r[i].extent()));
+    for (size_t i = 1; i < r.size(); i++)
+        l *= static_cast<double>(std::max<int64_t>(1, r[i].extent()));
     return l;
 }
 double points_of(const std::vector<Span> &loops) {
     double p = 1;
-    for (const Span &s : loops) p *= static_cast<double>(std::max<int64_t>(1, s.extent()));
+    for (const Span &s : loops)
+        p *= static_cast<double>(std::max<int64_t>(1, s.extent()));
     return p;
 }
 
@@ -299,7 +320,7 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     const double points_real = points_of(ss.loops_realization);
     const double realizations = static_cast<double>(ss.num_realizations);
     f[SF::num_realizations] = realizations;
-    f[SF::num_productions] = realizations;  // store_at == compute_at here
+    f[SF::num_productions] = realizations; // store_at == compute_at here
     f[SF::points_computed_per_realization] = points_real;
     f[SF::points_computed_per_production] = points_real;
     f[SF::points_computed_total] = points_real * realizations;
@@ -314,7 +335,8 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     for (size_t l = 0; l < st.loops.size(); l++)
         if (st.tileable(l)) serial_pure *= static_cast<double>(ss.serial[l]);
     // Lowering unrolls serial loops of total extent < 16 (sec. 4.7).
-    f[SF::unrolled_loop_extent] = serial_pure < 16 && ss.location != ComputeLocation::Thread ? serial_pure : 1;
+    f[SF::unrolled_loop_extent] =
+        serial_pure < 16 && ss.location != ComputeLocation::Thread ? serial_pure : 1;
     f[SF::inner_parallelism] = static_cast<double>(ss.threads);
     f[SF::outer_parallelism] = static_cast<double>(k.num_blocks);
     f[SF::num_tasks] = static_cast<double>(k.num_blocks);
@@ -324,9 +346,11 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     f[SF::bytes_at_realization] = bytes_of(own_alloc, bpp);
     f[SF::bytes_at_production] = f[SF::bytes_at_realization];
     f[SF::bytes_at_root] = bytes_of(node.region, bpp);
-    f[SF::innermost_bytes_at_realization] = own_alloc.empty() ? bpp : static_cast<double>(own_alloc[0].extent()) * bpp;
+    f[SF::innermost_bytes_at_realization] =
+        own_alloc.empty() ? bpp : static_cast<double>(own_alloc[0].extent()) * bpp;
     f[SF::innermost_bytes_at_production] = f[SF::innermost_bytes_at_realization];
-    f[SF::innermost_bytes_at_root] = node.region.empty() ? bpp : static_cast<double>(node.region[0].extent()) * bpp;
+    f[SF::innermost_bytes_at_root] =
+        node.region.empty() ? bpp : static_cast<double>(node.region[0].extent()) * bpp;
 
     // Loads: after following inlined Funcs.
     // (inlined_calls stays 0 here: it belongs to the inlined Func's own row,
@@ -370,9 +394,11 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     // all of its host's threads in the block.
     f[SF::unique_bytes_read_per_task] = task_bytes;
     f[SF::unique_lines_read_per_task] = task_lines;
-    const SF ub_f[3] = {SF::unique_global_bytes_read_per_realization, SF::unique_shared_bytes_read_per_realization,
+    const SF ub_f[3] = {SF::unique_global_bytes_read_per_realization,
+                        SF::unique_shared_bytes_read_per_realization,
                         SF::unique_register_bytes_read_per_realization};
-    const SF ul_f[3] = {SF::unique_global_lines_read_per_realization, SF::unique_shared_lines_read_per_realization,
+    const SF ul_f[3] = {SF::unique_global_lines_read_per_realization,
+                        SF::unique_shared_lines_read_per_realization,
                         SF::unique_register_lines_read_per_realization};
     const SF tb_f[3] = {SF::unique_global_bytes_read_per_thread, SF::unique_shared_bytes_read_per_thread,
                         SF::unique_register_bytes_read_per_thread};
@@ -393,7 +419,8 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     double ws_block = static_cast<double>(k.shared_bytes), ws_thread = 0, ws_root = 0;
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         ComputeLocation loc = nest.location(static_cast<int>(n));
-        if (loc == ComputeLocation::Root) ws_root += bytes_of(dag.nodes[n].region, dag.nodes[n].bytes_per_point);
+        if (loc == ComputeLocation::Root)
+            ws_root += bytes_of(dag.nodes[n].region, dag.nodes[n].bytes_per_point);
         if (loc == ComputeLocation::Thread && nest.decisions.funcs[n].host == ss.node)
             ws_thread += bytes_of(nest.realization_region[n], dag.nodes[n].bytes_per_point);
     }
@@ -415,7 +442,8 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     const double max_tpb = std::max(1, gpu.max_threads_per_block);
     f[SF::block_occupancy] = static_cast<double>(ss.threads) / max_tpb;
     double lanes_available = static_cast<double>(L.active_warps) * ws;
-    f[SF::warp_lane_utilization] = lanes_available > 0 ? static_cast<double>(L.active_threads) / lanes_available : 0;
+    f[SF::warp_lane_utilization] =
+        lanes_available > 0 ? static_cast<double>(L.active_threads) / lanes_available : 0;
     f[SF::idle_lane_wastage] = (lanes_available - static_cast<double>(L.active_threads)) / max_tpb;
 
     // Memory transactions per block.
@@ -427,12 +455,13 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
         MemoryLevel lvl = nest.memory_level(a.producer);
         const MemStats *prev = nullptr;
         for (const auto &p : seen) {
-            if (p.first->producer == a.producer && p.first->bytes == a.bytes && p.first->jacobian == a.jacobian)
+            if (p.first->producer == a.producer && p.first->bytes == a.bytes &&
+                p.first->jacobian == a.jacobian)
                 prev = &p.second;
         }
         MemStats m = prev ? *prev
-                          : access_transactions(L, ss, st, a.jacobian, nest.allocation(a.producer), a.bytes, lvl, ws,
-                                                gpu.shared_mem_banks);
+                          : access_transactions(L, ss, st, a.jacobian, nest.allocation(a.producer), a.bytes,
+                                                lvl, ws, gpu.shared_mem_banks);
         if (!prev) seen.emplace_back(&a, m);
         MemStats &acc = lvl == MemoryLevel::Global ? gl : sl;
         acc.transactions += m.transactions * a.count;
@@ -443,7 +472,8 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
                                                               : MemoryLevel::Register;
     for (int v = 0; v < static_cast<int>(node.func.values().size()); v++) {
         int eb = node.func.output_types()[v].bytes();
-        MemStats m = access_transactions(L, ss, st, st.store_jacobian, own_alloc, eb, own, ws, gpu.shared_mem_banks);
+        MemStats m =
+            access_transactions(L, ss, st, st.store_jacobian, own_alloc, eb, own, ws, gpu.shared_mem_banks);
         MemStats &acc = own == MemoryLevel::Global ? gs : sst;
         acc.transactions += m.transactions;
         acc.bytes_used += m.bytes_used;
@@ -482,12 +512,14 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     int64_t by_blocks = std::max(1, gpu.max_blocks_per_sm);
     int64_t by_threads = std::max<int64_t>(1, gpu.max_threads_per_sm / (warps_per_block * ws));
     int64_t by_warps = std::max<int64_t>(1, gpu.max_warps_per_sm / warps_per_block);
-    int64_t by_shared = k.shared_bytes > 0 ? std::max<int64_t>(0, gpu.shared_mem_per_sm_bytes / k.shared_bytes) : by_blocks;
+    int64_t by_shared =
+        k.shared_bytes > 0 ? std::max<int64_t>(0, gpu.shared_mem_per_sm_bytes / k.shared_bytes) : by_blocks;
     int64_t active_blocks = std::min({by_blocks, by_threads, by_warps, by_shared});
-    f[SF::max_warp_occupancy] = static_cast<double>(active_blocks * warps_per_block) / std::max(1, gpu.max_warps_per_sm);
+    f[SF::max_warp_occupancy] =
+        static_cast<double>(active_blocks * warps_per_block) / std::max(1, gpu.max_warps_per_sm);
     f[SF::max_block_occupancy] = static_cast<double>(active_blocks) / std::max(1, gpu.max_blocks_per_sm);
-    f[SF::shared_mem_occupancy] =
-        static_cast<double>(k.shared_bytes) / static_cast<double>(std::max<long>(1, gpu.shared_mem_per_sm_bytes));
+    f[SF::shared_mem_occupancy] = static_cast<double>(k.shared_bytes) /
+                                  static_cast<double>(std::max<long>(1, gpu.shared_mem_per_sm_bytes));
     f[SF::shared_mem_block_limit_factor] =
         static_cast<double>(std::min(by_shared, by_blocks)) / static_cast<double>(by_blocks);
 
@@ -550,7 +582,7 @@ void kernel_key(const LoopNest &nest, int kernel, std::vector<int64_t> &key, Key
             int p = e.producer.index;
             visited[p] = 1;
             ComputeLocation loc = nest.location(p);
-            if (loc == ComputeLocation::Unscheduled) loc = ComputeLocation::Root;  // both read from global
+            if (loc == ComputeLocation::Unscheduled) loc = ComputeLocation::Root; // both read from global
             key.push_back(p);
             key.push_back(static_cast<int64_t>(loc));
             if (loc == ComputeLocation::Inline) work.push_back(&dag.nodes[p].stages[0]);
@@ -562,8 +594,9 @@ void kernel_key(const LoopNest &nest, int kernel, std::vector<int64_t> &key, Key
 // counted once per point; calls an inlined Func makes to further inlined
 // Funcs happen once per call to it. Counted Func by Func
 // (drain_in_dag_order), not path by path.
-void count_inlined_calls(const LoopNest &nest, const Stage &st, double calls_per_eval, std::map<int, double> &calls) {
-    std::map<int, double> pending;  // inlined Func -> calls reaching it from st
+void count_inlined_calls(const LoopNest &nest, const Stage &st, double calls_per_eval,
+                         std::map<int, double> &calls) {
+    std::map<int, double> pending; // inlined Func -> calls reaching it from st
     auto visit = [&](const Stage &s, double per_eval) {
         for (const Access &a : s.accesses) {
             if (a.producer.is_image || a.is_self) continue;
@@ -589,8 +622,8 @@ void append_inlined_rows(const LoopNest &nest, StateFeatures &s) {
     std::map<int, double> calls;
     for (size_t i = 0; i < nest.stages.size(); i++) {
         const ScheduledStage &ss = nest.stages[i];
-        count_inlined_calls(nest, nest.dag.nodes[ss.node].stages[ss.stage], s.schedule[i][SF::points_computed_total],
-                            calls);
+        count_inlined_calls(nest, nest.dag.nodes[ss.node].stages[ss.stage],
+                            s.schedule[i][SF::points_computed_total], calls);
     }
     for (const auto &[node, n_calls] : calls) {
         if (n_calls <= 0) continue;
@@ -619,7 +652,7 @@ const std::vector<ScheduleFeatures> *FeatureMemo::find(const std::vector<int64_t
     auto range = index_.equal_range(h);
     for (auto it = range.first; it != range.second; ++it) {
         if (it->second->key != key) continue;
-        lru_.splice(lru_.begin(), lru_, it->second);  // iterators stay valid
+        lru_.splice(lru_.begin(), lru_, it->second); // iterators stay valid
         return &it->second->rows;
     }
     return nullptr;
@@ -653,7 +686,8 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
     // Room for the inlined Funcs' rows too: growing the vector later would
     // copy every row.
     size_t inlined = 0;
-    for (const FuncDecision &f : nest.decisions.funcs) inlined += f.location == ComputeLocation::Inline ? 1 : 0;
+    for (const FuncDecision &f : nest.decisions.funcs)
+        inlined += f.location == ComputeLocation::Inline ? 1 : 0;
     rows.reserve(nest.stages.size() + inlined);
     rows.resize(nest.stages.size());
     thread_local std::vector<int64_t> key;
@@ -665,7 +699,8 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
             const std::vector<ScheduleFeatures> *cached = memo->find(key);
             if (cached && cached->size() == k.stages.size()) {
                 memo->hits++;
-                for (size_t q = 0; q < k.stages.size(); q++) rows[k.stages[q]] = (*cached)[q];
+                for (size_t q = 0; q < k.stages.size(); q++)
+                    rows[k.stages[q]] = (*cached)[q];
                 continue;
             }
         }
@@ -684,7 +719,8 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
     double ws_root = 0;
     for (size_t n = 0; n < nest.dag.nodes.size(); n++) {
         if (nest.location(static_cast<int>(n)) == ComputeLocation::Root)
-            ws_root += static_cast<double>(region_points(nest.dag.nodes[n].region)) * nest.dag.nodes[n].bytes_per_point;
+            ws_root += static_cast<double>(region_points(nest.dag.nodes[n].region)) *
+                       nest.dag.nodes[n].bytes_per_point;
     }
     s.stage_ids.reserve(nest.stages.size() + inlined);
     for (size_t i = 0; i < nest.stages.size(); i++) {

@@ -56,7 +56,7 @@ private:
         std::vector<ScheduleFeatures> rows;
         size_t bytes;
     };
-    std::list<Entry> lru_;  // front: most recently used
+    std::list<Entry> lru_; // front: most recently used
     std::unordered_multimap<uint64_t, std::list<Entry>::iterator> index_;
     size_t bytes_ = 0, max_bytes_;
 };
@@ -68,8 +68,8 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
 namespace detail {
 // Memory transactions one warp issues for the given element addresses of its
 // active lanes (in elements of `bytes` bytes).
-int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes);  // 32-byte sectors
-int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, int banks);  // conflict degree
+int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes);            // 32-byte sectors
+int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, int banks); // conflict degree
 } // namespace detail
 
 } // namespace gpusched

@@ -29,13 +29,15 @@ void merge_region(Region &a, const Region &b) {
 
 int64_t region_points(const Region &r) {
     int64_t p = 1;
-    for (const Span &s : r) p *= std::max<int64_t>(1, s.extent());
+    for (const Span &s : r)
+        p *= std::max<int64_t>(1, s.extent());
     return p;
 }
 
 int Stage::num_pure_loops() const {
     int n = 0;
-    for (const LoopDim &l : loops) n += l.is_rvar ? 0 : 1;
+    for (const LoopDim &l : loops)
+        n += l.is_rvar ? 0 : 1;
     return n;
 }
 
@@ -154,7 +156,8 @@ std::vector<std::optional<Span>> func_estimates(const Function &f, const VarValu
     for (size_t d = 0; d < r.size(); d++) {
         if (r[d] || f.output_buffers().empty()) continue;
         const Parameter &p = f.output_buffers()[0];
-        Expr mn = p.min_constraint_estimate(static_cast<int>(d)), ex = p.extent_constraint_estimate(static_cast<int>(d));
+        Expr mn = p.min_constraint_estimate(static_cast<int>(d)),
+             ex = p.extent_constraint_estimate(static_cast<int>(d));
         std::optional<int64_t> m = evaluate(mn, params);
         std::optional<int64_t> e = evaluate(ex, params);
         if (m && e && *e > 0) r[d] = Span{*m, *m + *e - 1};
@@ -165,11 +168,12 @@ std::vector<std::optional<Span>> func_estimates(const Function &f, const VarValu
 Region output_estimates(const Function &f, const std::vector<std::optional<Span>> &estimates) {
     Region r(estimates.size());
     for (size_t d = 0; d < r.size(); d++) {
-        if (estimates[d]) r[d] = *estimates[d];
+        if (estimates[d])
+            r[d] = *estimates[d];
         else {
             std::ostringstream msg;
-            msg << "gpusched: output Func '" << f.name() << "' has no usable estimate for dimension " << d << " ('"
-                << dim_name(f, static_cast<int>(d))
+            msg << "gpusched: output Func '" << f.name() << "' has no usable estimate for dimension " << d
+                << " ('" << dim_name(f, static_cast<int>(d))
                 << "'); give every output dimension an estimate with set_estimate()/set_estimates()";
             throw UserError(msg.str());
         }
@@ -192,8 +196,10 @@ std::map<std::string, Box> required_boxes(const std::vector<Expr> &exprs, const 
     for (const Expr &e : exprs) {
         for (auto &kv : boxes_required(e, scope, value_bounds)) {
             auto it = boxes.find(kv.first);
-            if (it == boxes.end()) boxes.emplace(kv.first, kv.second);
-            else merge_boxes(it->second, kv.second);
+            if (it == boxes.end())
+                boxes.emplace(kv.first, kv.second);
+            else
+                merge_boxes(it->second, kv.second);
         }
     }
     return boxes;
@@ -233,20 +239,23 @@ bool fixed_size_below_root(const Interval &iv, const std::vector<std::string> &f
 // read is bounded with its t loop an interval and unbounded with t free),
 // so every subset is tried rather than only "none" and "all"; the cost is
 // 2^(pure loops) calls per stage, once per DAG.
-void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_names, const std::vector<Expr> &exprs,
-                             const FuncValueBounds &value_bounds) {
+void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_names,
+                             const std::vector<Expr> &exprs, const FuncValueBounds &value_bounds) {
     bool any_func = false;
-    for (const Edge &e : s.edges) any_func = any_func || !e.producer.is_image;
+    for (const Edge &e : s.edges)
+        any_func = any_func || !e.producer.is_image;
     if (!any_func) return;
     std::vector<Expr> lowered;
-    for (const Expr &e : exprs) lowered.push_back(simplify(e));
+    for (const Expr &e : exprs)
+        lowered.push_back(simplify(e));
     std::vector<size_t> pure;
     for (size_t l = 0; l < s.loops.size(); l++)
         if (!s.loops[l].is_rvar) pure.push_back(l);
     // 2^8 scopes at most; beyond that (never in practice) stay at root.
     constexpr size_t kMaxPureLoops = 8;
     if (pure.size() > kMaxPureLoops) {
-        for (Edge &e : s.edges) e.bounded_below_root = e.producer.is_image;
+        for (Edge &e : s.edges)
+            e.bounded_below_root = e.producer.is_image;
         return;
     }
     for (uint32_t mask = 0; mask < (1u << pure.size()); mask++) {
@@ -267,7 +276,7 @@ void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_name
             Edge &e = s.edges[i];
             if (e.producer.is_image || !e.bounded_below_root) continue;
             auto it = boxes.find(edge_names[i]);
-            if (it == boxes.end()) continue;  // simplified away: nothing to bound
+            if (it == boxes.end()) continue; // simplified away: nothing to bound
             for (const Interval &iv : it->second.bounds)
                 if (!iv.is_bounded() || !fixed_size_below_root(iv, free_loops)) e.bounded_below_root = false;
         }
@@ -307,8 +316,8 @@ bool self_reads_stay_in_tile(const Node &n) {
             if (!a.is_self) continue;
             for (const auto &row : a.jacobian) {
                 for (size_t l = 0; l < row.size() && l < st.loops.size(); l++) {
-                    if (!row[l]) return false;                                // data dependent
-                    if (st.loops[l].is_rvar && *row[l] != 0) return false;  // moves with an RVar
+                    if (!row[l]) return false;                             // data dependent
+                    if (st.loops[l].is_rvar && *row[l] != 0) return false; // moves with an RVar
                 }
             }
         }
@@ -327,7 +336,8 @@ bool reads_vary_with_tile(const std::vector<Node> &nodes, int n) {
             for (const Access &a : st.accesses) {
                 if (a.producer.is_image || a.producer.index != n) continue;
                 bool seen = false;
-                for (const Jacobian *p : patterns) seen = seen || *p == a.jacobian;
+                for (const Jacobian *p : patterns)
+                    seen = seen || *p == a.jacobian;
                 if (!seen) patterns.push_back(&a.jacobian);
                 // Each argument must follow at most one loop, with step 1. (A
                 // data-dependent index, nullopt, reads a fixed range: the whole
@@ -359,15 +369,18 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             throw UserError("gpusched: Func '" + f.name() +
                             "' has an extern definition, which this autoscheduler does not schedule");
         }
-        for (const Expr &e : f.values()) e.accept(&pc);
+        for (const Expr &e : f.values())
+            e.accept(&pc);
         for (const Definition &u : f.updates()) {
-            for (const Expr &e : stage_exprs(u, true)) e.accept(&pc);
+            for (const Expr &e : stage_exprs(u, true))
+                e.accept(&pc);
             for (const ReductionVariable &rv : u.schedule().rvars()) {
                 rv.min.accept(&pc);
                 rv.extent.accept(&pc);
             }
         }
-        for (const Parameter &p : f.output_buffers()) pc.add_buffer(p);
+        for (const Parameter &p : f.output_buffers())
+            pc.add_buffer(p);
     }
 
     const std::map<std::string, std::string> stable = stable_func_names(order);
@@ -383,7 +396,8 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             n.bytes_per_point += t.bytes();
             n.max_element_bytes = std::max(n.max_element_bytes, t.bytes());
         }
-        for (const Function &o : outputs) n.is_output = n.is_output || o.name() == n.name;
+        for (const Function &o : outputs)
+            n.is_output = n.is_output || o.name() == n.name;
         n.estimate = func_estimates(n.func, param_values);
         nodes.push_back(std::move(n));
     }
@@ -414,7 +428,8 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             s.name = si == 0 ? n.name : n.name + ".update(" + std::to_string(si - 1) + ")";
             s.atomic = si > 0 && def.schedule().atomic();
             std::map<std::string, const ReductionVariable *> rvars;
-            for (const ReductionVariable &rv : def.schedule().rvars()) rvars[rv.var] = &rv;
+            for (const ReductionVariable &rv : def.schedule().rvars())
+                rvars[rv.var] = &rv;
             for (const Dim &d : def.schedule().dims()) {
                 if (d.var == Var::outermost().name()) continue;
                 LoopDim l;
@@ -424,8 +439,8 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
                     const ReductionVariable *rv = rvars.at(d.var);
                     auto mn = evaluate(rv->min, param_values), ex = evaluate(rv->extent, param_values);
                     if (!mn || !ex) {
-                        throw UserError("gpusched: cannot evaluate the domain of RVar '" + d.var + "' in " + s.name +
-                                        "; give the parameters it depends on estimates");
+                        throw UserError("gpusched: cannot evaluate the domain of RVar '" + d.var + "' in " +
+                                        s.name + "; give the parameters it depends on estimates");
                     }
                     l.rvar_min = *mn;
                     l.rvar_extent = std::max<int64_t>(1, *ex);
@@ -447,9 +462,11 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             StageAnalysisInput in;
             in.stage = &s;
             in.values = def.values();
-            if (si > 0) in.store_args = def.args();
+            if (si > 0)
+                in.store_args = def.args();
             else
-                for (const std::string &a : n.args) in.store_args.push_back(Variable::make(Int(32), a));
+                for (const std::string &a : n.args)
+                    in.store_args.push_back(Variable::make(Int(32), a));
             in.self_name = n.name;
             in.params = &param_values;
             in.resolve = resolve;
@@ -466,14 +483,14 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             }
             const std::map<std::string, Box> boxes = required_boxes(exprs, scope, value_bounds);
             for (auto &kv : boxes) {
-                if (kv.first == n.name) continue;  // self reads of updates stay in the Func
+                if (kv.first == n.name) continue; // self reads of updates stay in the Func
                 Edge e;
                 auto fi = index_of.find(kv.first);
                 if (fi != index_of.end()) {
                     e.producer = ProducerRef{fi->second, false};
                 } else {
                     auto ii = image_index.find(kv.first);
-                    if (ii == image_index.end()) continue;  // e.g. a scalar param buffer; not a producer
+                    if (ii == image_index.end()) continue; // e.g. a scalar param buffer; not a producer
                     e.producer = ProducerRef{ii->second, true};
                 }
                 for (const Interval &iv : kv.second.bounds) {
@@ -483,7 +500,8 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
                     e.rounds = e.rounds || rounds(mn) || rounds(mx);
                     e.box.emplace_back(mn, mx);
                 }
-                for (const Access &a : s.accesses) e.num_calls += a.producer == e.producer ? 1 : 0;
+                for (const Access &a : s.accesses)
+                    e.num_calls += a.producer == e.producer ? 1 : 0;
                 s.edges.push_back(std::move(e));
             }
             if (si > 0) {
@@ -513,7 +531,8 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
     // Footprints compiled once; required() runs them per loop nest.
     for (Node &n : nodes) {
         for (Stage &s : n.stages) {
-            for (Edge &e : s.edges) compile_box(s, e);
+            for (Edge &e : s.edges)
+                compile_box(s, e);
             compile_box(s, s.self_box);
         }
     }
@@ -524,11 +543,13 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             for (const Edge &e : s.edges) {
                 if (e.producer.is_image) continue;
                 auto &c = nodes[e.producer.index].consumers;
-                if (std::find(c.begin(), c.end(), static_cast<int>(ni)) == c.end()) c.push_back(static_cast<int>(ni));
+                if (std::find(c.begin(), c.end(), static_cast<int>(ni)) == c.end())
+                    c.push_back(static_cast<int>(ni));
             }
         }
     }
-    for (Node &n : nodes) std::sort(n.consumers.begin(), n.consumers.end());
+    for (Node &n : nodes)
+        std::sort(n.consumers.begin(), n.consumers.end());
 
     // Regions, consumers first. A bound that cannot be evaluated (a
     // data-dependent index Halide bounds only symbolically, or not at all)
@@ -552,9 +573,11 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
                 if (!r) {
                     use_estimates_where_unbounded(s, e, loops);
                     r = required(s, e, loops);
-                    assert(r && "every dimension is evaluable or estimated after use_estimates_where_unbounded");
+                    assert(r &&
+                           "every dimension is evaluable or estimated after use_estimates_where_unbounded");
                 }
-                Region &target = e.producer.is_image ? images[e.producer.index].region : nodes[e.producer.index].region;
+                Region &target =
+                    e.producer.is_image ? images[e.producer.index].region : nodes[e.producer.index].region;
                 merge_region(target, *r);
             }
         }
@@ -595,7 +618,8 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
         for (int c : n.consumers) {
             for (Stage &s : nodes[c].stages) {
                 for (Edge &e : s.edges) {
-                    if (e.producer.is_image || e.producer.index != static_cast<int>(&n - nodes.data())) continue;
+                    if (e.producer.is_image || e.producer.index != static_cast<int>(&n - nodes.data()))
+                        continue;
                     // A region from an estimate, or bounded through a scalar
                     // parameter, is Halide's to size at lowering (symbolically,
                     // from the parameters' run-time values): the Func stays at
@@ -610,10 +634,11 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
                     // only schedule that lowers computes the Func where it is
                     // read.
                     if (!n.can_inline) {
-                        throw UserError("gpusched: the region of '" + n.name + "' read by " + s.name +
-                                        " is unbounded in Halide (a data-dependent index with no clamp), so '" +
-                                        n.name + "' could only be inlined, which a Func with update definitions "
-                                        "or an output cannot be; clamp the index");
+                        throw UserError(
+                            "gpusched: the region of '" + n.name + "' read by " + s.name +
+                            " is unbounded in Halide (a data-dependent index with no clamp), so '" + n.name +
+                            "' could only be inlined, which a Func with update definitions "
+                            "or an output cannot be; clamp the index");
                     }
                     n.always_inline = true;
                 }
@@ -628,7 +653,8 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
     stage_offsets_.push_back(offset);
     // Consumers first (smaller indices), so a consumer's flag is final when
     // its producers are visited.
-    for (size_t ni = 0; ni < nodes.size(); ni++) nodes[ni].reads_vary_with_tile = reads_vary_with_tile(nodes, static_cast<int>(ni));
+    for (size_t ni = 0; ni < nodes.size(); ni++)
+        nodes[ni].reads_vary_with_tile = reads_vary_with_tile(nodes, static_cast<int>(ni));
     for (size_t ni = 0; ni < nodes.size(); ni++) {
         for (int c : nodes[ni].consumers) {
             nodes[ni].footprint_rounds = nodes[ni].footprint_rounds || nodes[c].footprint_rounds;
@@ -664,22 +690,29 @@ EstimatedShapes FunctionDAG::estimated_shapes() const {
     return s;
 }
 
-int FunctionDAG::num_stages() const { return stage_offsets_.back(); }
+int FunctionDAG::num_stages() const {
+    return stage_offsets_.back();
+}
 
-int FunctionDAG::stage_id(int node, int stage) const { return stage_offsets_[node] + stage; }
+int FunctionDAG::stage_id(int node, int stage) const {
+    return stage_offsets_[node] + stage;
+}
 
 std::vector<Span> FunctionDAG::loop_bounds(const Stage &s, const Region &func_region) const {
     std::vector<Span> b(s.loops.size());
     for (size_t i = 0; i < s.loops.size(); i++) {
         const LoopDim &l = s.loops[i];
-        if (l.is_rvar) b[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
-        else b[i] = func_region[l.func_arg];
+        if (l.is_rvar)
+            b[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
+        else
+            b[i] = func_region[l.func_arg];
     }
     return b;
 }
 
-std::optional<Region> FunctionDAG::required(const Stage &s, const Edge &e, const std::vector<Span> &loops) const {
-    constexpr size_t kInline = 16;  // loops per stage; more is rare
+std::optional<Region> FunctionDAG::required(const Stage &s, const Edge &e,
+                                            const std::vector<Span> &loops) const {
+    constexpr size_t kInline = 16; // loops per stage; more is rare
     int64_t inline_slots[2 * kInline];
     std::vector<int64_t> heap_slots;
     int64_t *slots = inline_slots;
@@ -724,7 +757,8 @@ void FunctionDAG::compile_box(const Stage &s, Edge &e) const {
         return b;
     };
     e.compiled_box.clear();
-    for (const auto &[mn, mx] : e.box) e.compiled_box.emplace_back(CompiledExpr(mn, resolve), CompiledExpr(mx, resolve));
+    for (const auto &[mn, mx] : e.box)
+        e.compiled_box.emplace_back(CompiledExpr(mn, resolve), CompiledExpr(mx, resolve));
 }
 
 bool FunctionDAG::bound_with_whole_loops(const Stage &s, Edge &e, const std::vector<Span> &loops,
@@ -737,8 +771,10 @@ bool FunctionDAG::bound_with_whole_loops(const Stage &s, Edge &e, const std::vec
     std::vector<size_t> unevaluable;
     bool undefined = false;
     for (size_t d = 0; d < e.box.size(); d++) {
-        if (!e.box[d].first.defined() || !e.box[d].second.defined()) undefined = true;
-        else if (e.compiled_box[d].first.evaluate(slots.data()) && e.compiled_box[d].second.evaluate(slots.data()))
+        if (!e.box[d].first.defined() || !e.box[d].second.defined())
+            undefined = true;
+        else if (e.compiled_box[d].first.evaluate(slots.data()) &&
+                 e.compiled_box[d].second.evaluate(slots.data()))
             continue;
         unevaluable.push_back(d);
     }
@@ -747,7 +783,8 @@ bool FunctionDAG::bound_with_whole_loops(const Stage &s, Edge &e, const std::vec
     const Definition &def = s.index == 0 ? f.definition() : f.updates()[s.index - 1];
     // Simplified first, as Halide's lowering bounds it.
     std::vector<Expr> exprs;
-    for (const Expr &x : stage_exprs(def, s.index > 0)) exprs.push_back(simplify(x));
+    for (const Expr &x : stage_exprs(def, s.index > 0))
+        exprs.push_back(simplify(x));
     const std::string producer = producer_name(e.producer);
     // Which loops take their constant range: each alone (the others stay
     // symbolic, so the footprint still follows the tile in them), then all.
@@ -767,16 +804,18 @@ bool FunctionDAG::bound_with_whole_loops(const Stage &s, Edge &e, const std::vec
         auto it = boxes.find(producer);
         if (it == boxes.end() || it->second.size() != e.box.size()) continue;
         bool all = true;
-        for (size_t d : unevaluable) all = all && it->second[d].is_bounded();
+        for (size_t d : unevaluable)
+            all = all && it->second[d].is_bounded();
         if (!all) continue;
         const Edge before = e;
-        for (size_t d : unevaluable) e.box[d] = {simplify(it->second[d].min), simplify(it->second[d].max)};
+        for (size_t d : unevaluable)
+            e.box[d] = {simplify(it->second[d].min), simplify(it->second[d].max)};
         compile_box(s, e);
         bool evaluates = true;
         for (size_t d : unevaluable)
             evaluates = evaluates && e.compiled_box[d].first.evaluate(slots.data()) &&
                         e.compiled_box[d].second.evaluate(slots.data());
-        if (!evaluates) {  // still data dependent, say
+        if (!evaluates) { // still data dependent, say
             e = before;
             continue;
         }
@@ -797,7 +836,8 @@ bool FunctionDAG::bound_with_whole_loops(const Stage &s, Edge &e, const std::vec
     return false;
 }
 
-void FunctionDAG::use_estimates_where_unbounded(const Stage &s, Edge &e, const std::vector<Span> &loops) const {
+void FunctionDAG::use_estimates_where_unbounded(const Stage &s, Edge &e,
+                                                const std::vector<Span> &loops) const {
     std::vector<int64_t> slots;
     for (const Span &l : loops) {
         slots.push_back(l.min);
@@ -814,15 +854,16 @@ void FunctionDAG::use_estimates_where_unbounded(const Stage &s, Edge &e, const s
             continue;
         }
         std::string dim = std::to_string(d);
-        if (!e.producer.is_image) dim += " ('" + dim_name(nodes[e.producer.index].func, static_cast<int>(d)) + "')";
+        if (!e.producer.is_image)
+            dim += " ('" + dim_name(nodes[e.producer.index].func, static_cast<int>(d)) + "')";
         std::string fix = "clamp the index or give the parameters it uses estimates";
         if (!e.producer.is_image) {
             const std::string v = dim_name(nodes[e.producer.index].func, static_cast<int>(d));
             fix += ", or give '" + producer + "' an estimate for '" + v + "' with Func::set_estimate";
         }
-        throw UserError("gpusched: cannot bound dimension " + dim + " of the region of '" + producer + "' read by " +
-                        s.name + ": the index is data dependent or unbounded, and '" + producer +
-                        "' has no estimate there; " + fix);
+        throw UserError("gpusched: cannot bound dimension " + dim + " of the region of '" + producer +
+                        "' read by " + s.name + ": the index is data dependent or unbounded, and '" +
+                        producer + "' has no estimate there; " + fix);
     }
 }
 

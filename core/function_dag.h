@@ -28,8 +28,8 @@
 
 #include <Halide.h>
 
-#include "core/expr_eval.h"
 #include "common/errors.h"
+#include "core/expr_eval.h"
 #include "costmodel/pipeline_features.h"
 
 namespace gpusched {
@@ -43,10 +43,10 @@ using Region = std::vector<Span>;
 
 // One loop of a stage.
 struct LoopDim {
-    std::string var;   // Halide's name of the Var / RVar
+    std::string var; // Halide's name of the Var / RVar
     bool is_rvar = false;
-    int func_arg = -1;  // pure loops: which argument of the Func it iterates
-    int64_t rvar_min = 0, rvar_extent = 1;  // RVars: the estimated domain
+    int func_arg = -1;                     // pure loops: which argument of the Func it iterates
+    int64_t rvar_min = 0, rvar_extent = 1; // RVars: the estimated domain
     // RVars: the extent depends on parameters or buffer sizes (a whole row:
     // RDom(0, in.width())), so the real one is not rvar_extent at other sizes.
     bool rvar_sized_by_params = false;
@@ -69,8 +69,8 @@ using Jacobian = std::vector<std::vector<std::optional<int64_t>>>;
 // One call site (a load) in a stage's definition.
 struct Access {
     ProducerRef producer;
-    bool is_self = false;  // an update stage reading its own Func
-    int bytes = 4;         // bytes of the loaded element
+    bool is_self = false; // an update stage reading its own Func
+    int bytes = 4;        // bytes of the loaded element
     // jacobian[arg][loop]: change of the call's argument per unit step of the
     // stage's loop (nullopt: data dependent or otherwise not evaluable).
     Jacobian jacobian;
@@ -82,12 +82,12 @@ struct Access {
 // The stage -> producer relation: the box of the producer required.
 struct Edge {
     ProducerRef producer;
-    std::vector<std::pair<Halide::Expr, Halide::Expr>> box;  // per producer dimension
+    std::vector<std::pair<Halide::Expr, Halide::Expr>> box; // per producer dimension
     // box compiled with the stage's loop bounds as slots (loop i's min is
     // slot 2i, its max 2i+1) and parameter estimates as constants: what
     // FunctionDAG::required evaluates.
     std::vector<std::pair<CompiledExpr, CompiledExpr>> compiled_box;
-    bool affine = true;  // every bound is affine in the loop bounds (see is_affine_bound)
+    bool affine = true; // every bound is affine in the loop bounds (see is_affine_bound)
     // Some bound divides (or takes a remainder): x / 2 over [a, b] is
     // [a / 2, b / 2], whose extent depends on where the interval starts.
     bool rounds = false;
@@ -126,10 +126,10 @@ struct Edge {
 
 struct Stage {
     int node = -1;
-    int index = 0;      // 0 = pure definition, k = update k-1
-    std::string name;   // "f" or "f.update(k-1)"
-    std::vector<LoopDim> loops;  // innermost first
-    std::vector<Edge> edges;     // one per distinct producer (self excluded)
+    int index = 0;              // 0 = pure definition, k = update k-1
+    std::string name;           // "f" or "f.update(k-1)"
+    std::vector<LoopDim> loops; // innermost first
+    std::vector<Edge> edges;    // one per distinct producer (self excluded)
     // Update stages: the box of the stage's own Func it reads and writes
     // over its loops (producer: the Func itself), the way Halide grows a
     // Func's region by what its updates touch (a scan f(x, r) = f(x, r - 1)
@@ -141,7 +141,7 @@ struct Stage {
     // identity for pure definitions).
     Jacobian store_jacobian;
     PipelineFeatures features;
-    int strahler = 1;  // registers needed to evaluate the values (Strahler number)
+    int strahler = 1; // registers needed to evaluate the values (Strahler number)
     // An update Halide may run its RVars' iterations in parallel, with
     // atomic stores (Stage::atomic(); a reduction split's combining update,
     // core/reduction_split.h): its RVar loops are tiled like pure ones.
@@ -153,20 +153,20 @@ struct Stage {
 };
 
 struct Node {
-    std::string name;         // Halide's
-    std::string stable_name;  // as records and sources name it (core/stable_names.h)
+    std::string name;        // Halide's
+    std::string stable_name; // as records and sources name it (core/stable_names.h)
     Halide::Internal::Function func;
     std::vector<std::string> args;
-    int bytes_per_point = 0;  // sum over tuple elements
+    int bytes_per_point = 0; // sum over tuple elements
     int max_element_bytes = 0;
     bool is_output = false;
     std::vector<Stage> stages;
-    std::vector<int> consumers;  // node indices, ascending, unique
-    Region region;               // as if compute_root (outputs: estimates)
+    std::vector<int> consumers; // node indices, ascending, unique
+    Region region;              // as if compute_root (outputs: estimates)
     // The Func's own estimate per dimension (set_estimate / set_estimates;
     // outputs also from their output buffer), if given.
     std::vector<std::optional<Span>> estimate;
-    bool can_inline = false;     // single pure stage, not an output
+    bool can_inline = false; // single pure stage, not an output
     // can_inline and every call site is pointwise, or some read of it is
     // unbounded in Halide (Edge::unbounded_in_halide)
     bool always_inline = false;
@@ -215,14 +215,14 @@ struct Node {
 // What the launch check evaluates the kernels' assertions at.
 struct EstimatedShapes {
     VarValues values;
-    std::vector<std::string> outputs;  // the output buffers' names
+    std::vector<std::string> outputs; // the output buffers' names
 };
 
 struct ImageInput {
     std::string name;
     int dims = 0;
     int bytes = 0;
-    Region region;  // union of what the pipeline reads
+    Region region; // union of what the pipeline reads
 };
 
 class FunctionDAG {
@@ -233,14 +233,14 @@ public:
 
     std::vector<Node> nodes;
     std::vector<ImageInput> images;
-    VarValues param_values;  // estimates of scalar params and buffer shapes
+    VarValues param_values; // estimates of scalar params and buffer shapes
 
-    int node_index(const std::string &name) const;  // -1 if none
+    int node_index(const std::string &name) const; // -1 if none
     // param_values, and every output buffer at its Func's estimated region
     // (the sizes the search planned for).
     EstimatedShapes estimated_shapes() const;
-    int num_stages() const;                          // over all nodes
-    int stage_id(int node, int stage) const;         // dense id, nodes order
+    int num_stages() const;                  // over all nodes
+    int stage_id(int node, int stage) const; // dense id, nodes order
     const Stage &stage(int node, int stage_index) const { return nodes[node].stages[stage_index]; }
 
     // Loop bounds of a stage when its Func's region is func_region.
@@ -302,8 +302,7 @@ private:
 // than their producers, so when a Func is taken every contribution to it has
 // arrived: a walk down chains of inlined Funcs visits each Func once, not once
 // per path (paths are exponential in number in bgu's inlined solver).
-template <typename T, typename Visit>
-void drain_in_dag_order(std::map<int, T> &pending, Visit &&visit) {
+template <typename T, typename Visit> void drain_in_dag_order(std::map<int, T> &pending, Visit &&visit) {
     while (!pending.empty()) {
         auto first = pending.begin();
         const int node = first->first;

@@ -25,7 +25,7 @@ GpuFill gpu_fill(const FunctionDAG &dag, const Decisions &decisions, const State
     for (int n = 0; n < static_cast<int>(dag.nodes.size()); n++)
         for (int s = 0; s < static_cast<int>(dag.nodes[n].stages.size()); s++)
             by_id[dag.stage_id(n, s)] = &dag.nodes[n].stages[s];
-    std::vector<double> work_of_stage(by_id.size(), 0.0);  // 0: inlined or not featurized
+    std::vector<double> work_of_stage(by_id.size(), 0.0); // 0: inlined or not featurized
     for (std::size_t i = 0; i < features.stage_ids.size(); i++) {
         const ScheduleFeatures &f = features.schedule[i];
         if (f[F::inlined_calls] > 0) continue;

@@ -21,29 +21,29 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "core/function_dag.h"
 #include "common/gpu_profile.h"
+#include "core/function_dag.h"
 #include "core/schedule_decisions.h"
 #include "costmodel/cost_model.h"
 
 namespace gpusched {
 
 struct KernelFill {
-    std::string kernel;               // its root stage: "f" or "f.update(0)"
-    std::vector<std::string> stages;  // the stages it computes, root first
-    double threads = 0;               // launched: blocks x threads per block
-    double fill = 0;                  // min(1, threads / capacity)
-    double work_share = 0;            // of the non-inlined stages' instructions, in [0, 1]
+    std::string kernel;              // its root stage: "f" or "f.update(0)"
+    std::vector<std::string> stages; // the stages it computes, root first
+    double threads = 0;              // launched: blocks x threads per block
+    double fill = 0;                 // min(1, threads / capacity)
+    double work_share = 0;           // of the non-inlined stages' instructions, in [0, 1]
 };
 
 struct GpuFill {
-    double capacity_threads = 0;  // SMs x resident threads per SM
-    double weighted = 1;          // sum over kernels of work_share x fill
+    double capacity_threads = 0; // SMs x resident threads per SM
+    double weighted = 1;         // sum over kernels of work_share x fill
     // The lowest fill among kernels with at least kSignificantShare of the
     // work (1 when there is none), and which kernel that is.
     double least = 1;
     std::string least_kernel;
-    std::vector<KernelFill> kernels;  // in launch order
+    std::vector<KernelFill> kernels; // in launch order
 
     static constexpr double kSignificantShare = 0.01;
 };

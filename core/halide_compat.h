@@ -66,14 +66,14 @@ inline void bound_register_storage(Halide::Func &f, const Halide::Var &v, int ex
 using AutoschedulerOptions = std::map<std::string, std::string>;
 
 // An autoscheduler as gpusched writes it, whatever the Halide.
-using AutoschedulerFn = void (*)(const Halide::Pipeline &, const Halide::Target &, const AutoschedulerOptions &,
-                                 Halide::AutoSchedulerResults *);
+using AutoschedulerFn = void (*)(const Halide::Pipeline &, const Halide::Target &,
+                                 const AutoschedulerOptions &, Halide::AutoSchedulerResults *);
 
 namespace detail {
 template <AutoschedulerFn F>
 #if GPUSCHED_HALIDE_MAJOR >= 16
-void halide_entry(const Halide::Pipeline &p, const Halide::Target &t, const Halide::AutoschedulerParams &params,
-                  Halide::AutoSchedulerResults *results) {
+void halide_entry(const Halide::Pipeline &p, const Halide::Target &t,
+                  const Halide::AutoschedulerParams &params, Halide::AutoSchedulerResults *results) {
     F(p, t, params.extra, results);
 }
 #else
@@ -86,8 +86,7 @@ void halide_entry(const Halide::Pipeline &p, const Halide::Target &t, const Hali
 
 // Registers F under `name` (a generator then selects it with
 // `autoscheduler=name` from Halide 16 on, `-s name` on Halide 14).
-template <AutoschedulerFn F>
-void register_autoscheduler(const std::string &name) {
+template <AutoschedulerFn F> void register_autoscheduler(const std::string &name) {
     Halide::Pipeline::add_autoscheduler(name, detail::halide_entry<F>);
 }
 
@@ -116,7 +115,7 @@ inline std::optional<int64_t> const_int(const Halide::Expr &e) {
 // throws (its library does), else the message on stderr and an abort.
 [[noreturn]] inline void halide_user_error(const std::string &message) {
     _halide_user_assert(false) << message;
-    std::abort();  // not reached: the report above never returns
+    std::abort(); // not reached: the report above never returns
 }
 
 } // namespace gpusched

@@ -90,7 +90,8 @@ private:
 
 std::vector<KernelLaunch> kernel_launches(const Halide::Module &module) {
     LaunchFinder finder;
-    for (const auto &f : module.functions()) f.body.accept(&finder);
+    for (const auto &f : module.functions())
+        f.body.accept(&finder);
     return std::move(finder.launches);
 }
 
@@ -133,9 +134,10 @@ std::vector<std::string> launch_violations(const KernelLaunch &l, const GpuProfi
 Halide::Target launch_check_target(const Halide::Target &target) {
     if (!target.has_feature(Target::CUDA)) return target;
     Halide::Target t = target;
-    t.set_features({Target::CUDA, Target::CUDACapability30, Target::CUDACapability32, Target::CUDACapability35,
-                    Target::CUDACapability50, Target::CUDACapability61, Target::CUDACapability70,
-                    Target::CUDACapability75, Target::CUDACapability80, Target::CUDACapability86},
+    t.set_features({Target::CUDA, Target::CUDACapability30, Target::CUDACapability32,
+                    Target::CUDACapability35, Target::CUDACapability50, Target::CUDACapability61,
+                    Target::CUDACapability70, Target::CUDACapability75, Target::CUDACapability80,
+                    Target::CUDACapability86},
                    false);
     return t.with_feature(Target::OpenCL).with_feature(Target::CLDoubles);
 }
@@ -164,8 +166,8 @@ std::string lower_and_check_for(const Halide::Pipeline &pipeline, const Halide::
     return all;
 }
 
-std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Target &target, const GpuProfile &gpu,
-                            const EstimatedShapes &shapes) {
+std::string lower_and_check(const Halide::Pipeline &pipeline, const Halide::Target &target,
+                            const GpuProfile &gpu, const EstimatedShapes &shapes) {
     const Halide::Target quick = launch_check_target(target);
     if (quick != target) {
         try {

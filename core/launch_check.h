@@ -25,17 +25,17 @@
 
 #include <Halide.h>
 
-#include "core/function_dag.h"
 #include "common/gpu_profile.h"
+#include "core/function_dag.h"
 
 namespace gpusched {
 
 // One kernel launch in the host code, as Halide will make it.
 struct KernelLaunch {
-    std::string kernel;                       // the entry name
-    std::optional<int64_t> threads[3];        // x, y, z; nullopt: not a constant
-    std::optional<int64_t> shared_mem_bytes;  // nullopt: not a constant
-    std::string threads_expr[3];              // as lowered, for messages
+    std::string kernel;                      // the entry name
+    std::optional<int64_t> threads[3];       // x, y, z; nullopt: not a constant
+    std::optional<int64_t> shared_mem_bytes; // nullopt: not a constant
+    std::string threads_expr[3];             // as lowered, for messages
     std::string shared_mem_expr;
 };
 

@@ -8,7 +8,9 @@ namespace gpusched {
 
 namespace {
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+    return (a + b - 1) / b;
+}
 
 // The tile of `tile` points with index `index` in span s, shifted inwards at
 // the end the way Halide's ShiftInwards tail strategy does.
@@ -23,14 +25,19 @@ Span tile_at(const Span &s, int64_t tile, int64_t index) {
 
 } // namespace
 
-ComputeLocation LoopNest::location(int node) const { return decisions.funcs[node].location; }
+ComputeLocation LoopNest::location(int node) const {
+    return decisions.funcs[node].location;
+}
 
 MemoryLevel LoopNest::memory_level(const ProducerRef &p) const {
     if (p.is_image) return MemoryLevel::Global;
     switch (location(p.index)) {
-    case ComputeLocation::Block: return MemoryLevel::Shared;
-    case ComputeLocation::Thread: return MemoryLevel::Register;
-    default: return MemoryLevel::Global;
+    case ComputeLocation::Block:
+        return MemoryLevel::Shared;
+    case ComputeLocation::Thread:
+        return MemoryLevel::Register;
+    default:
+        return MemoryLevel::Global;
     }
 }
 
@@ -96,7 +103,8 @@ void LoopNest::below_root_key(int n, int kernel, bool per_thread, std::vector<in
     key.push_back(static_cast<int64_t>(bits));
     for (int c = 0; c < n; c++) {
         bool in_kernel = false;
-        for (int idx : stage_at[c]) in_kernel = in_kernel || (idx >= 0 && stages[idx].kernel == kernel);
+        for (int idx : stage_at[c])
+            in_kernel = in_kernel || (idx >= 0 && stages[idx].kernel == kernel);
         if (!in_kernel) continue;
         const FuncDecision &f = decisions.funcs[c];
         key.push_back(c);
@@ -121,13 +129,14 @@ void loop_bounds_into(const Stage &s, const Region &func_region, std::vector<Spa
     out.resize(s.loops.size());
     for (size_t i = 0; i < s.loops.size(); i++) {
         const LoopDim &l = s.loops[i];
-        if (l.is_rvar) out[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
-        else out[i] = func_region[l.func_arg];
+        if (l.is_rvar)
+            out[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
+        else
+            out[i] = func_region[l.func_arg];
     }
 }
 
-template <typename T>
-T take(std::vector<T> &spare) {
+template <typename T> T take(std::vector<T> &spare) {
     if (spare.empty()) return T{};
     T t = std::move(spare.back());
     spare.pop_back();
@@ -142,11 +151,14 @@ void LoopNest::rebuild() {
     assert(d.funcs.size() == n_nodes && "decisions must have one entry per Func");
     // Keep the previous build's parts for their capacity (every field that
     // matters is assigned again below before it is read).
-    for (ScheduledStage &ss : stages) spare_stages_.push_back(std::move(ss));
+    for (ScheduledStage &ss : stages)
+        spare_stages_.push_back(std::move(ss));
     stages.clear();
-    for (LoopNode &ln : loops) spare_loops_.push_back(std::move(ln));
+    for (LoopNode &ln : loops)
+        spare_loops_.push_back(std::move(ln));
     loops.clear();
-    for (Kernel &k : kernels) spare_kernels_.push_back(std::move(k));
+    for (Kernel &k : kernels)
+        spare_kernels_.push_back(std::move(k));
     kernels.clear();
     stage_at.resize(n_nodes);
     realization_region.resize(n_nodes);
@@ -157,7 +169,7 @@ void LoopNest::rebuild() {
         block_region[i].clear();
     }
     realizations.assign(n_nodes, 0);
-    std::vector<int> &kernel_of_node = kernel_of_node_;  // kernel of stage 0 of a root Func
+    std::vector<int> &kernel_of_node = kernel_of_node_; // kernel of stage 0 of a root Func
     kernel_of_node.assign(n_nodes, -1);
 
     auto new_stage = [&](int n, int si, ComputeLocation loc, size_t nl) {
@@ -218,8 +230,9 @@ void LoopNest::rebuild() {
                 if (idx < 0 || stages[idx].kernel != kernel) continue;
                 const ScheduledStage &ss = stages[idx];
                 const Stage &st = dag.nodes[c].stages[ss.stage];
-                bool host_thread = per_thread && (c == d.funcs[n].host || (location(c) == ComputeLocation::Thread &&
-                                                                          d.funcs[c].host == d.funcs[n].host));
+                bool host_thread =
+                    per_thread && (c == d.funcs[n].host || (location(c) == ComputeLocation::Thread &&
+                                                            d.funcs[c].host == d.funcs[n].host));
                 if (per_thread && !host_thread) continue;
                 const bool tile_moves =
                     per_thread ? c == d.funcs[n].host : location(c) == ComputeLocation::Root;
@@ -352,7 +365,7 @@ void LoopNest::rebuild() {
             int kernel = kernel_of_node[fd.host];
             assert(kernel >= 0 && "a Block-level Func's host must be a root Func scheduled before it");
             Region r = region_below_root(n, kernel, false);
-            if (r.empty()) r = node.region;  // no consumer found: be conservative
+            if (r.empty()) r = node.region; // no consumer found: be conservative
             realization_region[ni] = r;
             block_region[ni] = r;
             realizations[ni] = kernels[kernel].num_blocks;
@@ -375,7 +388,9 @@ void LoopNest::rebuild() {
                         ss.serial[i] = ext;
                         continue;
                     }
-                    int64_t s = si < fd.stages.size() && i < fd.stages[si].serial.size() ? fd.stages[si].serial[i] : 1;
+                    int64_t s = si < fd.stages.size() && i < fd.stages[si].serial.size()
+                                    ? fd.stages[si].serial[i]
+                                    : 1;
                     ss.serial[i] = std::max<int64_t>(1, std::min(ext, s));
                     ss.thread[i] = ceil_div(ext, ss.serial[i]);
                 }
@@ -383,7 +398,8 @@ void LoopNest::rebuild() {
                 middle_thread_tile(ss);
                 ss.num_realizations = realizations[ni];
                 Kernel &k = kernels[kernel];
-                for (int q = 0; q < 3; q++) k.block_shape[q] = std::max(k.block_shape[q], ss.thread_shape[q]);
+                for (int q = 0; q < 3; q++)
+                    k.block_shape[q] = std::max(k.block_shape[q], ss.thread_shape[q]);
                 k.shared_bytes += region_points(r) * node.bytes_per_point * (si == 0 ? 1 : 0);
                 k.stages.push_back(static_cast<int>(stages.size()));
                 stage_at[ni][si] = static_cast<int>(stages.size());
@@ -414,7 +430,8 @@ void LoopNest::rebuild() {
             loop_bounds_into(st, r, ss.loops_realization);
             loop_bounds_into(st, rb, ss.loops_block);
             ss.loops_thread = ss.loops_realization;
-            for (size_t i = 0; i < nl; i++) ss.serial[i] = ss.loops_realization[i].extent();
+            for (size_t i = 0; i < nl; i++)
+                ss.serial[i] = ss.loops_realization[i].extent();
             ss.thread_slot.assign(nl, -1);
             ss.thread_shape = host_shape;
             ss.threads = host_threads;
@@ -424,7 +441,8 @@ void LoopNest::rebuild() {
             stages.push_back(std::move(ss));
         }
     }
-    for (Kernel &k : kernels) k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
+    for (Kernel &k : kernels)
+        k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
 
     // The tree. Children in realization order: larger node index = producer.
     auto add = [&](int parent, LoopKind kind, const ScheduledStage &ss, const std::vector<int64_t> &ext) {

@@ -45,37 +45,37 @@ enum class MemoryLevel { Global, Shared, Register };
 
 struct LoopNode {
     LoopKind kind = LoopKind::Root;
-    int node = -1, stage = -1;      // the stage this level tiles (-1 for root)
-    std::vector<int64_t> extent;    // per loop of that stage
+    int node = -1, stage = -1;   // the stage this level tiles (-1 for root)
+    std::vector<int64_t> extent; // per loop of that stage
     int parent = -1;
     std::vector<int> children;
-    std::vector<int> stored;        // Funcs allocated at this level
+    std::vector<int> stored; // Funcs allocated at this level
 };
 
 // One scheduled stage and its bounds.
 struct ScheduledStage {
     int node = -1, stage = -1;
     ComputeLocation location = ComputeLocation::Root;
-    int kernel = -1;  // index into LoopNest::kernels
+    int kernel = -1; // index into LoopNest::kernels
     // Per loop of the stage:
     std::vector<int64_t> serial, thread, block;
-    std::vector<Span> loops_realization;  // one realization (root: all of it)
-    std::vector<Span> loops_block;        // what one block of the kernel runs
-    std::vector<Span> loops_thread;       // what one thread runs
+    std::vector<Span> loops_realization; // one realization (root: all of it)
+    std::vector<Span> loops_block;       // what one block of the kernel runs
+    std::vector<Span> loops_thread;      // what one thread runs
     int64_t num_realizations = 1;
-    int64_t threads = 1;                  // threads per block running this stage
-    std::array<int64_t, 3> thread_shape{1, 1, 1};  // per gpu thread slot
-    std::vector<int> thread_slot;         // per loop: 0..2, or -1 (not a thread loop)
+    int64_t threads = 1;                          // threads per block running this stage
+    std::array<int64_t, 3> thread_shape{1, 1, 1}; // per gpu thread slot
+    std::vector<int> thread_slot;                 // per loop: 0..2, or -1 (not a thread loop)
 };
 
 struct Kernel {
-    int node = -1;  // the root Func (its stage `stage`)
+    int node = -1; // the root Func (its stage `stage`)
     int stage = 0;
     int64_t num_blocks = 1;
-    std::array<int64_t, 3> block_shape{1, 1, 1};  // max over the stages in the block
+    std::array<int64_t, 3> block_shape{1, 1, 1}; // max over the stages in the block
     int64_t threads_per_block = 1;
     int64_t shared_bytes = 0;
-    std::vector<int> stages;  // indices into LoopNest::stages
+    std::vector<int> stages; // indices into LoopNest::stages
 };
 
 class LoopNest {
@@ -91,13 +91,13 @@ public:
 
     const FunctionDAG &dag;
     const Decisions &decisions;
-    std::vector<LoopNode> loops;  // loops[0] is the root
+    std::vector<LoopNode> loops; // loops[0] is the root
     std::vector<ScheduledStage> stages;
     std::vector<Kernel> kernels;
-    std::vector<std::vector<int>> stage_at;  // [node][stage] -> index into stages or -1
-    std::vector<Region> realization_region;  // per node: one realization (allocation)
-    std::vector<Region> block_region;        // per node: what one block of its kernel touches
-    std::vector<int64_t> realizations;       // per node
+    std::vector<std::vector<int>> stage_at; // [node][stage] -> index into stages or -1
+    std::vector<Region> realization_region; // per node: one realization (allocation)
+    std::vector<Region> block_region;       // per node: what one block of its kernel touches
+    std::vector<int64_t> realizations;      // per node
 
     ComputeLocation location(int node) const;
     // Where a producer's data lives (images, root and unscheduled: global).

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "core/stable_names.h"
 #include "common/errors.h"
+#include "core/stable_names.h"
 
 namespace gpusched {
 
@@ -21,28 +21,34 @@ constexpr int64_t kMinReductionPoints = 64;
 
 int64_t floor_pow2(int64_t v) {
     int64_t p = 1;
-    while (p * 2 <= v) p *= 2;
+    while (p * 2 <= v)
+        p *= 2;
     return p;
 }
 
-std::string split_rvar_name(const std::string &rvar, const char *part) { return rvar + "_" + part; }
+std::string split_rvar_name(const std::string &rvar, const char *part) {
+    return rvar + "_" + part;
+}
 std::string preserved_var_name(const ReductionSplit &s, size_t k) {
     std::string f;
-    for (char c : s.func) f += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    for (char c : s.func)
+        f += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
     return "rf" + std::to_string(k) + "_" + f;
 }
 
 // The RVars of the preserved pieces (after their splits), innermost first.
 std::vector<std::string> preserved_rvar_names(const ReductionSplit &s) {
     std::vector<std::string> names;
-    for (const PreservedRVar &p : s.preserved) names.push_back(p.factor ? split_rvar_name(p.rvar, "i") : p.rvar);
+    for (const PreservedRVar &p : s.preserved)
+        names.push_back(p.factor ? split_rvar_name(p.rvar, "i") : p.rvar);
     return names;
 }
 
 // The preserved pieces giving `partials` partial results from the loops of
 // an update (innermost first): whole RVars from the innermost outward while
 // they fit, then the inner part of the next one.
-ReductionSplit split_for(const std::string &func, int update, const std::vector<LoopDim> &loops, int64_t partials) {
+ReductionSplit split_for(const std::string &func, int update, const std::vector<LoopDim> &loops,
+                         int64_t partials) {
     ReductionSplit s;
     s.func = func;
     s.update = update;
@@ -70,7 +76,8 @@ namespace {
 // Func is always one of them (a second level splits the same Func again).
 void apply_reduction_split(const std::map<std::string, Function> &env,
                            const std::map<std::string, std::string> &stable, const ReductionSplit &split) {
-    auto it = std::find_if(env.begin(), env.end(), [&](const auto &e) { return stable.at(e.first) == split.func; });
+    auto it =
+        std::find_if(env.begin(), env.end(), [&](const auto &e) { return stable.at(e.first) == split.func; });
     if (it == env.end())
         throw UserError("gpusched: reduction split of '" + split.func + "': no such Func in this pipeline");
     Halide::Func f(it->second);
@@ -106,7 +113,8 @@ bool loads_a_value(const Halide::Expr &e) {
         bool found = false;
         using IRVisitor::visit;
         void visit(const Halide::Internal::Call *op) override {
-            if (op->call_type == Halide::Internal::Call::Halide || op->call_type == Halide::Internal::Call::Image)
+            if (op->call_type == Halide::Internal::Call::Halide ||
+                op->call_type == Halide::Internal::Call::Image)
                 found = true;
             IRVisitor::visit(op);
         }
@@ -124,8 +132,10 @@ bool discretizes_values(const Function &f) {
         bool found = false;
         using IRVisitor::visit;
         void visit(const Halide::Internal::Call *op) override {
-            if (op->call_type == Halide::Internal::Call::Halide || op->call_type == Halide::Internal::Call::Image)
-                for (const Halide::Expr &a : op->args) found = found || loads_a_value(a);
+            if (op->call_type == Halide::Internal::Call::Halide ||
+                op->call_type == Halide::Internal::Call::Image)
+                for (const Halide::Expr &a : op->args)
+                    found = found || loads_a_value(a);
             IRVisitor::visit(op);
         }
         void visit(const Halide::Internal::Cast *op) override {
@@ -134,11 +144,14 @@ bool discretizes_values(const Function &f) {
         }
     } finder;
     std::vector<const Halide::Internal::Definition *> defs{&f.definition()};
-    for (const Halide::Internal::Definition &u : f.updates()) defs.push_back(&u);
+    for (const Halide::Internal::Definition &u : f.updates())
+        defs.push_back(&u);
     for (const Halide::Internal::Definition *d : defs) {
         if (!d->defined()) continue;
-        for (const Halide::Expr &a : d->args()) finder.found = finder.found || loads_a_value(a);
-        for (const Halide::Expr &v : d->values()) v.accept(&finder);
+        for (const Halide::Expr &a : d->args())
+            finder.found = finder.found || loads_a_value(a);
+        for (const Halide::Expr &v : d->values())
+            v.accept(&finder);
     }
     return finder.found;
 }
@@ -161,7 +174,8 @@ bool float_result_feeds_an_index(const FunctionDAG &dag, const Node &n, int upda
         if (seen[static_cast<size_t>(c)]) continue;
         seen[static_cast<size_t>(c)] = true;
         if (discretizes_values(dag.nodes[static_cast<size_t>(c)].func)) return true;
-        for (int cc : dag.nodes[static_cast<size_t>(c)].consumers) todo.push_back(cc);
+        for (int cc : dag.nodes[static_cast<size_t>(c)].consumers)
+            todo.push_back(cc);
     }
     return false;
 }
@@ -170,24 +184,27 @@ bool float_result_feeds_an_index(const FunctionDAG &dag, const Node &n, int upda
 
 bool update_sums_floats(const Function &f, int update) {
     const std::vector<Halide::Expr> &values = f.updates()[update].values();
-    return std::any_of(values.begin(), values.end(), [](const Halide::Expr &v) { return v.type().is_float(); });
+    return std::any_of(values.begin(), values.end(),
+                       [](const Halide::Expr &v) { return v.type().is_float(); });
 }
 
 void apply_reduction_splits(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits) {
     const std::map<std::string, Function> env = Halide::Internal::build_environment(outputs);
     const std::map<std::string, std::string> stable = stable_func_names(env);
-    for (const ReductionSplit &s : splits) apply_reduction_split(env, stable, s);
+    for (const ReductionSplit &s : splits)
+        apply_reduction_split(env, stable, s);
 }
 
 std::string reduction_split_source(const ReductionSplit &split, const std::string &func_handle,
                                    const std::string &intermediate_handle) {
     std::ostringstream s;
-    s << "    ::Halide::Func " << intermediate_handle << " = " << func_handle << ".update(" << split.update << ")";
+    s << "    ::Halide::Func " << intermediate_handle << " = " << func_handle << ".update(" << split.update
+      << ")";
     for (const PreservedRVar &p : split.preserved) {
         if (p.factor <= 0) continue;
         s << "\n        .split(::Halide::RVar(\"" << p.rvar << "\"), ::Halide::RVar(\""
-          << split_rvar_name(p.rvar, "o") << "\"), ::Halide::RVar(\"" << split_rvar_name(p.rvar, "i") << "\"), "
-          << p.factor << ", ::Halide::TailStrategy::GuardWithIf)";
+          << split_rvar_name(p.rvar, "o") << "\"), ::Halide::RVar(\"" << split_rvar_name(p.rvar, "i")
+          << "\"), " << p.factor << ", ::Halide::TailStrategy::GuardWithIf)";
     }
     s << "\n        .rfactor({";
     const std::vector<std::string> rvars = preserved_rvar_names(split);
@@ -200,8 +217,10 @@ std::string reduction_split_source(const ReductionSplit &split, const std::strin
     return s.str();
 }
 
-std::vector<Function> split_copy(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits) {
-    std::vector<Function> copies = Halide::Internal::deep_copy(outputs, Halide::Internal::build_environment(outputs)).first;
+std::vector<Function> split_copy(const std::vector<Function> &outputs,
+                                 const std::vector<ReductionSplit> &splits) {
+    std::vector<Function> copies =
+        Halide::Internal::deep_copy(outputs, Halide::Internal::build_environment(outputs)).first;
     apply_reduction_splits(copies, splits);
     return copies;
 }
@@ -215,8 +234,9 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
     for (const Node &n : dag.nodes)
         if (n.is_output) outputs.push_back(n.func);
     for (const Node &n : dag.nodes) {
-        const int level = static_cast<int>(
-            std::count_if(applied.begin(), applied.end(), [&](const ReductionSplit &a) { return a.func == n.stable_name; }));
+        const int level =
+            static_cast<int>(std::count_if(applied.begin(), applied.end(),
+                                           [&](const ReductionSplit &a) { return a.func == n.stable_name; }));
         if (level >= kMaxSplitLevels) continue;
         // A split's intermediate has as many points as the split chose to
         // fill the GPU with: splitting it again would only be a deeper level.
@@ -240,7 +260,8 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
                     r.output_points *= std::max<int64_t>(1, bounds[l].extent());
                 }
             }
-            if (!has_rvar || r.output_points * 4 > resident_threads || r.reduction_points < kMinReductionPoints)
+            if (!has_rvar || r.output_points * 4 > resident_threads ||
+                r.reduction_points < kMinReductionPoints)
                 continue;
             // The most partials worth having: the threads missing, within
             // this level's limit and at least kMinIterationsPerPartial each;
@@ -259,7 +280,7 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
                 try {
                     split_copy(outputs, {split});
                 } catch (const Halide::Error &) {
-                    continue;  // not associative, or not a domain rfactor can split
+                    continue; // not associative, or not a domain rfactor can split
                 }
                 r.options.push_back(split);
                 if (atomic_combining && level == 0 && atomic_combine_possible(n.func, r.update) &&
@@ -269,7 +290,7 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
                 }
             }
             if (!r.options.empty()) out.push_back(std::move(r));
-            break;  // the first reduction of a Func only: later ones read its result
+            break; // the first reduction of a Func only: later ones read its result
         }
     }
     return out;
@@ -279,8 +300,12 @@ nlohmann::json reduction_splits_to_json(const std::vector<ReductionSplit> &split
     nlohmann::json arr = nlohmann::json::array();
     for (const ReductionSplit &s : splits) {
         nlohmann::json pieces = nlohmann::json::array();
-        for (const PreservedRVar &p : s.preserved) pieces.push_back({{"rvar", p.rvar}, {"factor", p.factor}});
-        nlohmann::json e = {{"func", s.func}, {"update", s.update}, {"level", s.level}, {"partials", s.partials},
+        for (const PreservedRVar &p : s.preserved)
+            pieces.push_back({{"rvar", p.rvar}, {"factor", p.factor}});
+        nlohmann::json e = {{"func", s.func},
+                            {"update", s.update},
+                            {"level", s.level},
+                            {"partials", s.partials},
                             {"preserved", pieces}};
         if (s.atomic) e["atomic"] = true;
         arr.push_back(std::move(e));
@@ -296,12 +321,13 @@ std::vector<ReductionSplit> reduction_splits_from_json(const nlohmann::json &j) 
             ReductionSplit s;
             s.func = e.at("func").get<std::string>();
             s.update = e.at("update").get<int>();
-            s.level = e.value("level", 0);  // records before levels have only level 0
+            s.level = e.value("level", 0); // records before levels have only level 0
             s.partials = e.value("partials", int64_t(1));
             s.atomic = e.value("atomic", false);
-            for (const auto &p : e.at("preserved")) s.preserved.push_back({p.at("rvar").get<std::string>(),
-                                                                           p.at("factor").get<int64_t>()});
-            if (s.preserved.empty()) throw std::invalid_argument("a split of '" + s.func + "' preserves nothing");
+            for (const auto &p : e.at("preserved"))
+                s.preserved.push_back({p.at("rvar").get<std::string>(), p.at("factor").get<int64_t>()});
+            if (s.preserved.empty())
+                throw std::invalid_argument("a split of '" + s.func + "' preserves nothing");
             out.push_back(std::move(s));
         }
     } catch (const std::exception &e) {

@@ -49,8 +49,8 @@
 #include <Halide.h>
 #include <nlohmann/json.hpp>
 
-#include "core/function_dag.h"
 #include "common/gpu_profile.h"
+#include "core/function_dag.h"
 
 namespace gpusched {
 
@@ -63,13 +63,13 @@ struct PreservedRVar {
 };
 
 struct ReductionSplit {
-    std::string func;  // the Func whose update is split (its stable name)
-    int update = 0;    // which update (stage update + 1)
+    std::string func; // the Func whose update is split (its stable name)
+    int update = 0;   // which update (stage update + 1)
     // 0: the update as written; 1: the combining loop a level-0 split of
     // the same update left.
     int level = 0;
-    std::vector<PreservedRVar> preserved;  // innermost first
-    int64_t partials = 1;                  // partial results per output point
+    std::vector<PreservedRVar> preserved; // innermost first
+    int64_t partials = 1;                 // partial results per output point
     // The combining update made atomic (Halide's Stage::atomic()): its loop
     // over the partials runs in parallel threads, each adding its partial
     // with an atomic store, instead of serially in one thread per output
@@ -82,7 +82,9 @@ struct ReductionSplit {
     }
     // The intermediate Func rfactor creates, by its stable name
     // (core/stable_names.h): "out_intm", then "out_intm2".
-    std::string intermediate() const { return func + "_intm" + (level == 0 ? "" : std::to_string(level + 1)); }
+    std::string intermediate() const {
+        return func + "_intm" + (level == 0 ? "" : std::to_string(level + 1));
+    }
 };
 
 // Partials a split may leave to one thread to combine serially. A level-0
@@ -99,8 +101,8 @@ inline constexpr int64_t kSecondLevelFrom = 1024;
 struct SplittableReduction {
     std::string func;
     int update = 0;
-    int64_t output_points = 1;     // pure points of the update
-    int64_t reduction_points = 1;  // iterations of its reduction domain
+    int64_t output_points = 1;    // pure points of the update
+    int64_t reduction_points = 1; // iterations of its reduction domain
     std::vector<ReductionSplit> options;
 };
 

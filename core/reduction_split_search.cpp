@@ -26,12 +26,14 @@ SearchResult search_variant(const std::vector<Function> &outputs, const std::vec
 } // namespace
 
 ReductionSplitChoice search_reduction_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
-                                             const SearchResult &unsplit, CostModel &model, const GpuProfile &gpu,
-                                             const SearchConfig &config, bool atomic_combining) {
+                                             const SearchResult &unsplit, CostModel &model,
+                                             const GpuProfile &gpu, const SearchConfig &config,
+                                             bool atomic_combining) {
     ReductionSplitChoice choice;
     choice.result = unsplit;
     choice.unsplit_cost = unsplit.cost;
-    const std::vector<SplittableReduction> reductions = reduction_split_options(dag, gpu, {}, atomic_combining);
+    const std::vector<SplittableReduction> reductions =
+        reduction_split_options(dag, gpu, {}, atomic_combining);
     if (reductions.empty()) return choice;
 
     SearchConfig greedy = config;
@@ -50,14 +52,16 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
     SearchConfig refine = greedy;
     refine.beam_size = std::min(config.beam_size, kRefineBeam);
     for (const SplittableReduction &r : reductions) {
-        std::vector<std::pair<double, std::vector<ReductionSplit>>> ranked;  // greedy cost, this reduction's split(s)
+        std::vector<std::pair<double, std::vector<ReductionSplit>>>
+            ranked; // greedy cost, this reduction's split(s)
         auto rank = [&](const std::vector<ReductionSplit> &splits) {
             std::vector<ReductionSplit> variant = chosen;
             variant.insert(variant.end(), splits.begin(), splits.end());
             try {
-                ranked.emplace_back(search_variant(outputs, variant, model, gpu, greedy, nullptr).cost, splits);
+                ranked.emplace_back(search_variant(outputs, variant, model, gpu, greedy, nullptr).cost,
+                                    splits);
             } catch (const UserError &) {
-                return;  // the split pipeline cannot be bounded (FunctionDAG says why)
+                return; // the split pipeline cannot be bounded (FunctionDAG says why)
             }
             choice.variants_ranked++;
         };
@@ -73,13 +77,16 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
             }
             for (const SplittableReduction &c : combine) {
                 if (c.func != option.func) continue;
-                for (const ReductionSplit &second : c.options) rank({option, second});
+                for (const ReductionSplit &second : c.options)
+                    rank({option, second});
             }
         };
         for (const ReductionSplit &option : r.options) {
             // Too many partials for one thread: only with its combining loop split too.
-            if (option.atomic || option.partials <= kMaxSerialPartials) rank({option});
-            else rank_second_levels(option);
+            if (option.atomic || option.partials <= kMaxSerialPartials)
+                rank({option});
+            else
+                rank_second_levels(option);
         }
         // Fewer, but still a long serial chain in the combining thread: the
         // best such one-level split is also tried with its combining loop
@@ -88,20 +95,23 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
         // as long when all were tried).
         const std::pair<double, std::vector<ReductionSplit>> *best_long = nullptr;
         for (const auto &entry : ranked) {
-            if (entry.second.size() != 1 || entry.second[0].atomic || entry.second[0].partials < kSecondLevelFrom)
+            if (entry.second.size() != 1 || entry.second[0].atomic ||
+                entry.second[0].partials < kSecondLevelFrom)
                 continue;
             if (!best_long || entry.first < best_long->first) best_long = &entry;
         }
         if (best_long) {
-            const ReductionSplit option = best_long->second[0];  // a copy: rank() grows `ranked`
+            const ReductionSplit option = best_long->second[0]; // a copy: rank() grows `ranked`
             rank_second_levels(option);
         }
         for (const auto &[cost, splits] : ranked)
-            choice.ranking.push_back({{"func", r.func}, {"splits", reduction_splits_to_json(splits)}, {"greedy_cost", cost}});
+            choice.ranking.push_back(
+                {{"func", r.func}, {"splits", reduction_splits_to_json(splits)}, {"greedy_cost", cost}});
         std::stable_sort(ranked.begin(), ranked.end(),
                          [](const auto &a, const auto &b) { return a.first < b.first; });
-        while (!ranked.empty() && !(ranked.back().first < chosen_cost)) ranked.pop_back();
-        if (ranked.empty()) continue;  // no split of this reduction beats the choice so far
+        while (!ranked.empty() && !(ranked.back().first < chosen_cost))
+            ranked.pop_back();
+        if (ranked.empty()) continue; // no split of this reduction beats the choice so far
         size_t pick = 0;
         if (ranked.size() >= 2 && refine.beam_size > 1) {
             double best_refined = 0;

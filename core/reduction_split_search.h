@@ -33,12 +33,12 @@
 namespace gpusched {
 
 struct ReductionSplitChoice {
-    std::vector<ReductionSplit> splits;  // empty: the pipeline as written
-    SearchResult result;                 // the full search of the chosen variant
-    nlohmann::json decisions;            // result.decisions by Func name (search_record.h)
-    int variants_ranked = 0;             // greedy searches of split variants
-    int variants_refined = 0;            // small-beam searches of the two best of a reduction
-    double unsplit_cost = 0;             // the full search's cost without splits
+    std::vector<ReductionSplit> splits; // empty: the pipeline as written
+    SearchResult result;                // the full search of the chosen variant
+    nlohmann::json decisions;           // result.decisions by Func name (search_record.h)
+    int variants_ranked = 0;            // greedy searches of split variants
+    int variants_refined = 0;           // small-beam searches of the two best of a reduction
+    double unsplit_cost = 0;            // the full search's cost without splits
     // Every variant ranked, in the order tried: {"func", "splits", "greedy_cost"}
     // (the record's reduction_split_search.ranking: why a split won or lost).
     nlohmann::json ranking = nlohmann::json::array();
@@ -47,8 +47,8 @@ struct ReductionSplitChoice {
 // unsplit: dag's full beam search, already done by the caller with dag as
 // the model's pipeline. atomic_combining: offer atomic combining updates.
 ReductionSplitChoice search_reduction_splits(const std::vector<Halide::Internal::Function> &outputs,
-                                             const FunctionDAG &dag, const SearchResult &unsplit, CostModel &model,
-                                             const GpuProfile &gpu, const SearchConfig &config,
-                                             bool atomic_combining = true);
+                                             const FunctionDAG &dag, const SearchResult &unsplit,
+                                             CostModel &model, const GpuProfile &gpu,
+                                             const SearchConfig &config, bool atomic_combining = true);
 
 } // namespace gpusched

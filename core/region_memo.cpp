@@ -5,7 +5,8 @@ namespace gpusched {
 size_t RegionMemo::KeyHash::operator()(const std::vector<int64_t> &k) const {
     // FNV-1a over the words, with a final avalanche (splitmix64's).
     uint64_t h = 1469598103934665603ull;
-    for (int64_t v : k) h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+    for (int64_t v : k)
+        h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
     h ^= h >> 30;
     h *= 0xbf58476d1ce4e5b9ull;
     h ^= h >> 27;

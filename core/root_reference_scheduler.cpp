@@ -43,6 +43,7 @@
 
 #include <Halide.h>
 
+#include "common/errors.h"
 #include "core/function_dag.h"
 #include "core/halide_compat.h"
 #include "core/reduction_split.h"
@@ -50,13 +51,13 @@
 #include "core/search_config.h"
 #include "core/search_record.h"
 #include "core/stable_names.h"
-#include "common/errors.h"
 
 namespace gpusched {
 namespace {
 
 // Every Func at root after the splits; the schedule source does the same.
-void schedule_at_root_after(const Halide::Pipeline &pipeline, const std::vector<Halide::Internal::Function> &outputs,
+void schedule_at_root_after(const Halide::Pipeline &pipeline,
+                            const std::vector<Halide::Internal::Function> &outputs,
                             const std::vector<ReductionSplit> &splits, const char *name,
                             Halide::AutoSchedulerResults *results) {
     // pipeline.get_func(i) numbers the Funcs in realization order, as the
@@ -72,7 +73,8 @@ void schedule_at_root_after(const Halide::Pipeline &pipeline, const std::vector<
     }
     for (const ReductionSplit &s : splits)
         source << reduction_split_source(s, func_handle(s.func), func_handle(s.intermediate()));
-    const std::map<std::string, Halide::Internal::Function> env = Halide::Internal::build_environment(outputs);
+    const std::map<std::string, Halide::Internal::Function> env =
+        Halide::Internal::build_environment(outputs);
     const std::map<std::string, std::string> stable = stable_func_names(env);
     for (const auto &[func, f] : env) {
         Halide::Func(f).compute_root();
@@ -89,8 +91,8 @@ std::vector<Halide::Internal::Function> output_functions(const Halide::Pipeline 
     return outputs;
 }
 
-void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target &, const AutoschedulerOptions &options,
-                          Halide::AutoSchedulerResults *results) {
+void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target &,
+                          const AutoschedulerOptions &options, Halide::AutoSchedulerResults *results) {
     if (!options.empty())
         halide_user_error("gpusched_root takes no options; got autoscheduler." + options.begin()->first);
     std::vector<ReductionSplit> splits;
@@ -115,7 +117,8 @@ std::vector<ReductionSplit> blocked_float_sums(const std::vector<Halide::Interna
     unlimited.max_threads_per_sm = std::numeric_limits<int>::max() / 4;
     const FunctionDAG dag(outputs);
     std::vector<ReductionSplit> chosen;
-    for (const SplittableReduction &r : reduction_split_options(dag, unlimited, {}, /*atomic_combining=*/false)) {
+    for (const SplittableReduction &r :
+         reduction_split_options(dag, unlimited, {}, /*atomic_combining=*/false)) {
         const Node *node = nullptr;
         for (const Node &n : dag.nodes)
             if (n.stable_name == r.func) node = &n;
@@ -125,7 +128,8 @@ std::vector<ReductionSplit> blocked_float_sums(const std::vector<Halide::Interna
         const ReductionSplit *best = nullptr;
         for (const ReductionSplit &s : r.options)
             if (s.level == 0 && !s.atomic &&
-                (!best || std::abs(std::log2(double(s.partials)) - want) < std::abs(std::log2(double(best->partials)) - want)))
+                (!best || std::abs(std::log2(double(s.partials)) - want) <
+                              std::abs(std::log2(double(best->partials)) - want)))
                 best = &s;
         if (best) chosen.push_back(*best);
     }
@@ -135,7 +139,8 @@ std::vector<ReductionSplit> blocked_float_sums(const std::vector<Halide::Interna
 void schedule_at_root_reordered(const Halide::Pipeline &pipeline, const Halide::Target &,
                                 const AutoschedulerOptions &options, Halide::AutoSchedulerResults *results) {
     if (!options.empty())
-        halide_user_error("gpusched_root_reordered takes no options; got autoscheduler." + options.begin()->first);
+        halide_user_error("gpusched_root_reordered takes no options; got autoscheduler." +
+                          options.begin()->first);
     const std::vector<Halide::Internal::Function> outputs = output_functions(pipeline);
     std::vector<ReductionSplit> splits;
     try {
@@ -145,7 +150,8 @@ void schedule_at_root_reordered(const Halide::Pipeline &pipeline, const Halide::
     }
     if (const char *report = std::getenv("GPUSCHED_REORDER_REPORT"); report && *report)
         std::ofstream(report) << reduction_splits_to_json(splits).dump() << "\n";
-    if (splits.empty()) halide_user_error("gpusched_root_reordered: the pipeline has no long float reduction to reorder");
+    if (splits.empty())
+        halide_user_error("gpusched_root_reordered: the pipeline has no long float reduction to reorder");
     schedule_at_root_after(pipeline, outputs, splits, "gpusched_root_reordered", results);
 }
 

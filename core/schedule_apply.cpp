@@ -19,7 +19,8 @@ const char *memory_src(MemoryType m) {
 // A C++ identifier for a Func's stable name or a variable's name.
 std::string ident(const std::string &name) {
     std::string s;
-    for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
+    for (char c : name)
+        s += (std::isalnum(static_cast<unsigned char>(c)) ? c : '_');
     if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
     return s;
 }
@@ -34,8 +35,8 @@ public:
         if (vars_.count(name)) return;
         std::string id = "v" + std::to_string(vars_.size()) + "_" + ident(name);
         vars_[name] = {id, rvar};
-        decls_ << "        " << (rvar ? "::Halide::RVar " : "::Halide::Var ") << id << "(\"" << unqualified(name)
-               << "\");\n";
+        decls_ << "        " << (rvar ? "::Halide::RVar " : "::Halide::Var ") << id << "(\""
+               << unqualified(name) << "\");\n";
     }
     VarOrRVar vr(const std::string &name) const {
         auto it = vars_.find(name);
@@ -50,15 +51,15 @@ public:
         return s == 0 ? handle_ : handle_ + ".update(" + std::to_string(s - 1) + ")";
     }
 
-    void split(int s, const std::string &old, const std::string &outer, const std::string &inner, int64_t factor,
-               TailStrategy tail) {
+    void split(int s, const std::string &old, const std::string &outer, const std::string &inner,
+               int64_t factor, TailStrategy tail) {
         // A split RVar (an atomic update's) gives RVars.
         const bool rvar = vars_.at(old).second;
         var(outer, rvar);
         var(inner, rvar);
         if (apply_) stage(s).split(vr(old), vr(outer), vr(inner), Expr(static_cast<int>(factor)), tail);
-        body_ << "        " << stage_src(s) << ".split(" << id(old) << ", " << id(outer) << ", " << id(inner) << ", "
-              << factor << ", ::Halide::TailStrategy::"
+        body_ << "        " << stage_src(s) << ".split(" << id(old) << ", " << id(outer) << ", " << id(inner)
+              << ", " << factor << ", ::Halide::TailStrategy::"
               << (tail == TailStrategy::GuardWithIf ? "GuardWithIf" : "ShiftInwards") << ");\n";
     }
     void reorder(int s, const std::vector<std::string> &vars) {
@@ -75,21 +76,29 @@ public:
     void gpu(int s, const std::vector<std::string> &vars, bool blocks) {
         if (vars.empty()) return;
         std::vector<VarOrRVar> v;
-        for (const auto &n : vars) v.push_back(vr(n));
+        for (const auto &n : vars)
+            v.push_back(vr(n));
         if (apply_) {
             Halide::Stage st = stage(s);
             if (blocks) {
-                if (v.size() == 1) st.gpu_blocks(v[0]);
-                else if (v.size() == 2) st.gpu_blocks(v[0], v[1]);
-                else st.gpu_blocks(v[0], v[1], v[2]);
+                if (v.size() == 1)
+                    st.gpu_blocks(v[0]);
+                else if (v.size() == 2)
+                    st.gpu_blocks(v[0], v[1]);
+                else
+                    st.gpu_blocks(v[0], v[1], v[2]);
             } else {
-                if (v.size() == 1) st.gpu_threads(v[0]);
-                else if (v.size() == 2) st.gpu_threads(v[0], v[1]);
-                else st.gpu_threads(v[0], v[1], v[2]);
+                if (v.size() == 1)
+                    st.gpu_threads(v[0]);
+                else if (v.size() == 2)
+                    st.gpu_threads(v[0], v[1]);
+                else
+                    st.gpu_threads(v[0], v[1], v[2]);
             }
         }
         body_ << "        " << stage_src(s) << (blocks ? ".gpu_blocks(" : ".gpu_threads(");
-        for (size_t i = 0; i < vars.size(); i++) body_ << (i ? ", " : "") << id(vars[i]);
+        for (size_t i = 0; i < vars.size(); i++)
+            body_ << (i ? ", " : "") << id(vars[i]);
         body_ << ");\n";
     }
     void unroll(int s, const std::string &v) {
@@ -149,12 +158,11 @@ public:
             const int extent = static_cast<int>(region[d].extent());
             if (apply_ && what == FixedSize::Storage) bound_register_storage(f_, Var(node.args[d]), extent);
             if (apply_ && what == FixedSize::Computed) f_.bound_extent(Var(node.args[d]), extent);
-            body_ << "        " << handle_ << "." << method << "(" << id(node.args[d]) << ", " << extent << ");\n";
+            body_ << "        " << handle_ << "." << method << "(" << id(node.args[d]) << ", " << extent
+                  << ");\n";
         }
     }
-    void flush() {
-        out_ << "    {\n" << decls_.str() << body_.str() << "    }\n";
-    }
+    void flush() { out_ << "    {\n" << decls_.str() << body_.str() << "    }\n"; }
 
 private:
     Func f_;
@@ -215,8 +223,10 @@ StageVars tile_stage(FuncScheduler &fs, const gpusched::Stage &st, const Schedul
                 sv.serial.push_back(v + "_gs");
                 tv = v + "_gt";
             }
-            if (t > 1) sv.thread.push_back(tv);
-            else sv.outer.push_back(tv);
+            if (t > 1)
+                sv.thread.push_back(tv);
+            else
+                sv.outer.push_back(tv);
         }
     }
     std::vector<std::string> order = sv.serial;
@@ -230,10 +240,11 @@ StageVars tile_stage(FuncScheduler &fs, const gpusched::Stage &st, const Schedul
     for (size_t l = 0; l < st.loops.size(); l++)
         if (st.tileable(l) && ss.serial[l] > 1 && !sv.serial.empty()) serial_total *= ss.serial[l];
     if (!sv.serial.empty() && serial_total < 16)
-        for (const auto &v : sv.serial) fs.unroll(st.index, v);
+        for (const auto &v : sv.serial)
+            fs.unroll(st.index, v);
     if (sv.thread.size() > 3) sv.thread.resize(3);
     std::vector<std::string> blocks = sv.block;
-    if (blocks.size() > 3) blocks.resize(3);  // outer ones stay host loops
+    if (blocks.size() > 3) blocks.resize(3); // outer ones stay host loops
     fs.gpu(st.index, blocks, true);
     fs.gpu(st.index, sv.thread, false);
     if (ss.location == ComputeLocation::Root && blocks.empty()) fs.single_thread(st.index);
@@ -274,17 +285,21 @@ std::vector<int> staged_producers(const FunctionDAG &dag, const Decisions &d, co
 
 } // namespace
 
-std::string func_handle(const std::string &stable_name) { return ident(stable_name); }
+std::string func_handle(const std::string &stable_name) {
+    return ident(stable_name);
+}
 
 std::map<std::string, int> get_func_indices(Pipeline pipeline) {
     std::map<std::string, int> index;
     const std::vector<Internal::Function> outputs = [&] {
         std::vector<Internal::Function> o;
-        for (const Func &f : pipeline.outputs()) o.push_back(f.function());
+        for (const Func &f : pipeline.outputs())
+            o.push_back(f.function());
         return o;
     }();
     const size_t funcs = Internal::build_environment(outputs).size();
-    for (size_t i = 0; i < funcs; i++) index[pipeline.get_func(i).name()] = static_cast<int>(i);
+    for (size_t i = 0; i < funcs; i++)
+        index[pipeline.get_func(i).name()] = static_cast<int>(i);
     return index;
 }
 
@@ -292,7 +307,8 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Pipeli
     return schedule_pipeline(dag, d, {}, get_func_indices(pipeline), apply);
 }
 
-std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const std::vector<ReductionSplit> &splits,
+std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d,
+                              const std::vector<ReductionSplit> &splits,
                               const std::map<std::string, int> &get_func_index, bool apply) {
     LoopNest nest(dag, d);
     std::ostringstream out;
@@ -302,9 +318,11 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const 
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         auto it = get_func_index.find(dag.nodes[n].name);
         if (it != get_func_index.end())
-            out << "    ::Halide::Func " << ident(dag.nodes[n].stable_name) << " = pipeline.get_func(" << it->second << ");\n";
+            out << "    ::Halide::Func " << ident(dag.nodes[n].stable_name) << " = pipeline.get_func("
+                << it->second << ");\n";
     }
-    for (const ReductionSplit &s : splits) out << reduction_split_source(s, ident(s.func), ident(s.intermediate()));
+    for (const ReductionSplit &s : splits)
+        out << reduction_split_source(s, ident(s.func), ident(s.intermediate()));
     std::vector<StageVars> stage_vars(nest.stages.size());
     // Consumers first: hosts' loop names are known before their producers.
     for (size_t n = 0; n < dag.nodes.size(); n++) {
@@ -314,7 +332,9 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const 
         const FuncDecision &fd = d.funcs[n];
         switch (fd.location) {
         case ComputeLocation::Unscheduled:
-        case ComputeLocation::Inline: fs.compute_inline(); break;
+        case ComputeLocation::Inline:
+            fs.compute_inline();
+            break;
         case ComputeLocation::Root:
             fs.compute_root();
             for (size_t s = 0; s < node.stages.size(); s++) {
@@ -325,8 +345,8 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const 
         case ComputeLocation::Block: {
             fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Computed);
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
-            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].stable_name), host.innermost_block,
-                          MemoryType::GPUShared);
+            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].stable_name),
+                          host.innermost_block, MemoryType::GPUShared);
             for (size_t s = 0; s < node.stages.size(); s++) {
                 int idx = nest.stage_at[n][s];
                 stage_vars[idx] = tile_stage(fs, node.stages[s], nest.stages[idx]);
@@ -336,8 +356,8 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const 
         case ComputeLocation::Thread: {
             fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Storage);
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
-            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].stable_name), host.innermost_thread,
-                          MemoryType::Register);
+            fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].stable_name),
+                          host.innermost_thread, MemoryType::Register);
             break;
         }
         }

@@ -43,9 +43,11 @@ std::map<std::string, int> get_func_indices(Halide::Pipeline pipeline);
 // does the same. The source first performs `splits` (core/reduction_split.h)
 // on the Funcs it finds through get_func_index; dag must already be the split
 // pipeline (apply does not split, the caller did that before building dag).
-std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, const std::vector<ReductionSplit> &splits,
+std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d,
+                              const std::vector<ReductionSplit> &splits,
                               const std::map<std::string, int> &get_func_index, bool apply);
 // The same for a pipeline without splits.
-std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Halide::Pipeline pipeline, bool apply);
+std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d, Halide::Pipeline pipeline,
+                              bool apply);
 
 } // namespace gpusched

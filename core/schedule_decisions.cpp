@@ -6,11 +6,16 @@ namespace gpusched {
 
 const char *location_name(ComputeLocation l) {
     switch (l) {
-    case ComputeLocation::Unscheduled: return "unscheduled";
-    case ComputeLocation::Root: return "root";
-    case ComputeLocation::Block: return "block";
-    case ComputeLocation::Thread: return "thread";
-    case ComputeLocation::Inline: return "inline";
+    case ComputeLocation::Unscheduled:
+        return "unscheduled";
+    case ComputeLocation::Root:
+        return "root";
+    case ComputeLocation::Block:
+        return "block";
+    case ComputeLocation::Thread:
+        return "thread";
+    case ComputeLocation::Inline:
+        return "inline";
     }
     return "unscheduled";
 }

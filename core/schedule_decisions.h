@@ -20,18 +20,18 @@ namespace gpusched {
 enum class ComputeLocation { Unscheduled, Root, Block, Thread, Inline };
 
 const char *location_name(ComputeLocation l);
-ComputeLocation location_from_name(const std::string &s);  // throws std::invalid_argument
+ComputeLocation location_from_name(const std::string &s); // throws std::invalid_argument
 
 struct StageTiling {
-    std::vector<int64_t> serial;  // per loop: inner serial (unrolled) extent
-    std::vector<int64_t> thread;  // per loop: thread extent (Root only; Block derives it)
+    std::vector<int64_t> serial; // per loop: inner serial (unrolled) extent
+    std::vector<int64_t> thread; // per loop: thread extent (Root only; Block derives it)
     bool operator==(const StageTiling &o) const { return serial == o.serial && thread == o.thread; }
 };
 
 struct FuncDecision {
     ComputeLocation location = ComputeLocation::Unscheduled;
     int host = -1;
-    bool tiled = false;  // Root Funcs are tiled in a second step
+    bool tiled = false; // Root Funcs are tiled in a second step
     std::vector<StageTiling> stages;
     bool operator==(const FuncDecision &o) const {
         return location == o.location && host == o.host && tiled == o.tiled && stages == o.stages;

@@ -37,7 +37,9 @@ std::string path(const nlohmann::json &v, const std::string &key) {
     return v.get<std::string>();
 }
 
-nlohmann::json path_or_omit(const std::string &p) { return p.empty() ? nlohmann::json() : nlohmann::json(p); }
+nlohmann::json path_or_omit(const std::string &p) {
+    return p.empty() ? nlohmann::json() : nlohmann::json(p);
+}
 
 // Every key of the config: how it is read, how the record echoes it.
 const std::vector<SearchOption> kOptions = {
@@ -103,7 +105,8 @@ const std::vector<SearchOption> kOptions = {
      [](const PluginConfig &c) { return c.cost_model_config.value("cost_model", nlohmann::json()); }},
     {"weights_path", "path or null", "the network's weights file (null: the embedded defaults)",
      [](const nlohmann::json &v, PluginConfig &c) {
-         if (!v.is_string() && !v.is_null()) bad("weights_path", "must be a path string or null, got " + v.dump());
+         if (!v.is_string() && !v.is_null())
+             bad("weights_path", "must be a path string or null, got " + v.dump());
          c.cost_model_config["weights_path"] = v;
      },
      [](const PluginConfig &c) { return c.cost_model_config.value("weights_path", nlohmann::json()); }},
@@ -112,8 +115,8 @@ const std::vector<SearchOption> kOptions = {
          if (v.is_string()) {
              auto p = find_builtin_gpu_profile(v.get<std::string>());
              if (!p)
-                 bad("gpu_profile",
-                     "unknown GPU '" + v.get<std::string>() + "' (known: " + builtin_gpu_profile_names() + ")");
+                 bad("gpu_profile", "unknown GPU '" + v.get<std::string>() +
+                                        "' (known: " + builtin_gpu_profile_names() + ")");
              c.gpu = *p;
          } else if (v.is_object()) {
              try {
@@ -145,7 +148,9 @@ const std::vector<SearchOption> kOptions = {
 
 } // namespace
 
-const std::vector<SearchOption> &search_options() { return kOptions; }
+const std::vector<SearchOption> &search_options() {
+    return kOptions;
+}
 
 PluginConfig parse_plugin_config(const nlohmann::json &j) {
     PluginConfig c;
@@ -156,9 +161,11 @@ PluginConfig parse_plugin_config(const nlohmann::json &j) {
                                          [&](const SearchOption &o) { return it.key() == o.key; });
         if (option == kOptions.end()) {
             std::set<std::string> sorted;
-            for (const SearchOption &o : kOptions) sorted.insert(o.key);
+            for (const SearchOption &o : kOptions)
+                sorted.insert(o.key);
             std::string names;
-            for (const std::string &k : sorted) names += (names.empty() ? "" : ", ") + k;
+            for (const std::string &k : sorted)
+                names += (names.empty() ? "" : ", ") + k;
             bad(it.key(), "unknown key (known: " + names + ")");
         }
         option->read(it.value(), c);
@@ -180,13 +187,14 @@ PluginConfig load_plugin_config(const std::map<std::string, std::string> &option
     const char *path = std::getenv("GPUSCHED_CONFIG");
     if (path && *path) {
         std::ifstream in(path);
-        if (!in) throw UserError(std::string("gpusched config: cannot open GPUSCHED_CONFIG file '") + path + "'");
+        if (!in)
+            throw UserError(std::string("gpusched config: cannot open GPUSCHED_CONFIG file '") + path + "'");
         try {
             in >> j;
         } catch (const std::exception &e) {
             throw UserError(std::string("gpusched config: '") + path + "' is not valid JSON: " + e.what());
         }
-        if (!j.is_object()) return parse_plugin_config(j);  // names the problem
+        if (!j.is_object()) return parse_plugin_config(j); // names the problem
     }
     for (const auto &[key, text] : options) {
         nlohmann::json v = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);

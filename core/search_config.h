@@ -13,16 +13,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/beam_search.h"
 #include "common/gpu_profile.h"
+#include "core/beam_search.h"
 
 namespace gpusched {
 
 struct PluginConfig {
     SearchConfig search;
     GpuProfile gpu;
-    std::string record_path;  // empty: no record written
-    std::string replay_path;  // non-empty: apply this record's decisions, no search
+    std::string record_path; // empty: no record written
+    std::string replay_path; // non-empty: apply this record's decisions, no search
     // non-empty: write a seeded uniform sample of the states the search costed
     // (a feature-rows file, costmodel/state_sampling_cost_model.h)
     std::string dump_states_path;
@@ -38,7 +38,7 @@ struct PluginConfig {
     // in whatever order the GPU's threads reach the output): off for outputs
     // that must be the same bits on every run.
     bool atomic_reductions = true;
-    nlohmann::json cost_model_config = nlohmann::json::object();  // cost_model, weights_path
+    nlohmann::json cost_model_config = nlohmann::json::object(); // cost_model, weights_path
 };
 
 // One key of the config, in the table every use reads: parsing (an unknown
@@ -47,7 +47,7 @@ struct PluginConfig {
 // against it). Adding an option is one entry here plus its use.
 struct SearchOption {
     const char *key;
-    const char *type;  // what values it takes, for messages and docs
+    const char *type; // what values it takes, for messages and docs
     const char *help;
     // Sets the option in c from v; throws UserError naming the key.
     void (*read)(const nlohmann::json &v, PluginConfig &c);

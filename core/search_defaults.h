@@ -5,7 +5,7 @@
 
 namespace gpusched {
 
-inline constexpr int kDefaultBeamSize = 32;  // paper: 32 (beam search), 1 (greedy samples)
-inline constexpr int kDefaultPasses = 5;     // paper: 5 (beam search), 1 (greedy samples)
+inline constexpr int kDefaultBeamSize = 32; // paper: 32 (beam search), 1 (greedy samples)
+inline constexpr int kDefaultPasses = 5;    // paper: 5 (beam search), 1 (greedy samples)
 
 } // namespace gpusched

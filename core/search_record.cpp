@@ -13,7 +13,8 @@ nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
         j["location"] = location_name(f.location);
         j["host"] = f.host >= 0 ? nlohmann::json(dag.nodes[f.host].stable_name) : nlohmann::json(nullptr);
         nlohmann::json stages = nlohmann::json::array();
-        for (const StageTiling &t : f.stages) stages.push_back({{"serial", t.serial}, {"thread", t.thread}});
+        for (const StageTiling &t : f.stages)
+            stages.push_back({{"serial", t.serial}, {"thread", t.thread}});
         j["stages"] = stages;
         arr.push_back(j);
     }
@@ -22,8 +23,9 @@ nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
 
 Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr) {
     if (!arr.is_array() || arr.size() != dag.nodes.size())
-        throw UserError("gpusched replay: the record's decisions do not have one entry per Func of this pipeline (" +
-                        std::to_string(dag.nodes.size()) + " Funcs)");
+        throw UserError(
+            "gpusched replay: the record's decisions do not have one entry per Func of this pipeline (" +
+            std::to_string(dag.nodes.size()) + " Funcs)");
     Decisions d;
     d.funcs.resize(dag.nodes.size());
     try {
@@ -63,8 +65,8 @@ Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr)
     return d;
 }
 
-nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r, const nlohmann::json &config_echo,
-                              bool replayed, double peak_rss_mb) {
+nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r,
+                              const nlohmann::json &config_echo, bool replayed, double peak_rss_mb) {
     nlohmann::json j;
     j["format"] = "gpusched-search-record";
     j["version"] = 1;
@@ -75,7 +77,8 @@ nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r, con
     nlohmann::json per_stage = nlohmann::json::array();
     std::vector<std::string> names;
     for (const Node &n : dag.nodes)
-        for (const Stage &s : n.stages) names.push_back(s.name);
+        for (const Stage &s : n.stages)
+            names.push_back(s.name);
     for (size_t i = 0; i < r.stage_ids.size() && i < r.stage_costs.size(); i++)
         per_stage.push_back({{"stage", names.at(r.stage_ids[i])}, {"cost", r.stage_costs[i]}});
     j["stage_costs"] = per_stage;

@@ -21,8 +21,8 @@ namespace gpusched {
 nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d);
 Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &j);
 
-nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r, const nlohmann::json &config_echo,
-                              bool replayed, double peak_rss_mb);
+nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r,
+                              const nlohmann::json &config_echo, bool replayed, double peak_rss_mb);
 // Reads a record file and returns its decisions.
 Decisions read_record_decisions(const FunctionDAG &dag, const std::string &path);
 // Reads a record file's reduction splits (core/reduction_split.h; none in

@@ -15,8 +15,10 @@ int kernel_of(const Decisions &d, int c) {
     for (int guard = 0; guard < 64 && c >= 0; guard++) {
         const FuncDecision &f = d.funcs[c];
         if (f.location == ComputeLocation::Root) return c;
-        if (f.location == ComputeLocation::Block || f.location == ComputeLocation::Thread) c = f.host;
-        else return -1;
+        if (f.location == ComputeLocation::Block || f.location == ComputeLocation::Thread)
+            c = f.host;
+        else
+            return -1;
     }
     return -1;
 }
@@ -31,10 +33,12 @@ bool reads_at_fixed_coordinate(const FunctionDAG &dag, int c, int n) {
             for (const auto &row : a.jacobian) {
                 bool by_pure = false, by_rvar = false;
                 for (size_t l = 0; l < st.loops.size() && l < row.size(); l++) {
-                    const bool moves = !row[l] || *row[l] != 0;  // unknown: may move
+                    const bool moves = !row[l] || *row[l] != 0; // unknown: may move
                     if (!moves) continue;
-                    if (st.loops[l].is_rvar) by_rvar = true;
-                    else by_pure = true;
+                    if (st.loops[l].is_rvar)
+                        by_rvar = true;
+                    else
+                        by_pure = true;
                 }
                 if (by_rvar && !by_pure) return true;
             }
@@ -70,8 +74,8 @@ bool effective_consumers(const FunctionDAG &dag, const Decisions &d, int n, std:
 // consumer's loops, away from boundary clamps) and compares n's extents.
 // `stages`: the consumer stages whose per-block (per_thread: per-thread)
 // loops to move.
-bool extent_fixed_as_tile_moves(const FunctionDAG &dag, const LoopNest &nest, int n, const std::vector<int> &stages,
-                                bool per_thread) {
+bool extent_fixed_as_tile_moves(const FunctionDAG &dag, const LoopNest &nest, int n,
+                                const std::vector<int> &stages, bool per_thread) {
     for (int idx : stages) {
         const ScheduledStage &ss = nest.stages[idx];
         const Stage &st = dag.nodes[ss.node].stages[ss.stage];
@@ -86,8 +90,9 @@ bool extent_fixed_as_tile_moves(const FunctionDAG &dag, const LoopNest &nest, in
                 if (st.loops[i].is_rvar) continue;
                 const int64_t t = std::max<int64_t>(1, l[i].extent());
                 const int64_t tiles = room[i].extent() / t;
-                if (tiles < 3) continue;  // too small to leave the boundary
-                const int64_t k = variant == 0 ? 1 : std::min<int64_t>(1 + static_cast<int64_t>(i), tiles - 2);
+                if (tiles < 3) continue; // too small to leave the boundary
+                const int64_t k =
+                    variant == 0 ? 1 : std::min<int64_t>(1 + static_cast<int64_t>(i), tiles - 2);
                 l[i].min = room[i].min + k * t;
                 l[i].max = l[i].min + t - 1;
             }
@@ -161,7 +166,8 @@ double inline_recompute(const FunctionDAG &dag, const Decisions &d, const LoopNe
             for (size_t si = 0; si < dag.nodes[c].stages.size(); si++) {
                 const Stage &st = dag.nodes[c].stages[si];
                 double calls = 0;
-                for (const Access &a : st.accesses) calls += (!a.producer.is_image && a.producer.index == f) ? 1 : 0;
+                for (const Access &a : st.accesses)
+                    calls += (!a.producer.is_image && a.producer.index == f) ? 1 : 0;
                 if (calls == 0) continue;
                 double pts;
                 if (d.funcs[c].location == ComputeLocation::Inline) {
@@ -173,7 +179,8 @@ double inline_recompute(const FunctionDAG &dag, const Decisions &d, const LoopNe
                     } else {
                         const ScheduledStage &ss = nest.stages[idx];
                         pts = static_cast<double>(ss.num_realizations);
-                        for (const Span &s : ss.loops_realization) pts *= static_cast<double>(s.extent());
+                        for (const Span &s : ss.loops_realization)
+                            pts *= static_cast<double>(s.extent());
                     }
                 }
                 total += calls * pts;
@@ -184,8 +191,8 @@ double inline_recompute(const FunctionDAG &dag, const Decisions &d, const LoopNe
     return evaluated(n) / static_cast<double>(std::max<int64_t>(1, region_points(dag.nodes[n].region)));
 }
 
-std::string check_hard(const FunctionDAG &dag, const Decisions &d, const LoopNest &nest, const GpuProfile &gpu,
-                       const PruningLimits &limits, int focus) {
+std::string check_hard(const FunctionDAG &dag, const Decisions &d, const LoopNest &nest,
+                       const GpuProfile &gpu, const PruningLimits &limits, int focus) {
     for (const Kernel &k : nest.kernels) {
         if (k.threads_per_block > gpu.max_threads_per_block)
             return "kernel " + dag.nodes[k.node].name + " has " + std::to_string(k.threads_per_block) +
@@ -198,8 +205,10 @@ std::string check_hard(const FunctionDAG &dag, const Decisions &d, const LoopNes
         if (ss.location == ComputeLocation::Thread) continue;
         const Stage &st = dag.nodes[ss.node].stages[ss.stage];
         int64_t serial = 1;
-        for (int l : tileable_loops(st)) serial *= ss.serial[l];
-        if (serial > limits.max_unrolled_serial) return st.name + " has serial extent " + std::to_string(serial);
+        for (int l : tileable_loops(st))
+            serial *= ss.serial[l];
+        if (serial > limits.max_unrolled_serial)
+            return st.name + " has serial extent " + std::to_string(serial);
     }
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         const FuncDecision &f = d.funcs[n];
@@ -209,14 +218,16 @@ std::string check_hard(const FunctionDAG &dag, const Decisions &d, const LoopNes
             // be small enough to live in registers.
             int64_t bytes = region_points(nest.realization_region[n]) * dag.nodes[n].bytes_per_point;
             if (bytes > limits.max_register_bytes)
-                return dag.nodes[n].name + " needs " + std::to_string(bytes) + " bytes of registers per thread";
+                return dag.nodes[n].name + " needs " + std::to_string(bytes) +
+                       " bytes of registers per thread";
         }
         if (static_cast<int>(n) != focus) continue;
         if (f.location == ComputeLocation::Block || f.location == ComputeLocation::Thread) {
             int idx = nest.stage_at[n][0];
             const ScheduledStage &ss = nest.stages[idx];
             double pts = static_cast<double>(ss.num_realizations);
-            for (const Span &s : ss.loops_realization) pts *= static_cast<double>(s.extent());
+            for (const Span &s : ss.loops_realization)
+                pts *= static_cast<double>(s.extent());
             double minimum = static_cast<double>(region_points(dag.nodes[n].region));
             if (pts > limits.max_recompute * minimum) return dag.nodes[n].name + " recomputes too much";
         }
@@ -229,8 +240,8 @@ std::string check_hard(const FunctionDAG &dag, const Decisions &d, const LoopNes
 }
 
 // Soft criteria: only applied when some sibling meets them.
-bool meets_soft(const FunctionDAG &dag, const LoopNest &nest, const GpuProfile &gpu, const PruningLimits &limits,
-                StepId step) {
+bool meets_soft(const FunctionDAG &dag, const LoopNest &nest, const GpuProfile &gpu,
+                const PruningLimits &limits, StepId step) {
     for (const ScheduledStage &ss : nest.stages) {
         if (ss.node != step.node || ss.location == ComputeLocation::Thread) continue;
         // A root Func is only tiled in its later steps: judge its tiling then.
@@ -240,7 +251,8 @@ bool meets_soft(const FunctionDAG &dag, const LoopNest &nest, const GpuProfile &
             static_cast<double>(k.num_blocks) < limits.min_blocks_per_sm * gpu.sm_count)
             return false;
         int64_t lanes = (ss.threads + gpu.warp_size - 1) / gpu.warp_size * gpu.warp_size;
-        if (static_cast<double>(ss.threads) < limits.min_lane_utilization * static_cast<double>(lanes)) return false;
+        if (static_cast<double>(ss.threads) < limits.min_lane_utilization * static_cast<double>(lanes))
+            return false;
     }
     return true;
 }
@@ -249,7 +261,8 @@ bool meets_soft(const FunctionDAG &dag, const LoopNest &nest, const GpuProfile &
 
 int num_steps(const FunctionDAG &dag) {
     int n = 0;
-    for (const Node &node : dag.nodes) n += 1 + static_cast<int>(node.stages.size());
+    for (const Node &node : dag.nodes)
+        n += 1 + static_cast<int>(node.stages.size());
     return n;
 }
 
@@ -285,7 +298,8 @@ std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisi
 }
 
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
-                                            const GpuProfile &gpu, bool root_or_inline_only, RegionMemo *memo) {
+                                            const GpuProfile &gpu, bool root_or_inline_only,
+                                            RegionMemo *memo) {
     const int n = step.node;
     const Node &node = dag.nodes[n];
     std::vector<FuncDecision> candidates;
@@ -319,7 +333,8 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             // atomic stores would go to shared memory or registers, which
             // Halide's GPU backends do not all support, for no gain (its
             // RVars are the parallel loops, and below root they are serial).
-            for (const Stage &st : node.stages) ok = ok && !st.atomic;
+            for (const Stage &st : node.stages)
+                ok = ok && !st.atomic;
             // Nor where a consumer below root reads it over a reduction
             // domain sized by the image (a row sum at a kernel's Block level,
             // RDom(0, in.width())): that read does not move with the tile,
@@ -333,7 +348,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             // the block is from it (the e2e test's gs_blur, once the analytic
             // model's serial chain led its search there).
             for (int c : eff) {
-                if (!ok || eff.size() < 2) break;  // alone, the read is sized by the domain as a whole
+                if (!ok || eff.size() < 2) break; // alone, the read is sized by the domain as a whole
                 const ComputeLocation cl = parent.funcs[c].location;
                 if (cl != ComputeLocation::Block && cl != ComputeLocation::Thread) continue;
                 for (const Stage &st : dag.nodes[c].stages)
@@ -342,7 +357,8 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 if (reads_at_fixed_coordinate(dag, c, n)) ok = false;
             }
             bool all_stages_pure = true;
-            for (const Stage &st : node.stages) all_stages_pure = all_stages_pure && st.num_pure_loops() > 0;
+            for (const Stage &st : node.stages)
+                all_stages_pure = all_stages_pure && st.num_pure_loops() > 0;
             // Block level: all uses inside one kernel of a single-stage Func.
             int k = -1;
             for (int c : eff) {
@@ -353,22 +369,23 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             // Updates must stay in the consumers' tile (Node::updates_stay_in_tile):
             // a scan's region per block is its reduction domain's.
             if (!root_or_inline_only && ok && k >= 0 && all_stages_pure && node.updates_stay_in_tile &&
-                dag.nodes[k].stages.size() == 1 &&
-                dag.nodes[k].stages[0].num_pure_loops() > 0) {
+                dag.nodes[k].stages.size() == 1 && dag.nodes[k].stages[0].num_pure_loops() > 0) {
                 Decisions base = parent;
                 base.funcs[n] = with(ComputeLocation::Block, k);
                 LoopNest nest(dag, base, memo);
-                std::vector<int> readers;  // the stages of n's effective consumers (all in kernel k)
+                std::vector<int> readers; // the stages of n's effective consumers (all in kernel k)
                 for (size_t i = 0; i < nest.stages.size(); i++)
                     if (eff.count(nest.stages[i].node)) readers.push_back(static_cast<int>(i));
                 if (!node.reads_vary_with_tile || extent_fixed_as_tile_moves(dag, nest, n, readers, false)) {
                     const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
                     std::vector<std::vector<int64_t>> opts;
                     std::vector<int> tl = tileable_loops(node.stages[0]);
-                    for (int l : tl) opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
+                    for (int l : tl)
+                        opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
                     for (const auto &combo : cartesian(opts)) {
                         FuncDecision c = base.funcs[n];
-                        for (size_t q = 0; q < tl.size(); q++) c.stages[0].serial[tl[q]] = combo[q];
+                        for (size_t q = 0; q < tl.size(); q++)
+                            c.stages[0].serial[tl[q]] = combo[q];
                         candidates.push_back(std::move(c));
                     }
                 }
@@ -388,11 +405,12 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                               parent.funcs[host].location == ComputeLocation::Block);
                 for (int c : eff) {
                     if (!legal) break;
-                    if (parent.funcs[c].location == ComputeLocation::Thread && parent.funcs[c].host != host) legal = false;
+                    if (parent.funcs[c].location == ComputeLocation::Thread && parent.funcs[c].host != host)
+                        legal = false;
                 }
                 for (int c : node.consumers) {
                     if (!legal) break;
-                    if (!eff.count(c)) legal = false;  // used through an inlined Func
+                    if (!eff.count(c)) legal = false; // used through an inlined Func
                     for (const Stage &st : dag.nodes[c].stages)
                         for (const Edge &e : st.edges)
                             if (!e.producer.is_image && e.producer.index == n && !e.affine) legal = false;
@@ -412,7 +430,8 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
         std::vector<int> tl = tileable_loops(st);
         std::vector<Span> bounds = dag.loop_bounds(st, node.region);
         std::vector<std::vector<int64_t>> sopts;
-        for (int l : tl) sopts.push_back(serial_options(bounds[l].extent(), gpu.warp_size));
+        for (int l : tl)
+            sopts.push_back(serial_options(bounds[l].extent(), gpu.warp_size));
         for (const auto &serial : cartesian(sopts)) {
             // Thread sizes (sec. 4.2): 16/32/64 on the first loop with at
             // least 16 iterations left, powers of two up to 16 elsewhere; a
@@ -430,7 +449,8 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                         if (t <= room) o.push_back(t);
                     if (o.empty()) o.push_back(std::max<int64_t>(1, room));
                 } else {
-                    for (int64_t t = 1; t <= 16 && t <= room; t *= 2) o.push_back(t);
+                    for (int64_t t = 1; t <= 16 && t <= room; t *= 2)
+                        o.push_back(t);
                     if (o.empty()) o.push_back(1);
                 }
                 topts.push_back(o);
@@ -447,7 +467,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
         }
         if (tl.empty()) candidates.push_back(parent.funcs[n]);
     } else {
-        candidates.push_back(parent.funcs[n]);  // nothing to tile for this Func at this step
+        candidates.push_back(parent.funcs[n]); // nothing to tile for this Func at this step
     }
 
     return candidates;
@@ -461,7 +481,8 @@ Verdict classify_candidate(const FunctionDAG &dag, const Decisions &d, StepId st
     return classify_candidate(nest, step, gpu, limits);
 }
 
-Verdict classify_candidate(const LoopNest &nest, StepId step, const GpuProfile &gpu, const PruningLimits &limits) {
+Verdict classify_candidate(const LoopNest &nest, StepId step, const GpuProfile &gpu,
+                           const PruningLimits &limits) {
     if (is_pass_through(nest.decisions, step)) return Verdict::Ok;
     if (!check_hard(nest.dag, nest.decisions, nest, gpu, limits, step.node).empty()) return Verdict::Hard;
     return meets_soft(nest.dag, nest, gpu, limits, step) ? Verdict::Ok : Verdict::Soft;
@@ -491,21 +512,21 @@ std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decision
     if (!any_soft) return hard_ok;
     std::vector<Decisions> out;
     for (size_t i = 0; i < hard_ok.size(); i++) {
-        if (soft_ok[i]) out.push_back(std::move(hard_ok[i]));
-        else if (stats) stats->pruned_soft++;
+        if (soft_ok[i])
+            out.push_back(std::move(hard_ok[i]));
+        else if (stats)
+            stats->pruned_soft++;
     }
     return out;
 }
 
 uint64_t func_structural_hash(int n, const FuncDecision &f, int depth) {
     int level = f.location == ComputeLocation::Root || f.location == ComputeLocation::Unscheduled ? 0
-                : f.location == ComputeLocation::Block                                         ? 1
-                                                                                               : 2;
+                : f.location == ComputeLocation::Block                                            ? 1
+                                                                                                  : 2;
     if (level > depth) return 0;
     uint64_t h = 1469598103934665603ull;
-    auto mix = [&](uint64_t v) {
-        h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    };
+    auto mix = [&](uint64_t v) { h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
     mix(static_cast<uint64_t>(n));
     mix(static_cast<uint64_t>(f.location));
     mix(static_cast<uint64_t>(f.host + 1));
@@ -514,8 +535,10 @@ uint64_t func_structural_hash(int n, const FuncDecision &f, int depth) {
             // Outer levels first, as in the loop nest: which loops are split
             // (3), then the thread (and so block) sizes (4), the serial
             // sizes last (6).
-            for (int64_t v : t.thread) mix(static_cast<uint64_t>(depth >= 4 ? v : v > 1));
-            for (int64_t v : t.serial) mix(static_cast<uint64_t>(depth >= 6 ? v : v > 1));
+            for (int64_t v : t.thread)
+                mix(static_cast<uint64_t>(depth >= 4 ? v : v > 1));
+            for (int64_t v : t.serial)
+                mix(static_cast<uint64_t>(depth >= 6 ? v : v > 1));
         }
     }
     // Finalizer (splitmix64): the sum over Funcs needs well-spread terms.
@@ -527,7 +550,8 @@ uint64_t func_structural_hash(int n, const FuncDecision &f, int depth) {
 
 uint64_t structural_hash(const Decisions &d, int depth) {
     uint64_t h = 0;
-    for (size_t n = 0; n < d.funcs.size(); n++) h += func_structural_hash(static_cast<int>(n), d.funcs[n], depth);
+    for (size_t n = 0; n < d.funcs.size(); n++)
+        h += func_structural_hash(static_cast<int>(n), d.funcs[n], depth);
     return h;
 }
 

@@ -16,8 +16,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/function_dag.h"
 #include "common/gpu_profile.h"
+#include "core/function_dag.h"
 #include "core/schedule_decisions.h"
 
 namespace gpusched {
@@ -25,16 +25,16 @@ namespace gpusched {
 // Limits used for pruning. Sources: paper sec. 4.6 names the criteria, the
 // numbers are ours (see the comment at each).
 struct PruningLimits {
-    double max_recompute = 10;        // points computed / minimum points, per Func
+    double max_recompute = 10;         // points computed / minimum points, per Func
     int64_t max_unrolled_serial = 64;  // product of a stage's inner serial extents
     int64_t max_register_bytes = 512;  // a Thread-level allocation, per thread
-    double min_lane_utilization = 0.5;  // soft: active lanes / lanes of active warps
-    double min_blocks_per_sm = 1.0;     // soft: blocks / SMs of a kernel
+    double min_lane_utilization = 0.5; // soft: active lanes / lanes of active warps
+    double min_blocks_per_sm = 1.0;    // soft: blocks / SMs of a kernel
 };
 
 struct StepId {
     int node = 0;
-    int phase = 0;  // 0: location; k >= 1: tile stage k-1 of a root Func
+    int phase = 0; // 0: location; k >= 1: tile stage k-1 of a root Func
 };
 
 struct EnumerationStats {
@@ -70,7 +70,8 @@ Verdict classify_candidate(const FunctionDAG &dag, const Decisions &d, StepId st
 // The same verdict from an already built loop nest of the candidate (the
 // search featurizes that nest afterwards instead of building it twice).
 class LoopNest;
-Verdict classify_candidate(const LoopNest &nest, StepId step, const GpuProfile &gpu, const PruningLimits &limits);
+Verdict classify_candidate(const LoopNest &nest, StepId step, const GpuProfile &gpu,
+                           const PruningLimits &limits);
 // True when the step cannot change this state (a pass-through step: the Func
 // is not a kernel of its own, so it has no tiling step of its own).
 bool is_pass_through(const Decisions &d, StepId step);

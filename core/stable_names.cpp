@@ -36,7 +36,7 @@ bool parse_intermediate(const std::string &name, std::string &func, uint64_t &co
 
 std::map<std::string, std::string> stable_func_names(const std::vector<std::string> &halide_names) {
     std::map<std::string, std::string> stable;
-    std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> intermediates;  // by Func
+    std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> intermediates; // by Func
     for (const std::string &name : halide_names) {
         std::string func;
         uint64_t counter = 0;
@@ -46,7 +46,8 @@ std::map<std::string, std::string> stable_func_names(const std::vector<std::stri
             stable[name] = name;
     }
     std::map<std::string, int> uses;
-    for (const auto &[name, s] : stable) uses[s]++;
+    for (const auto &[name, s] : stable)
+        uses[s]++;
     for (auto &[func, list] : intermediates) {
         std::sort(list.begin(), list.end());
         std::vector<std::string> names;
@@ -54,7 +55,8 @@ std::map<std::string, std::string> stable_func_names(const std::vector<std::stri
             names.push_back(func + kIntermediateSuffix + (k == 0 ? "" : std::to_string(k + 1)));
         // A user's own Func may already be called "out_intm2": then these
         // keep Halide's names, unique if not stable.
-        const bool clash = std::any_of(names.begin(), names.end(), [&](const std::string &n) { return uses.count(n); });
+        const bool clash =
+            std::any_of(names.begin(), names.end(), [&](const std::string &n) { return uses.count(n); });
         for (size_t k = 0; k < list.size(); k++) {
             stable[list[k].second] = clash ? list[k].second : names[k];
             uses[stable[list[k].second]]++;

@@ -28,7 +28,8 @@ template <typename Function>
 std::map<std::string, std::string> stable_func_names(const std::map<std::string, Function> &env) {
     std::vector<std::string> names;
     names.reserve(env.size());
-    for (const auto &entry : env) names.push_back(entry.first);
+    for (const auto &entry : env)
+        names.push_back(entry.first);
     return stable_func_names(names);
 }
 

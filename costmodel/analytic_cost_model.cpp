@@ -53,8 +53,8 @@ constexpr double kSameAddressAtomicNs = 1 / kSmClockGHz;
 
 void require_positive(double v, const char *field, const GpuProfile &p) {
     if (!(v > 0))
-        throw std::runtime_error("analytic cost model: GPU profile \"" + p.name + "\" has no usable " + field +
-                                 " (got " + std::to_string(v) + ")");
+        throw std::runtime_error("analytic cost model: GPU profile \"" + p.name + "\" has no usable " +
+                                 field + " (got " + std::to_string(v) + ")");
 }
 
 } // namespace
@@ -82,7 +82,8 @@ double stored_bytes_per_point(const PipelineFeatures &p) {
     double bytes = 0;
     for (int pattern = 0; pattern < kNumAccessPatterns; ++pattern) {
         for (int t = 0; t < kNumScalarTypes; ++t) {
-            if (p.access(static_cast<AccessPattern>(pattern), AccessType::Store, static_cast<ScalarTypeBucket>(t)) > 0)
+            if (p.access(static_cast<AccessPattern>(pattern), AccessType::Store,
+                         static_cast<ScalarTypeBucket>(t)) > 0)
                 bytes = std::max(bytes, kBytes[t]);
         }
     }
@@ -112,8 +113,9 @@ void AnalyticGpuCostModel::set_pipeline(std::vector<PipelineFeatures> stage_feat
 AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, int stage_id) const {
     using F = ScheduleFeature;
     if (stage_id < 0 || static_cast<std::size_t>(stage_id) >= instructions_per_point_.size())
-        throw std::out_of_range("analytic cost model: stage id " + std::to_string(stage_id) + " outside the pipeline's " +
-                                std::to_string(instructions_per_point_.size()) + " stages (was set_pipeline called?)");
+        throw std::out_of_range("analytic cost model: stage id " + std::to_string(stage_id) +
+                                " outside the pipeline's " + std::to_string(instructions_per_point_.size()) +
+                                " stages (was set_pipeline called?)");
     const GpuProfile &g = profile_;
     AnalyticStageCost c;
     const bool inlined = f[F::inlined_calls] > 0;
@@ -121,7 +123,8 @@ AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, in
     // Points: the total trip count; features from a featurizer that leaves it
     // at 0 fall back on the product of the loop extents.
     const double points = f[F::points_computed_total] > 0 ? f[F::points_computed_total] : f[F::num_scalars];
-    const double lane_util = std::clamp(f[F::warp_lane_utilization] > 0 ? f[F::warp_lane_utilization] : 1.0, 1.0 / 32, 1.0);
+    const double lane_util =
+        std::clamp(f[F::warp_lane_utilization] > 0 ? f[F::warp_lane_utilization] : 1.0, 1.0 / 32, 1.0);
     const double warp_instructions = points * instructions_per_point_[stage_id] / (32.0 * lane_util);
     // FP32 FLOP/s = lanes x 2 (FMA) x clock, so warp instructions/ms = TFLOPS x 1e12 / 64 / 1e3.
     const double warp_instr_per_ms = g.fp32_tflops * 1e9 / 64.0;
@@ -144,11 +147,12 @@ AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, in
 
     // Residency and waves.
     const double blocks = std::max(f[F::num_blocks], 1.0);
-    const double blocks_per_sm =
-        std::clamp(f[F::max_block_occupancy] * g.max_blocks_per_sm, 1.0, static_cast<double>(g.max_blocks_per_sm));
-    const double warps_per_sm = f[F::max_warp_occupancy] > 0
-                                    ? std::min(f[F::max_warp_occupancy] * g.max_warps_per_sm, double(g.max_warps_per_sm))
-                                    : std::min(blocks_per_sm * std::max(f[F::num_warps_per_block], 1.0), double(g.max_warps_per_sm));
+    const double blocks_per_sm = std::clamp(f[F::max_block_occupancy] * g.max_blocks_per_sm, 1.0,
+                                            static_cast<double>(g.max_blocks_per_sm));
+    const double warps_per_sm =
+        f[F::max_warp_occupancy] > 0
+            ? std::min(f[F::max_warp_occupancy] * g.max_warps_per_sm, double(g.max_warps_per_sm))
+            : std::min(blocks_per_sm * std::max(f[F::num_warps_per_block], 1.0), double(g.max_warps_per_sm));
     const double wave = g.sm_count * blocks_per_sm;
     c.tail_factor = std::ceil(blocks / wave) * wave / blocks;
     const double hide_arith = std::min(1.0, std::max(warps_per_sm, 1.0) / kWarpsToHideArithmetic);
@@ -171,7 +175,8 @@ AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, in
     const double dram_ms = (dram_load_bytes + store_bytes) / bytes_per_ms;
     c.global_memory_ms = std::max(l2_ms, dram_ms) / hide_mem;
 
-    const double wavefronts = blocks * (f[F::num_shared_mem_loads_per_block] + f[F::num_shared_mem_stores_per_block]);
+    const double wavefronts =
+        blocks * (f[F::num_shared_mem_loads_per_block] + f[F::num_shared_mem_stores_per_block]);
     c.shared_memory_ms = wavefronts / (g.sm_count * kSmClockGHz * 1e6) / hide_arith;
 
     // Serial latency (costmodel/serial_chain.h): a wave of blocks takes at
@@ -204,7 +209,8 @@ AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, in
 
     const double p = kSoftRooflinePower;
     const double roof = std::pow(std::pow(c.compute_ms, p) + std::pow(c.global_memory_ms, p) +
-                                     std::pow(c.shared_memory_ms, p), 1.0 / p);
+                                     std::pow(c.shared_memory_ms, p),
+                                 1.0 / p);
     c.kernel_ms = std::pow(std::pow(roof * c.tail_factor, p) + std::pow(c.serial_latency_ms, p) +
                                std::pow(c.atomic_contention_ms, p),
                            1.0 / p);
@@ -234,15 +240,16 @@ AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, in
     return c;
 }
 
-void AnalyticGpuCostModel::evaluate(const std::vector<const StateFeatures *> &states, std::vector<double> &costs,
-                                    std::vector<std::vector<double>> *per_stage) {
+void AnalyticGpuCostModel::evaluate(const std::vector<const StateFeatures *> &states,
+                                    std::vector<double> &costs, std::vector<std::vector<double>> *per_stage) {
     costs.assign(states.size(), 0.0);
     if (per_stage) per_stage->assign(states.size(), {});
     for (std::size_t s = 0; s < states.size(); ++s) {
         const StateFeatures &st = *states[s];
         if (st.stage_ids.size() != st.schedule.size())
-            throw std::invalid_argument("analytic cost model: state has " + std::to_string(st.stage_ids.size()) +
-                                        " stage ids but " + std::to_string(st.schedule.size()) + " feature rows");
+            throw std::invalid_argument("analytic cost model: state has " +
+                                        std::to_string(st.stage_ids.size()) + " stage ids but " +
+                                        std::to_string(st.schedule.size()) + " feature rows");
         double total = 0;
         for (std::size_t i = 0; i < st.schedule.size(); ++i) {
             const double c = stage_cost(st.schedule[i], st.stage_ids[i]).total_ms;

@@ -38,12 +38,12 @@ struct AnalyticStageCost {
     double compute_ms = 0;
     double global_memory_ms = 0;
     double shared_memory_ms = 0;
-    double tail_factor = 1;     // >= 1
-    double serial_latency_ms = 0;  // waves x one thread's chain of points
+    double tail_factor = 1;       // >= 1
+    double serial_latency_ms = 0; // waves x one thread's chain of points
     // Atomic stores waiting for each other at one address: the updates of an
     // output point spread over threads (an atomic combining update).
     double atomic_contention_ms = 0;
-    double kernel_ms = 0;       // soft max of (soft roofline x tail factor, serial latency, contention)
+    double kernel_ms = 0; // soft max of (soft roofline x tail factor, serial latency, contention)
     double launch_ms = 0;
     double barrier_ms = 0;
     double spill_ms = 0;

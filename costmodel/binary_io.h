@@ -19,10 +19,12 @@ namespace gpusched {
 class ByteWriter {
 public:
     void u32(std::uint32_t v) {
-        for (int i = 0; i < 4; ++i) bytes_.push_back(static_cast<unsigned char>(v >> (8 * i)));
+        for (int i = 0; i < 4; ++i)
+            bytes_.push_back(static_cast<unsigned char>(v >> (8 * i)));
     }
     void u64(std::uint64_t v) {
-        for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<unsigned char>(v >> (8 * i)));
+        for (int i = 0; i < 8; ++i)
+            bytes_.push_back(static_cast<unsigned char>(v >> (8 * i)));
     }
     void i32(std::int32_t v) { u32(static_cast<std::uint32_t>(v)); }
     void f32(float v) {
@@ -60,14 +62,16 @@ public:
     std::uint32_t u32(const char *what) {
         need(4, what);
         std::uint32_t v = 0;
-        for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(data_[pos_ + i]) << (8 * i);
+        for (int i = 0; i < 4; ++i)
+            v |= static_cast<std::uint32_t>(data_[pos_ + i]) << (8 * i);
         pos_ += 4;
         return v;
     }
     std::uint64_t u64(const char *what) {
         need(8, what);
         std::uint64_t v = 0;
-        for (int i = 0; i < 8; ++i) v |= static_cast<std::uint64_t>(data_[pos_ + i]) << (8 * i);
+        for (int i = 0; i < 8; ++i)
+            v |= static_cast<std::uint64_t>(data_[pos_ + i]) << (8 * i);
         pos_ += 8;
         return v;
     }
@@ -94,8 +98,8 @@ public:
 private:
     void need(std::size_t n, const char *what) const {
         if (size_ - pos_ < n)
-            fail("truncated while reading " + std::string(what) + " (at byte " + std::to_string(pos_) + " of " +
-                 std::to_string(size_) + ")");
+            fail("truncated while reading " + std::string(what) + " (at byte " + std::to_string(pos_) +
+                 " of " + std::to_string(size_) + ")");
     }
 
     const unsigned char *data_;

@@ -20,14 +20,14 @@ FormulaContext formula_context_for(const GpuProfile &profile) {
 // 1 is within a few orders of the truth. They are units, not predictions:
 // the learned coefficients carry the real values.
 namespace {
-constexpr double kPerPoint = 1e-10;        // ~10 instructions per point at ~1e11 instr/ms
-constexpr double kPerByte = 1e-9;          // ~0.3e-9 ms per DRAM byte
-constexpr double kPerLine = 1e-8;          // a 32-byte sector or more
-constexpr double kPerGlobalTxn = 1e-8;     // one 32-byte sector
-constexpr double kPerSharedTxn = 1e-9;     // one shared-memory wavefront
-constexpr double kPerRealization = 1e-5;   // allocation
-constexpr double kPerLaunch = 1e-4;        // launch or barrier per production
-constexpr double kPerTask = 1e-9;          // per extra parallel thread
+constexpr double kPerPoint = 1e-10;      // ~10 instructions per point at ~1e11 instr/ms
+constexpr double kPerByte = 1e-9;        // ~0.3e-9 ms per DRAM byte
+constexpr double kPerLine = 1e-8;        // a 32-byte sector or more
+constexpr double kPerGlobalTxn = 1e-8;   // one 32-byte sector
+constexpr double kPerSharedTxn = 1e-9;   // one shared-memory wavefront
+constexpr double kPerRealization = 1e-5; // allocation
+constexpr double kPerLaunch = 1e-4;      // launch or barrier per production
+constexpr double kPerTask = 1e-9;        // per extra parallel thread
 constexpr double kPerWorkingSetByte = 1e-9;
 constexpr double kPerRegisterByte = 1e-10; // threads x bytes of per-thread working set
 constexpr double kPerSerialLoad = 1e-4;    // a load a thread waits for: ~100-400 ns
@@ -35,38 +35,38 @@ constexpr double kPerSerialPoint = 1e-6;   // a thread's point issued: ~10 instr
 } // namespace
 
 const std::array<double, kNumCoefficients> kTermUnitMs = {
-    kPerByte,          // c0  register bytes per thread
-    kPerPoint,         // c1  num_scalars (not inlined)
-    kPerLine,          // c2  register lines per thread
-    kPerPoint,         // c3  num_scalars (inlined)
-    kPerPoint,         // c4  points computed (inlined)
-    kPerLine,          // c5  global lines per realization
-    kPerByte,          // c6  global bytes per realization
-    kPerByte,          // c7  register bytes per realization
-    kPerLine,          // c8  register lines per realization
-    kPerWorkingSetByte,// c9  working set
-    kPerByte,          // c10 bytes per point
-    kPerByte,          // c11 shared bytes per thread
-    kPerLine,          // c12 lines per point
-    kPerByte,          // c13 global bytes per thread
-    kPerByte,          // c14 bytes per task
-    kPerLine,          // c15 lines per task
-    kPerLine,          // c16 shared lines per realization
-    kPerLine,          // c17 shared lines per thread
-    kPerLine,          // c18 global lines per thread
-    kPerPoint,         // c19 points computed (not inlined)
-    kPerByte,          // c20 shared bytes per realization
-    kPerGlobalTxn,     // c21 global store transactions
-    kPerPoint,         // c22 false sharing
-    kPerRegisterByte,  // c23 register pressure (ours)
-    kPerRealization,   // c24 malloc
-    kPerLaunch,        // c25 parallel launches
-    kPerTask,          // c26 parallel tasks
-    kPerGlobalTxn,     // c27 global load transactions (ours: unweighted in appendix B)
-    kPerSharedTxn,     // c28 shared load transactions (ours: unweighted in appendix B)
-    kPerSharedTxn,     // c29 shared store transactions
-    kPerSerialLoad,    // c30 serial chain: loads waited for (formula version 2)
-    kPerSerialPoint,   // c31 serial chain: points issued (formula version 2)
+    kPerByte,           // c0  register bytes per thread
+    kPerPoint,          // c1  num_scalars (not inlined)
+    kPerLine,           // c2  register lines per thread
+    kPerPoint,          // c3  num_scalars (inlined)
+    kPerPoint,          // c4  points computed (inlined)
+    kPerLine,           // c5  global lines per realization
+    kPerByte,           // c6  global bytes per realization
+    kPerByte,           // c7  register bytes per realization
+    kPerLine,           // c8  register lines per realization
+    kPerWorkingSetByte, // c9  working set
+    kPerByte,           // c10 bytes per point
+    kPerByte,           // c11 shared bytes per thread
+    kPerLine,           // c12 lines per point
+    kPerByte,           // c13 global bytes per thread
+    kPerByte,           // c14 bytes per task
+    kPerLine,           // c15 lines per task
+    kPerLine,           // c16 shared lines per realization
+    kPerLine,           // c17 shared lines per thread
+    kPerLine,           // c18 global lines per thread
+    kPerPoint,          // c19 points computed (not inlined)
+    kPerByte,           // c20 shared bytes per realization
+    kPerGlobalTxn,      // c21 global store transactions
+    kPerPoint,          // c22 false sharing
+    kPerRegisterByte,   // c23 register pressure (ours)
+    kPerRealization,    // c24 malloc
+    kPerLaunch,         // c25 parallel launches
+    kPerTask,           // c26 parallel tasks
+    kPerGlobalTxn,      // c27 global load transactions (ours: unweighted in appendix B)
+    kPerSharedTxn,      // c28 shared load transactions (ours: unweighted in appendix B)
+    kPerSharedTxn,      // c29 shared store transactions
+    kPerSerialLoad,     // c30 serial chain: loads waited for (formula version 2)
+    kPerSerialPoint,    // c31 serial chain: points issued (formula version 2)
 };
 
 namespace {
@@ -78,7 +78,9 @@ constexpr double kMinEfficiency = 1.0 / 128.0;
 // most it can be for a stage that runs at all.
 constexpr double kMaxIdleLaneWastage = 31.0 / 32.0;
 
-double inv_eff(double e) { return 1.0 / std::max(e, kMinEfficiency); }
+double inv_eff(double e) {
+    return 1.0 / std::max(e, kMinEfficiency);
+}
 } // namespace
 
 void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, CostTerms &t) {
@@ -132,10 +134,13 @@ void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, Co
     t[14] = f[F::num_tasks] * f[F::unique_bytes_read_per_task];
     t[15] = f[F::num_tasks] * f[F::unique_lines_read_per_task];
 
-    t[27] = num_blocks * f[F::num_global_mem_loads_per_block] * (inlined ? 1.0 : inv_eff(f[F::global_mem_load_efficiency]));
-    t[28] = num_blocks * f[F::num_shared_mem_loads_per_block] * (inlined ? 1.0 : inv_eff(f[F::shared_mem_load_efficiency]));
+    t[27] = num_blocks * f[F::num_global_mem_loads_per_block] *
+            (inlined ? 1.0 : inv_eff(f[F::global_mem_load_efficiency]));
+    t[28] = num_blocks * f[F::num_shared_mem_loads_per_block] *
+            (inlined ? 1.0 : inv_eff(f[F::shared_mem_load_efficiency]));
     t[29] = num_blocks * f[F::num_shared_mem_stores_per_block];
-    t[21] = num_blocks * f[F::num_global_mem_stores_per_block] * (inlined ? 1.0 : inv_eff(f[F::global_mem_store_efficiency]));
+    t[21] = num_blocks * f[F::num_global_mem_stores_per_block] *
+            (inlined ? 1.0 : inv_eff(f[F::global_mem_store_efficiency]));
 
     const double inner_parallelism = f[F::inner_parallelism];
     t[22] = inner_parallelism > 1 ? num_scalars / std::max(1.0, f[F::global_innermost_bytes_at_task]) : 0.0;
@@ -156,7 +161,8 @@ void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, Co
         t[31] = chain.waves * chain.points_per_thread;
     }
 
-    for (int i = 0; i < kNumCoefficients; ++i) t[i] *= kTermUnitMs[i];
+    for (int i = 0; i < kNumCoefficients; ++i)
+        t[i] *= kTermUnitMs[i];
 }
 
 } // namespace gpusched

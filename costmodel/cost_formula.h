@@ -41,7 +41,7 @@ namespace gpusched {
 
 struct GpuProfile;
 
-inline constexpr int kNumCoefficients = 32;     // the network's output width (reference network)
+inline constexpr int kNumCoefficients = 32; // the network's output width (reference network)
 // 1: appendix B's terms, c0..c29 (c30, c31 zero); 2: + the serial chain
 // (c30, c31). A weights file says which version its weights were trained
 // for (docs/weights-format.md).
@@ -51,9 +51,9 @@ inline constexpr int kCostFormulaVersion = 2;
 // the tasks by "num_cores"; on a GPU the unit that runs tasks (blocks)
 // concurrently is a wave: sm_count x resident blocks per SM.
 struct FormulaContext {
-    double sm_count = 80;           // V100, the paper's GPU, until a profile says otherwise
-    double max_blocks_per_sm = 32;  // CUDA programming guide, CC 7.0-9.0
-    int version = kCostFormulaVersion;  // of the weights the terms are for
+    double sm_count = 80;              // V100, the paper's GPU, until a profile says otherwise
+    double max_blocks_per_sm = 32;     // CUDA programming guide, CC 7.0-9.0
+    int version = kCostFormulaVersion; // of the weights the terms are for
 };
 
 FormulaContext formula_context_for(const GpuProfile &profile);

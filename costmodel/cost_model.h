@@ -20,8 +20,8 @@ namespace gpusched {
 
 // One candidate state's features: a row per stage scheduled so far.
 struct StateFeatures {
-    std::vector<int> stage_ids;              // index into the pipeline's stages
-    std::vector<ScheduleFeatures> schedule;  // same length as stage_ids
+    std::vector<int> stage_ids;             // index into the pipeline's stages
+    std::vector<ScheduleFeatures> schedule; // same length as stage_ids
 };
 
 class CostModel {

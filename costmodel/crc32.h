@@ -15,6 +15,8 @@ namespace gpusched {
 // Continue a running CRC over more bytes; start with crc = 0.
 std::uint32_t crc32_update(std::uint32_t crc, const void *data, std::size_t size);
 
-inline std::uint32_t crc32(const void *data, std::size_t size) { return crc32_update(0, data, size); }
+inline std::uint32_t crc32(const void *data, std::size_t size) {
+    return crc32_update(0, data, size);
+}
 
 } // namespace gpusched

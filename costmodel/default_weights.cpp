@@ -9,11 +9,13 @@ extern const std::size_t gpusched_default_weights_size;
 namespace gpusched {
 
 const WeightsFile &default_weights() {
-    static const WeightsFile w =
-        decode_weights(gpusched_default_weights_data, gpusched_default_weights_size, "<embedded default weights>");
+    static const WeightsFile w = decode_weights(gpusched_default_weights_data, gpusched_default_weights_size,
+                                                "<embedded default weights>");
     return w;
 }
 
-const char *default_weights_provenance() { return default_weights().provenance.c_str(); }
+const char *default_weights_provenance() {
+    return default_weights().provenance.c_str();
+}
 
 } // namespace gpusched

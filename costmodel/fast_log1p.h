@@ -36,7 +36,8 @@ inline float fast_log1p(float x) {
     // t^9 leaves an error below 2 * t^11 / 11 ~ 1e-9.
     const float t = (m - 1.0f) / (m + 1.0f);
     const float t2 = t * t;
-    const float series = t * (2.0f + t2 * (2.0f / 3.0f + t2 * (2.0f / 5.0f + t2 * (2.0f / 7.0f + t2 * (2.0f / 9.0f)))));
+    const float series =
+        t * (2.0f + t2 * (2.0f / 3.0f + t2 * (2.0f / 5.0f + t2 * (2.0f / 7.0f + t2 * (2.0f / 9.0f)))));
     // log(y) is of the rounded y = 1 + x; scaling by x / (y - 1) (y - 1 is
     // exact) corrects for that rounding (Goldberg 1991, "What every computer
     // scientist should know about floating-point arithmetic", thm. 4), so the
@@ -53,7 +54,8 @@ inline void fast_log1p_array(const float *in, float *out, std::size_t n) {
     std::size_t i = 0;
 #if defined(__SSE2__)
     const __m128 zero = _mm_setzero_ps(), one = _mm_set1_ps(1.0f), half = _mm_set1_ps(0.5f);
-    const __m128 sqrt2 = _mm_set1_ps(1.41421356f), ln2 = _mm_set1_ps(0.69314718056f), tiny = _mm_set1_ps(1e-4f);
+    const __m128 sqrt2 = _mm_set1_ps(1.41421356f), ln2 = _mm_set1_ps(0.69314718056f),
+                 tiny = _mm_set1_ps(1e-4f);
     const __m128i mant_mask = _mm_set1_epi32(0x007FFFFF), one_bits = _mm_set1_epi32(0x3F800000);
     const __m128i bias = _mm_set1_epi32(127);
     const __m128 c1 = _mm_set1_ps(2.0f), c3 = _mm_set1_ps(2.0f / 3.0f), c5 = _mm_set1_ps(2.0f / 5.0f);
@@ -78,12 +80,14 @@ inline void fast_log1p_array(const float *in, float *out, std::size_t n) {
         const __m128 small = _mm_cmplt_ps(x, tiny);
         // Small lanes would divide by a tiny or zero y - 1; give them a safe divisor.
         const __m128 u = _mm_or_ps(_mm_and_ps(small, one), _mm_andnot_ps(small, _mm_sub_ps(y, one)));
-        const __m128 result = _mm_mul_ps(_mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(e), ln2), s), _mm_div_ps(x, u));
+        const __m128 result =
+            _mm_mul_ps(_mm_add_ps(_mm_mul_ps(_mm_cvtepi32_ps(e), ln2), s), _mm_div_ps(x, u));
         const __m128 series2 = _mm_sub_ps(x, _mm_mul_ps(half, _mm_mul_ps(x, x)));
         _mm_storeu_ps(out + i, _mm_or_ps(_mm_and_ps(small, series2), _mm_andnot_ps(small, result)));
     }
 #endif
-    for (; i < n; ++i) out[i] = fast_log1p(in[i]);
+    for (; i < n; ++i)
+        out[i] = fast_log1p(in[i]);
 }
 
 } // namespace gpusched

@@ -24,7 +24,11 @@ inline float fast_exp_nonpositive(float x) {
     if (x < -87.0f) return 0.0f;
     const float n = std::nearbyint(x * 1.44269504089f);
     const float r = x - n * 0.693147180560f;
-    const float p = 1.0f + r * (1.0f + r * (0.5f + r * (1.0f / 6 + r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
+    const float p =
+        1.0f +
+        r * (1.0f +
+             r * (0.5f + r * (1.0f / 6 +
+                              r * (1.0f / 24 + r * (1.0f / 120 + r * (1.0f / 720 + r * (1.0f / 5040)))))));
     return std::ldexp(p, static_cast<int>(n));
 }
 
@@ -45,7 +49,8 @@ inline void fast_softplus_array(const float *z, float *out, std::size_t n) {
     // Whole chunks of four; a last partial chunk goes through a padded copy.
     for (; i < n; i += 4) {
         const std::size_t lanes = n - i < 4 ? n - i : 4;
-        for (std::size_t k = 0; k < 4; ++k) chunk[k] = k < lanes ? z[i + k] : 0.0f;
+        for (std::size_t k = 0; k < 4; ++k)
+            chunk[k] = k < lanes ? z[i + k] : 0.0f;
         const __m128 v = _mm_load_ps(chunk);
         const __m128 pos = _mm_max_ps(v, zero);
         __m128 a = _mm_sub_ps(_mm_min_ps(v, zero), pos); // -|z|
@@ -68,10 +73,12 @@ inline void fast_softplus_array(const float *z, float *out, std::size_t n) {
         float l[4];
         fast_log1p_array(e, l, 4);
         _mm_store_ps(chunk, _mm_add_ps(pos, _mm_loadu_ps(l)));
-        for (std::size_t k = 0; k < lanes; ++k) out[i + k] = chunk[k];
+        for (std::size_t k = 0; k < lanes; ++k)
+            out[i + k] = chunk[k];
     }
 #else
-    for (; i < n; ++i) out[i] = fast_softplus(z[i]);
+    for (; i < n; ++i)
+        out[i] = fast_softplus(z[i]);
 #endif
 }
 

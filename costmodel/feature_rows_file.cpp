@@ -14,26 +14,31 @@ namespace {
 constexpr char kMagic[8] = {'G', 'S', 'F', 'R', 'O', 'W', 'S', '1'};
 } // namespace
 
-FeatureRowsWriter::FeatureRowsWriter(const std::string &path) : os_(path, std::ios::binary | std::ios::trunc), path_(path) {
+FeatureRowsWriter::FeatureRowsWriter(const std::string &path)
+    : os_(path, std::ios::binary | std::ios::trunc), path_(path) {
     if (!os_) throw std::runtime_error(path + ": cannot open feature-rows file for writing");
     ByteWriter w;
     w.raw(kMagic, sizeof kMagic);
     w.u32(kFeatureRowsVersion);
     w.u32(0); // the record count, patched by close()
-    os_.write(reinterpret_cast<const char *>(w.bytes().data()), static_cast<std::streamsize>(w.bytes().size()));
+    os_.write(reinterpret_cast<const char *>(w.bytes().data()),
+              static_cast<std::streamsize>(w.bytes().size()));
     if (!os_) throw std::runtime_error(path + ": error while writing feature-rows file");
 }
 
 FeatureRowsWriter::~FeatureRowsWriter() = default;
 
-void FeatureRowsWriter::append(std::uint32_t pipeline_key, double runtime_ms, const std::vector<unsigned char> &blob) {
+void FeatureRowsWriter::append(std::uint32_t pipeline_key, double runtime_ms,
+                               const std::vector<unsigned char> &blob) {
     if (!os_.is_open()) throw std::logic_error(path_ + ": feature-rows writer used after close()");
-    if (count_ == UINT32_MAX) throw std::runtime_error(path_ + ": more records than a feature-rows file can count");
+    if (count_ == UINT32_MAX)
+        throw std::runtime_error(path_ + ": more records than a feature-rows file can count");
     ByteWriter w;
     w.u32(pipeline_key);
     w.f64(runtime_ms);
     w.u32(static_cast<std::uint32_t>(blob.size()));
-    os_.write(reinterpret_cast<const char *>(w.bytes().data()), static_cast<std::streamsize>(w.bytes().size()));
+    os_.write(reinterpret_cast<const char *>(w.bytes().data()),
+              static_cast<std::streamsize>(w.bytes().size()));
     os_.write(reinterpret_cast<const char *>(blob.data()), static_cast<std::streamsize>(blob.size()));
     if (!os_) throw std::runtime_error(path_ + ": error while writing feature-rows file");
     ++count_;
@@ -44,14 +49,16 @@ void FeatureRowsWriter::close() {
     ByteWriter w;
     w.u32(count_);
     os_.seekp(sizeof kMagic + 4);
-    os_.write(reinterpret_cast<const char *>(w.bytes().data()), static_cast<std::streamsize>(w.bytes().size()));
+    os_.write(reinterpret_cast<const char *>(w.bytes().data()),
+              static_cast<std::streamsize>(w.bytes().size()));
     os_.close();
     if (!os_) throw std::runtime_error(path_ + ": error while writing feature-rows file");
 }
 
 void write_feature_rows(const std::string &path, const std::vector<FeatureRowsRecord> &records) {
     FeatureRowsWriter w(path);
-    for (const auto &rec : records) w.append(rec.pipeline_key, rec.runtime_ms, serialize_featurization(rec.pipeline, rec.state));
+    for (const auto &rec : records)
+        w.append(rec.pipeline_key, rec.runtime_ms, serialize_featurization(rec.pipeline, rec.state));
     w.close();
 }
 
@@ -67,7 +74,8 @@ std::vector<unsigned char> read_all(const std::string &path) {
 std::uint32_t read_header(ByteReader &r) {
     char magic[8];
     r.raw(magic, 8, "the magic number");
-    if (std::memcmp(magic, kMagic, 8) != 0) r.fail("not a feature-rows file (wrong magic number; expected \"GSFROWS1\")");
+    if (std::memcmp(magic, kMagic, 8) != 0)
+        r.fail("not a feature-rows file (wrong magic number; expected \"GSFROWS1\")");
     const std::uint32_t version = r.u32("the version");
     if (version != kFeatureRowsVersion)
         r.fail("unsupported feature-rows version " + std::to_string(version) + " (this build reads " +
@@ -76,18 +84,21 @@ std::uint32_t read_header(ByteReader &r) {
 }
 
 // Reads one record's framing; the blob is left in `blob`.
-void read_record(ByteReader &r, std::uint32_t i, std::uint32_t &key, double &runtime, std::vector<unsigned char> &blob) {
+void read_record(ByteReader &r, std::uint32_t i, std::uint32_t &key, double &runtime,
+                 std::vector<unsigned char> &blob) {
     key = r.u32("a pipeline key");
     runtime = r.f64("a runtime");
     const std::uint32_t size = r.u32("a blob size");
-    if (size > r.remaining()) r.fail("truncated in record " + std::to_string(i) + ": blob of " + std::to_string(size) +
-                                     " bytes, " + std::to_string(r.remaining()) + " left");
+    if (size > r.remaining())
+        r.fail("truncated in record " + std::to_string(i) + ": blob of " + std::to_string(size) + " bytes, " +
+               std::to_string(r.remaining()) + " left");
     blob.resize(size);
     r.raw(blob.data(), size, "a blob");
 }
 
 void check_end(ByteReader &r) {
-    if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected trailing bytes after the last record");
+    if (r.remaining() != 0)
+        r.fail(std::to_string(r.remaining()) + " unexpected trailing bytes after the last record");
 }
 
 } // namespace
@@ -97,7 +108,8 @@ std::vector<FeatureRowsRawRecord> read_feature_rows_raw(const std::string &path)
     ByteReader r(bytes.data(), bytes.size(), path);
     const std::uint32_t count = read_header(r);
     std::vector<FeatureRowsRawRecord> out(count);
-    for (std::uint32_t i = 0; i < count; ++i) read_record(r, i, out[i].pipeline_key, out[i].runtime_ms, out[i].blob);
+    for (std::uint32_t i = 0; i < count; ++i)
+        read_record(r, i, out[i].pipeline_key, out[i].runtime_ms, out[i].blob);
     check_end(r);
     return out;
 }
@@ -126,9 +138,11 @@ std::vector<PipelineSamples> read_feature_rows(const std::string &path) {
         PipelineSamples &ps = out[it->second];
         bool same = ps.stages.size() == s.pipeline.size();
         for (std::size_t k = 0; same && k < ps.stages.size(); ++k)
-            same = std::memcmp(ps.stages[k].values.data(), s.pipeline[k].values.data(), sizeof(float) * kNumPipelineFeatures) == 0;
-        if (!same) r.fail(where + " has pipeline key " + std::to_string(key) +
-                          " but different pipeline features than the first record with that key");
+            same = std::memcmp(ps.stages[k].values.data(), s.pipeline[k].values.data(),
+                               sizeof(float) * kNumPipelineFeatures) == 0;
+        if (!same)
+            r.fail(where + " has pipeline key " + std::to_string(key) +
+                   " but different pipeline features than the first record with that key");
         ps.states.push_back(std::move(s.state));
         ps.runtimes_ms.push_back(runtime);
     }

@@ -61,10 +61,12 @@ HeldOutRanking rank_held_out(const std::vector<double> &predicted, const std::ve
     HeldOutRanking h;
     if (states.size() >= 2) {
         std::vector<int> all(states.size());
-        for (std::size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+        for (std::size_t i = 0; i < all.size(); ++i)
+            all[i] = static_cast<int>(i);
         add_group(h.all, predicted, reference, all);
     }
-    for (const auto &g : same_step_groups(states, min_group)) add_group(h.same_step, predicted, reference, g);
+    for (const auto &g : same_step_groups(states, min_group))
+        add_group(h.same_step, predicted, reference, g);
     finish(h.all);
     finish(h.same_step);
     return h;
@@ -90,11 +92,14 @@ RankingView mean_view(const std::vector<RankingView> &views) {
     return m;
 }
 
-std::vector<bool> choose_held_out(const std::vector<std::string> &groups, double fraction, std::uint64_t seed) {
-    if (!(fraction >= 0 && fraction < 1)) throw std::invalid_argument("choose_held_out: fraction must be in [0, 1)");
+std::vector<bool> choose_held_out(const std::vector<std::string> &groups, double fraction,
+                                  std::uint64_t seed) {
+    if (!(fraction >= 0 && fraction < 1))
+        throw std::invalid_argument("choose_held_out: fraction must be in [0, 1)");
     std::vector<bool> held(groups.size(), false);
     std::map<std::string, std::vector<std::size_t>> members;
-    for (std::size_t i = 0; i < groups.size(); ++i) members[groups[i]].push_back(i);
+    for (std::size_t i = 0; i < groups.size(); ++i)
+        members[groups[i]].push_back(i);
     std::mt19937_64 rng(seed);
     for (auto &[name, idx] : members) {
         if (fraction == 0 || idx.size() < 2) continue;
@@ -102,8 +107,10 @@ std::vector<bool> choose_held_out(const std::vector<std::string> &groups, double
         n = std::clamp<std::size_t>(n, 1, idx.size() - 1);
         // Fisher-Yates with our own draws: std::shuffle's sequence differs
         // between standard libraries, and the split is part of a recipe.
-        for (std::size_t i = idx.size() - 1; i > 0; --i) std::swap(idx[i], idx[rng() % (i + 1)]);
-        for (std::size_t k = 0; k < n; ++k) held[idx[k]] = true;
+        for (std::size_t i = idx.size() - 1; i > 0; --i)
+            std::swap(idx[i], idx[rng() % (i + 1)]);
+        for (std::size_t k = 0; k < n; ++k)
+            held[idx[k]] = true;
     }
     return held;
 }

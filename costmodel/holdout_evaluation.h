@@ -54,6 +54,7 @@ RankingView mean_view(const std::vector<RankingView> &views);
 // "random"), round(fraction x n) of them, at least one when fraction > 0 and
 // the group has two or more, chosen by a shuffle seeded with `seed` of the
 // group's pipelines in the order given. true = held out.
-std::vector<bool> choose_held_out(const std::vector<std::string> &groups, double fraction, std::uint64_t seed);
+std::vector<bool> choose_held_out(const std::vector<std::string> &groups, double fraction,
+                                  std::uint64_t seed);
 
 } // namespace gpusched

@@ -13,14 +13,16 @@ namespace gpusched {
 
 std::unique_ptr<CostModel> make_cost_model(const nlohmann::json &config, const GpuProfile &profile) {
     if (!config.is_null() && !config.is_object())
-        throw std::runtime_error("cost model config: expected a JSON object, got " + std::string(config.type_name()));
+        throw std::runtime_error("cost model config: expected a JSON object, got " +
+                                 std::string(config.type_name()));
 
     std::string kind = "network";
     if (config.is_object() && config.contains("cost_model")) {
         const auto &v = config.at("cost_model");
         if (!v.is_string())
             throw std::runtime_error("cost model config: key \"cost_model\" must be a string (\"network\" or "
-                                     "\"analytic\"), got " + std::string(v.type_name()));
+                                     "\"analytic\"), got " +
+                                     std::string(v.type_name()));
         kind = v.get<std::string>();
     }
 
@@ -28,8 +30,10 @@ std::unique_ptr<CostModel> make_cost_model(const nlohmann::json &config, const G
     if (config.is_object() && config.contains("weights_path") && !config.at("weights_path").is_null()) {
         const auto &v = config.at("weights_path");
         if (!v.is_string() || v.get<std::string>().empty())
-            throw std::runtime_error("cost model config: key \"weights_path\" must be a non-empty string (a weights "
-                                     "file path) or absent, got " + v.dump());
+            throw std::runtime_error(
+                "cost model config: key \"weights_path\" must be a non-empty string (a weights "
+                "file path) or absent, got " +
+                v.dump());
         weights_path = v.get<std::string>();
     }
 

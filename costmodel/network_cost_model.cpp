@@ -9,7 +9,7 @@ namespace gpusched {
 namespace {
 FormulaContext context_for(const WeightsFile &weights, const GpuProfile &profile) {
     FormulaContext c = formula_context_for(profile);
-    c.version = weights.formula_version;  // the terms the weights were trained for
+    c.version = weights.formula_version; // the terms the weights were trained for
     return c;
 }
 } // namespace
@@ -28,10 +28,12 @@ void NetworkCostModel::evaluate(const std::vector<const StateFeatures *> &states
     rows_.clear();
     for (const StateFeatures *s : states) {
         if (s->stage_ids.size() != s->schedule.size())
-            throw std::invalid_argument("network cost model: state has " + std::to_string(s->stage_ids.size()) +
-                                        " stage ids but " + std::to_string(s->schedule.size()) + " feature rows");
+            throw std::invalid_argument("network cost model: state has " +
+                                        std::to_string(s->stage_ids.size()) + " stage ids but " +
+                                        std::to_string(s->schedule.size()) + " feature rows");
         ids_.insert(ids_.end(), s->stage_ids.begin(), s->stage_ids.end());
-        for (const auto &row : s->schedule) rows_.push_back(&row);
+        for (const auto &row : s->schedule)
+            rows_.push_back(&row);
     }
     stage_costs_.resize(rows_.size());
     keys_.resize(rows_.size());
@@ -58,9 +60,11 @@ void NetworkCostModel::evaluate(const std::vector<const StateFeatures *> &states
     for (std::size_t s = 0; s < states.size(); ++s) {
         const std::size_t n = states[s]->schedule.size();
         double total = 0;
-        for (std::size_t i = 0; i < n; ++i) total += stage_costs_[pos + i];
-        if (per_stage) (*per_stage)[s].assign(stage_costs_.begin() + static_cast<std::ptrdiff_t>(pos),
-                                              stage_costs_.begin() + static_cast<std::ptrdiff_t>(pos + n));
+        for (std::size_t i = 0; i < n; ++i)
+            total += stage_costs_[pos + i];
+        if (per_stage)
+            (*per_stage)[s].assign(stage_costs_.begin() + static_cast<std::ptrdiff_t>(pos),
+                                   stage_costs_.begin() + static_cast<std::ptrdiff_t>(pos + n));
         pos += n;
         costs[s] = (std::isfinite(total) && total > kMinPredictedCostMs) ? total : kMinPredictedCostMs;
     }

@@ -48,7 +48,7 @@ private:
     std::vector<double> stage_costs_;
     RowCostCache row_cache_;
     std::vector<RowCostCache::Key> keys_;
-    std::vector<std::size_t> misses_;  // indices into rows_ not in the cache
+    std::vector<std::size_t> misses_; // indices into rows_ not in the cache
     std::vector<int> miss_ids_;
     std::vector<const ScheduleFeatures *> miss_rows_;
     std::vector<double> miss_costs_;

@@ -10,11 +10,13 @@ namespace gpusched {
 
 NetworkEvaluator::NetworkEvaluator(const NetworkWeights &weights, const FormulaContext &ctx)
     : ctx_(ctx), weights_(weights) {
-    if (!weights_.valid_shape()) throw std::invalid_argument("NetworkEvaluator: network weights have the wrong shape");
+    if (!weights_.valid_shape())
+        throw std::invalid_argument("NetworkEvaluator: network weights have the wrong shape");
     schedule_wt_.resize(std::size_t(kNumScheduleFeatures) * kScheduleEmbedding);
     for (int k = 0; k < kScheduleEmbedding; ++k)
         for (int j = 0; j < kNumScheduleFeatures; ++j)
-            schedule_wt_[std::size_t(j) * kScheduleEmbedding + k] = weights_.schedule_w[std::size_t(k) * kNumScheduleFeatures + j];
+            schedule_wt_[std::size_t(j) * kScheduleEmbedding + k] =
+                weights_.schedule_w[std::size_t(k) * kNumScheduleFeatures + j];
     coef_wt_.resize(std::size_t(kScheduleEmbedding) * kNumCoefficients);
     for (int m = 0; m < kNumCoefficients; ++m)
         for (int k = 0; k < kScheduleEmbedding; ++k)
@@ -29,14 +31,16 @@ void NetworkEvaluator::set_pipeline(const std::vector<PipelineFeatures> &stages)
         for (int k = 0; k < kPipelineEmbedding; ++k) {
             float acc = weights_.pipeline_b[k];
             const float *w = &weights_.pipeline_w[std::size_t(k) * kNumPipelineFeatures];
-            for (int j = 0; j < kNumPipelineFeatures; ++j) acc += w[j] * stages[s].values[j];
+            for (int j = 0; j < kNumPipelineFeatures; ++j)
+                acc += w[j] * stages[s].values[j];
             h1[k] = acc;
         }
         float *bias = &stage_bias_[s * kNumCoefficients];
         for (int m = 0; m < kNumCoefficients; ++m) {
             float acc = weights_.coef_b[m];
             const float *w = &weights_.coef_w[std::size_t(m) * kHiddenWidth];
-            for (int k = 0; k < kPipelineEmbedding; ++k) acc += w[k] * h1[k];
+            for (int k = 0; k < kPipelineEmbedding; ++k)
+                acc += w[k] * h1[k];
             bias[m] = acc;
         }
     }
@@ -53,35 +57,43 @@ void NetworkEvaluator::evaluate_rows(const int *stage_ids, const ScheduleFeature
     for (std::size_t r = 0; r < n; ++r) {
         const int sid = stage_ids[r];
         if (sid < 0 || static_cast<std::size_t>(sid) >= stages)
-            throw std::out_of_range("NetworkEvaluator: stage id " + std::to_string(sid) + " outside the pipeline's " +
-                                    std::to_string(stages) + " stages (was set_pipeline called?)");
+            throw std::out_of_range("NetworkEvaluator: stage id " + std::to_string(sid) +
+                                    " outside the pipeline's " + std::to_string(stages) +
+                                    " stages (was set_pipeline called?)");
         const ScheduleFeatures &f = *rows[r];
-        for (int j = 0; j < kNumScheduleFeatures; ++j) raw[j] = static_cast<float>(f.values[j]);
+        for (int j = 0; j < kNumScheduleFeatures; ++j)
+            raw[j] = static_cast<float>(f.values[j]);
         fast_log1p_array(raw, x, kNumScheduleFeatures);
 
-        for (int k = 0; k < kScheduleEmbedding; ++k) h2[k] = weights_.schedule_b[k];
+        for (int k = 0; k < kScheduleEmbedding; ++k)
+            h2[k] = weights_.schedule_b[k];
         for (int j = 0; j < kNumScheduleFeatures; ++j) {
             const float xj = x[j];
             const float *w = &schedule_wt_[std::size_t(j) * kScheduleEmbedding];
-            for (int k = 0; k < kScheduleEmbedding; ++k) h2[k] += xj * w[k];
+            for (int k = 0; k < kScheduleEmbedding; ++k)
+                h2[k] += xj * w[k];
         }
 
         const float *bias = &stage_bias_[std::size_t(sid) * kNumCoefficients];
-        for (int m = 0; m < kNumCoefficients; ++m) z[m] = bias[m];
+        for (int m = 0; m < kNumCoefficients; ++m)
+            z[m] = bias[m];
         for (int k = 0; k < kScheduleEmbedding; ++k) {
             const float h = h2[k] > 0.0f ? h2[k] : 0.0f;
             const float *w = &coef_wt_[std::size_t(k) * kNumCoefficients];
-            for (int m = 0; m < kNumCoefficients; ++m) z[m] += h * w[m];
+            for (int m = 0; m < kNumCoefficients; ++m)
+                z[m] += h * w[m];
         }
         alignas(32) float c[kNumCoefficients];
         fast_softplus_array(z, c, kNumCoefficients);
         if (coefficients) {
-            for (int m = 0; m < kNumCoefficients; ++m) coefficients[r * kNumCoefficients + m] = c[m];
+            for (int m = 0; m < kNumCoefficients; ++m)
+                coefficients[r * kNumCoefficients + m] = c[m];
         }
 
         compute_cost_terms(f, ctx_, terms);
         double cost = 0.0;
-        for (int m = 0; m < kNumCoefficients; ++m) cost += static_cast<double>(c[m]) * terms[m];
+        for (int m = 0; m < kNumCoefficients; ++m)
+            cost += static_cast<double>(c[m]) * terms[m];
         stage_costs[r] = cost;
     }
 }

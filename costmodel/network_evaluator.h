@@ -32,8 +32,8 @@ public:
 
     // stage_costs[i] = cost of rows[i] as stage stage_ids[i]. Optionally
     // writes the 32 coefficients of each row to coefficients (n x 32).
-    void evaluate_rows(const int *stage_ids, const ScheduleFeatures *const *rows, std::size_t n, double *stage_costs,
-                       float *coefficients = nullptr) const;
+    void evaluate_rows(const int *stage_ids, const ScheduleFeatures *const *rows, std::size_t n,
+                       double *stage_costs, float *coefficients = nullptr) const;
 
     const FormulaContext &context() const { return ctx_; }
 

@@ -23,7 +23,9 @@ static_assert(kCb + kNumCoefficients == NetworkWeights::num_parameters(), "param
 using H1 = std::array<double, kPipelineEmbedding>;
 
 // Exact softplus and its derivative, stable for large |z|.
-double softplus(double z) { return std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z))); }
+double softplus(double z) {
+    return std::max(z, 0.0) + std::log1p(std::exp(-std::abs(z)));
+}
 double sigmoid(double z) {
     const double e = std::exp(-std::abs(z));
     return z >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
@@ -34,7 +36,8 @@ H1 pipeline_head(const std::vector<double> &w, const std::array<double, kNumPipe
     for (int k = 0; k < kPipelineEmbedding; ++k) {
         double acc = w[kPb + k];
         const double *row = &w[kPw + std::size_t(k) * kNumPipelineFeatures];
-        for (int j = 0; j < kNumPipelineFeatures; ++j) acc += row[j] * p[j];
+        for (int j = 0; j < kNumPipelineFeatures; ++j)
+            acc += row[j] * p[j];
         h[k] = acc;
     }
     return h;
@@ -48,11 +51,13 @@ struct RowActivations {
 };
 
 void row_forward(const std::vector<double> &w, const H1 &h1, const PreparedRow &row, RowActivations &a) {
-    for (int k = 0; k < kPipelineEmbedding; ++k) a.hcat[k] = h1[k];
+    for (int k = 0; k < kPipelineEmbedding; ++k)
+        a.hcat[k] = h1[k];
     for (int k = 0; k < kScheduleEmbedding; ++k) {
         double acc = w[kSb + k];
         const double *wr = &w[kSw + std::size_t(k) * kNumScheduleFeatures];
-        for (int j = 0; j < kNumScheduleFeatures; ++j) acc += wr[j] * row.x[j];
+        for (int j = 0; j < kNumScheduleFeatures; ++j)
+            acc += wr[j] * row.x[j];
         a.h2pre[k] = acc;
         a.hcat[kPipelineEmbedding + k] = acc > 0 ? acc : 0.0;
     }
@@ -60,7 +65,8 @@ void row_forward(const std::vector<double> &w, const H1 &h1, const PreparedRow &
     for (int m = 0; m < kNumCoefficients; ++m) {
         double acc = w[kCb + m];
         const double *wr = &w[kCw + std::size_t(m) * kHiddenWidth];
-        for (int k = 0; k < kHiddenWidth; ++k) acc += wr[k] * a.hcat[k];
+        for (int k = 0; k < kHiddenWidth; ++k)
+            acc += wr[k] * a.hcat[k];
         a.z[m] = acc;
         a.cost += softplus(acc) * row.terms[m];
     }
@@ -68,7 +74,8 @@ void row_forward(const std::vector<double> &w, const H1 &h1, const PreparedRow &
 
 } // namespace
 
-PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages, const std::vector<StateFeatures> &states,
+PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages,
+                                  const std::vector<StateFeatures> &states,
                                   const std::vector<double> &runtimes_ms, const FormulaContext &ctx) {
     if (states.size() != runtimes_ms.size())
         throw std::invalid_argument("prepare_pipeline: " + std::to_string(states.size()) + " states but " +
@@ -76,7 +83,8 @@ PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages, c
     PreparedPipeline out;
     for (const auto &s : stages) {
         std::array<double, kNumPipelineFeatures> p{};
-        for (int j = 0; j < kNumPipelineFeatures; ++j) p[j] = s.values[j];
+        for (int j = 0; j < kNumPipelineFeatures; ++j)
+            p[j] = s.values[j];
         out.stages.push_back(p);
     }
     for (std::size_t i = 0; i < states.size(); ++i) {
@@ -92,9 +100,9 @@ PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages, c
         for (std::size_t r = 0; r < st.schedule.size(); ++r) {
             const int sid = st.stage_ids[r];
             if (sid < 0 || static_cast<std::size_t>(sid) >= stages.size())
-                throw std::invalid_argument("prepare_pipeline: sample " + std::to_string(i) + " names stage " +
-                                            std::to_string(sid) + " of a " + std::to_string(stages.size()) +
-                                            "-stage pipeline");
+                throw std::invalid_argument("prepare_pipeline: sample " + std::to_string(i) +
+                                            " names stage " + std::to_string(sid) + " of a " +
+                                            std::to_string(stages.size()) + "-stage pipeline");
             PreparedRow row;
             row.stage_id = sid;
             for (int j = 0; j < kNumScheduleFeatures; ++j)
@@ -110,7 +118,8 @@ PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages, c
 std::vector<double> predict_samples(const std::vector<double> &params, const PreparedPipeline &pipe,
                                     const std::vector<int> &samples) {
     std::vector<H1> h1(pipe.stages.size());
-    for (std::size_t s = 0; s < pipe.stages.size(); ++s) h1[s] = pipeline_head(params, pipe.stages[s]);
+    for (std::size_t s = 0; s < pipe.stages.size(); ++s)
+        h1[s] = pipeline_head(params, pipe.stages[s]);
     std::vector<double> out;
     RowActivations a;
     for (int si : samples) {
@@ -124,15 +133,16 @@ std::vector<double> predict_samples(const std::vector<double> &params, const Pre
     return out;
 }
 
-double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe, const std::vector<int> &samples,
-                  const LossWeights &weights, std::vector<double> *grad) {
+double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe,
+                  const std::vector<int> &samples, const LossWeights &weights, std::vector<double> *grad) {
     const double negative_penalty = weights.negative_penalty;
     if (samples.empty()) return 0.0;
     if (grad && grad->size() != NetworkWeights::num_parameters())
         throw std::invalid_argument("batch_loss: gradient vector has the wrong size");
     const std::size_t num_stages = pipe.stages.size();
     std::vector<H1> h1(num_stages);
-    for (std::size_t s = 0; s < num_stages; ++s) h1[s] = pipeline_head(params, pipe.stages[s]);
+    for (std::size_t s = 0; s < num_stages; ++s)
+        h1[s] = pipeline_head(params, pipe.stages[s]);
 
     // Forward, keeping each row's activations for the backward pass.
     std::vector<std::vector<RowActivations>> acts(samples.size());
@@ -170,7 +180,8 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
     }
     if (weights.scale != 0) {
         double mean_log_ratio = 0;
-        for (std::size_t i = 0; i < samples.size(); ++i) mean_log_ratio += std::log(p[i] / t[i]) / n;
+        for (std::size_t i = 0; i < samples.size(); ++i)
+            mean_log_ratio += std::log(p[i] / t[i]) / n;
         loss += weights.scale * mean_log_ratio * mean_log_ratio;
         for (std::size_t i = 0; i < samples.size(); ++i)
             if (!clamped[i]) dloss_dp[i] += weights.scale * 2.0 * mean_log_ratio / (n * p[i]);
@@ -228,12 +239,14 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
                 g[kCb + m] += dz[m];
             }
             H1 &d1 = dh1[static_cast<std::size_t>(row.stage_id)];
-            for (int k = 0; k < kPipelineEmbedding; ++k) d1[k] += dh[k];
+            for (int k = 0; k < kPipelineEmbedding; ++k)
+                d1[k] += dh[k];
             for (int k = 0; k < kScheduleEmbedding; ++k) {
                 if (!(a.h2pre[k] > 0)) continue;
                 const double d = dh[kPipelineEmbedding + k];
                 double *gw = &g[kSw + std::size_t(k) * kNumScheduleFeatures];
-                for (int j = 0; j < kNumScheduleFeatures; ++j) gw[j] += d * row.x[j];
+                for (int j = 0; j < kNumScheduleFeatures; ++j)
+                    gw[j] += d * row.x[j];
                 g[kSb + k] += d;
             }
         }
@@ -243,7 +256,8 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
             const double d = dh1[s][k];
             if (d == 0) continue;
             double *gw = &g[kPw + std::size_t(k) * kNumPipelineFeatures];
-            for (int j = 0; j < kNumPipelineFeatures; ++j) gw[j] += d * pipe.stages[s][j];
+            for (int j = 0; j < kNumPipelineFeatures; ++j)
+                gw[j] += d * pipe.stages[s][j];
             g[kPb + k] += d;
         }
     }

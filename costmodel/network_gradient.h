@@ -60,7 +60,8 @@ struct PreparedPipeline {
 
 // Throws std::invalid_argument if a state's stage id is out of range or a
 // runtime is not finite and > 0.
-PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages, const std::vector<StateFeatures> &states,
+PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages,
+                                  const std::vector<StateFeatures> &states,
                                   const std::vector<double> &runtimes_ms, const FormulaContext &ctx);
 
 // Predicted cost (ms, unclamped) of each listed sample with flat parameters
@@ -69,19 +70,20 @@ std::vector<double> predict_samples(const std::vector<double> &params, const Pre
                                     const std::vector<int> &samples);
 
 struct LossWeights {
-    double throughput = 1;  // w_tp
-    double ranking = 0;     // w_rank
+    double throughput = 1; // w_tp
+    double ranking = 0;    // w_rank
     double negative_penalty = 1e-4;
-    double scale = 0;       // w_scale
+    double scale = 0; // w_scale
 };
 
 // The batch loss above; if grad is non-null, adds dL/dparams to it
 // (grad->size() must be NetworkWeights::num_parameters()).
-double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe, const std::vector<int> &samples,
-                  const LossWeights &weights, std::vector<double> *grad);
+double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe,
+                  const std::vector<int> &samples, const LossWeights &weights, std::vector<double> *grad);
 // The paper's loss: relative throughput plus the penalty.
 inline double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe,
-                         const std::vector<int> &samples, double negative_penalty, std::vector<double> *grad) {
+                         const std::vector<int> &samples, double negative_penalty,
+                         std::vector<double> *grad) {
     return batch_loss(params, pipe, samples, LossWeights{1, 0, negative_penalty}, grad);
 }
 

@@ -12,7 +12,8 @@ void fill_uniform(std::vector<float> &v, std::size_t n, int fan_in, std::mt19937
     const float a = 1.0f / std::sqrt(static_cast<float>(fan_in));
     std::uniform_real_distribution<float> d(-a, a);
     v.resize(n);
-    for (auto &x : v) x = d(rng);
+    for (auto &x : v)
+        x = d(rng);
 }
 
 } // namespace
@@ -22,9 +23,11 @@ NetworkWeights NetworkWeights::initial(std::uint64_t seed) {
     NetworkWeights w;
     // The pipeline features are raw counts (often 0..50), so the head's
     // weights are scaled down further to keep h1 O(1).
-    fill_uniform(w.pipeline_w, std::size_t(kPipelineEmbedding) * kNumPipelineFeatures, kNumPipelineFeatures * 16, rng);
+    fill_uniform(w.pipeline_w, std::size_t(kPipelineEmbedding) * kNumPipelineFeatures,
+                 kNumPipelineFeatures * 16, rng);
     w.pipeline_b.assign(kPipelineEmbedding, 0.0f);
-    fill_uniform(w.schedule_w, std::size_t(kScheduleEmbedding) * kNumScheduleFeatures, kNumScheduleFeatures * 16, rng);
+    fill_uniform(w.schedule_w, std::size_t(kScheduleEmbedding) * kNumScheduleFeatures,
+                 kNumScheduleFeatures * 16, rng);
     w.schedule_b.assign(kScheduleEmbedding, 0.0f);
     fill_uniform(w.coef_w, std::size_t(kNumCoefficients) * kHiddenWidth, kHiddenWidth * 16, rng);
     w.coef_b.assign(kNumCoefficients, kUnitCoefficientBias);
@@ -50,12 +53,14 @@ std::vector<float> NetworkWeights::flatten() const {
 
 NetworkWeights NetworkWeights::unflatten(const std::vector<float> &values) {
     if (values.size() != num_parameters())
-        throw std::invalid_argument("NetworkWeights::unflatten: expected " + std::to_string(num_parameters()) +
-                                    " floats, got " + std::to_string(values.size()));
+        throw std::invalid_argument("NetworkWeights::unflatten: expected " +
+                                    std::to_string(num_parameters()) + " floats, got " +
+                                    std::to_string(values.size()));
     NetworkWeights w;
     std::size_t pos = 0;
     auto take = [&](std::vector<float> &dst, std::size_t n) {
-        dst.assign(values.begin() + static_cast<std::ptrdiff_t>(pos), values.begin() + static_cast<std::ptrdiff_t>(pos + n));
+        dst.assign(values.begin() + static_cast<std::ptrdiff_t>(pos),
+                   values.begin() + static_cast<std::ptrdiff_t>(pos + n));
         pos += n;
     };
     take(w.pipeline_w, std::size_t(kPipelineEmbedding) * kNumPipelineFeatures);

@@ -19,8 +19,31 @@ enum class ScalarTypeBucket : int { Bool, UInt8, UInt16, UInt32, UInt64, Float, 
 inline constexpr int kNumScalarTypes = static_cast<int>(ScalarTypeBucket::Count);
 
 enum class OpType : int {
-    Const, Cast, Variable, Param, Add, Sub, Mod, Mul, Div, Min, Max, EQ, NE, LT, LE, And, Or, Not,
-    Select, ImageCall, FuncCall, SelfCall, ExternCall, Let, Count
+    Const,
+    Cast,
+    Variable,
+    Param,
+    Add,
+    Sub,
+    Mod,
+    Mul,
+    Div,
+    Min,
+    Max,
+    EQ,
+    NE,
+    LT,
+    LE,
+    And,
+    Or,
+    Not,
+    Select,
+    ImageCall,
+    FuncCall,
+    SelfCall,
+    ExternCall,
+    Let,
+    Count
 };
 inline constexpr int kNumOpTypes = static_cast<int>(OpType::Count);
 

@@ -7,7 +7,8 @@ namespace gpusched {
 namespace {
 
 void check_sizes(const std::vector<double> &a, const std::vector<double> &b) {
-    if (a.size() != b.size()) throw std::invalid_argument("ranking metrics: predicted and measured differ in length");
+    if (a.size() != b.size())
+        throw std::invalid_argument("ranking metrics: predicted and measured differ in length");
 }
 
 } // namespace

@@ -6,7 +6,9 @@ namespace gpusched {
 
 namespace {
 
-uint64_t rotl(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
+uint64_t rotl(uint64_t x, int r) {
+    return (x << r) | (x >> (64 - r));
+}
 
 // One round of a multiply-rotate mix (the xxHash64 round constants).
 uint64_t mix(uint64_t h, uint64_t v, uint64_t p1, uint64_t p2) {
@@ -60,7 +62,8 @@ void RowCostCache::store(const Key &k, double cost) {
 }
 
 void RowCostCache::clear() {
-    for (Slot &s : slots_) s.used = false;
+    for (Slot &s : slots_)
+        s.used = false;
     hits_ = misses_ = 0;
 }
 

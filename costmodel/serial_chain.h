@@ -18,9 +18,9 @@ namespace gpusched {
 inline constexpr double kLoadsInFlightPerThread = 4;
 
 struct SerialChain {
-    double waves = 1;              // waves of blocks, one after another
-    double points_per_thread = 1;  // each thread's points, one after another
-    double load_steps = 1;         // its loads waited for, a few in flight (all its unrolled ones)
+    double waves = 1;             // waves of blocks, one after another
+    double points_per_thread = 1; // each thread's points, one after another
+    double load_steps = 1;        // its loads waited for, a few in flight (all its unrolled ones)
 };
 
 // points: the stage's points computed; wave: blocks resident at once.

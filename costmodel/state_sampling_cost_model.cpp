@@ -9,7 +9,8 @@
 
 namespace gpusched {
 
-StateSamplingCostModel::StateSamplingCostModel(std::unique_ptr<CostModel> inner, std::size_t capacity, std::uint64_t seed)
+StateSamplingCostModel::StateSamplingCostModel(std::unique_ptr<CostModel> inner, std::size_t capacity,
+                                               std::uint64_t seed)
     : inner_(std::move(inner)), capacity_(capacity), rng_(seed) {
     if (!inner_) throw std::invalid_argument("StateSamplingCostModel: no model to wrap");
 }
@@ -21,7 +22,8 @@ void StateSamplingCostModel::set_pipeline(std::vector<PipelineFeatures> stage_fe
     inner_->set_pipeline(std::move(stage_features));
 }
 
-void StateSamplingCostModel::evaluate(const std::vector<const StateFeatures *> &states, std::vector<double> &costs,
+void StateSamplingCostModel::evaluate(const std::vector<const StateFeatures *> &states,
+                                      std::vector<double> &costs,
                                       std::vector<std::vector<double>> *per_stage) {
     inner_->evaluate(states, costs, per_stage);
     for (const StateFeatures *s : states) {
@@ -63,7 +65,8 @@ std::uint32_t pipeline_features_key(const std::vector<PipelineFeatures> &stage_f
     };
     std::uint32_t n = static_cast<std::uint32_t>(stage_features.size());
     mix(&n, sizeof n);
-    for (const PipelineFeatures &f : stage_features) mix(f.values.data(), f.values.size() * sizeof(float));
+    for (const PipelineFeatures &f : stage_features)
+        mix(f.values.data(), f.values.size() * sizeof(float));
     return h;
 }
 

@@ -14,11 +14,14 @@
 namespace gpusched {
 namespace {
 
-std::vector<double> to_double(const std::vector<float> &v) { return {v.begin(), v.end()}; }
+std::vector<double> to_double(const std::vector<float> &v) {
+    return {v.begin(), v.end()};
+}
 
 std::vector<float> to_float(const std::vector<double> &v) {
     std::vector<float> out(v.size());
-    for (std::size_t i = 0; i < v.size(); ++i) out[i] = static_cast<float>(v[i]);
+    for (std::size_t i = 0; i < v.size(); ++i)
+        out[i] = static_cast<float>(v[i]);
     return out;
 }
 
@@ -34,7 +37,8 @@ RankingQuality quality(const std::vector<double> &params, const std::vector<Prep
         if (idx.size() < 2) continue;
         const std::vector<double> pred = predict_samples(params, pipes[i], idx);
         std::vector<double> meas;
-        for (int s : idx) meas.push_back(pipes[i].samples[static_cast<std::size_t>(s)].runtime_ms);
+        for (int s : idx)
+            meas.push_back(pipes[i].samples[static_cast<std::size_t>(s)].runtime_ms);
         q.loss += batch_loss(params, pipes[i], idx, loss_weights, nullptr);
         // A group with constant predictions or times orders nothing: it counts 0.
         q.spearman += db::spearman_rho(pred, meas).value_or(0.0);
@@ -53,7 +57,8 @@ RankingQuality quality(const std::vector<double> &params, const std::vector<Prep
     return q;
 }
 
-std::vector<PreparedPipeline> prepare_all(const std::vector<PipelineSamples> &data, const FormulaContext &ctx) {
+std::vector<PreparedPipeline> prepare_all(const std::vector<PipelineSamples> &data,
+                                          const FormulaContext &ctx) {
     std::vector<PreparedPipeline> pipes;
     for (const auto &p : data) {
         try {
@@ -69,9 +74,10 @@ std::vector<PreparedPipeline> prepare_all(const std::vector<PipelineSamples> &da
 
 std::string describe(const RankingQuality &q) {
     char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "loss %.4g, Spearman %.3f, Kendall %.3f, predicted-best slowdown %.1f%% (%d pipelines, %d samples)",
-                  q.loss, q.spearman, q.kendall, 100.0 * q.best_predicted_slowdown, q.pipelines, q.samples);
+    std::snprintf(
+        buf, sizeof buf,
+        "loss %.4g, Spearman %.3f, Kendall %.3f, predicted-best slowdown %.1f%% (%d pipelines, %d samples)",
+        q.loss, q.spearman, q.kendall, 100.0 * q.best_predicted_slowdown, q.pipelines, q.samples);
     return buf;
 }
 
@@ -101,13 +107,15 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
         std::vector<int> idx(p.samples.size());
         std::iota(idx.begin(), idx.end(), 0);
         std::shuffle(idx.begin(), idx.end(), rng);
-        const auto n_val = static_cast<std::size_t>(std::lround(opt.validation_fraction * double(idx.size())));
+        const auto n_val =
+            static_cast<std::size_t>(std::lround(opt.validation_fraction * double(idx.size())));
         val_idx.emplace_back(idx.begin(), idx.begin() + static_cast<std::ptrdiff_t>(n_val));
         train_idx.emplace_back(idx.begin() + static_cast<std::ptrdiff_t>(n_val), idx.end());
     }
 
     std::vector<double> params = to_double(weights.flatten());
-    const LossWeights loss_weights{opt.throughput_weight, opt.ranking_weight, opt.negative_penalty, opt.scale_weight};
+    const LossWeights loss_weights{opt.throughput_weight, opt.ranking_weight, opt.negative_penalty,
+                                   opt.scale_weight};
     TrainingReport report;
     // The starting weights are judged with the terms they were trained for.
     std::vector<PreparedPipeline> as_trained;
@@ -131,8 +139,9 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
             if (idx.size() < 2) continue;
             std::shuffle(idx.begin(), idx.end(), rng);
             for (std::size_t b = 0; b < idx.size(); b += static_cast<std::size_t>(opt.batch_size)) {
-                std::vector<int> batch(idx.begin() + static_cast<std::ptrdiff_t>(b),
-                                       idx.begin() + static_cast<std::ptrdiff_t>(std::min(idx.size(), b + opt.batch_size)));
+                std::vector<int> batch(
+                    idx.begin() + static_cast<std::ptrdiff_t>(b),
+                    idx.begin() + static_cast<std::ptrdiff_t>(std::min(idx.size(), b + opt.batch_size)));
                 if (batch.size() >= 2) batches.emplace_back(p, std::move(batch));
             }
         }
@@ -150,12 +159,15 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
                 params[i] -= opt.learning_rate * (m[i] / c1) / (std::sqrt(v[i] / c2) + opt.epsilon);
             }
         }
-        if (opt.progress) opt.progress(epoch, batches.empty() ? 0.0 : epoch_loss / double(batches.size()), opt.progress_user);
+        if (opt.progress)
+            opt.progress(epoch, batches.empty() ? 0.0 : epoch_loss / double(batches.size()),
+                         opt.progress_user);
     }
 
     for (double x : params)
-        if (!std::isfinite(x)) throw std::runtime_error("train_network: training diverged (non-finite parameter); "
-                                                        "lower the learning rate");
+        if (!std::isfinite(x))
+            throw std::runtime_error("train_network: training diverged (non-finite parameter); "
+                                     "lower the learning rate");
     report.train_after = quality(params, pipes, train_idx, loss_weights);
     report.validation_after = quality(params, pipes, val_idx, loss_weights);
     report.epochs = opt.epochs;

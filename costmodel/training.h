@@ -37,14 +37,14 @@ struct TrainingOptions {
     double beta1 = 0.9;
     double beta2 = 0.999;
     double epsilon = 1e-8;
-    int batch_size = 64;            // samples per Adam step (all from one pipeline)
+    int batch_size = 64; // samples per Adam step (all from one pipeline)
     double validation_fraction = 0.2;
     double negative_penalty = 1e-4; // weight of sum min(z, 0)^2
     double throughput_weight = 1;   // the paper's relative-throughput term (network_gradient.h)
     double ranking_weight = 0;      // the optional pairwise ranking term (network_gradient.h)
     double scale_weight = 0;        // the optional mean-log-ratio scale term (network_gradient.h)
     std::uint64_t seed = 1;
-    FormulaContext formula;         // the GPU the runtimes were measured on; the formula trained for
+    FormulaContext formula; // the GPU the runtimes were measured on; the formula trained for
     // The cost-formula version the starting weights were trained for: the
     // "before" figures judge them with its terms (a format-1 file's weights
     // know nothing of formula 2's serial chain).
@@ -56,7 +56,7 @@ struct TrainingOptions {
 
 // Ranking quality over a set of samples: means over pipelines with >= 2 samples.
 struct RankingQuality {
-    double loss = 0;        // mean batch loss (one batch per pipeline)
+    double loss = 0; // mean batch loss (one batch per pipeline)
     double spearman = 0;
     double kendall = 0;
     double best_predicted_slowdown = 0; // measured(predicted best) / measured best - 1

@@ -18,7 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kDefaultBusyTimeoutMs = 30000;  // a nightly job may hold the write lock for a while
+constexpr int kDefaultBusyTimeoutMs = 30000; // a nightly job may hold the write lock for a while
 
 // How long a writer waits for another process's write lock:
 // $GPUSCHED_DB_BUSY_TIMEOUT_MS, else 30 s.
@@ -35,10 +35,14 @@ int busy_timeout_ms() {
 // them: "disk I/O error" is a full disk more often than a broken one.
 std::string system_cause(sqlite3 *db) {
     switch (db ? sqlite3_system_errno(db) : 0) {
-    case ENOSPC: return " (no space left on the disk that holds it)";
-    case EROFS: return " (its file system is read-only)";
-    case EACCES: return " (permission denied)";
-    default: return "";
+    case ENOSPC:
+        return " (no space left on the disk that holds it)";
+    case EROFS:
+        return " (its file system is read-only)";
+    case EACCES:
+        return " (permission denied)";
+    default:
+        return "";
     }
 }
 
@@ -52,7 +56,8 @@ std::string system_cause(sqlite3 *db) {
 bool on_read_only_file_system(const std::string &path) {
     fs::path folder = fs::absolute(path).parent_path();
     std::error_code ec;
-    while (!folder.empty() && !fs::exists(folder, ec) && folder != folder.parent_path()) folder = folder.parent_path();
+    while (!folder.empty() && !fs::exists(folder, ec) && folder != folder.parent_path())
+        folder = folder.parent_path();
     struct statvfs st {};
     return statvfs(folder.c_str(), &st) == 0 && (st.f_flag & ST_RDONLY);
 }
@@ -82,7 +87,8 @@ void check_is_sqlite_file(const std::string &path) {
     char header[16] = {};
     f.read(header, sizeof header);
     if (f.gcount() < 16 || std::string(header, 15) != "SQLite format 3") {
-        throw DbError("'" + path + "' is not a SQLite database (wrong file header); "
+        throw DbError("'" + path +
+                      "' is not a SQLite database (wrong file header); "
                       "choose another --db path or move the file away");
     }
 }
@@ -107,7 +113,9 @@ Statement::Statement(sqlite3 *db, const std::string &sql) : db_(db), sql_(sql) {
     if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt_, nullptr) != SQLITE_OK)
         fail(db_, "SQL error in '" + sql.substr(0, 60) + "'");
 }
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+    sqlite3_finalize(stmt_);
+}
 
 Statement &Statement::bind(int i, int64_t v) {
     if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
@@ -143,12 +151,19 @@ void Statement::run() {
     }
 }
 
-bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-int64_t Statement::column_int(int col) const { return sqlite3_column_int64(stmt_, col); }
-double Statement::column_double(int col) const { return sqlite3_column_double(stmt_, col); }
+bool Statement::is_null(int col) const {
+    return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+}
+int64_t Statement::column_int(int col) const {
+    return sqlite3_column_int64(stmt_, col);
+}
+double Statement::column_double(int col) const {
+    return sqlite3_column_double(stmt_, col);
+}
 std::string Statement::column_text(int col) const {
     const unsigned char *t = sqlite3_column_text(stmt_, col);
-    return t ? std::string(reinterpret_cast<const char *>(t), sqlite3_column_bytes(stmt_, col)) : std::string();
+    return t ? std::string(reinterpret_cast<const char *>(t), sqlite3_column_bytes(stmt_, col))
+             : std::string();
 }
 std::vector<uint8_t> Statement::column_blob(int col) const {
     const auto *p = static_cast<const uint8_t *>(sqlite3_column_blob(stmt_, col));
@@ -162,13 +177,19 @@ std::optional<int64_t> Statement::column_optional_int(int col) const {
     if (is_null(col)) return std::nullopt;
     return column_int(col);
 }
-int Statement::column_count() const { return sqlite3_column_count(stmt_); }
-std::string Statement::column_name(int col) const { return sqlite3_column_name(stmt_, col); }
+int Statement::column_count() const {
+    return sqlite3_column_count(stmt_);
+}
+std::string Statement::column_name(int col) const {
+    return sqlite3_column_name(stmt_, col);
+}
 
 // --- Database ----------------------------------------------------------------
 
 Database::Database(sqlite3 *db, std::string path) : db_(db), path_(std::move(path)) {}
-Database::Database(Database &&o) noexcept : db_(o.db_), path_(std::move(o.path_)) { o.db_ = nullptr; }
+Database::Database(Database &&o) noexcept : db_(o.db_), path_(std::move(o.path_)) {
+    o.db_ = nullptr;
+}
 Database &Database::operator=(Database &&o) noexcept {
     if (this != &o) {
         sqlite3_close_v2(db_);
@@ -178,7 +199,9 @@ Database &Database::operator=(Database &&o) noexcept {
     }
     return *this;
 }
-Database::~Database() { sqlite3_close_v2(db_); }
+Database::~Database() {
+    sqlite3_close_v2(db_);
+}
 
 // Opens the file with SQLite and the busy timeout; no checks of its content.
 Database Database::open_file(const std::string &path, int flags) {
@@ -205,7 +228,8 @@ void refuse_newer_schema(const std::string &path, int version) {
 
 Database Database::open(const std::string &path) {
     if (on_read_only_file_system(path))
-        throw DbError("database '" + path + "' is on a read-only file system: nothing can be stored in it "
+        throw DbError("database '" + path +
+                      "' is on a read-only file system: nothing can be stored in it "
                       "(gpusched db and gpusched report can still read it)");
     fs::path p(path);
     std::error_code ec;
@@ -273,13 +297,18 @@ Database Database::open_existing(const std::string &path) {
         throw DbError("'" + path + "' is not a gpusched database (or an empty one)");
     refuse_newer_schema(path, version);
     if (version < current_schema_version())
-        throw DbError("database '" + path + "' has schema version " + std::to_string(version) + ", older than this "
-                      "gpusched's (" + std::to_string(current_schema_version()) + "), and is on a read-only file "
+        throw DbError("database '" + path + "' has schema version " + std::to_string(version) +
+                      ", older than this "
+                      "gpusched's (" +
+                      std::to_string(current_schema_version()) +
+                      "), and is on a read-only file "
                       "system: open it once where it can be written to upgrade it");
     return db;
 }
 
-int Database::schema_version() const { return query_int(db_, "PRAGMA user_version", path_); }
+int Database::schema_version() const {
+    return query_int(db_, "PRAGMA user_version", path_);
+}
 
 void Database::exec(const std::string &sql) {
     char *err = nullptr;
@@ -290,14 +319,18 @@ void Database::exec(const std::string &sql) {
         if (rc == SQLITE_BUSY) {
             char seconds[32];
             std::snprintf(seconds, sizeof seconds, "%.3g", busy_timeout_ms() / 1000.0);
-            throw DbError("database '" + path_ + "' stayed locked by another process for longer than the busy "
-                          "timeout (" + seconds + " s); try again when it is free");
+            throw DbError("database '" + path_ +
+                          "' stayed locked by another process for longer than the busy "
+                          "timeout (" +
+                          seconds + " s); try again when it is free");
         }
         throw DbError("database '" + path_ + "': " + msg + system_cause(db_));
     }
 }
 
-int64_t Database::last_insert_id() const { return sqlite3_last_insert_rowid(db_); }
+int64_t Database::last_insert_id() const {
+    return sqlite3_last_insert_rowid(db_);
+}
 
 void Database::transaction(const std::function<void()> &fn, Access access) {
     // Nested calls join the outer transaction: a run is written atomically
@@ -317,7 +350,8 @@ void Database::transaction(const std::function<void()> &fn, Access access) {
 }
 
 std::string default_database_path() {
-    if (const char *xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg) return std::string(xdg) + "/gpusched/samples.sqlite";
+    if (const char *xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+        return std::string(xdg) + "/gpusched/samples.sqlite";
     if (const char *home = std::getenv("HOME"); home && *home)
         return std::string(home) + "/.local/share/gpusched/samples.sqlite";
     return "gpusched-samples.sqlite";

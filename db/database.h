@@ -44,8 +44,7 @@ public:
     Statement &bind(int i, const char *v) { return bind(i, std::string(v)); }
     Statement &bind_blob(int i, const std::vector<uint8_t> &v);
     Statement &bind_null(int i);
-    template <typename T>
-    Statement &bind(int i, const std::optional<T> &v) {
+    template <typename T> Statement &bind(int i, const std::optional<T> &v) {
         return v ? bind(i, *v) : bind_null(i);
     }
 

@@ -43,26 +43,34 @@ std::string export_samples(Database &db, ExportFormat format, std::optional<int6
         const int n = q.column_count();
         if (format == ExportFormat::Csv) {
             if (!header_done) {
-                for (int c = 0; c < n; ++c) out << (c ? "," : "") << q.column_name(c);
+                for (int c = 0; c < n; ++c)
+                    out << (c ? "," : "") << q.column_name(c);
                 out << "\n";
                 header_done = true;
             }
-            for (int c = 0; c < n; ++c) out << (c ? "," : "") << (q.is_null(c) ? "" : csv_escape(q.column_text(c)));
+            for (int c = 0; c < n; ++c)
+                out << (c ? "," : "") << (q.is_null(c) ? "" : csv_escape(q.column_text(c)));
             out << "\n";
         } else {
             nlohmann::json row;
             for (int c = 0; c < n; ++c) {
                 const std::string name = q.column_name(c);
-                if (q.is_null(c)) row[name] = nullptr;
-                else if (name == "params") row[name] = nlohmann::json::parse(q.column_text(c), nullptr, false);
-                else row[name] = q.column_text(c);
+                if (q.is_null(c))
+                    row[name] = nullptr;
+                else if (name == "params")
+                    row[name] = nlohmann::json::parse(q.column_text(c), nullptr, false);
+                else
+                    row[name] = q.column_text(c);
             }
-            for (const char *numeric : {"sample_id", "run_id", "batch", "idx", "seed", "max_registers", "spill_bytes",
-                                        "kernels", "featurization_bytes", "runtime_reps"}) {
-                if (row.contains(numeric) && row[numeric].is_string()) row[numeric] = std::stoll(row[numeric].get<std::string>());
+            for (const char *numeric : {"sample_id", "run_id", "batch", "idx", "seed", "max_registers",
+                                        "spill_bytes", "kernels", "featurization_bytes", "runtime_reps"}) {
+                if (row.contains(numeric) && row[numeric].is_string())
+                    row[numeric] = std::stoll(row[numeric].get<std::string>());
             }
-            for (const char *real : {"predicted_cost", "gpu_fill", "gpu_fill_least", "autoschedule_s", "compile_s", "runtime_min_ms", "runtime_median_ms"}) {
-                if (row.contains(real) && row[real].is_string()) row[real] = std::stod(row[real].get<std::string>());
+            for (const char *real : {"predicted_cost", "gpu_fill", "gpu_fill_least", "autoschedule_s",
+                                     "compile_s", "runtime_min_ms", "runtime_median_ms"}) {
+                if (row.contains(real) && row[real].is_string())
+                    row[real] = std::stod(row[real].get<std::string>());
             }
             rows.push_back(std::move(row));
         }

@@ -130,6 +130,8 @@ ALTER TABLE samples ADD COLUMN gpu_fill_least REAL;
     return all;
 }
 
-int current_schema_version() { return migrations().back().version; }
+int current_schema_version() {
+    return migrations().back().version;
+}
 
 } // namespace gpusched::db

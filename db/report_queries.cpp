@@ -4,11 +4,12 @@
 
 namespace gpusched::db {
 
-std::vector<ReportRunRow> ReportQueries::runs(std::optional<int64_t> run_id, const std::string &generator_name,
-                                              const std::string &since) {
+std::vector<ReportRunRow> ReportQueries::runs(std::optional<int64_t> run_id,
+                                              const std::string &generator_name, const std::string &since) {
     auto q = db_.prepare(
         "SELECT r.id, r.pipeline_id, p.generator_name, p.params, p.target, p.gpu, r.mode, r.autoscheduler, "
-        "r.status, r.started_at, coalesce(r.finished_at, ''), coalesce(r.stopped_by, ''), coalesce(r.error, ''), "
+        "r.status, r.started_at, coalesce(r.finished_at, ''), coalesce(r.stopped_by, ''), coalesce(r.error, "
+        "''), "
         "r.best_sample_id FROM runs r JOIN pipelines p ON p.id = r.pipeline_id "
         "WHERE (?1 IS NULL OR r.id = ?1) AND (?2 = '' OR p.generator_name = ?2) "
         "AND (?3 = '' OR r.started_at >= ?3) ORDER BY r.started_at, r.id");
@@ -37,7 +38,8 @@ std::vector<ReportRunRow> ReportQueries::runs(std::optional<int64_t> run_id, con
 
 std::vector<ReportSampleRow> ReportQueries::samples(int64_t run_id) {
     auto q = db_.prepare(
-        "SELECT id, batch, idx, predicted_cost, runtime_median_ms, status, coalesce(benchmark, ''), validation, "
+        "SELECT id, batch, idx, predicted_cost, runtime_median_ms, status, coalesce(benchmark, ''), "
+        "validation, "
         "ptxas_status, coalesce(device, ''), coalesce(error, ''), coalesce(benchmark_detail, ''), "
         "coalesce(validation_detail, ''), coalesce(ptxas_detail, '') FROM samples WHERE run_id = ?1 "
         "ORDER BY batch, idx");
@@ -70,13 +72,15 @@ std::vector<SpillingKernel> ReportQueries::spilling_kernels(int64_t run_id) {
                          "k.spill_load_bytes > 0 ORDER BY k.sample_id, k.name");
     q.bind(1, run_id);
     std::vector<SpillingKernel> out;
-    while (q.step()) out.push_back({q.column_int(0), q.column_text(1), q.column_int(2), q.column_int(3)});
+    while (q.step())
+        out.push_back({q.column_int(0), q.column_text(1), q.column_int(2), q.column_int(3)});
     return out;
 }
 
 std::optional<ScheduleRow> ReportQueries::schedule(int64_t sample_id) {
-    auto q = db_.prepare("SELECT run_id, runtime_median_ms, predicted_cost, coalesce(schedule_source, ''), batch, "
-                         "idx, gpu_fill, gpu_fill_least FROM samples WHERE id = ?1");
+    auto q =
+        db_.prepare("SELECT run_id, runtime_median_ms, predicted_cost, coalesce(schedule_source, ''), batch, "
+                    "idx, gpu_fill, gpu_fill_least FROM samples WHERE id = ?1");
     q.bind(1, sample_id);
     if (!q.step()) return std::nullopt;
     ScheduleRow w;
@@ -93,7 +97,7 @@ std::optional<ScheduleRow> ReportQueries::schedule(int64_t sample_id) {
 }
 
 std::map<std::string, BaselineRunTime> ReportQueries::newest_baseline_times(int64_t pipeline_id,
-                                                                           const std::string &device) {
+                                                                            const std::string &device) {
     // Newest measured run first; its fastest sample (a baseline run holds one).
     auto q = db_.prepare(std::string("SELECT r.autoscheduler, r.id, min(s.runtime_median_ms) FROM runs r "
                                      "JOIN samples s ON s.run_id = r.id WHERE r.pipeline_id = ?1 AND "

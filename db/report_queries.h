@@ -45,7 +45,7 @@ struct ScheduleRow {
 
 struct BaselineRunTime {
     int64_t run_id = 0;
-    double runtime_ms = 0;  // the run's fastest measured sample
+    double runtime_ms = 0; // the run's fastest measured sample
 };
 
 class ReportQueries {
@@ -63,7 +63,8 @@ public:
     std::optional<ScheduleRow> schedule(int64_t sample_id);
     // Per baseline autoscheduler (every one but gpusched), its newest run
     // that measured something on `device` for this pipeline.
-    std::map<std::string, BaselineRunTime> newest_baseline_times(int64_t pipeline_id, const std::string &device);
+    std::map<std::string, BaselineRunTime> newest_baseline_times(int64_t pipeline_id,
+                                                                 const std::string &device);
 
 private:
     Database &db_;

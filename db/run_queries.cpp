@@ -4,7 +4,8 @@
 
 namespace gpusched::db {
 
-std::optional<SettledBaseline> RunQueries::settled_baseline(int64_t of_run, const std::string &autoscheduler) {
+std::optional<SettledBaseline> RunQueries::settled_baseline(int64_t of_run,
+                                                            const std::string &autoscheduler) {
     auto q = db_.prepare(
         "SELECT r.id, s.id, r.status, s.runtime_median_ms, coalesce(r.error, '') FROM runs r JOIN samples s "
         "ON s.run_id = r.id WHERE json_extract(r.config, '$.baseline_of_run') = ?1 AND r.autoscheduler = ?2 "
@@ -15,8 +16,10 @@ std::optional<SettledBaseline> RunQueries::settled_baseline(int64_t of_run, cons
     b.run_id = q.column_int(0);
     b.sample_id = q.column_int(1);
     b.finished = q.column_text(2) == "finished";
-    if (b.finished) b.median_ms = q.column_optional_double(3);
-    else b.error = q.column_text(4);
+    if (b.finished)
+        b.median_ms = q.column_optional_double(3);
+    else
+        b.error = q.column_text(4);
     return b;
 }
 
@@ -28,8 +31,9 @@ int64_t RunQueries::sample_count(int64_t run_id) {
 }
 
 std::optional<double> RunQueries::fastest_measured_ms(int64_t run_id) {
-    auto q = db_.prepare(std::string("SELECT min(s.runtime_median_ms) FROM samples s WHERE s.run_id = ?1 AND ") +
-                         kMeasuredSample);
+    auto q =
+        db_.prepare(std::string("SELECT min(s.runtime_median_ms) FROM samples s WHERE s.run_id = ?1 AND ") +
+                    kMeasuredSample);
     q.bind(1, run_id);
     q.step();
     return q.column_optional_double(0);
@@ -41,14 +45,15 @@ std::optional<FastestSample> RunQueries::fastest_measured_sample(int64_t run_id)
                          kMeasuredSample + " ORDER BY s.runtime_median_ms, s.id LIMIT 1");
     q.bind(1, run_id);
     if (!q.step()) return std::nullopt;
-    return FastestSample{q.column_int(0), static_cast<int>(q.column_int(1)), static_cast<int>(q.column_int(2)),
-                         q.column_double(3)};
+    return FastestSample{q.column_int(0), static_cast<int>(q.column_int(1)),
+                         static_cast<int>(q.column_int(2)), q.column_double(3)};
 }
 
 RunTally RunQueries::tally(int64_t run_id) {
-    auto q = db_.prepare(std::string("SELECT count(*), sum(") + kMeasuredSample +
-                         "), sum(s.status != 'ok'), sum(EXISTS (SELECT 1 FROM kernels k WHERE k.sample_id = s.id "
-                         "AND k.spill_store_bytes + k.spill_load_bytes > 0)) FROM samples s WHERE s.run_id = ?1");
+    auto q =
+        db_.prepare(std::string("SELECT count(*), sum(") + kMeasuredSample +
+                    "), sum(s.status != 'ok'), sum(EXISTS (SELECT 1 FROM kernels k WHERE k.sample_id = s.id "
+                    "AND k.spill_store_bytes + k.spill_load_bytes > 0)) FROM samples s WHERE s.run_id = ?1");
     q.bind(1, run_id);
     q.step();
     RunTally t;
@@ -78,8 +83,8 @@ std::vector<TaggedRun> RunQueries::runs_started_by(const std::string &tag, const
     q.bind(1, tag).bind(2, device);
     std::vector<TaggedRun> out;
     while (q.step())
-        out.push_back({q.column_int(0), q.column_text(1), q.column_text(2), q.column_text(3), q.column_text(4),
-                       q.column_text(5)});
+        out.push_back({q.column_int(0), q.column_text(1), q.column_text(2), q.column_text(3),
+                       q.column_text(4), q.column_text(5)});
     return out;
 }
 

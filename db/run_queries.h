@@ -17,9 +17,9 @@ namespace gpusched::db {
 // or failed (a build that fails fails again), the newest of its source.
 struct SettledBaseline {
     int64_t run_id = 0, sample_id = 0;
-    bool finished = false;              // else failed
-    std::optional<double> median_ms;    // when finished
-    std::string error;                  // when failed
+    bool finished = false;           // else failed
+    std::optional<double> median_ms; // when finished
+    std::string error;               // when failed
 };
 
 // A run's samples by how they ended.

@@ -12,19 +12,29 @@ namespace gpusched::db {
 int64_t SampleStore::upsert_pipeline(const PipelineIdentity &p) {
     auto find = db_.prepare("SELECT id FROM pipelines WHERE generator_hash = ?1 AND generator_name = ?2 AND "
                             "params = ?3 AND target = ?4 AND gpu = ?5");
-    find.bind(1, p.generator_hash).bind(2, p.generator_name).bind(3, p.params).bind(4, p.target).bind(5, p.gpu);
+    find.bind(1, p.generator_hash)
+        .bind(2, p.generator_name)
+        .bind(3, p.params)
+        .bind(4, p.target)
+        .bind(5, p.gpu);
     if (find.step()) return find.column_int(0);
-    auto ins = db_.prepare("INSERT INTO pipelines (generator_path, generator_hash, generator_name, params, target, "
-                           "gpu) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+    auto ins =
+        db_.prepare("INSERT INTO pipelines (generator_path, generator_hash, generator_name, params, target, "
+                    "gpu) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
     ins.bind(1, p.generator_path).bind(2, p.generator_hash).bind(3, p.generator_name).bind(4, p.params);
     ins.bind(5, p.target).bind(6, p.gpu).run();
     return db_.last_insert_id();
 }
 
 int64_t SampleStore::start_run(const RunInfo &r) {
-    auto ins = db_.prepare("INSERT INTO runs (pipeline_id, mode, autoscheduler, config, status, gpusched_version) "
-                           "VALUES (?1, ?2, ?3, ?4, 'running', ?5)");
-    ins.bind(1, r.pipeline_id).bind(2, r.mode).bind(3, r.autoscheduler).bind(4, r.config).bind(5, r.gpusched_version);
+    auto ins =
+        db_.prepare("INSERT INTO runs (pipeline_id, mode, autoscheduler, config, status, gpusched_version) "
+                    "VALUES (?1, ?2, ?3, ?4, 'running', ?5)");
+    ins.bind(1, r.pipeline_id)
+        .bind(2, r.mode)
+        .bind(3, r.autoscheduler)
+        .bind(4, r.config)
+        .bind(5, r.gpusched_version);
     ins.run();
     return db_.last_insert_id();
 }
@@ -34,10 +44,13 @@ int64_t SampleStore::add_sample(int64_t run_id, const SampleRow &s) {
     db_.transaction([&] {
         auto ins = db_.prepare(
             "INSERT INTO samples (run_id, batch, idx, seed, search_config, decisions, schedule_source, "
-            "featurization, predicted_cost, autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, "
-            "runtime_median_ms, runtime_reps, validation, status, error, validation_detail, device, benchmark, "
+            "featurization, predicted_cost, autoschedule_s, compile_s, ptxas_status, ptxas_detail, "
+            "runtime_min_ms, "
+            "runtime_median_ms, runtime_reps, validation, status, error, validation_detail, device, "
+            "benchmark, "
             "benchmark_detail, gpu_fill, gpu_fill_least) VALUES "
-            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, "
+            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, "
+            "?21, ?22, ?23, "
             "?24, ?25)");
         ins.bind(1, run_id).bind(2, s.batch).bind(3, s.idx).bind(4, s.seed).bind(5, s.search_config);
         ins.bind(6, s.decisions).bind(7, s.schedule_source).bind_blob(8, s.featurization);
@@ -45,17 +58,22 @@ int64_t SampleStore::add_sample(int64_t run_id, const SampleRow &s) {
         ins.bind(12, s.ptxas_status).bind(13, s.ptxas_detail).bind(14, s.runtime_min_ms);
         ins.bind(15, s.runtime_median_ms).bind(16, s.runtime_reps).bind(17, s.validation).bind(18, s.status);
         ins.bind(19, s.error).bind(20, s.validation_detail).bind(21, s.device);
-        if (s.benchmark.empty()) ins.bind_null(22);
-        else ins.bind(22, s.benchmark);
-        if (s.benchmark_detail.empty()) ins.bind_null(23);
-        else ins.bind(23, s.benchmark_detail);
+        if (s.benchmark.empty())
+            ins.bind_null(22);
+        else
+            ins.bind(22, s.benchmark);
+        if (s.benchmark_detail.empty())
+            ins.bind_null(23);
+        else
+            ins.bind(23, s.benchmark_detail);
         ins.bind(24, s.gpu_fill).bind(25, s.gpu_fill_least);
         ins.run();
         id = db_.last_insert_id();
         for (const auto &k : s.kernels) {
-            auto kin = db_.prepare("INSERT INTO kernels (sample_id, name, registers, spill_store_bytes, "
-                                   "spill_load_bytes, stack_frame_bytes, static_shared_bytes, barriers) VALUES "
-                                   "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+            auto kin =
+                db_.prepare("INSERT INTO kernels (sample_id, name, registers, spill_store_bytes, "
+                            "spill_load_bytes, stack_frame_bytes, static_shared_bytes, barriers) VALUES "
+                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
             kin.bind(1, id).bind(2, k.name).bind(3, k.registers).bind(4, k.spill_store_bytes);
             kin.bind(5, k.spill_load_bytes).bind(6, k.stack_frame_bytes).bind(7, k.static_shared_bytes);
             kin.bind(8, k.barriers).run();
@@ -69,8 +87,10 @@ void SampleStore::finish_run(int64_t run_id, const std::string &status, std::opt
     auto up = db_.prepare("UPDATE runs SET status = ?2, best_sample_id = ?3, error = ?4, "
                           "finished_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1");
     up.bind(1, run_id).bind(2, status).bind(3, best);
-    if (error.empty()) up.bind_null(4);
-    else up.bind(4, error);
+    if (error.empty())
+        up.bind_null(4);
+    else
+        up.bind(4, error);
     up.run();
 }
 
@@ -81,7 +101,10 @@ void SampleStore::record_measurement(int64_t sample_id, const MeasurementRow &m)
             "runtime_reps = ?6, validation = ?7, validation_detail = ?8, status = ?9, error = ?10, "
             "benchmark_detail = ?11 WHERE id = ?1");
         up.bind(1, sample_id).bind(2, m.device).bind(3, m.benchmark).bind(4, m.runtime_min_ms);
-        up.bind(5, m.runtime_median_ms).bind(6, m.runtime_reps).bind(7, m.validation).bind(8, m.validation_detail);
+        up.bind(5, m.runtime_median_ms)
+            .bind(6, m.runtime_reps)
+            .bind(7, m.validation)
+            .bind(8, m.validation_detail);
         up.bind(9, m.status).bind(10, m.error).bind(11, m.detail).run();
     });
 }
@@ -133,7 +156,8 @@ std::vector<BestResult> SampleStore::best_per_pipeline() {
                    ROW_NUMBER() OVER (PARTITION BY r.pipeline_id, coalesce(s.device, '')
                                       ORDER BY s.runtime_median_ms ASC, s.id ASC) AS rank
             FROM samples s JOIN runs r ON r.id = s.run_id
-            WHERE )sql") + kMeasuredSample + R"sql(),
+            WHERE )sql") +
+                         kMeasuredSample + R"sql(),
         chosen AS (
             SELECT r.best_sample_id AS sample_id, r.id AS run_id, r.pipeline_id, NULL AS device, NULL AS runtime,
                    (SELECT predicted_cost FROM samples s WHERE s.id = r.best_sample_id) AS predicted_cost,
@@ -168,11 +192,13 @@ std::vector<BestResult> SampleStore::best_per_pipeline() {
 }
 
 std::vector<SampleRow> SampleStore::samples_of_run(int64_t run_id) {
-    auto q = db_.prepare(
-        "SELECT id, batch, idx, seed, search_config, decisions, schedule_source, featurization, predicted_cost, "
-        "autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, runtime_median_ms, runtime_reps, "
-        "validation, status, error, validation_detail, device, benchmark, benchmark_detail, gpu_fill, gpu_fill_least "
-        "FROM samples WHERE run_id = ?1 ORDER BY batch, idx");
+    auto q = db_.prepare("SELECT id, batch, idx, seed, search_config, decisions, schedule_source, "
+                         "featurization, predicted_cost, "
+                         "autoschedule_s, compile_s, ptxas_status, ptxas_detail, runtime_min_ms, "
+                         "runtime_median_ms, runtime_reps, "
+                         "validation, status, error, validation_detail, device, benchmark, benchmark_detail, "
+                         "gpu_fill, gpu_fill_least "
+                         "FROM samples WHERE run_id = ?1 ORDER BY batch, idx");
     q.bind(1, run_id);
     std::vector<SampleRow> out;
     while (q.step()) {
@@ -202,8 +228,9 @@ std::vector<SampleRow> SampleStore::samples_of_run(int64_t run_id) {
         s.benchmark_detail = q.column_text(22);
         s.gpu_fill = q.column_optional_double(23);
         s.gpu_fill_least = q.column_optional_double(24);
-        auto k = db_.prepare("SELECT name, registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, "
-                             "static_shared_bytes, barriers FROM kernels WHERE sample_id = ?1 ORDER BY name");
+        auto k =
+            db_.prepare("SELECT name, registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, "
+                        "static_shared_bytes, barriers FROM kernels WHERE sample_id = ?1 ORDER BY name");
         k.bind(1, id);
         while (k.step()) {
             KernelRow kr;
@@ -225,12 +252,13 @@ std::vector<std::pair<int, int>> SampleStore::stored_sample_keys(int64_t run_id)
     auto q = db_.prepare("SELECT batch, idx FROM samples WHERE run_id = ?1 ORDER BY batch, idx");
     q.bind(1, run_id);
     std::vector<std::pair<int, int>> out;
-    while (q.step()) out.emplace_back(static_cast<int>(q.column_int(0)), static_cast<int>(q.column_int(1)));
+    while (q.step())
+        out.emplace_back(static_cast<int>(q.column_int(0)), static_cast<int>(q.column_int(1)));
     return out;
 }
 
 std::vector<MeasuredSample> SampleStore::measured_samples(const std::string &generator_name,
-                                                       const std::string &device) {
+                                                          const std::string &device) {
     TrainingFilter f;
     f.generator_name = generator_name;
     f.device = device;
@@ -243,7 +271,8 @@ std::vector<MeasuredSample> SampleStore::measured_samples(const TrainingFilter &
         SELECT s.id, p.id, p.generator_name, p.params, p.gpu, s.featurization, s.runtime_median_ms,
                coalesce(s.device, '')
         FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id
-        WHERE )sql") + kMeasuredSample + R"sql( AND s.runtime_median_ms > 0
+        WHERE )sql") + kMeasuredSample +
+                         R"sql( AND s.runtime_median_ms > 0
           AND length(s.featurization) > 0 AND (?1 = '' OR p.generator_name = ?1)
           AND (?2 = '' OR s.device = ?2) AND (?3 = 0 OR r.id = ?3) AND (?4 = 0 OR p.id = ?4)
           AND p.id NOT IN (SELECT value FROM json_each(?5))
@@ -252,7 +281,10 @@ std::vector<MeasuredSample> SampleStore::measured_samples(const TrainingFilter &
     for (std::size_t i = 0; i < filter.exclude_pipeline_ids.size(); ++i)
         excluded += (i ? "," : "") + std::to_string(filter.exclude_pipeline_ids[i]);
     excluded += "]";
-    q.bind(1, filter.generator_name).bind(2, filter.device).bind(3, filter.run_id).bind(4, filter.pipeline_id);
+    q.bind(1, filter.generator_name)
+        .bind(2, filter.device)
+        .bind(3, filter.run_id)
+        .bind(4, filter.pipeline_id);
     q.bind(5, excluded);
     std::vector<MeasuredSample> out;
     while (q.step()) {
@@ -286,7 +318,8 @@ std::vector<DeviceStats> SampleStore::stats() {
         FROM samples s JOIN run_device rd ON rd.run_id = s.run_id JOIN pipelines p ON p.id = rd.pipeline_id
         ORDER BY p.generator_name, p.params, p.gpu, coalesce(rd.device, ''), rd.run_id, s.id)sql");
     std::vector<DeviceStats> out;
-    std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>> pairs;  // run -> (predicted, measured)
+    std::map<int64_t, std::pair<std::vector<double>, std::vector<double>>>
+        pairs; // run -> (predicted, measured)
     std::vector<double> times;
     auto close_group = [&] {
         if (out.empty()) return;
@@ -350,7 +383,8 @@ std::vector<DeviceStats> SampleStore::stats() {
 }
 
 int64_t SampleStore::record_weights(const WeightsRecord &w) {
-    auto ins = db_.prepare("INSERT INTO weights (path, checksum, provenance, trained_on) VALUES (?1, ?2, ?3, ?4)");
+    auto ins =
+        db_.prepare("INSERT INTO weights (path, checksum, provenance, trained_on) VALUES (?1, ?2, ?3, ?4)");
     ins.bind(1, w.path).bind(2, w.checksum).bind(3, w.provenance).bind(4, w.trained_on).run();
     return db_.last_insert_id();
 }
@@ -386,11 +420,14 @@ std::optional<StoredRun> SampleStore::find_run(int64_t run_id) {
 
 void SampleStore::set_run_status(int64_t run_id, const std::string &status,
                                  const std::optional<std::string> &stopped_by, const std::string &error) {
-    auto up = db_.prepare("UPDATE runs SET status = ?2, stopped_by = ?3, error = ?4, finished_at = CASE WHEN ?2 = "
-                          "'running' THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END WHERE id = ?1");
+    auto up =
+        db_.prepare("UPDATE runs SET status = ?2, stopped_by = ?3, error = ?4, finished_at = CASE WHEN ?2 = "
+                    "'running' THEN NULL ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END WHERE id = ?1");
     up.bind(1, run_id).bind(2, status).bind(3, stopped_by);
-    if (error.empty()) up.bind_null(4);
-    else up.bind(4, error);
+    if (error.empty())
+        up.bind_null(4);
+    else
+        up.bind(4, error);
     up.run();
 }
 
@@ -403,8 +440,10 @@ void SampleStore::begin_batch(int64_t run_id, int batch, std::optional<int64_t> 
 void SampleStore::update_batch(const AutotuneBatchRow &b) {
     auto up = db_.prepare(
         "UPDATE autotune_batches SET status = ?3, samples = ?4, measured = ?5, failed = ?6, spilled = ?7, "
-        "best_ms = ?8, spearman = ?9, kendall = ?10, regret = ?11, retrain_s = ?12, finished_at = CASE WHEN ?3 = "
-        "'finished' THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE NULL END WHERE run_id = ?1 AND batch = ?2");
+        "best_ms = ?8, spearman = ?9, kendall = ?10, regret = ?11, retrain_s = ?12, finished_at = CASE WHEN "
+        "?3 = "
+        "'finished' THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE NULL END WHERE run_id = ?1 AND batch = "
+        "?2");
     up.bind(1, b.run_id).bind(2, b.batch).bind(3, b.status).bind(4, b.samples).bind(5, b.measured);
     up.bind(6, b.failed).bind(7, b.spilled).bind(8, b.best_ms).bind(9, b.spearman).bind(10, b.kendall);
     up.bind(11, b.regret).bind(12, b.retrain_s).run();
@@ -412,7 +451,8 @@ void SampleStore::update_batch(const AutotuneBatchRow &b) {
 
 std::vector<AutotuneBatchRow> SampleStore::autotune_batches(int64_t run_id) {
     auto q = db_.prepare(
-        "SELECT b.run_id, b.batch, b.weights_id, coalesce(w.path, ''), b.status, b.samples, b.measured, b.failed, "
+        "SELECT b.run_id, b.batch, b.weights_id, coalesce(w.path, ''), b.status, b.samples, b.measured, "
+        "b.failed, "
         "b.spilled, b.best_ms, b.spearman, b.kendall, b.regret, b.retrain_s FROM autotune_batches b "
         "LEFT JOIN weights w ON w.id = b.weights_id WHERE b.run_id = ?1 ORDER BY b.batch");
     q.bind(1, run_id);

@@ -18,18 +18,18 @@ namespace gpusched::db {
 
 struct PipelineIdentity {
     std::string generator_path;
-    std::string generator_hash;  // of the generator executable's bytes
+    std::string generator_hash; // of the generator executable's bytes
     std::string generator_name;
-    std::string params;          // canonical JSON object of generator params
-    std::string target;          // Halide target string
-    std::string gpu;             // GPU profile name
+    std::string params; // canonical JSON object of generator params
+    std::string target; // Halide target string
+    std::string gpu;    // GPU profile name
 };
 
 struct RunInfo {
     int64_t pipeline_id = 0;
-    std::string mode;           // oneshot | top5 | autotune
-    std::string autoscheduler;  // gpusched | li2018 | ...
-    std::string config;         // JSON
+    std::string mode;          // oneshot | top5 | autotune
+    std::string autoscheduler; // gpusched | li2018 | ...
+    std::string config;        // JSON
     std::string gpusched_version;
 };
 
@@ -47,21 +47,21 @@ struct SampleRow {
     int batch = 0;
     int idx = 0;
     std::optional<int64_t> seed;
-    std::string search_config;  // JSON
-    std::string decisions;      // JSON decision record
+    std::string search_config; // JSON
+    std::string decisions;     // JSON decision record
     std::string schedule_source;
     std::vector<uint8_t> featurization;
     std::optional<double> predicted_cost;
     std::optional<double> autoschedule_s;
     std::optional<double> compile_s;
-    std::string ptxas_status = "not checked";  // checked | not checked | failed
+    std::string ptxas_status = "not checked"; // checked | not checked | failed
     std::string ptxas_detail;
     std::optional<double> runtime_min_ms;
     std::optional<double> runtime_median_ms;
     std::optional<int64_t> runtime_reps;
-    std::string validation = "not run";  // not run | passed | failed
+    std::string validation = "not run"; // not run | passed | failed
     std::string validation_detail;
-    std::string status = "ok";           // ok | failed | timeout
+    std::string status = "ok"; // ok | failed | timeout
     std::string error;
     // Benchmarking (schema 3). device: where runtime_* were measured (a
     // GPU's name, or pocl-<cpu model>); benchmark: the outcome (empty: not
@@ -80,15 +80,15 @@ struct SampleRow {
 // What a benchmark of a stored sample found, written onto its row.
 struct MeasurementRow {
     std::string device;
-    std::string benchmark;               // as SampleRow::benchmark
+    std::string benchmark; // as SampleRow::benchmark
     std::optional<double> runtime_min_ms;
     std::optional<double> runtime_median_ms;
     std::optional<int64_t> runtime_reps;
-    std::string validation = "not run";  // the benchmarked build's output check
+    std::string validation = "not run"; // the benchmarked build's output check
     std::string validation_detail;
-    std::string status = "ok";           // ok | failed | timeout
+    std::string status = "ok"; // ok | failed | timeout
     std::string error;
-    std::string detail;                  // JSON
+    std::string detail; // JSON
 };
 
 struct RunSummary {
@@ -105,7 +105,7 @@ struct RunSummary {
 
 struct BestResult {
     std::string generator_name, params, target, gpu;
-    std::optional<std::string> device;    // where runtime_ms was measured; none when unmeasured
+    std::optional<std::string> device; // where runtime_ms was measured; none when unmeasured
     int64_t sample_id = 0, run_id = 0;
     std::string mode, autoscheduler;
     std::optional<double> runtime_ms;     // best measured median, if any sample was measured
@@ -117,9 +117,9 @@ struct MeasuredSample {
     int64_t sample_id = 0;
     int64_t pipeline_id = 0;
     std::string generator_name, params, gpu;
-    std::string device;     // where it was measured; training never mixes devices
+    std::string device; // where it was measured; training never mixes devices
     std::vector<uint8_t> featurization;
-    double runtime_ms = 0;  // median over repetitions
+    double runtime_ms = 0; // median over repetitions
 };
 
 // How well one run's predictions ordered its measured samples.
@@ -127,7 +127,7 @@ struct RunRankCorrelation {
     int64_t run_id = 0;
     std::string mode, autoscheduler;
     int64_t measured = 0;
-    std::optional<double> spearman, kendall;  // need at least two measured samples
+    std::optional<double> spearman, kendall; // need at least two measured samples
 };
 
 // `gpusched db stats`: one pipeline on one device. The device of a run is
@@ -138,12 +138,12 @@ struct DeviceStats {
     std::string generator_name, params, gpu;
     std::optional<std::string> device;
     int64_t samples = 0, measured = 0, failed = 0, spilled = 0;
-    std::optional<double> best_ms, median_ms;  // over measured samples' median times
+    std::optional<double> best_ms, median_ms; // over measured samples' median times
     std::vector<RunRankCorrelation> runs;
 };
 
 struct WeightsRecord {
-    std::string path, checksum, provenance, trained_on;  // trained_on: JSON
+    std::string path, checksum, provenance, trained_on; // trained_on: JSON
 };
 
 // Which measured samples train a model (measured_samples()). Empty / zero
@@ -164,8 +164,8 @@ struct AutotuneBatchRow {
     int64_t run_id = 0;
     int batch = 0;
     std::optional<int64_t> weights_id;
-    std::string weights_path;  // of weights_id; empty for the embedded defaults
-    std::string status = "running";  // running | measured | finished
+    std::string weights_path;       // of weights_id; empty for the embedded defaults
+    std::string status = "running"; // running | measured | finished
     int64_t samples = 0, measured = 0, failed = 0, spilled = 0;
     std::optional<double> best_ms, spearman, kendall, regret, retrain_s;
 };
@@ -218,8 +218,8 @@ public:
 
     // --- Autotune (schema 4).
     std::optional<StoredRun> find_run(int64_t run_id);
-    void set_run_status(int64_t run_id, const std::string &status, const std::optional<std::string> &stopped_by,
-                        const std::string &error = "");
+    void set_run_status(int64_t run_id, const std::string &status,
+                        const std::optional<std::string> &stopped_by, const std::string &error = "");
     // Inserts the batch row, or leaves an existing one as it is.
     void begin_batch(int64_t run_id, int batch, std::optional<int64_t> weights_id);
     void update_batch(const AutotuneBatchRow &row);
@@ -230,10 +230,10 @@ public:
         int idx = 0;
         int64_t id = 0;
         bool complete = false;
-        bool compiled = false;  // status ok before benchmarking: searched, compiled, ptxas passed
-        bool measured = false;  // status ok, a time, output not wrong
-        bool failed = false;    // status not ok
-        bool spilled = false;   // a kernel spills registers
+        bool compiled = false; // status ok before benchmarking: searched, compiled, ptxas passed
+        bool measured = false; // status ok, a time, output not wrong
+        bool failed = false;   // status not ok
+        bool spilled = false;  // a kernel spills registers
         std::optional<double> predicted_cost, runtime_ms;
     };
     std::vector<StoredSampleState> batch_samples(int64_t run_id, int batch);

@@ -29,8 +29,15 @@ if ! command -v "$cf" >/dev/null 2>&1; then
     exit 2
   fi
 fi
-# Every C++ file git knows, but test inputs (test/data) kept byte for byte.
-mapfile -t files < <(git ls-files '*.cpp' '*.h' | grep -v '^test/data/')
+# Every C++ source of the tree, but test inputs (test/data) kept byte for
+# byte: the files git knows, or, where git is not installed (CI's fresh
+# roots get a clone but no git), those of the source folders.
+if command -v git >/dev/null 2>&1 && git rev-parse --git-dir >/dev/null 2>&1; then
+  mapfile -t files < <(git ls-files '*.cpp' '*.h' | grep -v '^test/data/')
+else
+  mapfile -t files < <(find cli common core costmodel db tuner benchmarks test -path test/data -prune -o \
+                         -type f \( -name '*.cpp' -o -name '*.h' \) -print | sort)
+fi
 if [ "$fix" -eq 1 ]; then
   printf '%s\0' "${files[@]}" | xargs -0 -n 50 "$cf" -i
   exit 0

@@ -11,8 +11,7 @@
 #include <string>
 
 namespace Catch {
-inline Matchers::StringContainsMatcher Contains(const std::string &s,
-                                                CaseSensitive cs = CaseSensitive::Yes) {
+inline Matchers::StringContainsMatcher Contains(const std::string &s, CaseSensitive cs = CaseSensitive::Yes) {
     return Matchers::ContainsSubstring(s, cs);
 }
 inline Matchers::StartsWithMatcher StartsWith(const std::string &s, CaseSensitive cs = CaseSensitive::Yes) {

@@ -7,7 +7,7 @@
 // (gpusched_discover_tests) registers that check as a ctest entry of every
 // test executable.
 #if GPUSCHED_CATCH2_MAJOR < 3
-#define CATCH_CONFIG_RUNNER  // v2: this file's main(), not Catch's
+#define CATCH_CONFIG_RUNNER // v2: this file's main(), not Catch's
 #endif
 #include "test/catch2_compat.h"
 
@@ -21,12 +21,14 @@ namespace {
 // catch_discover_tests escapes ',', '[' and ']' itself.
 std::string name_problem(const std::string &name) {
     if (name.find(';') != std::string::npos)
-        return "';' splits it into several ctest entries (CMake lists are ';'-separated), whose filters match nothing";
+        return "';' splits it into several ctest entries (CMake lists are ';'-separated), whose filters "
+               "match nothing";
     if (name.find('\\') != std::string::npos) return "'\\' escapes the next character in a Catch filter";
     if (name.empty()) return "an empty name";
     if (name.front() == '~') return "a leading '~' makes the filter exclude the test";
     if (name.front() == '-') return "a leading '-' makes Catch read the filter as an unknown option";
-    if (name.front() == '*' || name.back() == '*') return "a leading or trailing '*' makes the filter a wildcard";
+    if (name.front() == '*' || name.back() == '*')
+        return "a leading or trailing '*' makes the filter a wildcard";
     if (name.front() == '#') return "Catch lists a name starting with '#' in quotes";
     return "";
 }

@@ -6,4 +6,6 @@
 
 #include <Halide.h>
 
-CATCH_TRANSLATE_EXCEPTION(const Halide::Error &e) { return e.what(); }
+CATCH_TRANSLATE_EXCEPTION(const Halide::Error &e) {
+    return e.what();
+}

@@ -11,7 +11,7 @@ using CUresult = int;
 using CUdevice = int;
 constexpr int kMaxThreadsPerBlock = 1;
 constexpr int kMaxSharedMemoryPerBlock = 8;
-constexpr int kMemoryClockRate = 36;     // kHz
+constexpr int kMemoryClockRate = 36;      // kHz
 constexpr int kGlobalMemoryBusWidth = 37; // bits
 constexpr int kL2CacheSize = 38;
 constexpr int kMaxThreadsPerMultiprocessor = 39;
@@ -33,8 +33,7 @@ struct DriverApi {
     CUresult (*cuDriverGetVersion)(int *) = nullptr;
 };
 
-template <typename F>
-bool load(void *h, const char *name, F &fn) {
+template <typename F> bool load(void *h, const char *name, F &fn) {
     fn = reinterpret_cast<F>(dlsym(h, name));
     return fn != nullptr;
 }
@@ -49,13 +48,16 @@ LocalGpuQuery query_local_gpus() {
         q.problem = "no NVIDIA driver on this machine (libcuda.so.1 not found)";
         return q;
     }
-    if (!load(api.handle, "cuInit", api.cuInit) || !load(api.handle, "cuDeviceGetCount", api.cuDeviceGetCount) ||
-        !load(api.handle, "cuDeviceGet", api.cuDeviceGet) || !load(api.handle, "cuDeviceGetName", api.cuDeviceGetName) ||
+    if (!load(api.handle, "cuInit", api.cuInit) ||
+        !load(api.handle, "cuDeviceGetCount", api.cuDeviceGetCount) ||
+        !load(api.handle, "cuDeviceGet", api.cuDeviceGet) ||
+        !load(api.handle, "cuDeviceGetName", api.cuDeviceGetName) ||
         !load(api.handle, "cuDeviceGetAttribute", api.cuDeviceGetAttribute)) {
         q.problem = "libcuda.so.1 lacks the driver API entry points gpusched needs";
         return q;
     }
-    if (load(api.handle, "cuDriverGetVersion", api.cuDriverGetVersion)) api.cuDriverGetVersion(&q.driver_version);
+    if (load(api.handle, "cuDriverGetVersion", api.cuDriverGetVersion))
+        api.cuDriverGetVersion(&q.driver_version);
     if (CUresult rc = api.cuInit(0); rc != 0) {
         q.problem = "the CUDA driver failed to initialise (cuInit error " + std::to_string(rc) + ")";
         return q;
@@ -91,7 +93,8 @@ LocalGpuQuery query_local_gpus() {
         p.registers_per_sm = attr(kMaxRegistersPerMultiprocessor);
         p.l2_cache_bytes = attr(kL2CacheSize);
         // Peak DRAM bandwidth = 2 (DDR) * clock * bus width.
-        p.memory_bandwidth_gb_per_s = 2.0 * attr(kMemoryClockRate) * 1e3 * (attr(kGlobalMemoryBusWidth) / 8.0) / 1e9;
+        p.memory_bandwidth_gb_per_s =
+            2.0 * attr(kMemoryClockRate) * 1e3 * (attr(kGlobalMemoryBusWidth) / 8.0) / 1e9;
         p.source = "CUDA driver API on this machine";
         q.devices.push_back(p);
     }

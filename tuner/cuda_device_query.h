@@ -12,8 +12,8 @@ namespace gpusched {
 
 struct LocalGpuQuery {
     std::vector<GpuProfile> devices;
-    std::string problem;  // why there are none: no driver, cuInit failed, no devices
-    int driver_version = 0;  // cuDriverGetVersion: 1000 * major + 10 * minor (12040 = 12.4); 0 unknown
+    std::string problem;    // why there are none: no driver, cuInit failed, no devices
+    int driver_version = 0; // cuDriverGetVersion: 1000 * major + 10 * minor (12040 = 12.4); 0 unknown
 };
 
 LocalGpuQuery query_local_gpus();

@@ -16,7 +16,7 @@ namespace {
 // feature this one builds on: a CPU lacking that one gets neither.
 struct FeatureRule {
     const char *feature;
-    const char *after;  // nullptr: none
+    const char *after; // nullptr: none
     std::vector<const char *> flags;
 };
 
@@ -60,11 +60,13 @@ CpuFlags parse_cpuinfo_flags(const std::string &cpuinfo_text) {
         const auto colon = line.find(':');
         if (colon == std::string::npos) continue;
         std::string key = line.substr(0, colon);
-        while (!key.empty() && (key.back() == ' ' || key.back() == '\t')) key.pop_back();
+        while (!key.empty() && (key.back() == ' ' || key.back() == '\t'))
+            key.pop_back();
         if (key != "flags") continue;
         CpuFlags flags;
         std::istringstream words(line.substr(colon + 1));
-        for (std::string w; words >> w;) flags.insert(w);
+        for (std::string w; words >> w;)
+            flags.insert(w);
         return flags;
     }
     return {};
@@ -76,7 +78,8 @@ std::vector<std::string> halide_x86_features(const CpuFlags &flags) {
     for (const FeatureRule &rule : feature_rules()) {
         if (rule.after && !on.count(rule.after)) continue;
         bool all = true;
-        for (const char *f : rule.flags) all = all && flags.count(f);
+        for (const char *f : rule.flags)
+            all = all && flags.count(f);
         if (!all) continue;
         on.insert(rule.feature);
         features.emplace_back(rule.feature);
@@ -86,7 +89,8 @@ std::vector<std::string> halide_x86_features(const CpuFlags &flags) {
 
 std::string x86_64_linux_target(const CpuFlags &flags) {
     std::string target = "x86-64-linux";
-    for (const std::string &f : halide_x86_features(flags)) target += "-" + f;
+    for (const std::string &f : halide_x86_features(flags))
+        target += "-" + f;
     return target;
 }
 

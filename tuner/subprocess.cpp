@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <cerrno>
-#include <mutex>
 #include <cstring>
+#include <mutex>
 #include <sstream>
 
 #include <fcntl.h>
@@ -30,7 +30,9 @@ constexpr bool kAddressSanitizer = false;
 #endif
 namespace {
 
-void set_cloexec(int fd) { fcntl(fd, F_SETFD, FD_CLOEXEC); }
+void set_cloexec(int fd) {
+    fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
 
 // Process groups of the children running now, so that gpusched, when it is
 // interrupted or terminated, takes them down with it instead of leaving
@@ -104,7 +106,8 @@ std::vector<std::string> build_environment(const std::map<std::string, std::stri
         if (extra.count(key)) continue;
         env.push_back(std::move(entry));
     }
-    for (const auto &[k, v] : extra) env.push_back(k + "=" + v);
+    for (const auto &[k, v] : extra)
+        env.push_back(k + "=" + v);
     return env;
 }
 
@@ -136,7 +139,8 @@ std::string ProcessResult::describe_failure() const {
     return s.str();
 }
 
-std::optional<std::string> find_executable(const std::string &name, const std::vector<std::string> &extra_dirs) {
+std::optional<std::string> find_executable(const std::string &name,
+                                           const std::vector<std::string> &extra_dirs) {
     auto executable = [](const std::string &p) {
         struct stat st;
         return stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(p.c_str(), X_OK) == 0;
@@ -181,9 +185,9 @@ namespace {
 // The child's side of run_process, between fork and exec: its own process
 // group (a timeout kills the whole tree), death with the driver, the
 // pipes, the limits; an exec that fails reports its errno on exec_pipe.
-[[noreturn]] void exec_child(const ProcessSpec &spec, const std::string &program, pid_t parent, const int out_pipe[2],
-                             const int err_pipe[2], const int exec_pipe[2], std::vector<char *> &argvp,
-                             std::vector<char *> &envp) {
+[[noreturn]] void exec_child(const ProcessSpec &spec, const std::string &program, pid_t parent,
+                             const int out_pipe[2], const int err_pipe[2], const int exec_pipe[2],
+                             std::vector<char *> &argvp, std::vector<char *> &envp) {
     // Child: own process group, so a timeout can kill the whole tree.
     setpgid(0, 0);
     // Dies with the driver, even a SIGKILLed one: a resumed run must not
@@ -226,7 +230,8 @@ void read_output(const ProcessSpec &spec, pollfd fds[2], std::chrono::steady_clo
             r.timed_out = true;
             break;
         }
-        int wait_ms = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
+        int wait_ms =
+            static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count());
         int n = poll(fds, 2, wait_ms > 1000 ? 1000 : wait_ms);
         if (n < 0 && errno != EINTR) break;
         for (int i = 0; i < 2; ++i) {
@@ -269,10 +274,12 @@ ProcessResult run_process(const ProcessSpec &spec) {
 
     std::vector<std::string> env = build_environment(spec.env);
     std::vector<char *> envp, argvp;
-    for (auto &e : env) envp.push_back(e.data());
+    for (auto &e : env)
+        envp.push_back(e.data());
     envp.push_back(nullptr);
     std::vector<std::string> argv = spec.argv;
-    for (auto &a : argv) argvp.push_back(a.data());
+    for (auto &a : argv)
+        argvp.push_back(a.data());
     argvp.push_back(nullptr);
 
     install_signal_handlers();
@@ -284,7 +291,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
         return r;
     }
     if (pid == 0) exec_child(spec, *program, parent, out_pipe, err_pipe, exec_pipe, argvp, envp);
-    setpgid(pid, pid);  // also from the parent, to win the race with kill()
+    setpgid(pid, pid); // also from the parent, to win the race with kill()
     remember_group(pid);
     close(out_pipe[1]);
     close(err_pipe[1]);

@@ -10,8 +10,8 @@
 // result so the caller can explain them.
 
 #include <chrono>
-#include <functional>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -20,11 +20,11 @@
 namespace gpusched {
 
 struct ProcessSpec {
-    std::vector<std::string> argv;               // argv[0] is the program (a path, or a name searched in PATH)
-    std::map<std::string, std::string> env;      // set on top of the parent's environment
+    std::vector<std::string> argv;          // argv[0] is the program (a path, or a name searched in PATH)
+    std::map<std::string, std::string> env; // set on top of the parent's environment
     std::optional<std::string> working_dir;
     std::chrono::milliseconds timeout{std::chrono::minutes(10)};
-    std::size_t max_captured_bytes = 16u << 20;  // per stream; the rest is dropped (and noted)
+    std::size_t max_captured_bytes = 16u << 20; // per stream; the rest is dropped (and noted)
     // The child's address-space limit (RLIMIT_AS), inherited by its own
     // children: a process that would take the machine's memory fails its
     // allocation instead of waking the kernel's OOM killer. None: no limit.
@@ -36,13 +36,13 @@ struct ProcessSpec {
 };
 
 struct ProcessResult {
-    bool started = false;       // false: could not exec (see start_error)
-    std::string start_error;    // why it did not start
-    bool timed_out = false;     // killed by us after the timeout
-    int exit_code = -1;         // valid when exited normally
-    int term_signal = 0;        // non-zero when killed by a signal
-    std::string out;            // captured stdout
-    std::string err;            // captured stderr
+    bool started = false;    // false: could not exec (see start_error)
+    std::string start_error; // why it did not start
+    bool timed_out = false;  // killed by us after the timeout
+    int exit_code = -1;      // valid when exited normally
+    int term_signal = 0;     // non-zero when killed by a signal
+    std::string out;         // captured stdout
+    std::string err;         // captured stderr
     double wall_seconds = 0;
 
     bool ok() const { return started && !timed_out && term_signal == 0 && exit_code == 0; }

@@ -13,7 +13,9 @@ namespace gpusched {
 
 namespace {
 
-std::string named(const std::string &option, const std::string &path) { return option + " '" + path + "'"; }
+std::string named(const std::string &option, const std::string &path) {
+    return option + " '" + path + "'";
+}
 
 } // namespace
 

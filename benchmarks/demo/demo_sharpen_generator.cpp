@@ -17,7 +17,7 @@ using namespace Halide;
 
 class DemoSharpen : public Generator<DemoSharpen> {
 public:
-    GeneratorParam<std::string> schedule{"schedule", "none"};  // none | naive
+    GeneratorParam<std::string> schedule{"schedule", "none"}; // none | naive
     Input<Buffer<float>> input{"input", 3};
     Input<float> amount{"amount"};
     Output<Buffer<float>> output{"output", 3};
@@ -27,9 +27,11 @@ public:
         Func clamped = BoundaryConditions::repeat_edge(input);
         // Binomial 1-4-6-4-1 taps, normalised by 16.
         blur_x(x, y, c) = (clamped(x - 2, y, c) + 4.f * clamped(x - 1, y, c) + 6.f * clamped(x, y, c) +
-                           4.f * clamped(x + 1, y, c) + clamped(x + 2, y, c)) / 16.f;
+                           4.f * clamped(x + 1, y, c) + clamped(x + 2, y, c)) /
+                          16.f;
         blur_y(x, y, c) = (blur_x(x, y - 2, c) + 4.f * blur_x(x, y - 1, c) + 6.f * blur_x(x, y, c) +
-                           4.f * blur_x(x, y + 1, c) + blur_x(x, y + 2, c)) / 16.f;
+                           4.f * blur_x(x, y + 1, c) + blur_x(x, y + 2, c)) /
+                          16.f;
         sharpened(x, y, c) = clamped(x, y, c) + amount * (clamped(x, y, c) - blur_y(x, y, c));
         // A gentle S-shaped tone curve on [0, 1].
         Expr v = clamp(sharpened(x, y, c), 0.f, 1.f);
@@ -49,7 +51,8 @@ private:
 
     // Every Func its own kernel of 16x16 threads: the floor to compare with.
     void apply_naive_schedule() {
-        _halide_user_assert(get_target().has_gpu_feature()) << "demo_sharpen: schedule=naive needs a GPU target";
+        _halide_user_assert(get_target().has_gpu_feature())
+            << "demo_sharpen: schedule=naive needs a GPU target";
         Var x = output.args()[0], y = output.args()[1];
         Var xo("xo"), yo("yo"), xi("xi"), yi("yi");
         for (Func f : {blur_x, blur_y, sharpened}) {

@@ -78,11 +78,11 @@ enum class StageKind {
     Histogram,
     ChannelSum,
     ChannelMix,
-    Gather,  // only with gathers=true (kGatherWeight)
-    Scan,     // only with scans=true (kScanWeight)
-    Pyramid,  // only with pyramids=true (kPyramidWeight)
-    GlobalMax,  // only with reductions=true (kReductionWeight)
-    RowMean,    // only with reductions=true (kReductionWeight)
+    Gather,    // only with gathers=true (kGatherWeight)
+    Scan,      // only with scans=true (kScanWeight)
+    Pyramid,   // only with pyramids=true (kPyramidWeight)
+    GlobalMax, // only with reductions=true (kReductionWeight)
+    RowMean,   // only with reductions=true (kReductionWeight)
 };
 
 struct KindWeight {
@@ -383,7 +383,7 @@ private:
                 r -= scans ? kScanWeight : 0;
                 if (pyramids && r < kPyramidWeight) return StageKind::Pyramid;
                 r -= pyramids ? kPyramidWeight : 0;
-                if (!reductions) return StageKind::Pyramid;  // as before reductions existed
+                if (!reductions) return StageKind::Pyramid; // as before reductions existed
                 return r < kReductionWeight / 2 ? StageKind::GlobalMax : StageKind::RowMean;
             }
             StageKind kind = StageKind::Pointwise;
@@ -909,7 +909,7 @@ private:
         peak() = fconst(a.lo);
         peak() = max(peak(), as_float(a, r.x, r.y, r.z));
         mark_root(peak, {{}});
-        const double shift = a.lo < 0 ? -a.lo : 0.0;  // divide a non-negative value by a positive one
+        const double shift = a.lo < 0 ? -a.lo : 0.0; // divide a non-negative value by a positive one
         Expr v = (as_float(a, x, y, c) + fconst(shift)) / (peak() + fconst(shift + 1.0));
         finish_float(n, v, 0.0, 1.0);
         n.has_reduction = true;
@@ -979,7 +979,8 @@ private:
         }
         n.has_reduction = true;
         finish_float(n, acc(x, y, c), a.lo, a.hi);
-        return std::string("recurrence along ") + (along_y ? "y" : "x") + " (" + (k == 0.5f ? "0.5" : "0.75") + ")";
+        return std::string("recurrence along ") + (along_y ? "y" : "x") + " (" +
+               (k == 0.5f ? "0.5" : "0.75") + ")";
     }
 
     // A Laplacian-style pyramid: 2..4 levels down with (2x-1, 2x, 2x+1) taps

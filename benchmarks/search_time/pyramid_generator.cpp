@@ -37,7 +37,8 @@ public:
             up[k] = Func("up_" + std::to_string(k));
             const Func &c = up[k + 1];
             Expr coarse = (c(x / 2, y / 2) + c((x + 1) / 2, y / 2) + c(x / 2, (y + 1) / 2) +
-                           c((x + 1) / 2, (y + 1) / 2)) * 0.25f;
+                           c((x + 1) / 2, (y + 1) / 2)) *
+                          0.25f;
             up[k](x, y) = down[k](x, y) * 0.5f + coarse;
         }
         output(x, y) = up[0](x, y);

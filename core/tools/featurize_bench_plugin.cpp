@@ -37,10 +37,10 @@
 #include <Halide.h>
 #include <nlohmann/json.hpp>
 
+#include "common/gpu_profile.h"
 #include "core/featurize_schedule.h"
 #include "core/function_dag.h"
 #include "core/halide_compat.h"
-#include "common/gpu_profile.h"
 #include "core/loop_nest.h"
 #include "core/search_space.h"
 
@@ -63,17 +63,26 @@ BenchOptions parse_options() {
     std::string kv;
     while (in >> kv) {
         const auto eq = kv.find('=');
-        if (eq == std::string::npos) throw std::runtime_error("GPUSCHED_FEATURIZE_BENCH: want key=value, got " + kv);
+        if (eq == std::string::npos)
+            throw std::runtime_error("GPUSCHED_FEATURIZE_BENCH: want key=value, got " + kv);
         const std::string k = kv.substr(0, eq), v = kv.substr(eq + 1);
-        if (k == "walks") o.walks = std::stoi(v);
-        else if (k == "seconds") o.seconds = std::stod(v);
-        else if (k == "seed") o.seed = std::stoull(v);
-        else if (k == "gpu") o.gpu = v;
-        else if (k == "out") o.out = v;
-        else if (k == "max_states") o.max_states = std::stoull(v);
-        else throw std::runtime_error("GPUSCHED_FEATURIZE_BENCH: unknown key " + k);
+        if (k == "walks")
+            o.walks = std::stoi(v);
+        else if (k == "seconds")
+            o.seconds = std::stod(v);
+        else if (k == "seed")
+            o.seed = std::stoull(v);
+        else if (k == "gpu")
+            o.gpu = v;
+        else if (k == "out")
+            o.out = v;
+        else if (k == "max_states")
+            o.max_states = std::stoull(v);
+        else
+            throw std::runtime_error("GPUSCHED_FEATURIZE_BENCH: unknown key " + k);
     }
-    if (o.walks < 1 || !(o.seconds > 0)) throw std::runtime_error("GPUSCHED_FEATURIZE_BENCH: walks >= 1 and seconds > 0");
+    if (o.walks < 1 || !(o.seconds > 0))
+        throw std::runtime_error("GPUSCHED_FEATURIZE_BENCH: walks >= 1 and seconds > 0");
     return o;
 }
 
@@ -128,17 +137,20 @@ Rate time_passes(const std::vector<std::unique_ptr<LoopNest>> &nests, double sec
     return r;
 }
 
-void run_bench(const Halide::Pipeline &pipeline, const Halide::Target &target, Halide::AutoSchedulerResults *results) {
+void run_bench(const Halide::Pipeline &pipeline, const Halide::Target &target,
+               Halide::AutoSchedulerResults *results) {
     const BenchOptions o = parse_options();
     const auto gpu = find_builtin_gpu_profile(o.gpu);
     if (!gpu) throw std::runtime_error("GPUSCHED_FEATURIZE_BENCH: unknown gpu " + o.gpu);
     std::vector<Halide::Internal::Function> outputs;
-    for (const Halide::Func &f : pipeline.outputs()) outputs.push_back(f.function());
+    for (const Halide::Func &f : pipeline.outputs())
+        outputs.push_back(f.function());
     const FunctionDAG dag(outputs);
 
     const std::vector<Decisions> states = collect_states(dag, *gpu, o);
     std::vector<std::unique_ptr<LoopNest>> nests;
-    for (const auto &d : states) nests.push_back(std::make_unique<LoopNest>(dag, d));
+    for (const auto &d : states)
+        nests.push_back(std::make_unique<LoopNest>(dag, d));
 
     // Correctness first: memoized rows equal fresh rows.
     std::int64_t mismatches = 0;
@@ -156,11 +168,13 @@ void run_bench(const Halide::Pipeline &pipeline, const Halide::Target &target, H
     }
 
     const Rate fresh = time_passes(nests, o.seconds, [&](Rate &r) {
-        for (const auto &n : nests) r.rows += double(featurize(*n, *gpu, nullptr).schedule.size());
+        for (const auto &n : nests)
+            r.rows += double(featurize(*n, *gpu, nullptr).schedule.size());
     });
     const Rate memoized = time_passes(nests, o.seconds, [&](Rate &r) {
         FeatureMemo memo;
-        for (const auto &n : nests) r.rows += double(featurize(*n, *gpu, &memo).schedule.size());
+        for (const auto &n : nests)
+            r.rows += double(featurize(*n, *gpu, &memo).schedule.size());
         r.hits += memo.hits;
         r.misses += memo.misses;
     });
@@ -174,19 +188,25 @@ void run_bench(const Halide::Pipeline &pipeline, const Halide::Target &target, H
         {"walks", o.walks},
         {"seed", o.seed},
         {"memo_mismatched_rows", mismatches},
-        {"no_memo", {{"stage_featurizations_per_cpu_s", fresh.rows / fresh.cpu},
-                     {"states_per_cpu_s", fresh.states / fresh.cpu},
-                     {"stage_featurizations_per_wall_s", fresh.rows / fresh.wall}}},
-        {"memo", {{"stage_featurizations_per_cpu_s", memoized.rows / memoized.cpu},
-                  {"states_per_cpu_s", memoized.states / memoized.cpu},
-                  {"stage_featurizations_per_wall_s", memoized.rows / memoized.wall},
-                  {"kernel_hit_rate", double(memoized.hits) / double(std::max<std::int64_t>(1, memoized.hits + memoized.misses))}}},
+        {"no_memo",
+         {{"stage_featurizations_per_cpu_s", fresh.rows / fresh.cpu},
+          {"states_per_cpu_s", fresh.states / fresh.cpu},
+          {"stage_featurizations_per_wall_s", fresh.rows / fresh.wall}}},
+        {"memo",
+         {{"stage_featurizations_per_cpu_s", memoized.rows / memoized.cpu},
+          {"states_per_cpu_s", memoized.states / memoized.cpu},
+          {"stage_featurizations_per_wall_s", memoized.rows / memoized.wall},
+          {"kernel_hit_rate",
+           double(memoized.hits) / double(std::max<std::int64_t>(1, memoized.hits + memoized.misses))}}},
     };
-    std::printf("featurize bench %s: %zu Funcs, %zu states, %.1f rows/state; no memo %.0f stage featurizations/CPU-s; "
+    std::printf("featurize bench %s: %zu Funcs, %zu states, %.1f rows/state; no memo %.0f stage "
+                "featurizations/CPU-s; "
                 "memo %.0f (kernel hit rate %.1f%%, speedup %.2fx); memo mismatches %lld\n",
-                name.c_str(), dag.nodes.size(), states.size(), fresh.rows / std::max(1.0, fresh.states), fresh.rows / fresh.cpu,
-                memoized.rows / memoized.cpu, 100.0 * j["memo"]["kernel_hit_rate"].get<double>(),
-                (memoized.rows / memoized.cpu) / (fresh.rows / fresh.cpu), static_cast<long long>(mismatches));
+                name.c_str(), dag.nodes.size(), states.size(), fresh.rows / std::max(1.0, fresh.states),
+                fresh.rows / fresh.cpu, memoized.rows / memoized.cpu,
+                100.0 * j["memo"]["kernel_hit_rate"].get<double>(),
+                (memoized.rows / memoized.cpu) / (fresh.rows / fresh.cpu),
+                static_cast<long long>(mismatches));
     if (!o.out.empty()) {
         std::ofstream f(o.out, std::ios::app);
         if (!f) throw std::runtime_error("GPUSCHED_FEATURIZE_BENCH: cannot append to " + o.out);
@@ -203,7 +223,7 @@ void entry(const Halide::Pipeline &p, const Halide::Target &t, const Autoschedul
     try {
         run_bench(p, t, results);
         return;
-    } catch (const Halide::Error &e) {  // no std::exception from Halide 17 on
+    } catch (const Halide::Error &e) { // no std::exception from Halide 17 on
         error = std::string("gpusched_featurize_bench: ") + e.what();
     } catch (const std::exception &e) {
         error = std::string("gpusched_featurize_bench: ") + e.what();

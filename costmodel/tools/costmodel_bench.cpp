@@ -6,9 +6,9 @@
 //   gpusched_costmodel_bench [--states-per-batch N] [--seconds S] [--gpu NAME]
 
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <random>
 #include <string>
 
@@ -56,7 +56,8 @@ void run(const char *name, Model &model, const std::vector<SyntheticPipeline> &p
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::printf("%-9s %10.0f stage-evaluations per CPU-second, %9.0f states per CPU-second "
                 "(%ld stage rows, %.2f s CPU, %.2f s wall: %.0f stage-evaluations/s wall; checksum %.3g)\n",
-                name, double(rows) / elapsed, double(evals) / elapsed, rows, elapsed, wall, double(rows) / wall, sink);
+                name, double(rows) / elapsed, double(evals) / elapsed, rows, elapsed, wall,
+                double(rows) / wall, sink);
 }
 
 } // namespace
@@ -67,13 +68,22 @@ int main(int argc, char **argv) {
     std::string gpu_name = "h100";
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string k = argv[i];
-        if (k == "--states-per-batch") per_batch = std::atoi(argv[i + 1]);
-        else if (k == "--seconds") seconds = std::atof(argv[i + 1]);
-        else if (k == "--gpu") gpu_name = argv[i + 1];
-        else { std::fprintf(stderr, "unknown argument %s\n", k.c_str()); return 2; }
+        if (k == "--states-per-batch")
+            per_batch = std::atoi(argv[i + 1]);
+        else if (k == "--seconds")
+            seconds = std::atof(argv[i + 1]);
+        else if (k == "--gpu")
+            gpu_name = argv[i + 1];
+        else {
+            std::fprintf(stderr, "unknown argument %s\n", k.c_str());
+            return 2;
+        }
     }
     const auto gpu = find_builtin_gpu_profile(gpu_name);
-    if (!gpu) { std::fprintf(stderr, "unknown --gpu %s\n", gpu_name.c_str()); return 2; }
+    if (!gpu) {
+        std::fprintf(stderr, "unknown --gpu %s\n", gpu_name.c_str());
+        return 2;
+    }
 
     std::mt19937_64 rng(7);
     std::vector<SyntheticPipeline> pipes;
@@ -81,9 +91,11 @@ int main(int argc, char **argv) {
     for (int p = 0; p < 16; ++p) {
         pipes.push_back(random_synthetic_pipeline(rng));
         states.emplace_back();
-        for (int s = 0; s < per_batch; ++s) states.back().push_back(random_synthetic_state(pipes.back(), *gpu, rng));
+        for (int s = 0; s < per_batch; ++s)
+            states.back().push_back(random_synthetic_state(pipes.back(), *gpu, rng));
     }
-    std::printf("batches of %d states, 16 synthetic pipelines, GPU profile %s, one thread\n", per_batch, gpu->name.c_str());
+    std::printf("batches of %d states, 16 synthetic pipelines, GPU profile %s, one thread\n", per_batch,
+                gpu->name.c_str());
     NetworkCostModel net(default_weights(), *gpu);
     run("network", net, pipes, states, seconds);
     AnalyticGpuCostModel analytic(*gpu);

@@ -63,10 +63,11 @@ namespace {
 
 struct Args {
     std::string rows, rows_out, out, init, gpu = "h100", targets = "analytic", pipeline_names, report,
-        batch_within = "pipeline";
+                                           batch_within = "pipeline";
     std::vector<std::string> compare;
     int synthesize = 0, states_per_pipeline = 64, epochs = 300, batch_size = 64, max_states_per_pipeline = 0;
-    double learning_rate = 3e-3, holdout_fraction = 0, throughput_weight = 1, ranking_weight = 0, scale_weight = 0;
+    double learning_rate = 3e-3, holdout_fraction = 0, throughput_weight = 1, ranking_weight = 0,
+           scale_weight = 0;
     unsigned long long seed = 1;
 };
 
@@ -76,7 +77,8 @@ struct Args {
                  "[--states-per-pipeline N] [--rows-out FILE]) [--gpu NAME] [--targets analytic|measured] "
                  "[--epochs N] [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS] "
                  "[--pipeline-names TSV] [--holdout-fraction F] [--compare WEIGHTS|default]... "
-                 "[--max-states-per-pipeline N] [--batch-within pipeline|step] [--throughput-weight W] [--ranking-weight W] [--scale-weight W] [--report FILE] --out WEIGHTS\n",
+                 "[--max-states-per-pipeline N] [--batch-within pipeline|step] [--throughput-weight W] "
+                 "[--ranking-weight W] [--scale-weight W] [--report FILE] --out WEIGHTS\n",
                  why.c_str());
     std::exit(2);
 }
@@ -95,28 +97,50 @@ Args parse(int argc, char **argv) {
             if (v.empty() || *end) usage(k + " needs a number, got \"" + v + "\"");
             return d;
         };
-        if (k == "--rows") a.rows = value();
-        else if (k == "--rows-out") a.rows_out = value();
-        else if (k == "--out") a.out = value();
-        else if (k == "--init") a.init = value();
-        else if (k == "--gpu") a.gpu = value();
-        else if (k == "--targets") a.targets = value();
-        else if (k == "--synthesize") a.synthesize = int(number(value()));
-        else if (k == "--states-per-pipeline") a.states_per_pipeline = int(number(value()));
-        else if (k == "--epochs") a.epochs = int(number(value()));
-        else if (k == "--batch-size") a.batch_size = int(number(value()));
-        else if (k == "--learning-rate") a.learning_rate = number(value());
-        else if (k == "--seed") a.seed = static_cast<unsigned long long>(number(value()));
-        else if (k == "--pipeline-names") a.pipeline_names = value();
-        else if (k == "--holdout-fraction") a.holdout_fraction = number(value());
-        else if (k == "--compare") a.compare.push_back(value());
-        else if (k == "--max-states-per-pipeline") a.max_states_per_pipeline = int(number(value()));
-        else if (k == "--report") a.report = value();
-        else if (k == "--batch-within") a.batch_within = value();
-        else if (k == "--throughput-weight") a.throughput_weight = number(value());
-        else if (k == "--ranking-weight") a.ranking_weight = number(value());
-        else if (k == "--scale-weight") a.scale_weight = number(value());
-        else usage("unknown argument " + k);
+        if (k == "--rows")
+            a.rows = value();
+        else if (k == "--rows-out")
+            a.rows_out = value();
+        else if (k == "--out")
+            a.out = value();
+        else if (k == "--init")
+            a.init = value();
+        else if (k == "--gpu")
+            a.gpu = value();
+        else if (k == "--targets")
+            a.targets = value();
+        else if (k == "--synthesize")
+            a.synthesize = int(number(value()));
+        else if (k == "--states-per-pipeline")
+            a.states_per_pipeline = int(number(value()));
+        else if (k == "--epochs")
+            a.epochs = int(number(value()));
+        else if (k == "--batch-size")
+            a.batch_size = int(number(value()));
+        else if (k == "--learning-rate")
+            a.learning_rate = number(value());
+        else if (k == "--seed")
+            a.seed = static_cast<unsigned long long>(number(value()));
+        else if (k == "--pipeline-names")
+            a.pipeline_names = value();
+        else if (k == "--holdout-fraction")
+            a.holdout_fraction = number(value());
+        else if (k == "--compare")
+            a.compare.push_back(value());
+        else if (k == "--max-states-per-pipeline")
+            a.max_states_per_pipeline = int(number(value()));
+        else if (k == "--report")
+            a.report = value();
+        else if (k == "--batch-within")
+            a.batch_within = value();
+        else if (k == "--throughput-weight")
+            a.throughput_weight = number(value());
+        else if (k == "--ranking-weight")
+            a.ranking_weight = number(value());
+        else if (k == "--scale-weight")
+            a.scale_weight = number(value());
+        else
+            usage("unknown argument " + k);
     }
     if (a.out.empty()) usage("--out is required");
     if (a.rows.empty() == (a.synthesize <= 0)) usage("give exactly one of --rows and --synthesize");
@@ -124,10 +148,12 @@ Args parse(int argc, char **argv) {
     if (!(a.holdout_fraction >= 0 && a.holdout_fraction < 1)) usage("--holdout-fraction must be in [0, 1)");
     if (a.holdout_fraction > 0 && a.rows.empty()) usage("--holdout-fraction needs --rows");
     if (!a.compare.empty() && a.holdout_fraction == 0) usage("--compare needs --holdout-fraction");
-    if (a.batch_within != "pipeline" && a.batch_within != "step") usage("--batch-within must be pipeline or step");
+    if (a.batch_within != "pipeline" && a.batch_within != "step")
+        usage("--batch-within must be pipeline or step");
     if (!(a.throughput_weight >= 0) || !(a.ranking_weight >= 0) || !(a.scale_weight >= 0) ||
         a.throughput_weight + a.ranking_weight <= 0)
-        usage("--throughput-weight, --ranking-weight and --scale-weight must be >= 0, and the first two not both 0");
+        usage("--throughput-weight, --ranking-weight and --scale-weight must be >= 0, and the first two not "
+              "both 0");
     return a;
 }
 
@@ -137,7 +163,8 @@ void progress(int epoch, double loss, void *) {
 
 // Names pipelines "pipeline <key>" (read_feature_rows) after the table
 // gpusched_merge_feature_rows writes (key, name, group, records).
-void name_pipelines(const std::string &path, std::vector<PipelineSamples> &data, std::vector<std::string> &groups) {
+void name_pipelines(const std::string &path, std::vector<PipelineSamples> &data,
+                    std::vector<std::string> &groups) {
     std::ifstream in(path);
     if (!in) throw std::runtime_error(path + ": cannot read the pipeline-names table");
     std::map<std::string, std::pair<std::string, std::string>> by_key;
@@ -163,7 +190,8 @@ void name_pipelines(const std::string &path, std::vector<PipelineSamples> &data,
 PipelineSamples subsample(PipelineSamples p, int max_states, std::mt19937_64 &rng) {
     if (max_states <= 0 || p.states.size() <= static_cast<std::size_t>(max_states)) return p;
     std::vector<std::size_t> idx(p.states.size());
-    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+    for (std::size_t i = 0; i < idx.size(); ++i)
+        idx[i] = i;
     // Partial Fisher-Yates with our own draws (std::shuffle differs between libraries).
     for (std::size_t i = 0; i < static_cast<std::size_t>(max_states); ++i)
         std::swap(idx[i], idx[i + rng() % (idx.size() - i)]);
@@ -204,7 +232,8 @@ std::vector<HeldOutRanking> rank_pipelines(const WeightsFile &weights, const Gpu
         NetworkCostModel model(weights, gpu);
         model.set_pipeline(p.stages);
         std::vector<const StateFeatures *> ptrs;
-        for (const auto &s : p.states) ptrs.push_back(&s);
+        for (const auto &s : p.states)
+            ptrs.push_back(&s);
         std::vector<double> predicted;
         model.evaluate(ptrs, predicted);
         out.push_back(rank_held_out(predicted, p.runtimes_ms, p.states));
@@ -214,8 +243,8 @@ std::vector<HeldOutRanking> rank_pipelines(const WeightsFile &weights, const Gpu
 
 std::string view_text(const RankingView &v) {
     char buf[200];
-    std::snprintf(buf, sizeof buf, "Spearman %.3f, Kendall %.3f, predicted-best slowdown %.1f%%", v.spearman, v.kendall,
-                  100.0 * v.slowdown);
+    std::snprintf(buf, sizeof buf, "Spearman %.3f, Kendall %.3f, predicted-best slowdown %.1f%%", v.spearman,
+                  v.kendall, 100.0 * v.slowdown);
     return buf;
 }
 
@@ -231,23 +260,28 @@ std::string summary(const std::vector<HeldOutRanking> &r) {
 }
 
 void write_report(const std::string &path, const std::vector<std::pair<std::string, WeightsFile>> &models,
-                  const std::vector<std::vector<HeldOutRanking>> &results, const std::vector<PipelineSamples> &pipes) {
+                  const std::vector<std::vector<HeldOutRanking>> &results,
+                  const std::vector<PipelineSamples> &pipes) {
     std::ofstream o(path);
     if (!o) throw std::runtime_error(path + ": cannot write the report");
     char buf[400];
-    o << "| pipeline | states | same-step groups (states) | weights | Spearman all | Kendall all | slowdown all "
+    o << "| pipeline | states | same-step groups (states) | weights | Spearman all | Kendall all | slowdown "
+         "all "
          "| Spearman step | Kendall step | slowdown step |\n|---|---|---|---|---|---|---|---|---|---|\n";
     for (std::size_t p = 0; p < pipes.size(); ++p) {
         for (std::size_t m = 0; m < models.size(); ++m) {
             const HeldOutRanking &h = results[m][p];
-            std::snprintf(buf, sizeof buf, "| %s | %zu | %d (%d) | %s | %.3f | %.3f | %.1f%% | %.3f | %.3f | %.1f%% |\n",
-                          pipes[p].name.c_str(), pipes[p].states.size(), h.same_step.groups, h.same_step.states,
-                          models[m].first.c_str(), h.all.spearman, h.all.kendall, 100 * h.all.slowdown,
-                          h.same_step.spearman, h.same_step.kendall, 100 * h.same_step.slowdown);
+            std::snprintf(buf, sizeof buf,
+                          "| %s | %zu | %d (%d) | %s | %.3f | %.3f | %.1f%% | %.3f | %.3f | %.1f%% |\n",
+                          pipes[p].name.c_str(), pipes[p].states.size(), h.same_step.groups,
+                          h.same_step.states, models[m].first.c_str(), h.all.spearman, h.all.kendall,
+                          100 * h.all.slowdown, h.same_step.spearman, h.same_step.kendall,
+                          100 * h.same_step.slowdown);
             o << buf;
         }
     }
-    for (std::size_t m = 0; m < models.size(); ++m) o << "\nMean, " << models[m].first << ": " << summary(results[m]) << "\n";
+    for (std::size_t m = 0; m < models.size(); ++m)
+        o << "\nMean, " << models[m].first << ": " << summary(results[m]) << "\n";
 }
 
 } // namespace
@@ -279,10 +313,12 @@ int main(int argc, char **argv) {
                           std::to_string(a.seed) + ", " + std::to_string(a.synthesize) + " pipelines x " +
                           std::to_string(a.states_per_pipeline) + " states)";
             // Round-trip through the file format so both paths train on identical data.
-            if (!a.rows_out.empty()) data = read_feature_rows(a.rows_out);
+            if (!a.rows_out.empty())
+                data = read_feature_rows(a.rows_out);
             else {
                 for (const auto &r : records) {
-                    if (data.size() <= r.pipeline_key) data.push_back({"pipeline " + std::to_string(r.pipeline_key), r.pipeline, {}, {}});
+                    if (data.size() <= r.pipeline_key)
+                        data.push_back({"pipeline " + std::to_string(r.pipeline_key), r.pipeline, {}, {}});
                     data[r.pipeline_key].states.push_back(r.state);
                     data[r.pipeline_key].runtimes_ms.push_back(r.runtime_ms);
                 }
@@ -298,7 +334,8 @@ int main(int argc, char **argv) {
                 AnalyticGpuCostModel teacher(*gpu);
                 teacher.set_pipeline(p.stages);
                 std::vector<const StateFeatures *> ptrs;
-                for (const auto &s : p.states) ptrs.push_back(&s);
+                for (const auto &s : p.states)
+                    ptrs.push_back(&s);
                 teacher.evaluate(ptrs, p.runtimes_ms);
             }
         }
@@ -311,8 +348,10 @@ int main(int argc, char **argv) {
         std::vector<PipelineSamples> train, held_out;
         std::mt19937_64 subsample_rng(a.seed);
         for (std::size_t i = 0; i < data.size(); ++i) {
-            if (held[i]) held_out.push_back(std::move(data[i]));
-            else train.push_back(subsample(std::move(data[i]), a.max_states_per_pipeline, subsample_rng));
+            if (held[i])
+                held_out.push_back(std::move(data[i]));
+            else
+                train.push_back(subsample(std::move(data[i]), a.max_states_per_pipeline, subsample_rng));
         }
         data.clear();
         std::size_t training_pipelines = train.size();
@@ -321,14 +360,20 @@ int main(int argc, char **argv) {
         std::size_t states = 0, rows = 0;
         for (const auto &p : train) {
             states += p.states.size();
-            for (const auto &s : p.states) rows += s.schedule.size();
+            for (const auto &s : p.states)
+                rows += s.schedule.size();
         }
         std::size_t held_states = 0;
-        for (const auto &p : held_out) held_states += p.states.size();
-        std::fprintf(stderr, "training on %zu pipelines (%zu states, %zu stage rows, batches within %s: %zu sets); %zu pipelines (%zu states) held out\n",
-                     training_pipelines, states, rows, a.batch_within.c_str(), train.size(), held_out.size(), held_states);
+        for (const auto &p : held_out)
+            held_states += p.states.size();
+        std::fprintf(stderr,
+                     "training on %zu pipelines (%zu states, %zu stage rows, batches within %s: %zu sets); "
+                     "%zu pipelines (%zu states) held out\n",
+                     training_pipelines, states, rows, a.batch_within.c_str(), train.size(), held_out.size(),
+                     held_states);
 
-        const WeightsFile start = a.init.empty() ? WeightsFile{NetworkWeights::initial(a.seed), ""} : read_weights_file(a.init);
+        const WeightsFile start =
+            a.init.empty() ? WeightsFile{NetworkWeights::initial(a.seed), ""} : read_weights_file(a.init);
         NetworkWeights w = start.weights;
         TrainingOptions opt;
         opt.initial_formula_version = start.formula_version;
@@ -343,39 +388,46 @@ int main(int argc, char **argv) {
         opt.progress = progress;
         const TrainingReport rep = train_network(w, train, opt);
 
-        std::string prov = "gpusched_fit_default_weights: network fitted by Adam (lr " + std::to_string(a.learning_rate) +
-                           ", batch " + std::to_string(a.batch_size) + ", " + std::to_string(a.epochs) + " epochs, seed " +
-                           std::to_string(a.seed) + (a.init.empty() ? ", from NetworkWeights::initial" : ", from " + a.init) +
-                           ", loss " + std::to_string(a.throughput_weight) + " x relative throughput + " +
-                           std::to_string(a.ranking_weight) + " x pairwise ranking + " +
-                           std::to_string(a.scale_weight) + " x mean log ratio squared) to " + (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu->name
-                                                              : std::string("measured runtimes")) +
-                           " on " + rows_origin + "; " + std::to_string(training_pipelines) + " pipelines, " +
-                           std::to_string(states) + " states, " + std::to_string(rows) + " stage rows" +
-                           (a.batch_within == "step" ? ", batches within " + std::to_string(train.size()) +
-                                                           " same-step groups of >= 4 states"
-                                                     : std::string()) +
-                           "; validation (20% of each " + (a.batch_within == "step" ? "group" : "pipeline") +
-                           "'s states) before: " + describe(rep.validation_before) +
-                           "; after: " + describe(rep.validation_after);
-        std::printf("train before:      %s\ntrain after:       %s\nvalidation before: %s\nvalidation after:  %s\n",
-                    describe(rep.train_before).c_str(), describe(rep.train_after).c_str(),
-                    describe(rep.validation_before).c_str(), describe(rep.validation_after).c_str());
+        std::string prov =
+            "gpusched_fit_default_weights: network fitted by Adam (lr " + std::to_string(a.learning_rate) +
+            ", batch " + std::to_string(a.batch_size) + ", " + std::to_string(a.epochs) + " epochs, seed " +
+            std::to_string(a.seed) +
+            (a.init.empty() ? ", from NetworkWeights::initial" : ", from " + a.init) + ", loss " +
+            std::to_string(a.throughput_weight) + " x relative throughput + " +
+            std::to_string(a.ranking_weight) + " x pairwise ranking + " + std::to_string(a.scale_weight) +
+            " x mean log ratio squared) to " +
+            (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu->name
+                                     : std::string("measured runtimes")) +
+            " on " + rows_origin + "; " + std::to_string(training_pipelines) + " pipelines, " +
+            std::to_string(states) + " states, " + std::to_string(rows) + " stage rows" +
+            (a.batch_within == "step"
+                 ? ", batches within " + std::to_string(train.size()) + " same-step groups of >= 4 states"
+                 : std::string()) +
+            "; validation (20% of each " + (a.batch_within == "step" ? "group" : "pipeline") +
+            "'s states) before: " + describe(rep.validation_before) +
+            "; after: " + describe(rep.validation_after);
+        std::printf(
+            "train before:      %s\ntrain after:       %s\nvalidation before: %s\nvalidation after:  %s\n",
+            describe(rep.train_before).c_str(), describe(rep.train_after).c_str(),
+            describe(rep.validation_before).c_str(), describe(rep.validation_after).c_str());
 
         if (!held_out.empty()) {
             std::vector<std::pair<std::string, WeightsFile>> models = {{"new", WeightsFile{w, ""}}};
             for (const std::string &c : a.compare)
                 models.emplace_back(c, c == "default" ? default_weights() : read_weights_file(c));
             std::vector<std::vector<HeldOutRanking>> results;
-            for (const auto &m : models) results.push_back(rank_pipelines(m.second, *gpu, held_out));
+            for (const auto &m : models)
+                results.push_back(rank_pipelines(m.second, *gpu, held_out));
             std::string names;
-            for (const auto &p : held_out) names += (names.empty() ? "" : ", ") + p.name;
-            prov += "; held out whole (never trained on): " + std::to_string(held_out.size()) + " pipelines (" + names +
-                    "), " + std::to_string(held_states) + " states";
+            for (const auto &p : held_out)
+                names += (names.empty() ? "" : ", ") + p.name;
+            prov += "; held out whole (never trained on): " + std::to_string(held_out.size()) +
+                    " pipelines (" + names + "), " + std::to_string(held_states) + " states";
             for (std::size_t m = 0; m < models.size(); ++m) {
                 const std::string line = summary(results[m]);
                 std::printf("held out, %s: %s\n", models[m].first.c_str(), line.c_str());
-                prov += "; held out, " + (m == 0 ? std::string("these weights") : models[m].first) + ": " + line;
+                prov +=
+                    "; held out, " + (m == 0 ? std::string("these weights") : models[m].first) + ": " + line;
             }
             if (!a.report.empty()) write_report(a.report, models, results, held_out);
         }

@@ -34,7 +34,8 @@ using namespace gpusched;
 namespace {
 
 [[noreturn]] void usage(const std::string &why) {
-    std::fprintf(stderr, "error: %s\nusage: gpusched_merge_feature_rows --out FILE [--names-out TSV] IN...\n", why.c_str());
+    std::fprintf(stderr, "error: %s\nusage: gpusched_merge_feature_rows --out FILE [--names-out TSV] IN...\n",
+                 why.c_str());
     std::exit(2);
 }
 
@@ -52,7 +53,8 @@ struct RecordId {
     std::uint32_t key;
     std::uint64_t size, fnv, std_hash, runtime_bits;
     bool operator<(const RecordId &o) const {
-        return std::tie(key, size, fnv, std_hash, runtime_bits) < std::tie(o.key, o.size, o.fnv, o.std_hash, o.runtime_bits);
+        return std::tie(key, size, fnv, std_hash, runtime_bits) <
+               std::tie(o.key, o.size, o.fnv, o.std_hash, o.runtime_bits);
     }
 };
 
@@ -108,13 +110,15 @@ int main(int argc, char **argv) {
                 }
                 auto it = pipelines.find(r.pipeline_key);
                 if (it == pipelines.end()) {
-                    it = pipelines.emplace(r.pipeline_key, PipelineInfo{name, group.empty() ? "." : group, 0}).first;
+                    it = pipelines.emplace(r.pipeline_key, PipelineInfo{name, group.empty() ? "." : group, 0})
+                             .first;
                     order.push_back(r.pipeline_key);
                 } else if (it->second.name != name) {
                     // Two pipelines with identical features are one pipeline
                     // to the cost model; say so rather than pick silently.
-                    std::fprintf(stderr, "note: %s has the pipeline features of %s (key %u); counted as %s\n", in.c_str(),
-                                 it->second.name.c_str(), r.pipeline_key, it->second.name.c_str());
+                    std::fprintf(stderr, "note: %s has the pipeline features of %s (key %u); counted as %s\n",
+                                 in.c_str(), it->second.name.c_str(), r.pipeline_key,
+                                 it->second.name.c_str());
                 }
                 writer.append(r.pipeline_key, r.runtime_ms, r.blob);
                 ++it->second.records;
@@ -131,9 +135,11 @@ int main(int argc, char **argv) {
             }
             if (!t) throw std::runtime_error(names_out + ": error while writing");
         }
-        std::printf("%zu inputs, %llu records read, %llu exact duplicates dropped, %u records written to %s, %zu pipelines\n",
-                    inputs.size(), static_cast<unsigned long long>(read), static_cast<unsigned long long>(duplicates),
-                    writer.count(), out.c_str(), pipelines.size());
+        std::printf("%zu inputs, %llu records read, %llu exact duplicates dropped, %u records written to %s, "
+                    "%zu pipelines\n",
+                    inputs.size(), static_cast<unsigned long long>(read),
+                    static_cast<unsigned long long>(duplicates), writer.count(), out.c_str(),
+                    pipelines.size());
         return 0;
     } catch (const std::exception &e) {
         std::fprintf(stderr, "error: %s\n", e.what());

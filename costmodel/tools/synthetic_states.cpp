@@ -14,7 +14,9 @@ int pick(std::mt19937_64 &rng, std::initializer_list<int> choices) {
     return *(choices.begin() + static_cast<std::ptrdiff_t>(d(rng)));
 }
 
-double ceil_div(double a, double b) { return std::ceil(a / b); }
+double ceil_div(double a, double b) {
+    return std::ceil(a / b);
+}
 
 enum class Placement { Root, Shared, Inline };
 
@@ -49,8 +51,9 @@ SyntheticPipeline random_synthetic_pipeline(std::mt19937_64 &rng) {
     p.height = pick(rng, {256, 512, 1024, 2048});
     p.element_bytes = pick(rng, {1, 2, 4, 4, 4});
     const int n = std::uniform_int_distribution<int>(1, 6)(rng);
-    const auto type = p.element_bytes == 4 ? ScalarTypeBucket::Float
-                      : p.element_bytes == 2 ? ScalarTypeBucket::UInt16 : ScalarTypeBucket::UInt8;
+    const auto type = p.element_bytes == 4   ? ScalarTypeBucket::Float
+                      : p.element_bytes == 2 ? ScalarTypeBucket::UInt16
+                                             : ScalarTypeBucket::UInt8;
     for (int s = 0; s < n; ++s) {
         const int r = pick(rng, {0, 0, 1, 1, 2, 3});
         p.radius.push_back(r);
@@ -61,16 +64,19 @@ SyntheticPipeline random_synthetic_pipeline(std::mt19937_64 &rng) {
         f.op(OpType::Const, type) = taps;
         f.op(OpType::Variable, ScalarTypeBucket::UInt32) = 2;
         if (std::uniform_int_distribution<int>(0, 4)(rng) == 0) f.op(OpType::Div, type) = 1;
-        if (std::uniform_int_distribution<int>(0, 5)(rng) == 0) f.op(OpType::ExternCall, ScalarTypeBucket::Float) = 1;
+        if (std::uniform_int_distribution<int>(0, 5)(rng) == 0)
+            f.op(OpType::ExternCall, ScalarTypeBucket::Float) = 1;
         f.op(s == 0 ? OpType::ImageCall : OpType::FuncCall, type) = taps;
-        f.access(AccessPattern::Pointwise, s == 0 ? AccessType::LoadImage : AccessType::LoadFunc, type) = taps;
+        f.access(AccessPattern::Pointwise, s == 0 ? AccessType::LoadImage : AccessType::LoadFunc, type) =
+            taps;
         f.access(AccessPattern::Pointwise, AccessType::Store, type) = 1;
         p.stages.push_back(f);
     }
     return p;
 }
 
-StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfile &gpu, std::mt19937_64 &rng) {
+StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfile &gpu,
+                                     std::mt19937_64 &rng) {
     const int n = static_cast<int>(p.radius.size());
     const int b = p.element_bytes;
     const double W = p.width, H = p.height;
@@ -81,10 +87,12 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
     std::vector<Placement> place(n, Placement::Root);
     for (int s = n - 2; s >= 0; --s) {
         const int c = pick(rng, {0, 0, 1, 2});
-        if (c == 1 && place[s + 1] == Placement::Root) place[s] = Placement::Shared;
-        else if (c == 2 && place[s + 1] != Placement::Inline) place[s] = Placement::Inline;
+        if (c == 1 && place[s + 1] == Placement::Root)
+            place[s] = Placement::Shared;
+        else if (c == 2 && place[s + 1] != Placement::Inline)
+            place[s] = Placement::Inline;
     }
-    for (int s = 1; s < n; ++s)  // shared stages read global memory only
+    for (int s = 1; s < n; ++s) // shared stages read global memory only
         if (place[s] == Placement::Shared && place[s - 1] != Placement::Root) place[s] = Placement::Root;
 
     std::vector<Tiling> tiling(n);
@@ -102,7 +110,8 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
     for (int s = 0; s < n; ++s) {
         // The kernel this stage runs in: its own, or its nearest root consumer's.
         int k = s;
-        while (place[k] != Placement::Root) ++k;
+        while (place[k] != Placement::Root)
+            ++k;
         const Tiling &t = tiling[k];
         const double blocks = ceil_div(W, t.bw()) * ceil_div(H, t.bh());
         const double threads = t.threads();
@@ -113,7 +122,10 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
         // the first non-inlined one, with the radii added up.
         int R = p.radius[s];
         int src = s - 1;
-        while (src >= 0 && place[src] == Placement::Inline) { R += p.radius[src]; --src; }
+        while (src >= 0 && place[src] == Placement::Inline) {
+            R += p.radius[src];
+            --src;
+        }
         const bool src_shared = src >= 0 && place[src] == Placement::Shared;
         const double taps = double(2 * R + 1) * (2 * R + 1);
 
@@ -121,7 +133,9 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
         double shared_per_block = 0;
         for (int q = 0; q < k; ++q) {
             if (place[q] != Placement::Shared) continue;
-            int kq = q; while (place[kq] != Placement::Root) ++kq;
+            int kq = q;
+            while (place[kq] != Placement::Root)
+                ++kq;
             if (kq != k) continue;
             const int rc = p.radius[q + 1];
             shared_per_block += double(t.bw() + 2 * rc) * (t.bh() + 2 * rc) * b;
@@ -136,10 +150,13 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
         const double expr_regs = std::ceil(std::log2(taps + 1)) + 1;
         const double ws_thread = (double(t.sx + 2 * R) * (t.sy + 2 * R) + double(t.sx) * t.sy) * b;
         const double regs = 16 + ws_thread / 4 + expr_regs;
-        double blocks_per_sm = std::min<double>(gpu.max_blocks_per_sm, std::floor(double(gpu.max_threads_per_sm) / threads));
-        blocks_per_sm = std::min(blocks_per_sm, std::floor(gpu.registers_per_sm / (std::min(regs, 255.0) * threads)));
-        const double shared_limit = shared_per_block > 0 ? std::floor(double(gpu.shared_mem_per_sm_bytes) / shared_per_block)
-                                                         : double(gpu.max_blocks_per_sm);
+        double blocks_per_sm =
+            std::min<double>(gpu.max_blocks_per_sm, std::floor(double(gpu.max_threads_per_sm) / threads));
+        blocks_per_sm =
+            std::min(blocks_per_sm, std::floor(gpu.registers_per_sm / (std::min(regs, 255.0) * threads)));
+        const double shared_limit = shared_per_block > 0
+                                        ? std::floor(double(gpu.shared_mem_per_sm_bytes) / shared_per_block)
+                                        : double(gpu.max_blocks_per_sm);
         blocks_per_sm = std::max(1.0, std::min(blocks_per_sm, shared_limit));
 
         f[F::num_blocks] = blocks;
@@ -153,7 +170,8 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
         f[F::max_block_occupancy] = blocks_per_sm / gpu.max_blocks_per_sm;
         f[F::max_warp_occupancy] = std::min(1.0, blocks_per_sm * warps / gpu.max_warps_per_sm);
         f[F::shared_mem_occupancy] = shared_per_block / double(gpu.shared_mem_per_sm_bytes);
-        f[F::shared_mem_block_limit_factor] = std::min<double>(gpu.max_blocks_per_sm, shared_limit) / gpu.max_blocks_per_sm;
+        f[F::shared_mem_block_limit_factor] =
+            std::min<double>(gpu.max_blocks_per_sm, shared_limit) / gpu.max_blocks_per_sm;
         f[F::inner_parallelism] = threads;
         f[F::outer_parallelism] = blocks;
         f[F::num_tasks] = blocks;
@@ -205,7 +223,8 @@ StateFeatures random_synthetic_state(const SyntheticPipeline &p, const GpuProfil
         const double read_w = (root ? W : tile_w) + 2 * R, read_h = (root ? H : tile_h) + 2 * R;
         const double thread_w = (root ? t.sx : 1) + 2 * R, thread_h = (root ? t.sy : 1) + 2 * R;
         const double task_w = t.bw() + 2 * R, task_h = t.bh() + 2 * R;
-        const double src_alloc = src_shared ? (t.bw() + 2 * p.radius[s]) * double(t.bh() + 2 * p.radius[s]) * b : W * H * b;
+        const double src_alloc =
+            src_shared ? (t.bw() + 2 * p.radius[s]) * double(t.bh() + 2 * p.radius[s]) * b : W * H * b;
         if (src_shared) {
             f[F::unique_shared_bytes_read_per_realization] = read_w * read_h * b;
             f[F::unique_shared_lines_read_per_realization] = read_h;

@@ -32,8 +32,8 @@ namespace gpusched {
 
 struct SyntheticPipeline {
     int width = 0, height = 0, element_bytes = 4;
-    std::vector<int> radius;               // per stage, stage 0 reads the input image
-    std::vector<PipelineFeatures> stages;  // op and access histograms
+    std::vector<int> radius;              // per stage, stage 0 reads the input image
+    std::vector<PipelineFeatures> stages; // op and access histograms
 };
 
 SyntheticPipeline random_synthetic_pipeline(std::mt19937_64 &rng);

@@ -52,7 +52,8 @@ ProcessResult run_process(const std::vector<std::string> &argv) {
         dup2(log_fd, 1);
         dup2(log_fd, 2);
         std::vector<char *> args;
-        for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+        for (const auto &a : argv)
+            args.push_back(const_cast<char *>(a.c_str()));
         args.push_back(nullptr);
         execv(args[0], args.data());
         std::perror("execv");
@@ -86,7 +87,9 @@ std::string generator_path(const std::string &app) {
     return std::string(GPUSCHED_APPS_GENERATOR_DIR) + "/" + app + ".generator";
 }
 
-std::string ptxas_path() { return GPUSCHED_PTXAS; }
+std::string ptxas_path() {
+    return GPUSCHED_PTXAS;
+}
 
 std::string scratch_dir(const std::string &name) {
     std::string root = GPUSCHED_APPS_SCRATCH_DIR;
@@ -96,4 +99,4 @@ std::string scratch_dir(const std::string &name) {
     return dir;
 }
 
-}  // namespace apps_test
+} // namespace apps_test

@@ -15,17 +15,17 @@ class Rng {
 public:
     explicit Rng(uint64_t seed) : state_(seed) {}
     uint64_t next();
-    float uniform(float lo, float hi);  // in [lo, hi)
-    int uniform_int(int lo, int hi);    // in [lo, hi]
+    float uniform(float lo, float hi); // in [lo, hi)
+    int uniform_int(int lo, int hi);   // in [lo, hi]
 
 private:
     uint64_t state_;
 };
 
 struct ProcessResult {
-    int exit_code = -1;  // -1 when it did not exit normally
-    int signal = 0;      // the signal that ended it, if any
-    std::string output;  // stdout and stderr together
+    int exit_code = -1; // -1 when it did not exit normally
+    int signal = 0;     // the signal that ended it, if any
+    std::string output; // stdout and stderr together
 };
 
 // Runs argv[0] with the given arguments, no shell, waiting for it; output is captured.
@@ -44,4 +44,4 @@ std::string generator_path(const std::string &app);
 std::string ptxas_path();
 std::string scratch_dir(const std::string &name);
 
-}  // namespace apps_test
+} // namespace apps_test

@@ -4,8 +4,8 @@
 #include "app_test_util.h"
 #include "bilateral_grid_cpu.h"
 
-#include <HalideBuffer.h>
 #include "test/catch2_compat.h"
+#include <HalideBuffer.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +23,7 @@ double variance(const Halide::Runtime::Buffer<float> &b) {
     return s2 / n - (s / n) * (s / n);
 }
 
-}  // namespace
+} // namespace
 
 TEST_CASE("bilateral_grid: a constant image stays constant", "[apps_groupA][bilateral_grid]") {
     Halide::Runtime::Buffer<float> in(40, 33), out(40, 33);
@@ -36,7 +36,8 @@ TEST_CASE("bilateral_grid: smooths noise but keeps a strong edge", "[apps_groupA
     const int W = 64, H = 48;
     Halide::Runtime::Buffer<float> in(W, H), out(W, H);
     apps_test::Rng rng(1);
-    in.for_each_element([&](int x, int y) { in(x, y) = (x < 32 ? 0.2f : 0.8f) + rng.uniform(-0.03f, 0.03f); });
+    in.for_each_element(
+        [&](int x, int y) { in(x, y) = (x < 32 ? 0.2f : 0.8f) + rng.uniform(-0.03f, 0.03f); });
     REQUIRE(bilateral_grid_cpu(in, out) == 0);
 
     // Edge kept: every pixel stays on its own side of the step (a Gaussian blur with sigma 8

@@ -5,8 +5,8 @@
 #include "app_test_util.h"
 #include "camera_pipe_cpu.h"
 
-#include <HalideBuffer.h>
 #include "test/catch2_compat.h"
+#include <HalideBuffer.h>
 
 #include <algorithm>
 #include <cmath>
@@ -15,14 +15,15 @@
 
 namespace {
 
-constexpr int kOutW = 40, kOutH = 32;  // raw is 32 wider and 24 taller (the crop)
+constexpr int kOutW = 40, kOutH = 32; // raw is 32 wider and 24 taller (the crop)
 constexpr float kGamma = 2.0f, kContrast = 50.0f;
 
 struct Pipe {
     Halide::Runtime::Buffer<float> m3200{4, 3}, m7000{4, 3};
     Pipe() {
         // Identity colour correction at both temperatures: [I | 0].
-        for (auto *m : {&m3200, &m7000}) m->for_each_element([&](int i, int j) { (*m)(i, j) = i == j ? 1.0f : 0.0f; });
+        for (auto *m : {&m3200, &m7000})
+            m->for_each_element([&](int i, int j) { (*m)(i, j) = i == j ? 1.0f : 0.0f; });
     }
     Halide::Runtime::Buffer<uint8_t> run(Halide::Runtime::Buffer<uint16_t> &raw) {
         Halide::Runtime::Buffer<uint8_t> out(kOutW, kOutH, 3);
@@ -45,9 +46,10 @@ Halide::Runtime::Buffer<uint16_t> flat_raw(uint16_t v) {
     return raw;
 }
 
-}  // namespace
+} // namespace
 
-TEST_CASE("camera_pipe: a flat raw image gives flat grey at the tone curve's value", "[apps_groupA][camera_pipe]") {
+TEST_CASE("camera_pipe: a flat raw image gives flat grey at the tone curve's value",
+          "[apps_groupA][camera_pipe]") {
     Pipe pipe;
     for (int v : {100, 400, 900}) {
         auto raw = flat_raw((uint16_t)v);
@@ -81,7 +83,7 @@ TEST_CASE("camera_pipe: light only at red sites comes out red", "[apps_groupA][c
 TEST_CASE("camera_pipe: a single hot pixel is suppressed", "[apps_groupA][camera_pipe]") {
     Pipe pipe;
     auto raw = flat_raw(300);
-    raw(16 + 20, 12 + 14) = 1023;  // output pixel (20, 14)
+    raw(16 + 20, 12 + 14) = 1023; // output pixel (20, 14)
     auto out = pipe.run(raw);
     const int expected = curve_reference(300);
     out.for_each_element([&](int x, int y, int c) { CHECK(std::abs(out(x, y, c) - expected) <= 1); });

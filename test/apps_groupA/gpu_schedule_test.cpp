@@ -15,8 +15,8 @@
 
 namespace {
 
-const std::vector<std::string> kApps = {"bilateral_grid", "local_laplacian", "nl_means",
-                                        "lens_blur",      "camera_pipe",     "stencil_chain",
+const std::vector<std::string> kApps = {"bilateral_grid", "local_laplacian",    "nl_means",
+                                        "lens_blur",      "camera_pipe",        "stencil_chain",
                                         "harris",         "histogram_equalize", "max_filter"};
 
 void check_ptx_assembles(const std::string &app, const std::string &schedule) {
@@ -44,17 +44,17 @@ void check_ptx_assembles(const std::string &app, const std::string &schedule) {
     }
 }
 
-}  // namespace
+} // namespace
 
 // One test case per app and schedule, so ctest can run them side by side.
-#define GPU_SCHEDULE_PTX_TESTS(app)                                                              \
-    TEST_CASE(app ": naive GPU schedule compiles to PTX that ptxas accepts for sm_90",          \
-              "[apps_groupA][ptx]") {                                                           \
-        check_ptx_assembles(app, "naive");                                                      \
-    }                                                                                           \
-    TEST_CASE(app ": manual GPU schedule compiles to PTX that ptxas accepts for sm_90",         \
-              "[apps_groupA][ptx]") {                                                           \
-        check_ptx_assembles(app, "manual");                                                     \
+#define GPU_SCHEDULE_PTX_TESTS(app)                                                                          \
+    TEST_CASE(app ": naive GPU schedule compiles to PTX that ptxas accepts for sm_90",                       \
+              "[apps_groupA][ptx]") {                                                                        \
+        check_ptx_assembles(app, "naive");                                                                   \
+    }                                                                                                        \
+    TEST_CASE(app ": manual GPU schedule compiles to PTX that ptxas accepts for sm_90",                      \
+              "[apps_groupA][ptx]") {                                                                        \
+        check_ptx_assembles(app, "manual");                                                                  \
     }
 
 GPU_SCHEDULE_PTX_TESTS("bilateral_grid")
@@ -71,8 +71,8 @@ TEST_CASE("GPU schedules are refused for a CPU target, naming the app and the ta
     for (const auto &app : kApps) {
         DYNAMIC_SECTION(app) {
             const std::string dir = apps_test::scratch_dir(app + "_cpu_refused");
-            auto gen = apps_test::run_process({apps_test::generator_path(app), "-g", app, "-o", dir,
-                                               "-e", "h", "target=host", "schedule=manual"});
+            auto gen = apps_test::run_process({apps_test::generator_path(app), "-g", app, "-o", dir, "-e",
+                                               "h", "target=host", "schedule=manual"});
             CHECK(gen.exit_code != 0);
             CHECK(gen.output.find(app + ": schedule=manual is a GPU schedule") != std::string::npos);
             CHECK(gen.output.find("has no GPU feature") != std::string::npos);
@@ -80,19 +80,30 @@ TEST_CASE("GPU schedules are refused for a CPU target, naming the app and the ta
     }
 }
 
-TEST_CASE("a hand GPU schedule combined with an autoscheduler is refused and cpu_root is offered", "[apps_groupA]") {
+TEST_CASE("a hand GPU schedule combined with an autoscheduler is refused and cpu_root is offered",
+          "[apps_groupA]") {
     // bilateral_grid stands for the group: the check lives in the shared
     // benchmarks/apps/common/schedule_helpers.h.
     const std::string app = "bilateral_grid";
     const std::string dir = apps_test::scratch_dir(app + "_auto_and_manual");
-    std::vector<std::string> argv = {apps_test::generator_path(app), "-g", app, "-o", dir, "-e", "h",
-                                     "target=host-cuda", "schedule=manual", "-p", GPUSCHED_PLUGIN_PATH};
-    for (const std::string &a : gpusched::autoscheduler_args("gpusched")) argv.push_back(a);
+    std::vector<std::string> argv = {apps_test::generator_path(app),
+                                     "-g",
+                                     app,
+                                     "-o",
+                                     dir,
+                                     "-e",
+                                     "h",
+                                     "target=host-cuda",
+                                     "schedule=manual",
+                                     "-p",
+                                     GPUSCHED_PLUGIN_PATH};
+    for (const std::string &a : gpusched::autoscheduler_args("gpusched"))
+        argv.push_back(a);
     auto both = apps_test::run_process(argv);
     CHECK(both.exit_code != 0);
     CHECK(both.output.find("cannot be combined with an autoscheduler") != std::string::npos);
-    auto unknown = apps_test::run_process({apps_test::generator_path(app), "-g", app, "-o", dir, "-e", "h",
-                                           "target=host", "schedule=fastest"});
+    auto unknown = apps_test::run_process(
+        {apps_test::generator_path(app), "-g", app, "-o", dir, "-e", "h", "target=host", "schedule=fastest"});
     CHECK(unknown.exit_code != 0);
     CHECK(unknown.output.find("expected none, cpu_root, naive or manual") != std::string::npos);
 }

@@ -5,8 +5,8 @@
 #include "app_test_util.h"
 #include "harris_cpu.h"
 
-#include <HalideBuffer.h>
 #include "test/catch2_compat.h"
+#include <HalideBuffer.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,11 +23,13 @@ std::vector<float> reference(const Halide::Runtime::Buffer<float> &in) {
     };
     auto iy = [&](int x, int y) {
         return (gray(x - 1, y + 1) + 2 * gray(x, y + 1) + gray(x + 1, y + 1) - gray(x - 1, y - 1) -
-                2 * gray(x, y - 1) - gray(x + 1, y - 1)) / 12.0f;
+                2 * gray(x, y - 1) - gray(x + 1, y - 1)) /
+               12.0f;
     };
     auto ix = [&](int x, int y) {
         return (gray(x + 1, y - 1) + 2 * gray(x + 1, y) + gray(x + 1, y + 1) - gray(x - 1, y - 1) -
-                2 * gray(x - 1, y) - gray(x - 1, y + 1)) / 12.0f;
+                2 * gray(x - 1, y) - gray(x - 1, y + 1)) /
+               12.0f;
     };
     std::vector<float> out(W * H);
     for (int y = 0; y < H; y++) {
@@ -48,7 +50,7 @@ std::vector<float> reference(const Halide::Runtime::Buffer<float> &in) {
     return out;
 }
 
-}  // namespace
+} // namespace
 
 TEST_CASE("harris: matches a plain C++ evaluation", "[apps_groupA][harris]") {
     const int W = 31, H = 27;
@@ -75,9 +77,10 @@ TEST_CASE("harris: a straight edge is not a corner, a corner is", "[apps_groupA]
     REQUIRE(harris_cpu(edge, out) == 0);
     float edge_max = -1.0f;
     out.for_each_value([&](float v) { edge_max = std::max(edge_max, v); });
-    CHECK(edge_max <= 1e-7f);  // det = 0 along a straight edge: only the -k trace^2 term remains
+    CHECK(edge_max <= 1e-7f); // det = 0 along a straight edge: only the -k trace^2 term remains
 
-    corner.for_each_element([&](int x, int y, int c) { corner(x, y, c) = (x >= 16 && y >= 16) ? 0.9f : 0.1f; });
+    corner.for_each_element(
+        [&](int x, int y, int c) { corner(x, y, c) = (x >= 16 && y >= 16) ? 0.9f : 0.1f; });
     REQUIRE(harris_cpu(corner, out) == 0);
     int best_x = 0, best_y = 0;
     out.for_each_element([&](int x, int y) {

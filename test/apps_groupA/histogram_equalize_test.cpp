@@ -3,8 +3,8 @@
 #include "app_test_util.h"
 #include "histogram_equalize_cpu.h"
 
-#include <HalideBuffer.h>
 #include "test/catch2_compat.h"
+#include <HalideBuffer.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -14,12 +14,16 @@ namespace {
 
 Halide::Runtime::Buffer<uint8_t> reference(const Halide::Runtime::Buffer<uint8_t> &in) {
     const int W = in.width(), H = in.height();
-    auto luma = [&](int x, int y) { return (77 * in(x, y, 0) + 150 * in(x, y, 1) + 29 * in(x, y, 2) + 128) >> 8; };
+    auto luma = [&](int x, int y) {
+        return (77 * in(x, y, 0) + 150 * in(x, y, 1) + 29 * in(x, y, 2) + 128) >> 8;
+    };
     std::vector<int64_t> hist(256, 0), cdf(256, 0);
     for (int y = 0; y < H; y++)
-        for (int x = 0; x < W; x++) hist[luma(x, y)]++;
+        for (int x = 0; x < W; x++)
+            hist[luma(x, y)]++;
     int64_t run = 0;
-    for (int b = 0; b < 256; b++) cdf[b] = (run += hist[b]);
+    for (int b = 0; b < 256; b++)
+        cdf[b] = (run += hist[b]);
     const int64_t count = (int64_t)W * H;
     Halide::Runtime::Buffer<uint8_t> out(W, H, 3);
     for (int c = 0; c < 3; c++) {
@@ -34,9 +38,10 @@ Halide::Runtime::Buffer<uint8_t> reference(const Halide::Runtime::Buffer<uint8_t
     return out;
 }
 
-}  // namespace
+} // namespace
 
-TEST_CASE("histogram_equalize: matches an integer C++ reference exactly", "[apps_groupA][histogram_equalize]") {
+TEST_CASE("histogram_equalize: matches an integer C++ reference exactly",
+          "[apps_groupA][histogram_equalize]") {
     const int W = 53, H = 41;
     Halide::Runtime::Buffer<uint8_t> in(W, H, 3), out(W, H, 3);
     apps_test::Rng rng(3);

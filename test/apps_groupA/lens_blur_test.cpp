@@ -4,8 +4,8 @@
 #include "app_test_util.h"
 #include "lens_blur_cpu.h"
 
-#include <HalideBuffer.h>
 #include "test/catch2_compat.h"
+#include <HalideBuffer.h>
 
 #include <cmath>
 #include <cstdint>
@@ -37,16 +37,18 @@ double variance_interior(const Halide::Runtime::Buffer<uint8_t> &b) {
     return s2 / n - (s / n) * (s / n);
 }
 
-}  // namespace
+} // namespace
 
-TEST_CASE("lens_blur: in focus at the scene's disparity, the left view comes back", "[apps_groupA][lens_blur]") {
+TEST_CASE("lens_blur: in focus at the scene's disparity, the left view comes back",
+          "[apps_groupA][lens_blur]") {
     Halide::Runtime::Buffer<uint8_t> left(kW, kH, 3), right(kW, kH, 3), out(kW, kH, 3);
     make_pair(left, right);
     REQUIRE(lens_blur_cpu(left, right, kDisparity, 1.0f, out) == 0);
     int mismatches = 0;
     for (int c = 0; c < 3; c++)
         for (int y = 16; y < kH - 16; y++)
-            for (int x = 24; x < kW - 24; x++) mismatches += std::abs(out(x, y, c) - left(x, y, c)) > 1;
+            for (int x = 24; x < kW - 24; x++)
+                mismatches += std::abs(out(x, y, c) - left(x, y, c)) > 1;
     CHECK(mismatches == 0);
 }
 

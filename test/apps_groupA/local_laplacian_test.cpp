@@ -5,8 +5,8 @@
 #include "app_test_util.h"
 #include "local_laplacian_cpu.h"
 
-#include <HalideBuffer.h>
 #include "test/catch2_compat.h"
+#include <HalideBuffer.h>
 
 #include <cmath>
 #include <cstdint>
@@ -27,7 +27,7 @@ double stddev_channel(const Halide::Runtime::Buffer<uint16_t> &b, int c, int mar
     return std::sqrt(s2 / n - (s / n) * (s / n));
 }
 
-}  // namespace
+} // namespace
 
 TEST_CASE("local_laplacian: alpha = 0, beta = 1 reconstructs the input", "[apps_groupA][local_laplacian]") {
     const int W = 45, H = 37;
@@ -36,7 +36,8 @@ TEST_CASE("local_laplacian: alpha = 0, beta = 1 reconstructs the input", "[apps_
     in.for_each_value([&](uint16_t &v) { v = (uint16_t)rng.uniform_int(12000, 52000); });
     REQUIRE(local_laplacian_cpu(in, 0.0f, 1.0f, out) == 0);
     int max_err = 0;
-    out.for_each_element([&](int x, int y, int c) { max_err = std::max(max_err, std::abs(out(x, y, c) - in(x, y, c))); });
+    out.for_each_element(
+        [&](int x, int y, int c) { max_err = std::max(max_err, std::abs(out(x, y, c) - in(x, y, c))); });
     CHECK(max_err <= 3);
 }
 
@@ -56,7 +57,8 @@ TEST_CASE("local_laplacian: alpha > 0 boosts fine detail", "[apps_groupA][local_
     for (int y = 0; y < H; y++) {
         for (int x = 0; x < W; x++) {
             const uint16_t v = (uint16_t)(32768 + rng.uniform_int(-1000, 1000));
-            for (int c = 0; c < 3; c++) in(x, y, c) = v;
+            for (int c = 0; c < 3; c++)
+                in(x, y, c) = v;
         }
     }
     REQUIRE(local_laplacian_cpu(in, 1.0f, 1.0f, out) == 0);

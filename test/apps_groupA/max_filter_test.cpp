@@ -3,8 +3,8 @@
 #include "app_test_util.h"
 #include "max_filter_cpu.h"
 
-#include <HalideBuffer.h>
 #include "test/catch2_compat.h"
+#include <HalideBuffer.h>
 
 #include <algorithm>
 

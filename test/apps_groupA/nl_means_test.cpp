@@ -4,8 +4,8 @@
 #include "app_test_util.h"
 #include "nl_means_cpu.h"
 
-#include <HalideBuffer.h>
 #include "test/catch2_compat.h"
+#include <HalideBuffer.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,7 +14,8 @@ TEST_CASE("nl_means: a constant image stays constant", "[apps_groupA][nl_means]"
     Halide::Runtime::Buffer<float> in(24, 19, 3), out(24, 19, 3);
     in.for_each_element([&](int x, int y, int c) { in(x, y, c) = 0.2f + 0.3f * c; });
     REQUIRE(nl_means_cpu(in, 0.12f, out) == 0);
-    out.for_each_element([&](int x, int y, int c) { CHECK(out(x, y, c) == Approx(0.2f + 0.3f * c).margin(1e-5)); });
+    out.for_each_element(
+        [&](int x, int y, int c) { CHECK(out(x, y, c) == Approx(0.2f + 0.3f * c).margin(1e-5)); });
 }
 
 TEST_CASE("nl_means: outputs are convex combinations of the search window", "[apps_groupA][nl_means]") {
@@ -48,7 +49,7 @@ TEST_CASE("nl_means: reduces noise and keeps a strong edge", "[apps_groupA][nl_m
     out.for_each_element([&](int x, int y, int c) {
         err_in += std::pow(in(x, y, c) - level(x), 2);
         err_out += std::pow(out(x, y, c) - level(x), 2);
-        CHECK(std::abs(out(x, y, c) - level(x)) < 0.1f);  // never pulled across the edge
+        CHECK(std::abs(out(x, y, c) - level(x)) < 0.1f); // never pulled across the edge
     });
     CHECK(err_out < 0.5 * err_in);
 }

@@ -32,4 +32,4 @@ inline Halide::Runtime::Buffer<uint8_t> pocl_u8_input(uint64_t seed) {
     return b;
 }
 
-}  // namespace apps_test
+} // namespace apps_test

@@ -4,8 +4,8 @@
 #include "app_test_util.h"
 #include "stencil_chain_cpu.h"
 
-#include <HalideBuffer.h>
 #include "test/catch2_compat.h"
+#include <HalideBuffer.h>
 
 #include <algorithm>
 #include <cmath>
@@ -41,12 +41,13 @@ std::vector<float> reference(const Halide::Runtime::Buffer<float> &in, int stage
         w = nw;
         h = nh;
     }
-    return cur;  // W x H
+    return cur; // W x H
 }
 
-}  // namespace
+} // namespace
 
-TEST_CASE("stencil_chain: 32 chained 5x5 stencils match a plain C++ evaluation", "[apps_groupA][stencil_chain]") {
+TEST_CASE("stencil_chain: 32 chained 5x5 stencils match a plain C++ evaluation",
+          "[apps_groupA][stencil_chain]") {
     const int W = 29, H = 23;
     Halide::Runtime::Buffer<float> in(W, H), out(W, H);
     apps_test::Rng rng(7);
@@ -55,7 +56,8 @@ TEST_CASE("stencil_chain: 32 chained 5x5 stencils match a plain C++ evaluation",
     const auto ref = reference(in, 32);
     float max_err = 0.0f;
     for (int y = 0; y < H; y++) {
-        for (int x = 0; x < W; x++) max_err = std::max(max_err, std::abs(out(x, y) - ref[y * W + x]));
+        for (int x = 0; x < W; x++)
+            max_err = std::max(max_err, std::abs(out(x, y) - ref[y * W + x]));
     }
     CHECK(max_err < 1e-5f);
 }

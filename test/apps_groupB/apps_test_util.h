@@ -23,7 +23,7 @@ private:
     uint32_t state_;
 };
 
-template<int D>
+template <int D>
 void fill_uniform(Halide::Runtime::Buffer<float, D> &buf, uint32_t seed, float lo, float hi) {
     Lcg rng(seed);
     buf.for_each_value([&](float &v) { v = rng.uniform(lo, hi); });
@@ -32,4 +32,4 @@ void fill_uniform(Halide::Runtime::Buffer<float, D> &buf, uint32_t seed, float l
     buf.set_host_dirty();
 }
 
-}  // namespace appsB
+} // namespace appsB

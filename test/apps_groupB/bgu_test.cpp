@@ -5,8 +5,8 @@
 // constant pair must give a constant image. The generator's defaults are
 // used: 8x8-pixel cells, 8 luma bins; a 32x32 low-res pair gives a 4x4x8
 // grid and the full-res image is 8 times larger, as in the paper-sized case.
-#include "apps_test_util.h"
 #include "appsB_bgu_cpu.h"
+#include "apps_test_util.h"
 
 #include "test/catch2_compat.h"
 
@@ -34,7 +34,8 @@ Buffer<float, 3> apply_affine(const Buffer<float, 3> &in) {
 
 double max_abs_diff(const Buffer<float, 3> &a, const Buffer<float, 3> &b) {
     double m = 0;
-    a.for_each_element([&](int x, int y, int c) { m = std::max(m, (double)std::abs(a(x, y, c) - b(x, y, c))); });
+    a.for_each_element(
+        [&](int x, int y, int c) { m = std::max(m, (double)std::abs(a(x, y, c) - b(x, y, c))); });
     return m;
 }
 
@@ -46,7 +47,7 @@ std::vector<double> sorted_abs_diffs(const Buffer<float, 3> &a, const Buffer<flo
     return d;
 }
 
-}  // namespace
+} // namespace
 
 TEST_CASE("bgu reproduces an affine colour transform", "[apps_groupB][bgu]") {
     Buffer<float, 3> low_in(kLowW, kLowH, 3), full_in(kFullW, kFullH, 3);
@@ -89,5 +90,6 @@ TEST_CASE("bgu maps a constant image to the constant operator output", "[apps_gr
     low_out.for_each_element([&](int x, int y, int c) { low_out(x, y, c) = out_colour[c]; });
     Buffer<float, 3> out(kFullW, kFullH, 3);
     REQUIRE(appsB_bgu_cpu(low_in, low_out, full_in, out) == 0);
-    out.for_each_element([&](int x, int y, int c) { CHECK(out(x, y, c) == Approx(out_colour[c]).margin(1e-3)); });
+    out.for_each_element(
+        [&](int x, int y, int c) { CHECK(out(x, y, c) == Approx(out_colour[c]).margin(1e-3)); });
 }

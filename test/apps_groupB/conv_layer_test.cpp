@@ -1,8 +1,8 @@
 // Conv layer (benchmarks/apps/conv_layer): the AOT CPU build against a
 // direct C++ loop nest for a 3x3 valid convolution + bias + ReLU on small
 // NCHW-style tensors, with odd sizes so no tile size divides them.
-#include "apps_test_util.h"
 #include "appsB_conv_layer_cpu.h"
+#include "apps_test_util.h"
 
 #include "test/catch2_compat.h"
 

@@ -2,8 +2,8 @@
 // AOT CPU build against a C++ loop nest: per-channel 3x3 convolution with
 // zero padding, 1x1 channel mix + bias, ReLU. Sizes are odd and the border
 // pixels are checked too, so wrong padding would show.
-#include "apps_test_util.h"
 #include "appsB_depthwise_separable_conv_cpu.h"
+#include "apps_test_util.h"
 
 #include "test/catch2_compat.h"
 

@@ -2,8 +2,8 @@
 // recurrences written as plain C++ loops (columns down and up, transpose,
 // again), on a non-square image so a mixed-up transpose would show; and a
 // constant image staying constant.
-#include "apps_test_util.h"
 #include "appsB_iir_blur_cpu.h"
+#include "apps_test_util.h"
 
 #include "test/catch2_compat.h"
 
@@ -43,7 +43,7 @@ std::vector<float> transpose(const std::vector<float> &img, int w, int h) {
 // are exercised on every CPU.
 constexpr int kWidestVectorFloats = 16;
 
-}  // namespace
+} // namespace
 
 TEST_CASE("iir_blur matches the C++ reference", "[apps_groupB][iir_blur]") {
     constexpr int kW = 2 * kWidestVectorFloats + 3, kH = kWidestVectorFloats + 5;
@@ -60,7 +60,7 @@ TEST_CASE("iir_blur matches the C++ reference", "[apps_groupB][iir_blur]") {
             }
         }
         blur_columns(img, kW, kH, alpha);
-        img = transpose(img, kW, kH);  // now kH wide, kW tall
+        img = transpose(img, kW, kH); // now kH wide, kW tall
         blur_columns(img, kH, kW, alpha);
         img = transpose(img, kH, kW);
         for (int y = 0; y < kH; y++) {
@@ -76,5 +76,6 @@ TEST_CASE("iir_blur leaves a constant image unchanged", "[apps_groupB][iir_blur]
     in.for_each_element([&](int x, int y, int c) { in(x, y, c) = 0.1f + 0.4f * c; });
     Buffer<float, 3> out(in.width(), in.height(), 3);
     REQUIRE(appsB_iir_blur_cpu(in, 0.2f, out) == 0);
-    out.for_each_element([&](int x, int y, int c) { CHECK(out(x, y, c) == Approx(in(x, y, c)).margin(1e-5)); });
+    out.for_each_element(
+        [&](int x, int y, int c) { CHECK(out(x, y, c) == Approx(in(x, y, c)).margin(1e-5)); });
 }

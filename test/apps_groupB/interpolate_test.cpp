@@ -3,8 +3,8 @@
 // pixels keep their colour; a constant colour stays constant whatever the
 // alpha; the colour of transparent pixels never leaks into the result; the
 // output is a weighted average of opaque colours, so it stays in range.
-#include "apps_test_util.h"
 #include "appsB_interpolate_cpu.h"
+#include "apps_test_util.h"
 
 #include "test/catch2_compat.h"
 
@@ -23,7 +23,7 @@ Buffer<float, 3> run(Buffer<float, 3> &in) {
     return out;
 }
 
-}  // namespace
+} // namespace
 
 TEST_CASE("interpolate returns a fully opaque image unchanged", "[apps_groupB][interpolate]") {
     Buffer<float, 3> in(kW, kH, 4);
@@ -34,7 +34,8 @@ TEST_CASE("interpolate returns a fully opaque image unchanged", "[apps_groupB][i
         }
     });
     Buffer<float, 3> out = run(in);
-    out.for_each_element([&](int x, int y, int c) { CHECK(out(x, y, c) == Approx(in(x, y, c)).margin(1e-6)); });
+    out.for_each_element(
+        [&](int x, int y, int c) { CHECK(out(x, y, c) == Approx(in(x, y, c)).margin(1e-6)); });
 }
 
 TEST_CASE("interpolate keeps a constant colour constant under any alpha", "[apps_groupB][interpolate]") {
@@ -45,7 +46,7 @@ TEST_CASE("interpolate keeps a constant colour constant under any alpha", "[apps
         if (c < 3) {
             in(x, y, c) = colour[c];
         } else if ((x + 3 * y) % 5 != 0) {
-            in(x, y, c) = 0.0f;  // mostly holes; 1 pixel in 5 keeps a random alpha
+            in(x, y, c) = 0.0f; // mostly holes; 1 pixel in 5 keeps a random alpha
         }
     });
     Buffer<float, 3> out = run(in);

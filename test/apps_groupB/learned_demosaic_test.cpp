@@ -5,8 +5,8 @@
 // border; and on textured input the output is the bilinear answer plus the
 // residual of the network, recomputed here in plain C++ (hashed weights,
 // three convolutions), a correction that is not negligible.
-#include "apps_test_util.h"
 #include "appsB_learned_demosaic_cpu.h"
+#include "apps_test_util.h"
 
 #include "test/catch2_compat.h"
 
@@ -55,7 +55,7 @@ float bilinear(const Buffer<float, 2> &m, int x, int y, int c) {
     if (c == 1) {
         return (h + v) / 2;
     }
-    const bool at_same_row = (c == 0) ? !yo : yo;  // row containing this colour's samples
+    const bool at_same_row = (c == 0) ? !yo : yo; // row containing this colour's samples
     const bool at_same_col = (c == 0) ? !xo : xo;
     if (at_same_row) {
         return h;
@@ -89,7 +89,8 @@ Buffer<float, 3> reference_residual(const Buffer<float, 2> &m) {
     auto features = [&](int x, int y, int k) {
         float sum = 0.0f;
         for (int dy = -1; dy <= 1; dy++)
-            for (int dx = -1; dx <= 1; dx++) sum += packed(x + dx, y + dy, k);
+            for (int dx = -1; dx <= 1; dx++)
+                sum += packed(x + dx, y + dy, k);
         return packed(x, y, k) - sum * (1.0f / 9.0f);
     };
     Buffer<float, 3> residual(w, h, 12);
@@ -101,18 +102,21 @@ Buffer<float, 3> reference_residual(const Buffer<float, 2> &m) {
                 for (int ci = 0; ci < 4; ci++)
                     for (int ky = 0; ky < 3; ky++)
                         for (int kx = 0; kx < 3; kx++)
-                            acc += hashed_weight(((co * 4 + ci) * 3 + ky) * 3 + kx, 0x1234567u, std::sqrt(2.0f / 36)) *
+                            acc += hashed_weight(((co * 4 + ci) * 3 + ky) * 3 + kx, 0x1234567u,
+                                                 std::sqrt(2.0f / 36)) *
                                    features(x + kx - 1, y + ky - 1, ci);
                 hidden1[co] = std::max(0.0f, acc);
             }
             for (int co = 0; co < 16; co++) {
                 float acc = 0.0f;
-                for (int ci = 0; ci < 16; ci++) acc += hashed_weight(co * 16 + ci, 0x2345678u, std::sqrt(2.0f / 16)) * hidden1[ci];
+                for (int ci = 0; ci < 16; ci++)
+                    acc += hashed_weight(co * 16 + ci, 0x2345678u, std::sqrt(2.0f / 16)) * hidden1[ci];
                 hidden2[co] = std::max(0.0f, acc);
             }
             for (int co = 0; co < 12; co++) {
                 float acc = 0.0f;
-                for (int ci = 0; ci < 16; ci++) acc += hashed_weight(co * 16 + ci, 0x3456789u, std::sqrt(1.0f / 16)) * hidden2[ci];
+                for (int ci = 0; ci < 16; ci++)
+                    acc += hashed_weight(co * 16 + ci, 0x3456789u, std::sqrt(1.0f / 16)) * hidden2[ci];
                 residual(x, y, co) = acc;
             }
         }
@@ -120,7 +124,7 @@ Buffer<float, 3> reference_residual(const Buffer<float, 2> &m) {
     return residual;
 }
 
-}  // namespace
+} // namespace
 
 TEST_CASE("learned_demosaic passes sampled colours through", "[apps_groupB][learned_demosaic]") {
     Buffer<float, 2> mosaic(kW, kH);
@@ -134,7 +138,8 @@ TEST_CASE("learned_demosaic reconstructs flat and linear images exactly", "[apps
     flat.fill(0.4f);
     ramp.for_each_element([&](int x, int y) { ramp(x, y) = 0.1f + 0.01f * x + 0.02f * y; });
     Buffer<float, 3> out_flat = run(flat), out_ramp = run(ramp);
-    out_flat.for_each_element([&](int x, int y, int c) { CHECK(out_flat(x, y, c) == Approx(0.4f).margin(1e-5)); });
+    out_flat.for_each_element(
+        [&](int x, int y, int c) { CHECK(out_flat(x, y, c) == Approx(0.4f).margin(1e-5)); });
     // The network sees 2 half-res pixels (4 full-res) around each pixel and
     // the mirrored border is not linear, so only the interior is exact.
     for (int y = 6; y < kH - 6; y++) {
@@ -146,7 +151,8 @@ TEST_CASE("learned_demosaic reconstructs flat and linear images exactly", "[apps
     }
 }
 
-TEST_CASE("learned_demosaic adds its CNN's residual to the bilinear result on texture", "[apps_groupB][learned_demosaic]") {
+TEST_CASE("learned_demosaic adds its CNN's residual to the bilinear result on texture",
+          "[apps_groupB][learned_demosaic]") {
     Buffer<float, 2> mosaic(kW, kH);
     appsB::fill_uniform(mosaic, 72, 0.0f, 1.0f);
     Buffer<float, 3> out = run(mosaic);
@@ -158,8 +164,8 @@ TEST_CASE("learned_demosaic adds its CNN's residual to the bilinear result on te
             for (int c = 0; c < 3; c++) {
                 const float r = c == sampled_colour(x, y) ? 0.0f : residual(x / 2, y / 2, pos * 3 + c);
                 max_residual = std::max(max_residual, (double)std::abs(r));
-                INFO("pixel (" << x << ", " << y << ") colour " << c << ": bilinear " << bilinear(mosaic, x, y, c)
-                               << ", residual " << r);
+                INFO("pixel (" << x << ", " << y << ") colour " << c << ": bilinear "
+                               << bilinear(mosaic, x, y, c) << ", residual " << r);
                 CHECK(out(x, y, c) == Approx(bilinear(mosaic, x, y, c) + r).margin(1e-4));
             }
         }

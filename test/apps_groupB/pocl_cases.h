@@ -22,21 +22,18 @@ namespace appsB::pocl {
 using Halide::Runtime::Buffer;
 
 // Marks inputs written on the host as such, so the GPU runtime copies them.
-template<typename... Bufs>
-void host_written(Bufs &...bufs) {
+template <typename... Bufs> void host_written(Bufs &...bufs) {
     (bufs.set_host_dirty(), ...);
 }
 
-template<typename Fn>
-int finish(int status, Buffer<float> &out) {
+template <typename Fn> int finish(int status, Buffer<float> &out) {
     if (status == 0) {
         out.copy_to_host();
     }
     return status;
 }
 
-template<typename Fn>
-int run_unsharp_mask(Fn fn, Buffer<float> &out) {
+template <typename Fn> int run_unsharp_mask(Fn fn, Buffer<float> &out) {
     Buffer<float, 3> in(96, 70, 3);
     fill_uniform(in, 101, 0.05f, 1.0f);
     out = Buffer<float>(96, 70, 3);
@@ -44,13 +41,12 @@ int run_unsharp_mask(Fn fn, Buffer<float> &out) {
     return finish<Fn>(fn(in, out), out);
 }
 
-template<typename Fn>
-int run_interpolate(Fn fn, Buffer<float> &out) {
+template <typename Fn> int run_interpolate(Fn fn, Buffer<float> &out) {
     Buffer<float, 3> in(256, 260, 4);
     fill_uniform(in, 102, 0.0f, 1.0f);
     in.for_each_element([&](int x, int y, int c) {
         if (c == 3 && (x * 7 + y * 3) % 4 != 0) {
-            in(x, y, c) = 0.0f;  // holes to fill
+            in(x, y, c) = 0.0f; // holes to fill
         }
     });
     out = Buffer<float>(256, 260, 3);
@@ -58,9 +54,8 @@ int run_interpolate(Fn fn, Buffer<float> &out) {
     return finish<Fn>(fn(in, out), out);
 }
 
-template<typename Fn>
-int run_conv_layer(Fn fn, Buffer<float> &out) {
-    constexpr int kW = 40, kH = 6, kCI = 13, kCO = 64, kN = 2;  // CI: not a multiple of the splits by 4
+template <typename Fn> int run_conv_layer(Fn fn, Buffer<float> &out) {
+    constexpr int kW = 40, kH = 6, kCI = 13, kCO = 64, kN = 2; // CI: not a multiple of the splits by 4
     Buffer<float, 4> input(kW + 2, kH + 2, kCI, kN), filter(3, 3, kCI, kCO);
     Buffer<float, 1> bias(kCO);
     fill_uniform(input, 103, -1.0f, 1.0f);
@@ -71,8 +66,7 @@ int run_conv_layer(Fn fn, Buffer<float> &out) {
     return finish<Fn>(fn(input, filter, bias, out), out);
 }
 
-template<typename Fn>
-int run_sgemm(Fn fn, Buffer<float> &out) {
+template <typename Fn> int run_sgemm(Fn fn, Buffer<float> &out) {
     constexpr int kM = 96, kN = 128, kK = 40;
     Buffer<float, 2> a(kK, kM), b(kN, kK), c(kN, kM);
     fill_uniform(a, 106, -1.0f, 1.0f);
@@ -83,8 +77,7 @@ int run_sgemm(Fn fn, Buffer<float> &out) {
     return finish<Fn>(fn(1.5f, -0.5f, a, b, c, out), out);
 }
 
-template<typename Fn>
-int run_iir_blur(Fn fn, Buffer<float> &out) {
+template <typename Fn> int run_iir_blur(Fn fn, Buffer<float> &out) {
     Buffer<float, 3> in(70, 45, 3);
     fill_uniform(in, 109, 0.0f, 1.0f);
     out = Buffer<float>(70, 45, 3);
@@ -92,8 +85,7 @@ int run_iir_blur(Fn fn, Buffer<float> &out) {
     return finish<Fn>(fn(in, 0.25f, out), out);
 }
 
-template<typename Fn>
-int run_bgu(Fn fn, Buffer<float> &out) {
+template <typename Fn> int run_bgu(Fn fn, Buffer<float> &out) {
     Buffer<float, 3> low_in(32, 33, 3), low_out(32, 33, 3), full_in(256, 264, 3);
     fill_uniform(low_in, 110, 0.0f, 1.0f);
     fill_uniform(full_in, 111, 0.0f, 1.0f);
@@ -107,8 +99,7 @@ int run_bgu(Fn fn, Buffer<float> &out) {
     return finish<Fn>(fn(low_in, low_out, full_in, out), out);
 }
 
-template<typename Fn>
-int run_depthwise_separable_conv(Fn fn, Buffer<float> &out) {
+template <typename Fn> int run_depthwise_separable_conv(Fn fn, Buffer<float> &out) {
     constexpr int kW = 70, kH = 9, kCI = 8, kCO = 6, kN = 2;
     Buffer<float, 4> input(kW, kH, kCI, kN);
     Buffer<float, 3> dw(3, 3, kCI);
@@ -123,8 +114,7 @@ int run_depthwise_separable_conv(Fn fn, Buffer<float> &out) {
     return finish<Fn>(fn(input, dw, pw, bias, out), out);
 }
 
-template<typename Fn>
-int run_learned_demosaic(Fn fn, Buffer<float> &out) {
+template <typename Fn> int run_learned_demosaic(Fn fn, Buffer<float> &out) {
     Buffer<float, 2> mosaic(70, 52);
     fill_uniform(mosaic, 116, 0.0f, 1.0f);
     out = Buffer<float>(70, 52, 3);
@@ -132,4 +122,4 @@ int run_learned_demosaic(Fn fn, Buffer<float> &out) {
     return finish<Fn>(fn(mosaic, out), out);
 }
 
-}  // namespace appsB::pocl
+} // namespace appsB::pocl

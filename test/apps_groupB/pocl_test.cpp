@@ -41,7 +41,8 @@ void compare_with_runner(const std::string &app, const std::string &schedule, Bu
     fs::remove_all(dir);
     fs::create_directories(dir);
     const fs::path out_file = dir / "output.raw";
-    appsB::ProcessResult run = appsB::run_process({runner.string(), out_file.string()}, dir / "runner.log", 300);
+    appsB::ProcessResult run =
+        appsB::run_process({runner.string(), out_file.string()}, dir / "runner.log", 300);
     INFO(app << " schedule=" << schedule << " on POCL, runner output:\n" << run.output);
     REQUIRE_FALSE(run.timed_out);
     REQUIRE(run.exit_code == 0);
@@ -54,26 +55,27 @@ void compare_with_runner(const std::string &app, const std::string &schedule, Bu
     size_t worst_at = 0;
     for (size_t i = 0; i < ref.number_of_elements(); i++) {
         const double err = std::abs((double)gpu[i] - cpu[i]) / std::max(1.0, (double)std::abs(cpu[i]));
-        if (!(err <= worst)) {  // also catches NaN
+        if (!(err <= worst)) { // also catches NaN
             worst = std::isnan(err) ? INFINITY : err;
             worst_at = i;
         }
     }
-    INFO("worst relative error " << worst << " at element " << worst_at << ": POCL " << gpu[worst_at] << ", CPU "
-                                 << cpu[worst_at]);
+    INFO("worst relative error " << worst << " at element " << worst_at << ": POCL " << gpu[worst_at]
+                                 << ", CPU " << cpu[worst_at]);
     CHECK(worst <= tolerance);
     fs::remove_all(dir);
 }
 
-}  // namespace
+} // namespace
 
 // One test case per app and schedule that CMakeLists.txt builds a runner for
 // (APPS_B_POCL_<app>_<schedule> is defined for each).
-#define APPS_B_POCL_TEST(app, schedule, tolerance)                                                      \
-    TEST_CASE(#app " " #schedule " schedule on POCL matches the CPU build", "[apps_groupB][pocl][" #app "]") { \
-        Buffer<float> ref;                                                                              \
-        REQUIRE(appsB::pocl::run_##app(appsB_##app##_cpu, ref) == 0);                                   \
-        compare_with_runner(#app, #schedule, ref, tolerance);                                           \
+#define APPS_B_POCL_TEST(app, schedule, tolerance)                                                           \
+    TEST_CASE(#app " " #schedule " schedule on POCL matches the CPU build",                                  \
+              "[apps_groupB][pocl][" #app "]") {                                                             \
+        Buffer<float> ref;                                                                                   \
+        REQUIRE(appsB::pocl::run_##app(appsB_##app##_cpu, ref) == 0);                                        \
+        compare_with_runner(#app, #schedule, ref, tolerance);                                                \
     }
 
 #ifdef APPS_B_POCL_unsharp_mask_manual

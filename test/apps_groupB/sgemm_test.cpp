@@ -1,8 +1,8 @@
 // SGEMM (benchmarks/apps/sgemm): alpha * A * B + beta * C against a double
 // precision C++ loop, with non-square odd sizes and alpha, beta != 1 so
 // swapped dimensions or a dropped term would show.
-#include "apps_test_util.h"
 #include "appsB_sgemm_cpu.h"
+#include "apps_test_util.h"
 
 #include "test/catch2_compat.h"
 

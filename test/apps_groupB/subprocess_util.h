@@ -16,9 +16,9 @@
 namespace appsB {
 
 struct ProcessResult {
-    int exit_code = -1;  // -1 when it did not start, was killed by a signal or timed out
+    int exit_code = -1; // -1 when it did not start, was killed by a signal or timed out
     bool timed_out = false;
-    std::string output;  // stdout, then stderr
+    std::string output; // stdout, then stderr
 };
 
 inline std::string read_file(const std::filesystem::path &p) {
@@ -41,4 +41,4 @@ inline ProcessResult run_process(const std::vector<std::string> &argv, const std
     return result;
 }
 
-}  // namespace appsB
+} // namespace appsB

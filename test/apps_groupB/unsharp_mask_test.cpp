@@ -1,8 +1,8 @@
 // Unsharp mask (benchmarks/apps/unsharp_mask): the AOT CPU build against a
 // direct C++ transcription of the algorithm, and constant images staying
 // constant (a sharpening filter must not invent detail).
-#include "apps_test_util.h"
 #include "appsB_unsharp_mask_cpu.h"
+#include "apps_test_util.h"
 
 #include "test/catch2_compat.h"
 
@@ -29,7 +29,9 @@ Buffer<float, 3> reference(const Buffer<float, 3> &in) {
         v /= sum;
     }
     auto px = [&](int x, int y, int c) { return in(std::clamp(x, 0, w - 1), std::clamp(y, 0, h - 1), c); };
-    auto gray = [&](int x, int y) { return 0.299f * px(x, y, 0) + 0.587f * px(x, y, 1) + 0.114f * px(x, y, 2); };
+    auto gray = [&](int x, int y) {
+        return 0.299f * px(x, y, 0) + 0.587f * px(x, y, 1) + 0.114f * px(x, y, 2);
+    };
     auto blur_y = [&](int x, int y) {
         float s = 0;
         for (int i = -radius; i <= radius; i++) {
@@ -54,7 +56,7 @@ Buffer<float, 3> reference(const Buffer<float, 3> &in) {
     return out;
 }
 
-}  // namespace
+} // namespace
 
 TEST_CASE("unsharp_mask matches the C++ reference on a random image", "[apps_groupB][unsharp_mask]") {
     Buffer<float, 3> in(37, 29, 3);
@@ -74,5 +76,6 @@ TEST_CASE("unsharp_mask leaves a constant image unchanged", "[apps_groupB][unsha
     in.for_each_element([&](int x, int y, int c) { in(x, y, c) = 0.2f + 0.3f * c; });
     Buffer<float, 3> out(20, 16, 3);
     REQUIRE(appsB_unsharp_mask_cpu(in, out) == 0);
-    out.for_each_element([&](int x, int y, int c) { CHECK(out(x, y, c) == Approx(in(x, y, c)).margin(1e-5)); });
+    out.for_each_element(
+        [&](int x, int y, int c) { CHECK(out(x, y, c) == Approx(in(x, y, c)).margin(1e-5)); });
 }

@@ -5,8 +5,8 @@
 // merged in the wrong order gives). On random floats the comparison allows the rounding of the
 // four-term sum: the chosen channel's exact average must be the largest within that bound, and
 // where the two largest are further apart than it, the channel must be the reference's.
-#include "ml_app_checks.h"
 #include "argmax_pool_cpu.h"
+#include "ml_app_checks.h"
 
 #include <HalideBuffer.h>
 
@@ -53,8 +53,9 @@ int mismatches(const Buffer<int32_t> &a, const Buffer<int32_t> &b) {
     return n;
 }
 
-TEST_CASE("argmax_pool: equals the first channel with the largest 2x2 average, exactly, on inputs with many ties",
-          "[apps_ml][argmax_pool]") {
+TEST_CASE(
+    "argmax_pool: equals the first channel with the largest 2x2 average, exactly, on inputs with many ties",
+    "[apps_ml][argmax_pool]") {
     // 37 x 23 x 5: 18 x 11 pooled pixels (the odd last column and row are not pooled). Integers in
     // [0, 3]: sums up to 12 and quarters of them, exact in float.
     const int W = 37, H = 23, C = 5;
@@ -70,7 +71,8 @@ TEST_CASE("argmax_pool: equals the first channel with the largest 2x2 average, e
     CHECK(mismatches(ref, reference(in, /*last_wins=*/true)) > 20);
     std::vector<int> wins(C, 0);
     ref.for_each_value([&](int32_t c) { wins[c]++; });
-    for (int c = 0; c < C; c++) CHECK(wins[c] > 0);
+    for (int c = 0; c < C; c++)
+        CHECK(wins[c] > 0);
 
     // The same data at another origin gives the same (origin-relative) channels.
     Buffer<float> shifted = in.copy();
@@ -119,6 +121,6 @@ TEST_CASE("argmax_pool: on random floats picks a channel whose average is the la
     // bound wherever the maximum is decided: the check above would see it.
 }
 
-}  // namespace
+} // namespace
 
 ML_APP_PTX_TESTS("argmax_pool")

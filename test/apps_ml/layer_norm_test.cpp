@@ -2,8 +2,8 @@
 // the float summation bound (ml_app_checks.h), on activations around 0 and around 1000 (where
 // the variance must be taken around the mean); planted faults (each token's last feature missed by
 // both sums, what a wrong tail gives; a one-pass float variance) are outside it.
-#include "ml_app_checks.h"
 #include "layer_norm_cpu.h"
+#include "ml_app_checks.h"
 
 #include <HalideBuffer.h>
 
@@ -15,7 +15,7 @@ namespace {
 using Halide::Runtime::Buffer;
 
 const double kU = std::ldexp(1.0, -24);
-const double kEps = static_cast<double>(1e-5f);  // the app's eps is the float nearest 1e-5
+const double kEps = static_cast<double>(1e-5f); // the app's eps is the float nearest 1e-5
 
 // One token's exact statistics over the features [x0, x0 + n) (by default all of them).
 struct TokenStats {
@@ -32,7 +32,8 @@ TokenStats exact_stats(const Buffer<float> &in, int y, int count, int n) {
     }
     t.mean = sum / n;
     double sq = 0;
-    for (int x = x0; x < x0 + count; x++) sq += (in(x, y) - t.mean) * (in(x, y) - t.mean);
+    for (int x = x0; x < x0 + count; x++)
+        sq += (in(x, y) - t.mean) * (in(x, y) - t.mean);
     t.var = sq / n;
     t.inv_std = 1.0 / std::sqrt(t.var + kEps);
     return t;
@@ -94,8 +95,7 @@ struct Verdict {
     int outside = 0, tokens_with_fault_caught = 0;
 };
 
-template <typename Fault>
-Verdict check(const Inputs &s, const Buffer<float> &out, Fault fault) {
+template <typename Fault> Verdict check(const Inputs &s, const Buffer<float> &out, Fault fault) {
     const int n = s.in.dim(0).extent();
     Verdict v;
     for (int y = s.in.dim(1).min(); y <= s.in.dim(1).max(); y++) {
@@ -111,7 +111,7 @@ Verdict check(const Inputs &s, const Buffer<float> &out, Fault fault) {
                 UNSCOPED_INFO("out(" << x << ", " << y << ") = " << out(x, y) << ", exact " << exact
                                      << ", bound " << bound);
             }
-            if (!(std::abs(wrong[i] - exact) <= bound)) caught = true;  // NaN counts as caught
+            if (!(std::abs(wrong[i] - exact) <= bound)) caught = true; // NaN counts as caught
         }
         if (caught) v.tokens_with_fault_caught++;
     }
@@ -127,7 +127,8 @@ TEST_CASE("layer_norm: each token equals the double-precision layer norm within 
     const Verdict v = check(s, out, [&](int y) {
         const TokenStats t = exact_stats(s.in, y, W - 1, W);
         std::vector<double> o;
-        for (int x = 0; x < W; x++) o.push_back((s.in(x, y) - t.mean) * t.inv_std * s.gamma(x) + s.beta(x));
+        for (int x = 0; x < W; x++)
+            o.push_back((s.in(x, y) - t.mean) * t.inv_std * s.gamma(x) + s.beta(x));
         return o;
     });
     CHECK(v.outside == 0);
@@ -137,7 +138,7 @@ TEST_CASE("layer_norm: each token equals the double-precision layer norm within 
 TEST_CASE("layer_norm: tokens around 1000 with unit spread normalize within the bound (variance taken "
           "around the mean)",
           "[apps_ml][layer_norm]") {
-    const int W = 37, H = 11, x0 = -4, y0 = 9;  // and features and tokens not starting at 0
+    const int W = 37, H = 11, x0 = -4, y0 = 9; // and features and tokens not starting at 0
     Inputs s = make_inputs(W, H, x0, y0, 1000.0f, 32);
     const Buffer<float> out = run_cpu(s);
     // Planted fault: the one-pass variance, sum(x^2) / n - mean^2, in float (serial sums).
@@ -151,7 +152,8 @@ TEST_CASE("layer_norm: tokens around 1000 with unit spread normalize within the 
         const float var = sum_sq / W - mean * mean;
         const float inv_std = 1.0f / std::sqrt(var + 1e-5f);
         std::vector<double> o;
-        for (int x = x0; x < x0 + W; x++) o.push_back((s.in(x, y) - mean) * inv_std * s.gamma(x) + s.beta(x));
+        for (int x = x0; x < x0 + W; x++)
+            o.push_back((s.in(x, y) - mean) * inv_std * s.gamma(x) + s.beta(x));
         return o;
     });
     CHECK(v.outside == 0);
@@ -161,11 +163,11 @@ TEST_CASE("layer_norm: tokens around 1000 with unit spread normalize within the 
 TEST_CASE("layer_norm: a constant token normalizes to beta exactly (zero variance, eps keeps it finite)",
           "[apps_ml][layer_norm]") {
     Inputs s = make_inputs(37, 3, 0, 0, 0.0f, 33);
-    s.in.for_each_value([](float &v) { v = 3.25f; });  // every partial sum of 3.25s is exact
+    s.in.for_each_value([](float &v) { v = 3.25f; }); // every partial sum of 3.25s is exact
     const Buffer<float> out = run_cpu(s);
     out.for_each_element([&](int x, int y) { CHECK(out(x, y) == s.beta(x)); });
 }
 
-}  // namespace
+} // namespace
 
 ML_APP_PTX_TESTS("layer_norm")

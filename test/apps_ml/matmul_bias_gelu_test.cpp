@@ -14,8 +14,8 @@
 //    sech^2(z) |z| 6u <= 0.45 * 6u, and tanhf itself by a couple of u; 0.5 x (1 + t) then adds
 //    at most 0.5 |x| (7u) + 2u |out| <= 5.5u |x|. 16u |x| allows twice that (another libm's
 //    tanhf).
-#include "ml_app_checks.h"
 #include "matmul_bias_gelu_cpu.h"
+#include "ml_app_checks.h"
 
 #include <HalideBuffer.h>
 
@@ -31,7 +31,7 @@ double gelu(double x) {
 }
 
 struct Reference {
-    Buffer<double> x, out, tol;  // GELU's argument, the output, the rounding bound
+    Buffer<double> x, out, tol; // GELU's argument, the output, the rounding bound
 };
 
 // gelu(A B + bias) in double over the first k_terms terms of k (all K but in the planted fault),
@@ -71,8 +71,8 @@ TEST_CASE("matmul_bias_gelu: equals gelu(A B + bias) in double within the float 
     out.for_each_element([&](int j, int i) {
         if (!(std::abs(out(j, i) - ref.out(j, i)) <= ref.tol(j, i))) {
             if (bad++ < 10) {
-                UNSCOPED_INFO("(" << j << ", " << i << "): " << out(j, i) << " vs " << ref.out(j, i) << " tol "
-                                  << ref.tol(j, i));
+                UNSCOPED_INFO("(" << j << ", " << i << "): " << out(j, i) << " vs " << ref.out(j, i)
+                                  << " tol " << ref.tol(j, i));
             }
         }
     });
@@ -103,6 +103,6 @@ TEST_CASE("matmul_bias_gelu: equals gelu(A B + bias) in double within the float 
     CHECK(sloped >= N * M * 9 / 10);
 }
 
-}  // namespace
+} // namespace
 
 ML_APP_PTX_TESTS("matmul_bias_gelu")

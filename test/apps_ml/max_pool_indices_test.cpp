@@ -4,8 +4,8 @@
 // odd size whose last window ends on the input's last row and column. The tie input is checked to
 // tell first-wins from last-wins ties apart (what a reordered window would give), and a shifted
 // input to give indices relative to the input's own min.
-#include "ml_app_checks.h"
 #include "max_pool_indices_cpu.h"
+#include "ml_app_checks.h"
 
 #include <HalideBuffer.h>
 
@@ -20,7 +20,9 @@ struct PoolRef {
     Buffer<int32_t> indices;
 };
 
-int pooled(int extent) { return (extent - 3) / 2 + 1; }
+int pooled(int extent) {
+    return (extent - 3) / 2 + 1;
+}
 
 // PyTorch's max_pool2d(kernel 3, stride 2, return_indices=True) on each channel: the window is
 // scanned in row-major order and an element replaces the best only if strictly greater (or, with
@@ -89,7 +91,8 @@ TEST_CASE("max_pool_indices: values and indices equal a plain C++ max pool with 
     CHECK(index_mismatches(ref, last_wins) > 50);
 }
 
-TEST_CASE("max_pool_indices: random floats, negative windows included, match exactly, with indices relative to the input's min",
+TEST_CASE("max_pool_indices: random floats, negative windows included, match exactly, with indices relative "
+          "to the input's min",
           "[apps_ml][max_pool_indices]") {
     const int W = 37, H = 23, C = 5;
     Buffer<float> in(W, H, C);
@@ -113,6 +116,6 @@ TEST_CASE("max_pool_indices: random floats, negative windows included, match exa
     CHECK(mismatches(values2, indices2, ref) == 0);
 }
 
-}  // namespace
+} // namespace
 
 ML_APP_PTX_TESTS("max_pool_indices")

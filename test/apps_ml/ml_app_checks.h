@@ -36,8 +36,9 @@ inline double float_sum_tolerance(int64_t n, double sum_of_magnitudes) {
 
 inline void check_ptx_assembles(const std::string &app, const std::string &schedule) {
     const std::string dir = apps_test::scratch_dir(app + "_" + schedule + "_cuda");
-    auto gen = apps_test::run_process({apps_test::generator_path(app), "-g", app, "-o", dir, "-e", "static_library,h",
-                                       "target=host-cuda-cuda_capability_86", "schedule=" + schedule});
+    auto gen = apps_test::run_process({apps_test::generator_path(app), "-g", app, "-o", dir, "-e",
+                                       "static_library,h", "target=host-cuda-cuda_capability_86",
+                                       "schedule=" + schedule});
     INFO("generator output:\n" << gen.output);
     REQUIRE(gen.exit_code == 0);
     const auto modules = apps_test::extract_ptx(apps_test::read_file(dir + "/" + app + ".a"));
@@ -46,19 +47,19 @@ inline void check_ptx_assembles(const std::string &app, const std::string &sched
         const std::string ptx = dir + "/" + app + "_" + std::to_string(i) + ".ptx";
         apps_test::write_file(ptx, modules[i]);
         CHECK(modules[i].find(".entry") != std::string::npos);
-        auto as = apps_test::run_process(
-            {apps_test::ptxas_path(), "-arch=sm_90", "-v", ptx, "-o", dir + "/" + app + "_" + std::to_string(i) + ".cubin"});
+        auto as = apps_test::run_process({apps_test::ptxas_path(), "-arch=sm_90", "-v", ptx, "-o",
+                                          dir + "/" + app + "_" + std::to_string(i) + ".cubin"});
         INFO("ptxas output:\n" << as.output);
         REQUIRE(as.exit_code == 0);
     }
 }
 
-}  // namespace apps_ml_test
+} // namespace apps_ml_test
 
-#define ML_APP_PTX_TESTS(app)                                                                                  \
-    TEST_CASE(app ": naive GPU schedule compiles to PTX that ptxas accepts for sm_90", "[apps_ml][ptx]") {     \
-        apps_ml_test::check_ptx_assembles(app, "naive");                                                       \
-    }                                                                                                          \
-    TEST_CASE(app ": manual GPU schedule compiles to PTX that ptxas accepts for sm_90", "[apps_ml][ptx]") {    \
-        apps_ml_test::check_ptx_assembles(app, "manual");                                                      \
+#define ML_APP_PTX_TESTS(app)                                                                                \
+    TEST_CASE(app ": naive GPU schedule compiles to PTX that ptxas accepts for sm_90", "[apps_ml][ptx]") {   \
+        apps_ml_test::check_ptx_assembles(app, "naive");                                                     \
+    }                                                                                                        \
+    TEST_CASE(app ": manual GPU schedule compiles to PTX that ptxas accepts for sm_90", "[apps_ml][ptx]") {  \
+        apps_ml_test::check_ptx_assembles(app, "manual");                                                    \
     }

@@ -69,11 +69,13 @@ TEST_CASE("per_channel_mean: reduces over exactly the input's own x, y and batch
 TEST_CASE("per_channel_mean: a single-image batch of one pixel is that pixel",
           "[apps_ml][per_channel_mean]") {
     Buffer<float> in(1, 1, 4, 1), out(4);
-    for (int c = 0; c < 4; c++) in(0, 0, c, 0) = 0.5f * c - 1.25f;
+    for (int c = 0; c < 4; c++)
+        in(0, 0, c, 0) = 0.5f * c - 1.25f;
     REQUIRE(per_channel_mean_cpu(in, out) == 0);
-    for (int c = 0; c < 4; c++) CHECK(out(c) == 0.5f * c - 1.25f);
+    for (int c = 0; c < 4; c++)
+        CHECK(out(c) == 0.5f * c - 1.25f);
 }
 
-}  // namespace
+} // namespace
 
 ML_APP_PTX_TESTS("per_channel_mean")

@@ -29,10 +29,10 @@ double softmax_relative_bound(int n, double range, double row_sum) {
 }
 
 struct RowReference {
-    std::vector<double> out;  // the exact softmax of the row's float values
-    double sum = 0;           // sum of exp(in - max)
-    double range = 0;         // max - min
-    double last_term = 0;     // exp(in - max) of the row's last column
+    std::vector<double> out; // the exact softmax of the row's float values
+    double sum = 0;          // sum of exp(in - max)
+    double range = 0;        // max - min
+    double last_term = 0;    // exp(in - max) of the row's last column
 };
 
 RowReference reference_row(const Halide::Runtime::Buffer<float> &in, int y) {
@@ -44,8 +44,10 @@ RowReference reference_row(const Halide::Runtime::Buffer<float> &in, int y) {
     }
     RowReference r;
     r.range = mx - mn;
-    for (int x = x0; x <= x1; x++) r.sum += std::exp(static_cast<double>(in(x, y)) - mx);
-    for (int x = x0; x <= x1; x++) r.out.push_back(std::exp(static_cast<double>(in(x, y)) - mx) / r.sum);
+    for (int x = x0; x <= x1; x++)
+        r.sum += std::exp(static_cast<double>(in(x, y)) - mx);
+    for (int x = x0; x <= x1; x++)
+        r.out.push_back(std::exp(static_cast<double>(in(x, y)) - mx) / r.sum);
     r.last_term = std::exp(static_cast<double>(in(x1, y)) - mx);
     return r;
 }
@@ -108,9 +110,10 @@ TEST_CASE("softmax: a one-column row is 1", "[apps_ml][softmax]") {
     in(0, 1) = 0.0f;
     in(0, 2) = 150.0f;
     REQUIRE(softmax_cpu(in, out) == 0);
-    for (int y = 0; y < 3; y++) CHECK(out(0, y) == 1.0f);
+    for (int y = 0; y < 3; y++)
+        CHECK(out(0, y) == 1.0f);
 }
 
-}  // namespace
+} // namespace
 
 ML_APP_PTX_TESTS("softmax")

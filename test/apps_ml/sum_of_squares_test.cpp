@@ -8,7 +8,8 @@
 
 namespace {
 
-TEST_CASE("sum_of_squares: equals the double sum of squares within the float summation bound", "[apps_ml][sum_of_squares]") {
+TEST_CASE("sum_of_squares: equals the double sum of squares within the float summation bound",
+          "[apps_ml][sum_of_squares]") {
     const int W = 301, H = 157;
     Halide::Runtime::Buffer<float> in(W, H);
     Halide::Runtime::Buffer<float, 0> out = Halide::Runtime::Buffer<float, 0>::make_scalar();
@@ -18,7 +19,7 @@ TEST_CASE("sum_of_squares: equals the double sum of squares within the float sum
 
     double exact = 0, magnitudes = 0;
     in.for_each_value([&](float v) {
-        const double sq = static_cast<double>(v * v);  // the square is a float product, as in the app
+        const double sq = static_cast<double>(v * v); // the square is a float product, as in the app
         exact += sq;
         magnitudes += sq;
     });
@@ -26,10 +27,11 @@ TEST_CASE("sum_of_squares: equals the double sum of squares within the float sum
     CHECK(std::abs(out() - exact) <= tol);
     // The bound is tight enough to see the last row missed.
     double last_row = 0;
-    for (int x = 0; x < W; x++) last_row += static_cast<double>(in(x, H - 1) * in(x, H - 1));
+    for (int x = 0; x < W; x++)
+        last_row += static_cast<double>(in(x, H - 1) * in(x, H - 1));
     CHECK(last_row > tol);
 }
 
-}  // namespace
+} // namespace
 
 ML_APP_PTX_TESTS("sum_of_squares")

@@ -45,7 +45,8 @@ ProcessResult run(std::vector<std::string> argv, std::chrono::minutes timeout,
 }
 
 std::string describe(const ProcessResult &r) {
-    return r.describe_failure() + "\nstdout:\n" + last_lines(r.out, 40) + "\nstderr:\n" + last_lines(r.err, 40);
+    return r.describe_failure() + "\nstdout:\n" + last_lines(r.out, 40) + "\nstderr:\n" +
+           last_lines(r.err, 40);
 }
 
 std::vector<std::string> lines_of(const std::string &text) {
@@ -82,8 +83,9 @@ void check_top5_from_bundle_in_bare_root(const std::string &release) {
 
     // The tarball, as a user makes it; its size limit is part of the promise.
     const std::string tarball = work + "/gpusched-bundle.tar.xz";
-    ProcessResult packed = run({GPUSCHED_TEST_SOURCE_DIR "/scripts/make-bundle.sh", GPUSCHED_TEST_BUILD_DIR, tarball},
-                               std::chrono::minutes(15));
+    ProcessResult packed =
+        run({GPUSCHED_TEST_SOURCE_DIR "/scripts/make-bundle.sh", GPUSCHED_TEST_BUILD_DIR, tarball},
+            std::chrono::minutes(15));
     INFO("make-bundle.sh: " << describe(packed));
     REQUIRE(packed.ok());
     CHECK(fs::file_size(tarball) <= 60u * 1024 * 1024);
@@ -116,9 +118,9 @@ echo $? > without-halide.rc
     INFO("in-bare-root.sh: " << describe(ran));
     REQUIRE(ran.ok());
     // Where the time goes (ctest -V shows it): docs/bundle.md quotes it.
-    std::cout << release << ": make-bundle.sh " << packed.wall_seconds << " s; in-bare-root.sh " << ran.wall_seconds
-              << " s (the root " << (ran.err.find("made the bare root") != std::string::npos ? "made" : "cached")
-              << ")\n";
+    std::cout << release << ": make-bundle.sh " << packed.wall_seconds << " s; in-bare-root.sh "
+              << ran.wall_seconds << " s (the root "
+              << (ran.err.find("made the bare root") != std::string::npos ? "made" : "cached") << ")\n";
 
     // The root is the machine the bundle is for: a C++ compiler and POCL,
     // no Halide, no LLVM 14, and no libOpenCL.so development name (which
@@ -197,8 +199,8 @@ echo $? > without-halide.rc
     for (const auto &entry : fs::directory_iterator(work + "/ld")) {
         ++traces;
         const auto libs = libraries_loaded(test::read_file(entry.path()));
-        const bool has_pocl =
-            std::any_of(libs.begin(), libs.end(), [](const std::string &l) { return name_starts(l, "libpocl.so"); });
+        const bool has_pocl = std::any_of(libs.begin(), libs.end(),
+                                          [](const std::string &l) { return name_starts(l, "libpocl.so"); });
         // binutils (`ar`, `ld`) load the machine's LTO plugin, LLVMgold,
         // which brings the machine's own LLVM (Debian's POCL pulls it in).
         const bool has_bfd_plugin = std::any_of(libs.begin(), libs.end(), [](const std::string &l) {
@@ -231,16 +233,18 @@ echo $? > without-halide.rc
 
 } // namespace
 
-TEST_CASE("the bundle runs Top 5 on POCL in a bare Debian 12 root whose only Halide and LLVM 14 are the bundle's",
-          "[bundle][bare-root]") {
+TEST_CASE(
+    "the bundle runs Top 5 on POCL in a bare Debian 12 root whose only Halide and LLVM 14 are the bundle's",
+    "[bundle][bare-root]") {
     check_top5_from_bundle_in_bare_root("bookworm");
 }
 
 // Debian 13's POCL needs GLIBCXX_3.4.32; with the bundle's Debian 12
 // libstdc++ first in the library path its ICD did not load, and every
 // OpenCL query failed with -1001.
-TEST_CASE("the bundle runs Top 5 on POCL in a bare Debian 13 root, whose libstdc++ and POCL are newer than the "
-          "bundle's",
-          "[bundle][bare-root]") {
+TEST_CASE(
+    "the bundle runs Top 5 on POCL in a bare Debian 13 root, whose libstdc++ and POCL are newer than the "
+    "bundle's",
+    "[bundle][bare-root]") {
     check_top5_from_bundle_in_bare_root("trixie");
 }

@@ -40,7 +40,8 @@ std::string newest_glibcxx(const std::string &libstdcxx) {
     const std::string bytes = test::read_file(libstdcxx);
     const std::regex version("GLIBCXX_3\\.4\\.([0-9]+)");
     int newest = -1;
-    for (auto it = std::sregex_iterator(bytes.begin(), bytes.end(), version); it != std::sregex_iterator(); ++it)
+    for (auto it = std::sregex_iterator(bytes.begin(), bytes.end(), version); it != std::sregex_iterator();
+         ++it)
         newest = std::max(newest, std::stoi((*it)[1].str()));
     return newest < 0 ? std::string{} : "GLIBCXX_3.4." + std::to_string(newest);
 }
@@ -61,7 +62,8 @@ LauncherRun run_launcher(const test::TempDir &dir, const std::string &needs) {
 
     LauncherRun run;
     run.bundle = dir / "gpusched";
-    for (const char *sub : {"bin", "libexec", "lib/cxx-runtime"}) fs::create_directories(run.bundle + "/" + sub);
+    for (const char *sub : {"bin", "libexec", "lib/cxx-runtime"})
+        fs::create_directories(run.bundle + "/" + sub);
     fs::copy_file(GPUSCHED_TEST_SOURCE_DIR "/scripts/bundle-launcher.sh", run.bundle + "/bin/gpusched");
     fs::copy_file(GPUSCHED_BINARY, run.bundle + "/libexec/gpusched");
     fs::copy_file(machine_libstdcxx, run.bundle + "/lib/cxx-runtime/libstdc++.so.6");
@@ -100,9 +102,10 @@ TEST_CASE("the bundle's launcher gives gpusched the machine's libstdc++ when it 
     CHECK(run.libstdcxx.rfind(run.bundle, 0) != 0);
 }
 
-TEST_CASE("the bundle's launcher gives gpusched the bundle's own libstdc++ when the machine's lacks a version "
-          "the bundle's defines",
-          "[bundle]") {
+TEST_CASE(
+    "the bundle's launcher gives gpusched the bundle's own libstdc++ when the machine's lacks a version "
+    "the bundle's defines",
+    "[bundle]") {
     test::TempDir dir;
     // A version no libstdc++ defines yet stands for a bundle built with a
     // newer GCC than the machine's.

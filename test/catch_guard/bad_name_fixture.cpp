@@ -3,4 +3,6 @@
 // entries, "a test name" and " split by catch_discover_tests").
 #include "test/catch2_compat.h"
 
-TEST_CASE("a test name; split by catch_discover_tests", "[fixture]") { CHECK(1 + 1 == 2); }
+TEST_CASE("a test name; split by catch_discover_tests", "[fixture]") {
+    CHECK(1 + 1 == 2);
+}

@@ -41,8 +41,8 @@ ProcessResult run(std::vector<std::string> argv, const std::string &working_dir 
 // absolute path).
 std::vector<nlohmann::json> ctest_entries() {
     static int calls = 0;
-    const fs::path copy =
-        fs::temp_directory_path() / ("gpusched_catch_guard_" + std::to_string(getpid()) + "_" + std::to_string(calls++));
+    const fs::path copy = fs::temp_directory_path() / ("gpusched_catch_guard_" + std::to_string(getpid()) +
+                                                       "_" + std::to_string(calls++));
     fs::remove_all(copy);
     const fs::path build = CATCH_GUARD_BUILD_DIR;
     for (const fs::directory_entry &e : fs::recursive_directory_iterator(build)) {
@@ -92,7 +92,8 @@ std::vector<std::string> registered_run_args() {
 
 } // namespace
 
-TEST_CASE("every ctest entry of a test executable runs so that an unmatched filter fails, and each executable checks "
+TEST_CASE("every ctest entry of a test executable runs so that an unmatched filter fails, and each "
+          "executable checks "
           "its test names",
           "[catch_guard]") {
     std::set<std::string> executables, name_checked;
@@ -117,7 +118,8 @@ TEST_CASE("every ctest entry of a test executable runs so that an unmatched filt
     }
 }
 
-TEST_CASE("a test name with a semicolon fails the name check, which names its file, line and test", "[catch_guard]") {
+TEST_CASE("a test name with a semicolon fails the name check, which names its file, line and test",
+          "[catch_guard]") {
     const ProcessResult r = run({CATCH_GUARD_FIXTURE, "--check-test-names"});
     INFO(r.out << r.err);
     CHECK(r.exit_code == 1);

@@ -113,7 +113,8 @@ ScheduleFeatures same_work_in_threads(double threads) {
 
 } // namespace
 
-TEST_CASE("analytic model: the same work in fewer threads waits on longer serial chains and costs more", "[analytic]") {
+TEST_CASE("analytic model: the same work in fewer threads waits on longer serial chains and costs more",
+          "[analytic]") {
     Analytic a;
     // From a full GPU down to one thread: every thread's chain of points is
     // longer, and below a wave nothing else hides it.
@@ -135,7 +136,7 @@ TEST_CASE("analytic model: the same work in fewer threads waits on longer serial
 
 TEST_CASE("analytic model: updates of one point spread over threads wait for each other at its address",
           "[analytic]") {
-    Analytic a;  // the stage stores floats
+    Analytic a; // the stage stores floats
     // An atomic combining update: `threads` partials added into one float,
     // one partial a thread.
     auto combine = [](double threads) {
@@ -163,9 +164,10 @@ TEST_CASE("analytic model: updates of one point spread over threads wait for eac
     CHECK(one.serial_latency_ms > many.atomic_contention_ms);
 }
 
-TEST_CASE("analytic model: unrolled points overlap their loads, so the serial chain is shorter", "[analytic]") {
+TEST_CASE("analytic model: unrolled points overlap their loads, so the serial chain is shorter",
+          "[analytic]") {
     Analytic a;
-    auto f = same_work_in_threads(4096);  // 1024 points a thread
+    auto f = same_work_in_threads(4096); // 1024 points a thread
     const double serial = a.model.stage_cost(f, 0).serial_latency_ms;
     f[F::unrolled_loop_extent] = 16;
     const double unrolled = a.model.stage_cost(f, 0).serial_latency_ms;
@@ -173,7 +175,8 @@ TEST_CASE("analytic model: unrolled points overlap their loads, so the serial ch
     CHECK(unrolled > 0);
 }
 
-TEST_CASE("analytic model: a root kernel pays launch overhead, a block-level stage pays barriers", "[analytic]") {
+TEST_CASE("analytic model: a root kernel pays launch overhead, a block-level stage pays barriers",
+          "[analytic]") {
     Analytic a;
     auto f = test::root_kernel_row();
     const auto root = a.model.stage_cost(f, 0);
@@ -203,7 +206,8 @@ TEST_CASE("analytic model: two kernels cost more than one with the same total wo
     CHECK(c[1] > c[0]);
 }
 
-TEST_CASE("analytic model: register working set beyond the register file spills and costs more", "[analytic]") {
+TEST_CASE("analytic model: register working set beyond the register file spills and costs more",
+          "[analytic]") {
     Analytic a;
     auto f = test::root_kernel_row();
     const double base = a.cost(f);

@@ -46,11 +46,13 @@ TEST_CASE("factory: both models predict finite positive costs for a state", "[fa
 TEST_CASE("factory: unknown cost_model value is an error naming the key", "[factory]") {
     CHECK_THROWS_WITH(make_cost_model(json{{"cost_model", "magic"}}, test::h100()),
                       Catch::Contains("\"cost_model\"") && Catch::Contains("magic"));
-    CHECK_THROWS_WITH(make_cost_model(json{{"cost_model", 3}}, test::h100()), Catch::Contains("\"cost_model\""));
+    CHECK_THROWS_WITH(make_cost_model(json{{"cost_model", 3}}, test::h100()),
+                      Catch::Contains("\"cost_model\""));
 }
 
 TEST_CASE("factory: a bad weights_path is an error naming the key and the file", "[factory]") {
-    CHECK_THROWS_WITH(make_cost_model(json{{"weights_path", 5}}, test::h100()), Catch::Contains("\"weights_path\""));
+    CHECK_THROWS_WITH(make_cost_model(json{{"weights_path", 5}}, test::h100()),
+                      Catch::Contains("\"weights_path\""));
     CHECK_THROWS_WITH(make_cost_model(json{{"weights_path", "/nonexistent/w.weights"}}, test::h100()),
                       Catch::Contains("\"weights_path\"") && Catch::Contains("/nonexistent/w.weights"));
 }

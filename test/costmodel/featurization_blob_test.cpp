@@ -19,7 +19,8 @@ struct Sample {
 Sample make_sample() {
     std::mt19937_64 rng(5);
     SyntheticPipeline sp;
-    do sp = random_synthetic_pipeline(rng);
+    do
+        sp = random_synthetic_pipeline(rng);
     while (sp.stages.size() < 2);
     return {sp.stages, random_synthetic_state(sp, test::h100(), rng)};
 }
@@ -31,7 +32,8 @@ TEST_CASE("featurization blob: round trip keeps every value bit for bit", "[blob
     const auto bytes = serialize_featurization(s.pipeline, s.state);
     const auto back = deserialize_featurization(bytes.data(), bytes.size());
     REQUIRE(back.pipeline.size() == s.pipeline.size());
-    for (std::size_t i = 0; i < s.pipeline.size(); ++i) CHECK(back.pipeline[i].values == s.pipeline[i].values);
+    for (std::size_t i = 0; i < s.pipeline.size(); ++i)
+        CHECK(back.pipeline[i].values == s.pipeline[i].values);
     CHECK(back.state.stage_ids == s.state.stage_ids);
     REQUIRE(back.state.schedule.size() == s.state.schedule.size());
     for (std::size_t i = 0; i < s.state.schedule.size(); ++i)
@@ -107,7 +109,8 @@ TEST_CASE("feature-rows file: one key with two different pipelines is an error",
     recs[1].pipeline[0].values[0] += 1; // guaranteed to differ
     const std::string path = test::tmp_path("rows_conflict.gsrows");
     write_feature_rows(path, recs);
-    CHECK_THROWS_WITH(read_feature_rows(path), Catch::Contains("record 1") && Catch::Contains("different pipeline"));
+    CHECK_THROWS_WITH(read_feature_rows(path),
+                      Catch::Contains("record 1") && Catch::Contains("different pipeline"));
 }
 
 TEST_CASE("feature-rows writer and raw reader round trip records byte for byte", "[rows]") {
@@ -118,7 +121,8 @@ TEST_CASE("feature-rows writer and raw reader round trip records byte for byte",
     {
         FeatureRowsWriter w(path);
         for (int i = 0; i < 5; ++i) {
-            blobs.push_back(serialize_featurization(sp.stages, random_synthetic_state(sp, test::h100(), rng)));
+            blobs.push_back(
+                serialize_featurization(sp.stages, random_synthetic_state(sp, test::h100(), rng)));
             w.append(7, i == 2 ? std::nan("") : 0.5 * i, blobs.back());
         }
         CHECK(w.count() == 5);

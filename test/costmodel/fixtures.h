@@ -12,7 +12,9 @@
 
 namespace gpusched::test {
 
-inline GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+inline GpuProfile h100() {
+    return *find_builtin_gpu_profile("h100");
+}
 
 // A memory-bound elementwise kernel over 4M floats, 256 threads x 4 points,
 // perfectly coalesced, half occupancy.
@@ -80,7 +82,8 @@ struct SyntheticBatch {
     std::vector<StateFeatures> states;
     std::vector<const StateFeatures *> pointers() const {
         std::vector<const StateFeatures *> p;
-        for (const StateFeatures &s : states) p.push_back(&s);
+        for (const StateFeatures &s : states)
+            p.push_back(&s);
         return p;
     }
 };
@@ -88,10 +91,13 @@ struct SyntheticBatch {
 inline SyntheticBatch synthetic_batch(std::mt19937_64 &rng, int n) {
     SyntheticBatch b;
     b.pipeline = random_synthetic_pipeline(rng);
-    for (int i = 0; i < n; ++i) b.states.push_back(random_synthetic_state(b.pipeline, h100(), rng));
+    for (int i = 0; i < n; ++i)
+        b.states.push_back(random_synthetic_state(b.pipeline, h100(), rng));
     return b;
 }
 
-inline std::string tmp_path(const std::string &name) { return std::string(GPUSCHED_COSTMODEL_TEST_TMP) + "/" + name; }
+inline std::string tmp_path(const std::string &name) {
+    return std::string(GPUSCHED_COSTMODEL_TEST_TMP) + "/" + name;
+}
 
 } // namespace gpusched::test

@@ -22,8 +22,10 @@ StateFeatures state_with(std::vector<int> ids) {
 // Two steps of a search: 10 states deciding stage 0 only, 10 deciding 0 and 1.
 std::vector<StateFeatures> two_steps() {
     std::vector<StateFeatures> v;
-    for (int i = 0; i < 10; ++i) v.push_back(state_with({0}));
-    for (int i = 0; i < 10; ++i) v.push_back(state_with({0, 1}));
+    for (int i = 0; i < 10; ++i)
+        v.push_back(state_with({0}));
+    for (int i = 0; i < 10; ++i)
+        v.push_back(state_with({0, 1}));
     return v;
 }
 
@@ -39,7 +41,8 @@ TEST_CASE("same-step groups gather states with equal stage ids and drop small gr
     CHECK(same_step_groups(v, 11).empty());
 }
 
-TEST_CASE("a predictor that only gets the step right scores well on all states but not within steps", "[holdout]") {
+TEST_CASE("a predictor that only gets the step right scores well on all states but not within steps",
+          "[holdout]") {
     const auto states = two_steps();
     std::vector<double> reference, step_only, perfect;
     for (int i = 0; i < 20; ++i) {
@@ -81,8 +84,10 @@ TEST_CASE("mean view skips pipelines with no groups and sums counts", "[holdout]
 
 TEST_CASE("whole-pipeline hold-out takes a share of every group and keeps one to train on", "[holdout]") {
     std::vector<std::string> groups;
-    for (int i = 0; i < 17; ++i) groups.push_back("suite");
-    for (int i = 0; i < 30; ++i) groups.push_back("random");
+    for (int i = 0; i < 17; ++i)
+        groups.push_back("suite");
+    for (int i = 0; i < 30; ++i)
+        groups.push_back("random");
     groups.push_back("lonely");
     const auto held = choose_held_out(groups, 0.25, 1);
     int suite = 0, random = 0;

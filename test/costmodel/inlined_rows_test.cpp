@@ -11,15 +11,14 @@
 
 #include "costmodel/analytic_cost_model.h"
 #include "costmodel/cost_formula.h"
-#include "costmodel/network_cost_model.h"
 #include "costmodel/default_weights.h"
+#include "costmodel/network_cost_model.h"
 #include "fixtures.h"
 
 using namespace gpusched;
 using F = ScheduleFeature;
 
 namespace {
-
 
 double analytic_cost(const PipelineFeatures &stage, const ScheduleFeatures &row) {
     AnalyticGpuCostModel m(test::h100());
@@ -47,7 +46,8 @@ TEST_CASE("cost terms of an inlined row are its calls in c3 and c4 and nothing e
     }
 }
 
-TEST_CASE("cost terms of an inlined row count its calls even without points per thread", "[formula][inlined]") {
+TEST_CASE("cost terms of an inlined row count its calls even without points per thread",
+          "[formula][inlined]") {
     // Appendix B's points_computed = threads x points_per_thread; for a row of
     // one thread that is the call count only if the featurizer repeated it
     // there. points_computed_total holds it either way.
@@ -60,7 +60,8 @@ TEST_CASE("cost terms of an inlined row count its calls even without points per 
     CHECK(without[4] > 0);
 }
 
-TEST_CASE("analytic model: an inlined row costs its arithmetic per call and no store", "[analytic][inlined]") {
+TEST_CASE("analytic model: an inlined row costs its arithmetic per call and no store",
+          "[analytic][inlined]") {
     const GpuProfile g = test::h100();
     const double calls = 1.0e7;
     const double warp_instr_per_ms = g.fp32_tflops * 1e9 / 64.0;
@@ -72,10 +73,12 @@ TEST_CASE("analytic model: an inlined row costs its arithmetic per call and no s
     forward.op(OpType::FuncCall, ScalarTypeBucket::Float) = 1;
     CHECK(analytic_cost(forward, inlined_stage_row(calls)) == Approx(calls * 1.0 / 32.0 / warp_instr_per_ms));
     // Twice the calls, twice the cost.
-    CHECK(analytic_cost(stage, inlined_stage_row(2 * calls)) == Approx(2 * analytic_cost(stage, inlined_stage_row(calls))));
+    CHECK(analytic_cost(stage, inlined_stage_row(2 * calls)) ==
+          Approx(2 * analytic_cost(stage, inlined_stage_row(calls))));
 }
 
-TEST_CASE("analytic model: an inlined row's placeholder block and thread counts do not change its cost", "[analytic][inlined]") {
+TEST_CASE("analytic model: an inlined row's placeholder block and thread counts do not change its cost",
+          "[analytic][inlined]") {
     // The row's one block of one thread is not its consumers' launch shape:
     // reading it as occupancy would charge a full wave and no latency hiding.
     const PipelineFeatures stage = test::simple_pipeline_stage();
@@ -87,12 +90,14 @@ TEST_CASE("analytic model: an inlined row's placeholder block and thread counts 
     CHECK(analytic_cost(stage, g) == analytic_cost(stage, f));
 }
 
-TEST_CASE("analytic model: inlining is cheaper than a root kernel doing the same points", "[analytic][inlined]") {
+TEST_CASE("analytic model: inlining is cheaper than a root kernel doing the same points",
+          "[analytic][inlined]") {
     // The same 4M points of the same stage: inlined, only arithmetic; as a
     // kernel, arithmetic plus traffic plus a launch.
     const PipelineFeatures stage = test::simple_pipeline_stage();
     const auto root = test::root_kernel_row();
-    CHECK(analytic_cost(stage, inlined_stage_row(root[F::points_computed_total])) < analytic_cost(stage, root));
+    CHECK(analytic_cost(stage, inlined_stage_row(root[F::points_computed_total])) <
+          analytic_cost(stage, root));
 }
 
 TEST_CASE("network cost of states with inlined rows is finite and positive", "[network][inlined]") {
@@ -123,7 +128,8 @@ TEST_CASE("synthetic states write inlined rows the way the search does", "[synth
                 const auto expect = inlined_stage_row(row[F::inlined_calls]);
                 for (int i = 0; i < kNumScheduleFeatures; ++i) {
                     INFO(schedule_feature_name(static_cast<ScheduleFeature>(i)));
-                    REQUIRE(row.values[static_cast<std::size_t>(i)] == expect.values[static_cast<std::size_t>(i)]);
+                    REQUIRE(row.values[static_cast<std::size_t>(i)] ==
+                            expect.values[static_cast<std::size_t>(i)]);
                 }
             }
         }

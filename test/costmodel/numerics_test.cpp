@@ -16,7 +16,8 @@ using F = ScheduleFeature;
 
 TEST_CASE("fast_log1p stays within 2e-7 of log1p and the array form is bit-identical", "[numerics]") {
     std::vector<float> xs;
-    for (double x = 0; x < 3e38; x = x * 1.37 + 1e-3) xs.push_back(static_cast<float>(x));
+    for (double x = 0; x < 3e38; x = x * 1.37 + 1e-3)
+        xs.push_back(static_cast<float>(x));
     xs.push_back(0.5f);
     xs.push_back(-3.0f); // clamped to 0
     std::vector<float> out(xs.size());
@@ -31,9 +32,11 @@ TEST_CASE("fast_log1p stays within 2e-7 of log1p and the array form is bit-ident
     CHECK(worst < 2e-7);
 }
 
-TEST_CASE("fast softplus stays within 1e-5 relative of the exact value and is always positive", "[numerics]") {
+TEST_CASE("fast softplus stays within 1e-5 relative of the exact value and is always positive",
+          "[numerics]") {
     std::vector<float> zs;
-    for (float z = -80.0f; z < 80.0f; z += 0.0137f) zs.push_back(z);
+    for (float z = -80.0f; z < 80.0f; z += 0.0137f)
+        zs.push_back(z);
     std::vector<float> out(zs.size());
     fast_softplus_array(zs.data(), out.data(), zs.size());
     double worst = 0;
@@ -74,7 +77,8 @@ TEST_CASE("cost terms: inlined stages use c3/c4, others c1/c19 (appendix B selec
     CHECK(t[4] > 0);
 }
 
-TEST_CASE("cost terms: all terms are finite and >= 0, and formula 1 leaves the serial chain's at 0", "[formula]") {
+TEST_CASE("cost terms: all terms are finite and >= 0, and formula 1 leaves the serial chain's at 0",
+          "[formula]") {
     std::mt19937_64 rng(2);
     const GpuProfile g = test::h100();
     FormulaContext ctx = formula_context_for(g);
@@ -105,11 +109,12 @@ TEST_CASE("cost terms: worse global load efficiency raises the load-transaction 
     CHECK(bad[27] == Approx(4 * good[27]));
 }
 
-TEST_CASE("cost terms: the serial chain (formula 2) grows as the same work runs in fewer threads", "[formula]") {
+TEST_CASE("cost terms: the serial chain (formula 2) grows as the same work runs in fewer threads",
+          "[formula]") {
     const GpuProfile g = test::h100();
     const FormulaContext ctx = formula_context_for(g);
     REQUIRE(ctx.version >= 2);
-    auto f = test::root_kernel_row();  // 4M points, 4 per thread, unrolled
+    auto f = test::root_kernel_row(); // 4M points, 4 per thread, unrolled
     CostTerms full, few;
     compute_cost_terms(f, ctx, full);
     CHECK(full[30] > 0);

@@ -20,11 +20,13 @@ std::vector<double> uncached_costs(const NetworkEvaluator &ev, const std::vector
     std::vector<double> out;
     for (const StateFeatures &s : states) {
         std::vector<const ScheduleFeatures *> rows;
-        for (const auto &r : s.schedule) rows.push_back(&r);
+        for (const auto &r : s.schedule)
+            rows.push_back(&r);
         std::vector<double> per(rows.size());
         ev.evaluate_rows(s.stage_ids.data(), rows.data(), rows.size(), per.data());
         double total = 0;
-        for (double c : per) total += c;
+        for (double c : per)
+            total += c;
         out.push_back(total);
     }
     return out;
@@ -32,7 +34,8 @@ std::vector<double> uncached_costs(const NetworkEvaluator &ev, const std::vector
 
 } // namespace
 
-TEST_CASE("row cache: cached costs equal the network's own and repeated rows are not recomputed", "[network]") {
+TEST_CASE("row cache: cached costs equal the network's own and repeated rows are not recomputed",
+          "[network]") {
     auto m = make_cost_model(nlohmann::json::object(), test::h100());
     auto *net = dynamic_cast<NetworkCostModel *>(m.get());
     REQUIRE(net != nullptr);
@@ -42,7 +45,8 @@ TEST_CASE("row cache: cached costs equal the network's own and repeated rows are
     const std::vector<StateFeatures> &states = batch.states;
     const std::vector<const StateFeatures *> all = batch.pointers();
     std::size_t rows = 0;
-    for (const auto &s : states) rows += s.schedule.size();
+    for (const auto &s : states)
+        rows += s.schedule.size();
     const std::vector<double> expected = uncached_costs(net->evaluator(), states);
 
     std::vector<double> first, second;
@@ -54,18 +58,20 @@ TEST_CASE("row cache: cached costs equal the network's own and repeated rows are
         CHECK(second[i] == first[i]);
     }
     CHECK(misses_first > 0);
-    CHECK(net->row_cache().misses() == misses_first);  // the second pass was all hits
+    CHECK(net->row_cache().misses() == misses_first); // the second pass was all hits
     CHECK(net->row_cache().hits() >= rows);
 
     SECTION("a new pipeline forgets the cached rows") {
-        std::vector<PipelineFeatures> other = batch.pipeline.stages;  // same stages, other op histograms
+        std::vector<PipelineFeatures> other = batch.pipeline.stages; // same stages, other op histograms
         for (PipelineFeatures &f : other)
-            for (auto &v : f.values) v = v * 2 + 1;
+            for (auto &v : f.values)
+                v = v * 2 + 1;
         m->set_pipeline(other);
         std::vector<double> recosted;
         m->evaluate(all, recosted);
         const std::vector<double> expected_other = uncached_costs(net->evaluator(), states);
-        for (std::size_t i = 0; i < states.size(); ++i) CHECK(recosted[i] == Approx(expected_other[i]).epsilon(1e-12));
+        for (std::size_t i = 0; i < states.size(); ++i)
+            CHECK(recosted[i] == Approx(expected_other[i]).epsilon(1e-12));
         CHECK(net->row_cache().hits() == 0);
     }
 }

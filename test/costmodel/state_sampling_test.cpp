@@ -20,13 +20,15 @@ namespace {
 std::vector<StateFeatures> some_states(const SyntheticPipeline &p, int n) {
     std::mt19937_64 rng(7);
     std::vector<StateFeatures> v;
-    for (int i = 0; i < n; i++) v.push_back(random_synthetic_state(p, test::h100(), rng));
+    for (int i = 0; i < n; i++)
+        v.push_back(random_synthetic_state(p, test::h100(), rng));
     return v;
 }
 
 std::vector<const StateFeatures *> pointers(const std::vector<StateFeatures> &v) {
     std::vector<const StateFeatures *> r;
-    for (const StateFeatures &s : v) r.push_back(&s);
+    for (const StateFeatures &s : v)
+        r.push_back(&s);
     return r;
 }
 
@@ -38,7 +40,8 @@ bool same_state(const StateFeatures &a, const StateFeatures &b) {
 }
 
 // Which of `states` each sampled state is (-1: none of them).
-std::vector<int> indices_in(const std::vector<StateFeatures> &sample, const std::vector<StateFeatures> &states) {
+std::vector<int> indices_in(const std::vector<StateFeatures> &sample,
+                            const std::vector<StateFeatures> &states) {
     std::vector<int> r;
     for (const StateFeatures &s : sample) {
         int found = -1;
@@ -51,7 +54,8 @@ std::vector<int> indices_in(const std::vector<StateFeatures> &sample, const std:
 
 } // namespace
 
-TEST_CASE("state sampling returns exactly the wrapped model's costs and keeps at most its capacity", "[sampling]") {
+TEST_CASE("state sampling returns exactly the wrapped model's costs and keeps at most its capacity",
+          "[sampling]") {
     std::mt19937_64 rng(3);
     SyntheticPipeline p = random_synthetic_pipeline(rng);
     std::vector<StateFeatures> states = some_states(p, 50);
@@ -61,7 +65,8 @@ TEST_CASE("state sampling returns exactly the wrapped model's costs and keeps at
     std::vector<double> expected;
     plain->evaluate(pointers(states), expected);
 
-    StateSamplingCostModel sampler(make_cost_model(nlohmann::json{{"cost_model", "analytic"}}, test::h100()), 8, 1);
+    StateSamplingCostModel sampler(make_cost_model(nlohmann::json{{"cost_model", "analytic"}}, test::h100()),
+                                   8, 1);
     sampler.set_pipeline(p.stages);
     std::vector<double> got;
     for (int batch = 0; batch < 5; batch++) {
@@ -72,7 +77,8 @@ TEST_CASE("state sampling returns exactly the wrapped model's costs and keeps at
         got.insert(got.end(), c.begin(), c.end());
     }
     REQUIRE(got.size() == expected.size());
-    for (size_t i = 0; i < got.size(); i++) CHECK(got[i] == expected[i]);
+    for (size_t i = 0; i < got.size(); i++)
+        CHECK(got[i] == expected[i]);
     CHECK(sampler.states_seen() == 50);
     CHECK(sampler.sample().size() == 8);
 }
@@ -82,7 +88,8 @@ TEST_CASE("state sampling is deterministic per seed and its file reads back as o
     SyntheticPipeline p = random_synthetic_pipeline(rng);
     std::vector<StateFeatures> states = some_states(p, 40);
     auto sample_of = [&](uint64_t seed) {
-        StateSamplingCostModel s(make_cost_model(nlohmann::json{{"cost_model", "analytic"}}, test::h100()), 6, seed);
+        StateSamplingCostModel s(make_cost_model(nlohmann::json{{"cost_model", "analytic"}}, test::h100()), 6,
+                                 seed);
         s.set_pipeline(p.stages);
         std::vector<double> c;
         s.evaluate(pointers(states), c);
@@ -95,9 +102,10 @@ TEST_CASE("state sampling is deterministic per seed and its file reads back as o
     INFO("seed 11 kept states " << Catch::Detail::stringify(in_a) << " and " << Catch::Detail::stringify(in_b)
                                 << ", seed 12 kept " << Catch::Detail::stringify(in_c));
     REQUIRE(in_a.size() == 6);
-    for (int i : in_a) CHECK(i >= 0);
-    CHECK(in_a == in_b);  // the same seed keeps the same states in the same slots
-    CHECK(in_a != in_c);  // another seed keeps others
+    for (int i : in_a)
+        CHECK(i >= 0);
+    CHECK(in_a == in_b); // the same seed keeps the same states in the same slots
+    CHECK(in_a != in_c); // another seed keeps others
 
     const std::string path = std::string(GPUSCHED_COSTMODEL_TEST_TMP) + "/sampled_states.rows";
     a.write(path);
@@ -105,6 +113,7 @@ TEST_CASE("state sampling is deterministic per seed and its file reads back as o
     REQUIRE(back.size() == 1);
     REQUIRE(back[0].states.size() == 6);
     CHECK(std::isnan(back[0].runtimes_ms[0]));
-    for (size_t i = 0; i < 6; i++) CHECK(same_state(back[0].states[i], a.sample()[i]));
+    for (size_t i = 0; i < 6; i++)
+        CHECK(same_state(back[0].states[i], a.sample()[i]));
     CHECK(back[0].stages.size() == p.stages.size());
 }

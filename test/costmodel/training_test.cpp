@@ -16,7 +16,8 @@ namespace {
 // sum_i c*_i x term_i, where the hidden coefficients c*_i are positive and
 // depend on the stage's arithmetic (so the pipeline head has something to
 // learn). The network starts with all coefficients ~1, far from c*.
-std::vector<PipelineSamples> known_structure_data(int pipelines, int states_per_pipeline, std::uint64_t seed) {
+std::vector<PipelineSamples> known_structure_data(int pipelines, int states_per_pipeline,
+                                                  std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     const GpuProfile g = test::h100();
     const FormulaContext ctx = formula_context_for(g);
@@ -24,7 +25,8 @@ std::vector<PipelineSamples> known_structure_data(int pipelines, int states_per_
     // Log-uniform over two decades: far enough from the initial all-ones
     // coefficients that the untrained model ranks poorly.
     std::uniform_real_distribution<double> d(-1.0, 1.0);
-    for (auto &c : base) c = std::pow(10.0, d(rng));
+    for (auto &c : base)
+        c = std::pow(10.0, d(rng));
     std::vector<PipelineSamples> data;
     for (int p = 0; p < pipelines; ++p) {
         const auto sp = random_synthetic_pipeline(rng);
@@ -37,8 +39,10 @@ std::vector<PipelineSamples> known_structure_data(int pipelines, int states_per_
             for (std::size_t r = 0; r < st.schedule.size(); ++r) {
                 CostTerms t;
                 compute_cost_terms(st.schedule[r], ctx, t);
-                const double arith = sp.stages[static_cast<std::size_t>(st.stage_ids[r])].op(OpType::Add, ScalarTypeBucket::Float);
-                for (int i = 0; i < kNumCoefficients; ++i) runtime += base[i] * (1.0 + 0.1 * arith) * t[i];
+                const double arith = sp.stages[static_cast<std::size_t>(st.stage_ids[r])].op(
+                    OpType::Add, ScalarTypeBucket::Float);
+                for (int i = 0; i < kNumCoefficients; ++i)
+                    runtime += base[i] * (1.0 + 0.1 * arith) * t[i];
             }
             ps.states.push_back(std::move(st));
             ps.runtimes_ms.push_back(runtime);
@@ -109,7 +113,8 @@ TEST_CASE("training refuses a sample with a non-positive runtime, naming the pip
     CHECK_THROWS_WITH(train_network(w, data, opt), Catch::Contains("known 0") && Catch::Contains("sample 2"));
 }
 
-TEST_CASE("training judges the starting weights with the cost formula they were trained for", "[training][formula]") {
+TEST_CASE("training judges the starting weights with the cost formula they were trained for",
+          "[training][formula]") {
     // Weights from a format-1 file know nothing of formula 2's serial chain:
     // their "before" figures must be theirs, not the new formula's.
     std::mt19937_64 rng(9);
@@ -137,4 +142,3 @@ TEST_CASE("training judges the starting weights with the cost formula they were 
     CHECK(before(2, 1) == before(1, 1));
     CHECK(before(2, 1) != before(2, 2));
 }
-

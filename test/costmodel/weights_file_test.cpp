@@ -39,7 +39,8 @@ std::vector<unsigned char> as_format_version_1(std::vector<unsigned char> v2) {
     v2[kVersionOffset] = 1;
     v2.resize(v2.size() - 4);
     const std::uint32_t crc = crc32(v2.data(), v2.size());
-    for (int b = 0; b < 4; b++) v2.push_back(static_cast<unsigned char>(crc >> (8 * b)));
+    for (int b = 0; b < 4; b++)
+        v2.push_back(static_cast<unsigned char>(crc >> (8 * b)));
     return v2;
 }
 
@@ -51,9 +52,11 @@ std::pair<std::vector<double>, std::vector<double>> predictions(const WeightsFil
     const GpuProfile g = test::h100();
     const auto sp = random_synthetic_pipeline(rng);
     std::vector<StateFeatures> states;
-    for (int i = 0; i < n; ++i) states.push_back(random_synthetic_state(sp, g, rng));
+    for (int i = 0; i < n; ++i)
+        states.push_back(random_synthetic_state(sp, g, rng));
     std::vector<const StateFeatures *> ptrs;
-    for (const auto &s : states) ptrs.push_back(&s);
+    for (const auto &s : states)
+        ptrs.push_back(&s);
     NetworkCostModel ma(a, g), mb(b, g);
     ma.set_pipeline(sp.stages);
     mb.set_pipeline(sp.stages);
@@ -94,7 +97,8 @@ TEST_CASE("weights file: every truncation is an error naming the path", "[weight
     const auto bytes = valid_bytes();
     for (std::size_t n : {std::size_t(0), std::size_t(5), std::size_t(30), std::size_t(60), bytes.size() / 2,
                           bytes.size() - 1}) {
-        const std::string path = write_bytes("truncated.weights", {bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n)});
+        const std::string path =
+            write_bytes("truncated.weights", {bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(n)});
         INFO("truncated to " << n << " bytes");
         CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("truncated"));
     }
@@ -111,10 +115,12 @@ TEST_CASE("weights file: a newer format version is named", "[weights]") {
     auto bytes = valid_bytes();
     bytes[kVersionOffset] = 3;
     const std::string path = write_bytes("version.weights", bytes);
-    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("format version 3"));
+    CHECK_THROWS_WITH(read_weights_file(path),
+                      Catch::StartsWith(path) && Catch::Contains("format version 3"));
 }
 
-TEST_CASE("weights file: the cost-formula version round-trips and a format-1 file reads as formula 1", "[weights]") {
+TEST_CASE("weights file: the cost-formula version round-trips and a format-1 file reads as formula 1",
+          "[weights]") {
     WeightsFile f{NetworkWeights::initial(3), "formula test"};
     CHECK(f.formula_version == kCostFormulaVersion);
     f.formula_version = 1;
@@ -131,30 +137,36 @@ TEST_CASE("weights file: weights for a newer cost formula are refused by name", 
     auto bytes = valid_bytes();
     bytes[kFormulaOffset] = static_cast<unsigned char>(kCostFormulaVersion + 1);
     const std::string path = write_bytes("formula.weights", bytes);
-    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("cost-formula version"));
+    CHECK_THROWS_WITH(read_weights_file(path),
+                      Catch::StartsWith(path) && Catch::Contains("cost-formula version"));
 }
 
-TEST_CASE("weights file: the same weights predict differently under formula 1 and 2 only through the serial chain", "[weights][formula]") {
+TEST_CASE(
+    "weights file: the same weights predict differently under formula 1 and 2 only through the serial chain",
+    "[weights][formula]") {
     // Weights trained for formula 1 keep their predictions: the serial
     // chain's terms are zero for them, whatever the network outputs for c30, c31.
     WeightsFile f1{NetworkWeights::initial(5), "f1"}, f2 = f1;
     f1.formula_version = 1;
     const auto [c1, c2] = predictions(f1, f2, 4, 8);
-    for (size_t i = 0; i < c1.size(); i++) CHECK(c2[i] > c1[i]);  // the chain adds a positive cost
+    for (size_t i = 0; i < c1.size(); i++)
+        CHECK(c2[i] > c1[i]); // the chain adds a positive cost
 }
 
 TEST_CASE("weights file: weights for another feature layout are refused", "[weights]") {
     auto bytes = valid_bytes();
     bytes[kScheduleLayoutOffset] = 9;
     const std::string path = write_bytes("layout.weights", bytes);
-    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("layout version 9"));
+    CHECK_THROWS_WITH(read_weights_file(path),
+                      Catch::StartsWith(path) && Catch::Contains("layout version 9"));
 }
 
 TEST_CASE("weights file: a network of another size is refused", "[weights]") {
     auto bytes = valid_bytes();
     bytes[kFirstSizeOffset] = 76; // schedule features
     const std::string path = write_bytes("size.weights", bytes);
-    CHECK_THROWS_WITH(read_weights_file(path), Catch::StartsWith(path) && Catch::Contains("wrong network size"));
+    CHECK_THROWS_WITH(read_weights_file(path),
+                      Catch::StartsWith(path) && Catch::Contains("wrong network size"));
 }
 
 TEST_CASE("weights file: a flipped bit in the parameters fails the checksum", "[weights]") {
@@ -177,7 +189,8 @@ TEST_CASE("weights file: random garbage never crashes the reader", "[weights]") 
     for (int i = 0; i < 200; ++i) {
         auto bytes = good;
         const int flips = 1 + static_cast<int>(rng() % 8);
-        for (int k = 0; k < flips; ++k) bytes[rng() % bytes.size()] = static_cast<unsigned char>(rng());
+        for (int k = 0; k < flips; ++k)
+            bytes[rng() % bytes.size()] = static_cast<unsigned char>(rng());
         bytes.resize(rng() % (bytes.size() + 1));
         if (bytes == good) continue; // the flips happened to restore every byte
         CHECK_THROWS_AS(decode_weights(bytes.data(), bytes.size(), "fuzz"), std::runtime_error);

@@ -31,26 +31,26 @@ namespace {
 
 // What an option's value means, which decides its wrong values.
 enum class Kind {
-    Count,         // an integer, at least 1
-    Natural,       // an integer, at least 0
-    Seed,          // an unsigned integer
-    RunId,         // a run of the database
-    Seconds,       // a positive, finite number of seconds
-    NonNegative,   // a finite number, at least 0
-    Positive,      // a positive, finite number
-    Probability,   // in [0, 0.99]
-    Choice,        // one of a few words
-    InputFile,     // a file that must exist and be what it should be
-    Generator,     // a Halide generator executable
-    Database,      // a sample database (created when missing)
-    InputDir,      // a directory that must exist and hold what it should
-    OutputFile,    // a file to write
-    OutputDir,     // a directory to create or fill
-    Params,        // generator params, key=value words
-    SeedRange,     // N or FIRST:LAST
-    Date,          // YYYY-MM-DD[THH:MM[:SS]]
-    Duration,      // 90s, 15m, 2h, 1h30m
-    Free,          // any text is valid (a name matched later, a Slurm field sbatch checks)
+    Count,       // an integer, at least 1
+    Natural,     // an integer, at least 0
+    Seed,        // an unsigned integer
+    RunId,       // a run of the database
+    Seconds,     // a positive, finite number of seconds
+    NonNegative, // a finite number, at least 0
+    Positive,    // a positive, finite number
+    Probability, // in [0, 0.99]
+    Choice,      // one of a few words
+    InputFile,   // a file that must exist and be what it should be
+    Generator,   // a Halide generator executable
+    Database,    // a sample database (created when missing)
+    InputDir,    // a directory that must exist and hold what it should
+    OutputFile,  // a file to write
+    OutputDir,   // a directory to create or fill
+    Params,      // generator params, key=value words
+    SeedRange,   // N or FIRST:LAST
+    Date,        // YYYY-MM-DD[THH:MM[:SS]]
+    Duration,    // 90s, 15m, 2h, 1h30m
+    Free,        // any text is valid (a name matched later, a Slurm field sbatch checks)
 };
 
 // The wrong values of each kind. Braced words are made per run (see
@@ -58,52 +58,92 @@ enum class Kind {
 std::vector<std::string> wrong_values(Kind kind) {
     const std::string huge = "99999999999999999999";
     switch (kind) {
-    case Kind::Count: return {"0", "-3", "abc", huge};
-    case Kind::Natural: return {"-3", "abc", huge};
-    case Kind::Seed: return {"-3", "abc", huge};
-    case Kind::RunId: return {"abc", "-1", "424242"};
-    case Kind::Seconds: return {"0", "-1", "abc", huge};
-    case Kind::NonNegative: return {"-1", "abc", "nan", "inf"};
-    case Kind::Positive: return {"0", "-1", "abc", "nan", "inf"};
-    case Kind::Probability: return {"-0.5", "1.5", "abc", "nan"};
-    case Kind::Choice: return {"nonsense", ""};
-    case Kind::InputFile: return {"{missing}", "{directory}", "{empty}", "{garbage}", "{non-utf8}"};
-    case Kind::Generator: return {"{missing}", "{directory}", "{empty}", "{garbage}", "{non-utf8}"};
-    case Kind::Database: return {"{directory}", "{garbage}", "{under-a-file}"};
-    case Kind::InputDir: return {"{missing}", "{a-file}", "{non-utf8}"};
-    case Kind::OutputFile: return {"{directory}", "{under-a-file}"};
-    case Kind::OutputDir: return {"{a-file}", "{under-a-file}"};
-    case Kind::Params: return {"novalue", "no_such_param=1"};
-    case Kind::SeedRange: return {"5:2", "a:b", "-1", "1:"};
-    case Kind::Date: return {"yesterday", "2026-13-45"};
-    case Kind::Duration: return {"0s", "-5m", "soon", "90x"};
-    case Kind::Free: return {};
+    case Kind::Count:
+        return {"0", "-3", "abc", huge};
+    case Kind::Natural:
+        return {"-3", "abc", huge};
+    case Kind::Seed:
+        return {"-3", "abc", huge};
+    case Kind::RunId:
+        return {"abc", "-1", "424242"};
+    case Kind::Seconds:
+        return {"0", "-1", "abc", huge};
+    case Kind::NonNegative:
+        return {"-1", "abc", "nan", "inf"};
+    case Kind::Positive:
+        return {"0", "-1", "abc", "nan", "inf"};
+    case Kind::Probability:
+        return {"-0.5", "1.5", "abc", "nan"};
+    case Kind::Choice:
+        return {"nonsense", ""};
+    case Kind::InputFile:
+        return {"{missing}", "{directory}", "{empty}", "{garbage}", "{non-utf8}"};
+    case Kind::Generator:
+        return {"{missing}", "{directory}", "{empty}", "{garbage}", "{non-utf8}"};
+    case Kind::Database:
+        return {"{directory}", "{garbage}", "{under-a-file}"};
+    case Kind::InputDir:
+        return {"{missing}", "{a-file}", "{non-utf8}"};
+    case Kind::OutputFile:
+        return {"{directory}", "{under-a-file}"};
+    case Kind::OutputDir:
+        return {"{a-file}", "{under-a-file}"};
+    case Kind::Params:
+        return {"novalue", "no_such_param=1"};
+    case Kind::SeedRange:
+        return {"5:2", "a:b", "-1", "1:"};
+    case Kind::Date:
+        return {"yesterday", "2026-13-45"};
+    case Kind::Duration:
+        return {"0s", "-5m", "soon", "90x"};
+    case Kind::Free:
+        return {};
     }
     return {};
 }
 
 const char *kind_name(Kind kind) {
     switch (kind) {
-    case Kind::Count: return "count (>= 1)";
-    case Kind::Natural: return "integer (>= 0)";
-    case Kind::Seed: return "seed";
-    case Kind::RunId: return "run id";
-    case Kind::Seconds: return "seconds (>= 1)";
-    case Kind::NonNegative: return "number (>= 0)";
-    case Kind::Positive: return "number (> 0)";
-    case Kind::Probability: return "probability";
-    case Kind::Choice: return "choice";
-    case Kind::InputFile: return "input file";
-    case Kind::Generator: return "generator";
-    case Kind::Database: return "database";
-    case Kind::InputDir: return "input directory";
-    case Kind::OutputFile: return "output file";
-    case Kind::OutputDir: return "output directory";
-    case Kind::Params: return "generator params";
-    case Kind::SeedRange: return "seed range";
-    case Kind::Date: return "date";
-    case Kind::Duration: return "duration";
-    case Kind::Free: return "free text";
+    case Kind::Count:
+        return "count (>= 1)";
+    case Kind::Natural:
+        return "integer (>= 0)";
+    case Kind::Seed:
+        return "seed";
+    case Kind::RunId:
+        return "run id";
+    case Kind::Seconds:
+        return "seconds (>= 1)";
+    case Kind::NonNegative:
+        return "number (>= 0)";
+    case Kind::Positive:
+        return "number (> 0)";
+    case Kind::Probability:
+        return "probability";
+    case Kind::Choice:
+        return "choice";
+    case Kind::InputFile:
+        return "input file";
+    case Kind::Generator:
+        return "generator";
+    case Kind::Database:
+        return "database";
+    case Kind::InputDir:
+        return "input directory";
+    case Kind::OutputFile:
+        return "output file";
+    case Kind::OutputDir:
+        return "output directory";
+    case Kind::Params:
+        return "generator params";
+    case Kind::SeedRange:
+        return "seed range";
+    case Kind::Date:
+        return "date";
+    case Kind::Duration:
+        return "duration";
+    case Kind::Free:
+        return "free text";
     }
     return "?";
 }
@@ -113,112 +153,115 @@ const char *kind_name(Kind kind) {
 const std::map<std::string, std::map<std::string, Kind>> &option_kinds() {
     // The beam search's options, which One Shot and tune share (cli/search_args.h).
     static const std::map<std::string, Kind> search = {
-        {"--beam-size", Kind::Count},    {"--passes", Kind::Count},        {"--seed", Kind::Seed},
-        {"--timeout", Kind::Seconds},    {"--dropout", Kind::Probability}, {"--search-config", Kind::InputFile},
+        {"--beam-size", Kind::Count},  {"--passes", Kind::Count},        {"--seed", Kind::Seed},
+        {"--timeout", Kind::Seconds},  {"--dropout", Kind::Probability}, {"--search-config", Kind::InputFile},
         {"--weights", Kind::InputFile}};
     static const std::map<std::string, std::map<std::string, Kind>> kinds = [] {
         std::map<std::string, std::map<std::string, Kind>> k = {
-        {"", {{"--log-file", Kind::OutputFile}}},
-        {"oneshot",
-         {{"generator", Kind::Generator},
-          {"params", Kind::Params},
-          {"--generator-name", Kind::Choice},
-          {"--gpu", Kind::Choice},
-          {"--target", Kind::Choice},
-          {"--autoscheduler", Kind::Choice},
-          {"--output", Kind::OutputDir},
-          {"--db", Kind::Database},
-          {"--samples", Kind::Count},
-          {"--jobs", Kind::Count},
-         }},
-        {"tune",
-         {{"generator", Kind::Generator},
-          {"params", Kind::Params},
-          {"--generator-name", Kind::Choice},
-          {"--mode", Kind::Choice},
-          {"--device", Kind::Choice},
-          {"--gpu", Kind::Choice},
-          {"--output", Kind::OutputDir},
-          {"--db", Kind::Database},
-          {"--samples", Kind::Count},
-          {"--jobs", Kind::Natural},  // 0: every core
-          {"--top", Kind::Count},
-          {"--baselines", Kind::Choice},
-          {"--benchmark-timeout", Kind::Seconds},
-          {"--min-time", Kind::NonNegative},
-          {"--min-reps", Kind::Count},
-          {"--max-reps", Kind::Count},
-          {"--iterations", Kind::Count},
-          {"--batch", Kind::Count},
-          {"--train-on", Kind::Choice},
-          {"--epochs", Kind::Count},
-          {"--learning-rate", Kind::Positive},
-          {"--resume", Kind::RunId},
-          {"--time-budget", Kind::Duration},
-          {"--max-samples", Kind::Count},
-          {"--executor", Kind::Choice},
-          // The Slurm fields are sbatch's to check (test/slurm runs them);
-          // --work-dir is only read with --executor slurm.
-          {"--partition", Kind::Free},
-          {"--account", Kind::Free},
-          {"--gres", Kind::Free},
-          {"--time-limit", Kind::Free},
-          {"--work-dir", Kind::Free},
-          {"--max-attempts", Kind::Count},
-          {"--worker-command", Kind::Free}}},
-        {"db", {{"--db", Kind::Database}}},
-        {"db runs", {{"--limit", Kind::Count}}},
-        {"db best", {}},
-        {"db stats", {}},
-        {"db samples", {{"run", Kind::RunId}}},
-        {"db export", {{"--format", Kind::Choice}, {"--run", Kind::RunId}, {"--output", Kind::OutputFile}}},
-        {"retrain",
-         {{"--db", Kind::Database},
-          {"--pipeline", Kind::Free},  // a name with no samples is its own error (test_retrain.cpp)
-          {"--weights", Kind::InputFile},
-          {"--gpu", Kind::Choice},
-          {"--device", Kind::Free},
-          {"--epochs", Kind::Count},
-          {"--learning-rate", Kind::Positive},
-          {"--seed", Kind::Seed},
-          {"--output", Kind::OutputFile}}},
-        {"nightly", {{"config", Kind::InputFile}}},
-        {"gpus", {}},
-        {"report",
-         {{"--db", Kind::Database},
-          {"--run", Kind::RunId},
-          {"--pipeline", Kind::Free},
-          {"--since", Kind::Date},
-          {"--output", Kind::OutputFile}}},
-        {"bench",
-         {{"--suite", Kind::InputFile},
-          {"--build-dir", Kind::InputDir},
-          {"--apps", Kind::Choice},
-          {"--sources", Kind::Choice},
-          {"--gpu", Kind::Choice},
-          {"--samples", Kind::Count},
-          {"--jobs", Kind::Count},
-          {"--timeout", Kind::Seconds},
-          {"--work-dir", Kind::OutputDir},
-          {"--db", Kind::Database},
-          {"--output", Kind::OutputFile}}},
-        {"fuzz",
-         {{"params", Kind::Params},
-          {"--seeds", Kind::SeedRange},
-          {"--generator", Kind::Generator},
-          {"--build-dir", Kind::InputDir},
-          {"--samples", Kind::Count},
-          {"--beam-size", Kind::Count},
-          {"--passes", Kind::Count},
-          {"--gpu", Kind::Choice},
-          {"--jobs", Kind::Count},
-          {"--timeout", Kind::Seconds},
-          {"--work-dir", Kind::OutputDir},
-          {"--db", Kind::Database},
-          {"--output", Kind::OutputFile}}},
-        {"worker", {{"scope", Kind::InputDir}, {"--array", Kind::Natural}, {"--index", Kind::Natural}}},
+            {"", {{"--log-file", Kind::OutputFile}}},
+            {"oneshot",
+             {
+                 {"generator", Kind::Generator},
+                 {"params", Kind::Params},
+                 {"--generator-name", Kind::Choice},
+                 {"--gpu", Kind::Choice},
+                 {"--target", Kind::Choice},
+                 {"--autoscheduler", Kind::Choice},
+                 {"--output", Kind::OutputDir},
+                 {"--db", Kind::Database},
+                 {"--samples", Kind::Count},
+                 {"--jobs", Kind::Count},
+             }},
+            {"tune",
+             {{"generator", Kind::Generator},
+              {"params", Kind::Params},
+              {"--generator-name", Kind::Choice},
+              {"--mode", Kind::Choice},
+              {"--device", Kind::Choice},
+              {"--gpu", Kind::Choice},
+              {"--output", Kind::OutputDir},
+              {"--db", Kind::Database},
+              {"--samples", Kind::Count},
+              {"--jobs", Kind::Natural}, // 0: every core
+              {"--top", Kind::Count},
+              {"--baselines", Kind::Choice},
+              {"--benchmark-timeout", Kind::Seconds},
+              {"--min-time", Kind::NonNegative},
+              {"--min-reps", Kind::Count},
+              {"--max-reps", Kind::Count},
+              {"--iterations", Kind::Count},
+              {"--batch", Kind::Count},
+              {"--train-on", Kind::Choice},
+              {"--epochs", Kind::Count},
+              {"--learning-rate", Kind::Positive},
+              {"--resume", Kind::RunId},
+              {"--time-budget", Kind::Duration},
+              {"--max-samples", Kind::Count},
+              {"--executor", Kind::Choice},
+              // The Slurm fields are sbatch's to check (test/slurm runs them);
+              // --work-dir is only read with --executor slurm.
+              {"--partition", Kind::Free},
+              {"--account", Kind::Free},
+              {"--gres", Kind::Free},
+              {"--time-limit", Kind::Free},
+              {"--work-dir", Kind::Free},
+              {"--max-attempts", Kind::Count},
+              {"--worker-command", Kind::Free}}},
+            {"db", {{"--db", Kind::Database}}},
+            {"db runs", {{"--limit", Kind::Count}}},
+            {"db best", {}},
+            {"db stats", {}},
+            {"db samples", {{"run", Kind::RunId}}},
+            {"db export",
+             {{"--format", Kind::Choice}, {"--run", Kind::RunId}, {"--output", Kind::OutputFile}}},
+            {"retrain",
+             {{"--db", Kind::Database},
+              {"--pipeline", Kind::Free}, // a name with no samples is its own error (test_retrain.cpp)
+              {"--weights", Kind::InputFile},
+              {"--gpu", Kind::Choice},
+              {"--device", Kind::Free},
+              {"--epochs", Kind::Count},
+              {"--learning-rate", Kind::Positive},
+              {"--seed", Kind::Seed},
+              {"--output", Kind::OutputFile}}},
+            {"nightly", {{"config", Kind::InputFile}}},
+            {"gpus", {}},
+            {"report",
+             {{"--db", Kind::Database},
+              {"--run", Kind::RunId},
+              {"--pipeline", Kind::Free},
+              {"--since", Kind::Date},
+              {"--output", Kind::OutputFile}}},
+            {"bench",
+             {{"--suite", Kind::InputFile},
+              {"--build-dir", Kind::InputDir},
+              {"--apps", Kind::Choice},
+              {"--sources", Kind::Choice},
+              {"--gpu", Kind::Choice},
+              {"--samples", Kind::Count},
+              {"--jobs", Kind::Count},
+              {"--timeout", Kind::Seconds},
+              {"--work-dir", Kind::OutputDir},
+              {"--db", Kind::Database},
+              {"--output", Kind::OutputFile}}},
+            {"fuzz",
+             {{"params", Kind::Params},
+              {"--seeds", Kind::SeedRange},
+              {"--generator", Kind::Generator},
+              {"--build-dir", Kind::InputDir},
+              {"--samples", Kind::Count},
+              {"--beam-size", Kind::Count},
+              {"--passes", Kind::Count},
+              {"--gpu", Kind::Choice},
+              {"--jobs", Kind::Count},
+              {"--timeout", Kind::Seconds},
+              {"--work-dir", Kind::OutputDir},
+              {"--db", Kind::Database},
+              {"--output", Kind::OutputFile}}},
+            {"worker", {{"scope", Kind::InputDir}, {"--array", Kind::Natural}, {"--index", Kind::Natural}}},
         };
-        for (const char *command : {"oneshot", "tune"}) k[command].insert(search.begin(), search.end());
+        for (const char *command : {"oneshot", "tune"})
+            k[command].insert(search.begin(), search.end());
         return k;
     }();
     return kinds;
@@ -227,7 +270,8 @@ const std::map<std::string, std::map<std::string, Kind>> &option_kinds() {
 std::vector<std::string> words(const std::string &line) {
     std::istringstream in(line);
     std::vector<std::string> out;
-    for (std::string w; in >> w;) out.push_back(w);
+    for (std::string w; in >> w;)
+        out.push_back(w);
     return out;
 }
 
@@ -248,7 +292,8 @@ HelpText read_help(const std::string &text) {
         if (line.empty()) continue;
         if (line[0] != ' ') {
             std::string head = line.substr(0, line.find(':'));
-            for (auto &c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            for (auto &c : head)
+                c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
             section = line.back() == ':' ? head : "";
             continue;
         }
@@ -286,7 +331,9 @@ ProcessResult run(const std::vector<std::string> &args, std::chrono::seconds tim
     return run_process(spec);
 }
 
-std::vector<std::string> split_command(const std::string &command) { return words(command); }
+std::vector<std::string> split_command(const std::string &command) {
+    return words(command);
+}
 
 // A wrong value made real in the run's own folder.
 std::string materialize(const std::string &value, const test::TempDir &dir) {
@@ -320,8 +367,8 @@ std::string materialize(const std::string &value, const test::TempDir &dir) {
 // option (or positional) given the value. A context that did real work
 // would take seconds to minutes: each is the cheapest one that gets as far
 // as reading every option.
-std::vector<std::string> command_line(const std::string &command, const std::string &option, const std::string &value,
-                                      const test::TempDir &dir) {
+std::vector<std::string> command_line(const std::string &command, const std::string &option,
+                                      const std::string &value, const test::TempDir &dir) {
     const std::string db = dir / "db.sqlite";
     std::map<std::string, std::string> positional;
     std::vector<std::string> before, after;
@@ -333,16 +380,21 @@ std::vector<std::string> command_line(const std::string &command, const std::str
     } else if (command == "tune") {
         // Autotune's own options are refused in Top 5 whatever their value:
         // they are tried in Autotune.
-        static const std::set<std::string> autotune_only = {"--iterations", "--batch",  "--train-on",
-                                                            "--epochs",     "--learning-rate", "--resume",
+        static const std::set<std::string> autotune_only = {"--iterations",  "--batch",         "--train-on",
+                                                            "--epochs",      "--learning-rate", "--resume",
                                                             "--time-budget", "--max-samples"};
         const bool autotune = autotune_only.count(option) > 0;
         positional = {{"generator", DEMO_GENERATOR}, {"params", ""}};
-        after = {"-g", "demo_sharpen", "--device", "opencl", "--gpu", "h100", "--mode", autotune ? "autotune" : "top5",
-                 "--samples", "2", "-o", dir / "out", "--db", db};
+        after = {"-g",        "demo_sharpen",
+                 "--device",  "opencl",
+                 "--gpu",     "h100",
+                 "--mode",    autotune ? "autotune" : "top5",
+                 "--samples", "2",
+                 "-o",        dir / "out",
+                 "--db",      db};
         if (!autotune) after.insert(after.end(), {"--top", "1"});
     } else if (command.rfind("db", 0) == 0) {
-        db::Database::open(db);  // an empty database, as a new user's
+        db::Database::open(db); // an empty database, as a new user's
         before = {"db", "--db", db};
         if (command == "db") {
             after = {"runs"};
@@ -359,7 +411,7 @@ std::vector<std::string> command_line(const std::string &command, const std::str
         db::Database::open(db);
         after = {"--db", db, "-o", dir / "report.html"};
     } else if (command == "bench") {
-        after = {"--suite",    GPUSCHED_SOURCE_DIR "/benchmarks/suite.json",
+        after = {"--suite",     GPUSCHED_SOURCE_DIR "/benchmarks/suite.json",
                  "--build-dir", GPUSCHED_BUILD_DIR,
                  "--apps",      "harris",
                  "--sources",   "naive",
@@ -367,7 +419,7 @@ std::vector<std::string> command_line(const std::string &command, const std::str
                  "--db",        db};
     } else if (command == "fuzz") {
         positional = {{"params", ""}};
-        after = {"--seeds", "0", "--build-dir", GPUSCHED_BUILD_DIR, "--work-dir", dir / "fuzz", "--db", db,
+        after = {"--seeds",   "0", "--build-dir", GPUSCHED_BUILD_DIR, "--work-dir", dir / "fuzz", "--db", db,
                  "--samples", "1"};
     } else if (command == "worker") {
         fs::create_directories(dir / "scope");
@@ -384,7 +436,7 @@ std::vector<std::string> command_line(const std::string &command, const std::str
         const bool same = after[i] == option || (option == "--generator-name" && after[i] == "-g") ||
                           (option == "--output" && after[i] == "-o");
         if (same) {
-            ++i;  // and its value
+            ++i; // and its value
             continue;
         }
         args.push_back(after[i]);
@@ -408,7 +460,7 @@ struct Row {
     std::string command, option, value_shown;
     Kind kind;
     ProcessResult result;
-    std::string verdict;  // empty: as it should be
+    std::string verdict; // empty: as it should be
 };
 
 // The lines of stderr that are not progress ("info: ", "warning: "), and
@@ -461,15 +513,20 @@ std::string judge(const Row &row, const std::string &value, const std::string &d
 std::string markdown_cell(std::string text) {
     std::string out;
     for (char c : text) {
-        if (c == '|') out += "\\|";
-        else if (c == '\n') out += ' ';
-        else if (static_cast<unsigned char>(c) >= 0x80) out += "?";  // the non-UTF-8 names
-        else out += c;
+        if (c == '|')
+            out += "\\|";
+        else if (c == '\n')
+            out += ' ';
+        else if (static_cast<unsigned char>(c) >= 0x80)
+            out += "?"; // the non-UTF-8 names
+        else
+            out += c;
     }
     return out;
 }
 
-void write_table(const std::vector<Row> &rows, const std::map<std::string, std::vector<std::string>> &free_options,
+void write_table(const std::vector<Row> &rows,
+                 const std::map<std::string, std::vector<std::string>> &free_options,
                  const std::string &path) {
     std::ofstream out(path);
     out << "# Bad input: every option of every command\n\n"
@@ -477,7 +534,8 @@ void write_table(const std::vector<Row> &rows, const std::map<std::string, std::
            "build/test/driver/test_driver \"[bad-input-table]\"`): each option from the binary's `--help`, "
            "given the wrong values of its kind; every run must exit 1 or 2 with one error line naming the "
            "option or the value, and leave no row in the database. "
-        << rows.size() << " runs; a bold cell is a run that broke the rule. Braced values are made per run "
+        << rows.size()
+        << " runs; a bold cell is a run that broke the rule. Braced values are made per run "
            "(a missing file, a directory, an empty file, garbage, a name that is not UTF-8, a path under a "
            "regular file); DIR is the run's temporary folder.\n\n";
     out << "| command | option | kind | wrong value | exit | stderr |\n|---|---|---|---|---|---|\n";
@@ -502,7 +560,8 @@ void write_table(const std::vector<Row> &rows, const std::map<std::string, std::
 
 } // namespace
 
-TEST_CASE("every option of every command given a wrong value exits 1 or 2 with one line naming it and leaves no row",
+TEST_CASE("every option of every command given a wrong value exits 1 or 2 with one line naming it and leaves "
+          "no row",
           "[bad-input][bad-input-table]") {
     const auto &kinds = option_kinds();
 
@@ -529,7 +588,8 @@ TEST_CASE("every option of every command given a wrong value exits 1 or 2 with o
             INFO("option " << name << " is classified but '" << command << " --help' does not list it");
             CHECK(help.valued.count(name) == 1);
         }
-        for (const auto &sub : help.subcommands) to_read.push_back(command.empty() ? sub : command + " " + sub);
+        for (const auto &sub : help.subcommands)
+            to_read.push_back(command.empty() ? sub : command + " " + sub);
     }
     CHECK(commands_seen.size() == kinds.size());
 
@@ -546,8 +606,10 @@ TEST_CASE("every option of every command given a wrong value exits 1 or 2 with o
                 row.result = run(args, std::chrono::seconds(60));
                 row.verdict = judge(row, value, dir / "db.sqlite");
                 std::string shown;
-                for (const auto &a : args) shown += a + " ";
-                INFO("gpusched " << shown << "\n-> exit " << row.result.exit_code << ", stderr:\n" << row.result.err);
+                for (const auto &a : args)
+                    shown += a + " ";
+                INFO("gpusched " << shown << "\n-> exit " << row.result.exit_code << ", stderr:\n"
+                                 << row.result.err);
                 CHECK(row.verdict == "");
                 rows.push_back(std::move(row));
             }

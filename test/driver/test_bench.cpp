@@ -14,14 +14,22 @@ namespace {
 std::string manifest(const std::string &generator_path) {
     const std::string gen = std::filesystem::path(generator_path).filename().string();
     return R"({"apps": [
-      {"name": "stencil", "generator": ")" + gen + R"(", "generator_name": "tiny_stencil", "params": {"width": 128}},
-      {"name": "broken", "generator": ")" + gen + R"(", "generator_name": "fails_to_generate"}]})";
+      {"name": "stencil", "generator": ")" +
+           gen + R"(", "generator_name": "tiny_stencil", "params": {"width": 128}},
+      {"name": "broken", "generator": ")" +
+           gen + R"(", "generator_name": "fails_to_generate"}]})";
 }
 
 ProcessResult bench(const test::TempDir &dir, std::vector<std::string> extra) {
-    std::vector<std::string> args = {"bench", "--suite", dir / "suite.json", "--build-dir",
+    std::vector<std::string> args = {"bench",
+                                     "--suite",
+                                     dir / "suite.json",
+                                     "--build-dir",
                                      std::filesystem::path(DRIVER_TEST_GENERATORS).parent_path().string(),
-                                     "--work-dir", dir / "work", "-o", dir / "report.md"};
+                                     "--work-dir",
+                                     dir / "work",
+                                     "-o",
+                                     dir / "report.md"};
     args.insert(args.end(), extra.begin(), extra.end());
     return test::run_gpusched(args);
 }

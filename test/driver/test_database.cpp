@@ -100,7 +100,7 @@ TEST_CASE("a failed transaction leaves no partial rows", "[db]") {
     CHECK_THROWS(db.transaction([&] {
         int64_t run = new_run(store);
         store.add_sample(run, make_sample(0, 1.0));
-        store.add_sample(run, make_sample(0, 2.0));  // same (run, batch, idx): constraint violation
+        store.add_sample(run, make_sample(0, 2.0)); // same (run, batch, idx): constraint violation
     }));
     CHECK(count(db, "pipelines") == 0);
     CHECK(count(db, "runs") == 0);
@@ -125,7 +125,7 @@ TEST_CASE("runs and the best sample per pipeline can be queried", "[db]") {
     CHECK(runs[0].status == "finished");
     auto best = store.best_per_pipeline();
     REQUIRE(best.size() == 1);
-    CHECK(best[0].sample_id == fast_id);  // measured runtime beats prediction
+    CHECK(best[0].sample_id == fast_id); // measured runtime beats prediction
     CHECK(best[0].runtime_ms == 0.5);
 }
 
@@ -152,11 +152,11 @@ TEST_CASE("export writes one CSV line per sample and valid JSON", "[db]") {
     store.add_sample(run, s);
     store.add_sample(run, make_sample(1, 2.0));
     std::string csv = export_samples(db, ExportFormat::Csv);
-    CHECK(std::count(csv.begin(), csv.end(), '\n') == 3);  // header + 2 samples
+    CHECK(std::count(csv.begin(), csv.end(), '\n') == 3); // header + 2 samples
     CHECK(csv.find("\"has, a comma\"") != std::string::npos);
     const std::string json = export_samples(db, ExportFormat::Json);
     INFO(json);
-    const nlohmann::json rows = nlohmann::json::parse(json);  // throws on invalid JSON
+    const nlohmann::json rows = nlohmann::json::parse(json); // throws on invalid JSON
     REQUIRE(rows.is_array());
     REQUIRE(rows.size() == 2);
     CHECK(rows[0]["idx"] == 0);
@@ -183,7 +183,8 @@ TEST_CASE("a database written by a newer gpusched is refused", "[db]") {
     test::TempDir dir;
     { Database::open(dir / "samples.sqlite"); }
     set_user_version(dir / "samples.sqlite", current_schema_version() + 1);
-    CHECK_THROWS_WITH(Database::open(dir / "samples.sqlite"), Catch::Contains("newer than this gpusched supports"));
+    CHECK_THROWS_WITH(Database::open(dir / "samples.sqlite"),
+                      Catch::Contains("newer than this gpusched supports"));
 }
 
 TEST_CASE("another application's SQLite database is refused", "[db]") {
@@ -200,7 +201,8 @@ TEST_CASE("migrations are numbered consecutively from 1", "[db]") {
     // samples.validation_detail).
     REQUIRE(migrations().size() >= 2);
     int expected = 1;
-    for (const auto &m : migrations()) CHECK(m.version == expected++);
+    for (const auto &m : migrations())
+        CHECK(m.version == expected++);
     CHECK(current_schema_version() == static_cast<int>(migrations().size()));
 }
 
@@ -217,13 +219,15 @@ TEST_CASE("a database of an older schema is migrated when opened", "[db]") {
         sqlite3 *raw = nullptr;
         sqlite3_open((dir / "old.sqlite").c_str(), &raw);
         sqlite3_exec(raw, migrations()[0].sql, nullptr, nullptr, nullptr);
-        sqlite3_exec(raw, ("PRAGMA user_version = 1; PRAGMA application_id = " + std::to_string(kApplicationId)).c_str(),
-                     nullptr, nullptr, nullptr);
+        sqlite3_exec(
+            raw,
+            ("PRAGMA user_version = 1; PRAGMA application_id = " + std::to_string(kApplicationId)).c_str(),
+            nullptr, nullptr, nullptr);
         sqlite3_close(raw);
     }
     Database db = Database::open_existing(dir / "old.sqlite");
     CHECK(db.schema_version() == current_schema_version());
-    db.exec("SELECT validation_detail FROM samples");  // added by migration 2
+    db.exec("SELECT validation_detail FROM samples"); // added by migration 2
 }
 
 TEST_CASE("processes creating the same new database at once all open it at the newest schema", "[db]") {
@@ -245,7 +249,8 @@ TEST_CASE("processes creating the same new database at once all open it at the n
                 }
             });
         }
-        for (auto &th : openers) th.join();
+        for (auto &th : openers)
+            th.join();
         for (int t = 0; t < 6; t++) {
             INFO("round " << round << " opener " << t);
             CHECK(errors[t] == "");
@@ -285,7 +290,7 @@ TEST_CASE("a measurement is written onto its sample with the device it ran on", 
     CHECK(rows[0].runtime_median_ms == 0.25);
     CHECK(rows[0].runtime_reps == 10);
     CHECK(rows[0].benchmark_detail == R"({"reps":10})");
-    CHECK(rows[0].kernels.size() == 2);  // the kernels stay
+    CHECK(rows[0].kernels.size() == 2); // the kernels stay
 
     // An outcome the schema does not know is refused, not stored.
     MeasurementRow bad = measured_on("x", 1.0);
@@ -304,7 +309,7 @@ TEST_CASE("best per pipeline keeps each device's fastest and never compares devi
     const int64_t pocl = store.add_sample(run, make_sample(2, 1.0));
     store.record_measurement(gpu_slow, measured_on("NVIDIA H100", 0.5));
     store.record_measurement(gpu_fast, measured_on("NVIDIA H100", 0.2));
-    store.record_measurement(pocl, measured_on("pocl-AMD EPYC", 0.01));  // faster, but a CPU
+    store.record_measurement(pocl, measured_on("pocl-AMD EPYC", 0.01)); // faster, but a CPU
     auto best = store.best_per_pipeline();
     REQUIRE(best.size() == 2);
     for (const auto &b : best) {
@@ -322,7 +327,8 @@ TEST_CASE("best per pipeline keeps each device's fastest and never compares devi
     CHECK(store.measured_samples("", "pocl-AMD EPYC").size() == 1);
 }
 
-TEST_CASE("stats count measured, failed and spilled samples per device with each run's rank correlation", "[db]") {
+TEST_CASE("stats count measured, failed and spilled samples per device with each run's rank correlation",
+          "[db]") {
     test::TempDir dir;
     Database db = Database::open(dir / "samples.sqlite");
     SampleStore store(db);
@@ -331,7 +337,7 @@ TEST_CASE("stats count measured, failed and spilled samples per device with each
     std::vector<int64_t> ids;
     for (int i = 0; i < 4; ++i) {
         SampleRow s = make_sample(i, 1.0 + i);
-        if (i != 1) s.kernels = {{"k_output", 32, 0, 0, 0, 0, 1}};  // only sample 1 spills
+        if (i != 1) s.kernels = {{"k_output", 32, 0, 0, 0, 0, 1}}; // only sample 1 spills
         ids.push_back(store.add_sample(run, s));
     }
     store.record_measurement(ids[0], measured_on("gpu", 1.0));
@@ -367,15 +373,18 @@ TEST_CASE("a version-2 database gains the benchmark columns and keeps its sample
         sqlite3_open((dir / "v2.sqlite").c_str(), &raw);
         sqlite3_exec(raw, migrations()[0].sql, nullptr, nullptr, nullptr);
         sqlite3_exec(raw, migrations()[1].sql, nullptr, nullptr, nullptr);
-        sqlite3_exec(raw, ("PRAGMA user_version = 2; PRAGMA application_id = " + std::to_string(kApplicationId)).c_str(),
-                     nullptr, nullptr, nullptr);
-        sqlite3_exec(raw,
-                     "INSERT INTO pipelines VALUES (1, '/g', 'h', 'app', '{}', 't', 'h100', '2024');"
-                     "INSERT INTO runs (id, pipeline_id, mode, autoscheduler, config, status, gpusched_version) "
-                     "VALUES (1, 1, 'oneshot', 'gpusched', '{}', 'finished', 'old');"
-                     "INSERT INTO samples (run_id, batch, idx, ptxas_status, status, runtime_median_ms) "
-                     "VALUES (1, 0, 0, 'checked', 'ok', 0.7);",
-                     nullptr, nullptr, nullptr);
+        sqlite3_exec(
+            raw,
+            ("PRAGMA user_version = 2; PRAGMA application_id = " + std::to_string(kApplicationId)).c_str(),
+            nullptr, nullptr, nullptr);
+        sqlite3_exec(
+            raw,
+            "INSERT INTO pipelines VALUES (1, '/g', 'h', 'app', '{}', 't', 'h100', '2024');"
+            "INSERT INTO runs (id, pipeline_id, mode, autoscheduler, config, status, gpusched_version) "
+            "VALUES (1, 1, 'oneshot', 'gpusched', '{}', 'finished', 'old');"
+            "INSERT INTO samples (run_id, batch, idx, ptxas_status, status, runtime_median_ms) "
+            "VALUES (1, 0, 0, 'checked', 'ok', 0.7);",
+            nullptr, nullptr, nullptr);
         sqlite3_close(raw);
     }
     Database db = Database::open_existing(dir / "v2.sqlite");
@@ -383,7 +392,7 @@ TEST_CASE("a version-2 database gains the benchmark columns and keeps its sample
     SampleStore store(db);
     auto rows = store.samples_of_run(1);
     REQUIRE(rows.size() == 1);
-    CHECK_FALSE(rows[0].device);  // measured before devices were recorded
+    CHECK_FALSE(rows[0].device); // measured before devices were recorded
     CHECK(rows[0].benchmark.empty());
     CHECK(rows[0].runtime_median_ms == 0.7);
 }

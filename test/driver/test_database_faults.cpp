@@ -28,7 +28,7 @@ public:
         spec.argv = {"mount", "-t", "tmpfs", "-o", "size=" + size, "gpusched-test", where};
         const ProcessResult r = run_process(spec);
         INFO("mount: " << r.describe_failure() << " " << r.err);
-        REQUIRE(r.ok());  // needs root, as the rest of the suite
+        REQUIRE(r.ok()); // needs root, as the rest of the suite
     }
     ~Tmpfs() {
         ProcessSpec spec;
@@ -59,8 +59,23 @@ private:
 };
 
 std::vector<std::string> oneshot(const test::TempDir &dir, const std::string &db, const std::string &source) {
-    return {"oneshot", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--autoscheduler", source, "--samples", "2",
-            "--beam-size", "2", "--passes", "1", "-o", dir / "out", "--db", db, "--no-validate"};
+    return {"oneshot",
+            DRIVER_TEST_GENERATORS,
+            "-g",
+            "tiny_stencil",
+            "--autoscheduler",
+            source,
+            "--samples",
+            "2",
+            "--beam-size",
+            "2",
+            "--passes",
+            "1",
+            "-o",
+            dir / "out",
+            "--db",
+            db,
+            "--no-validate"};
 }
 
 // One Shot's first run into the database: the samples a fault must not lose.
@@ -76,7 +91,8 @@ std::string first_run(const test::TempDir &dir, const std::string &db) {
 int error_lines(const std::string &text) {
     int n = 0;
     std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) n += line.rfind("error: ", 0) == 0;
+    for (std::string line; std::getline(in, line);)
+        n += line.rfind("error: ", 0) == 0;
     return n;
 }
 
@@ -109,7 +125,8 @@ TEST_CASE("a database whose disk is full refuses the run in one line and keeps e
     CHECK(test::sql_int(db, "SELECT count(*) FROM runs WHERE status = 'finished'") == 2);
 }
 
-TEST_CASE("a database on a read-only disk is queried as usual and a run that would write to it is refused in one line",
+TEST_CASE("a database on a read-only disk is queried as usual and a run that would write to it is refused in "
+          "one line",
           "[db][fault]") {
     test::TempDir dir;
     Tmpfs disk(dir / "disk", "4m");

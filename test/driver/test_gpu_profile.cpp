@@ -11,7 +11,7 @@ TEST_CASE("built-in profiles obey the hardware invariants", "[gpu]") {
         INFO(p.name);
         CHECK(p.sm_count > 0);
         CHECK(p.max_warps_per_sm * p.warp_size == p.max_threads_per_sm);
-        CHECK(p.shared_mem_per_block_bytes == 48 * 1024);  // Halide 14 never opts in to more
+        CHECK(p.shared_mem_per_block_bytes == 48 * 1024); // Halide 14 never opts in to more
         CHECK(p.shared_mem_per_block_bytes <= p.shared_mem_per_sm_bytes);
         CHECK(p.halide_cuda_capability() <= 86);
         CHECK_FALSE(p.source.empty());

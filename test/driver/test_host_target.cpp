@@ -23,7 +23,8 @@ std::string read_data(const std::string &name) {
 CpuFlags flags_of(const std::string &words) {
     CpuFlags f;
     std::istringstream in(words);
-    for (std::string w; in >> w;) f.insert(w);
+    for (std::string w; in >> w;)
+        f.insert(w);
     return f;
 }
 
@@ -32,7 +33,8 @@ bool has(const std::vector<std::string> &v, const std::string &x) {
 }
 
 // The flags Linux lists for these CPUs, as far as the rules read them.
-const char *kHaswellFlags = "sse sse2 ssse3 sse4_1 sse4_2 popcnt pclmulqdq avx avx2 fma f16c bmi1 bmi2 abm movbe";
+const char *kHaswellFlags =
+    "sse sse2 ssse3 sse4_1 sse4_2 popcnt pclmulqdq avx avx2 fma f16c bmi1 bmi2 abm movbe";
 const char *kSkylakeServerFlags =
     "sse sse2 ssse3 sse4_1 sse4_2 popcnt pclmulqdq avx avx2 fma f16c bmi1 bmi2 abm movbe "
     "avx512f avx512cd avx512dq avx512bw avx512vl";
@@ -48,11 +50,12 @@ TEST_CASE("the first processor's flags are read from /proc/cpuinfo text", "[host
     CHECK(flags.count("avx512_bf16"));
     CHECK(flags.count("avx512_vnni"));
     CHECK_FALSE(flags.count("avx512_fp16"));
-    CHECK(flags.size() > 50);  // not the hand-added second processor's three
+    CHECK(flags.size() > 50); // not the hand-added second processor's three
     CHECK(parse_cpuinfo_flags("processor : 0\nmodel name : x\n").empty());
 }
 
-TEST_CASE("a CPU with AVX-512 VNNI and BF16 but no AVX512-FP16 gets no Sapphire Rapids code", "[host_target]") {
+TEST_CASE("a CPU with AVX-512 VNNI and BF16 but no AVX512-FP16 gets no Sapphire Rapids code",
+          "[host_target]") {
     // Halide 14's own host detection turns avx512_sapphirerapids on for this
     // CPU, and its builds die with SIGILL on vmovw (AVX512-FP16).
     const CpuFlags flags = parse_cpuinfo_flags(read_data("cpuinfo_epyc_avx512_bf16_no_fp16.txt"));

@@ -26,10 +26,10 @@ using json = nlohmann::json;
 namespace {
 
 struct Case {
-    std::string file;     // which kind of file
-    std::string what;     // how it is broken
-    std::string content;  // the file's bytes
-    std::string names;    // a word the error line must hold (the field), besides the file's path
+    std::string file;    // which kind of file
+    std::string what;    // how it is broken
+    std::string content; // the file's bytes
+    std::string names;   // a word the error line must hold (the field), besides the file's path
 };
 
 json valid_nightly(const test::TempDir &dir) {
@@ -37,14 +37,13 @@ json valid_nightly(const test::TempDir &dir) {
             {"schedules", dir / "schedules"},
             {"work_dir", dir / "work"},
             {"budget", "60s"},
-            {"pipelines",
-             json::array({{{"name", "stencil"},
-                           {"generator", DRIVER_TEST_GENERATORS},
-                           {"generator_name", "tiny_stencil"},
-                           {"gpu", "h100"},
-                           {"device", "opencl"},
-                           {"mode", "top5"},
-                           {"samples", 2}}})}};
+            {"pipelines", json::array({{{"name", "stencil"},
+                                        {"generator", DRIVER_TEST_GENERATORS},
+                                        {"generator_name", "tiny_stencil"},
+                                        {"gpu", "h100"},
+                                        {"device", "opencl"},
+                                        {"mode", "top5"},
+                                        {"samples", 2}}})}};
 }
 
 std::string weights_bytes() {
@@ -67,33 +66,43 @@ std::vector<Case> cases(const test::TempDir &dir) {
         out.push_back({"search config", what, content, names});
     // nightly config (docs/cron.md).
     const json base = valid_nightly(dir);
-    auto nightly = [&](const std::string &what, const std::function<void(json &)> &edit, const std::string &names) {
+    auto nightly = [&](const std::string &what, const std::function<void(json &)> &edit,
+                       const std::string &names) {
         json j = base;
         edit(j);
         out.push_back({"nightly config", what, j.dump(), names});
     };
     out.push_back({"nightly config", "not an object", "[]", "object"});
     out.push_back({"nightly config", "cut short", base.dump().substr(0, 40), "JSON"});
-    nightly("a missing field", [](json &j) { j.erase("database"); }, "database");
-    nightly("a misspelt top-level field", [](json &j) { j["budgte"] = "1h"; }, "budgte");
-    nightly("a field of the wrong type", [](json &j) { j["database"] = 5; }, "database");
-    nightly("a budget that is not a duration", [](json &j) { j["budget"] = "forever"; }, "budget");
-    nightly("pipelines not an array", [](json &j) { j["pipelines"] = 3; }, "pipelines");
-    nightly("no pipelines", [](json &j) { j["pipelines"] = json::array(); }, "pipelines");
-    nightly("a misspelt pipeline field", [](json &j) { j["pipelines"][0]["iteratons"] = 3; }, "iteratons");
-    nightly("a pipeline with zero samples", [](json &j) { j["pipelines"][0]["samples"] = 0; }, "samples");
-    nightly("a pipeline with a negative share", [](json &j) { j["pipelines"][0]["share"] = -1; }, "share");
-    nightly("an unknown device", [](json &j) { j["pipelines"][0]["device"] = "tpu"; }, "device");
     nightly(
-        "two pipelines of one name",
-        [](json &j) { j["pipelines"].push_back(j["pipelines"][0]); }, "stencil");
+        "a missing field", [](json &j) { j.erase("database"); }, "database");
+    nightly(
+        "a misspelt top-level field", [](json &j) { j["budgte"] = "1h"; }, "budgte");
+    nightly(
+        "a field of the wrong type", [](json &j) { j["database"] = 5; }, "database");
+    nightly(
+        "a budget that is not a duration", [](json &j) { j["budget"] = "forever"; }, "budget");
+    nightly(
+        "pipelines not an array", [](json &j) { j["pipelines"] = 3; }, "pipelines");
+    nightly(
+        "no pipelines", [](json &j) { j["pipelines"] = json::array(); }, "pipelines");
+    nightly(
+        "a misspelt pipeline field", [](json &j) { j["pipelines"][0]["iteratons"] = 3; }, "iteratons");
+    nightly(
+        "a pipeline with zero samples", [](json &j) { j["pipelines"][0]["samples"] = 0; }, "samples");
+    nightly(
+        "a pipeline with a negative share", [](json &j) { j["pipelines"][0]["share"] = -1; }, "share");
+    nightly(
+        "an unknown device", [](json &j) { j["pipelines"][0]["device"] = "tpu"; }, "device");
+    nightly(
+        "two pipelines of one name", [](json &j) { j["pipelines"].push_back(j["pipelines"][0]); }, "stencil");
     // --weights: the binary file gpusched retrain writes.
     const std::string w = weights_bytes();
     out.push_back({"weights", "empty", "", "truncated"});
     out.push_back({"weights", "cut in half", w.substr(0, w.size() / 2), "truncated"});
     out.push_back({"weights", "the wrong magic number", "NOTWGHTS" + w.substr(8), "magic"});
     std::string newer = w;
-    newer[8] = static_cast<char>(0x7f);  // the format version, after the magic
+    newer[8] = static_cast<char>(0x7f); // the format version, after the magic
     out.push_back({"weights", "a newer format version", newer, "version"});
     out.push_back({"weights", "trailing bytes", w + "extra", "trailing"});
     out.push_back({"weights", "a JSON file", R"({"weights": []})", "weights"});
@@ -102,9 +111,14 @@ std::vector<Case> cases(const test::TempDir &dir) {
 
 std::vector<std::string> command_for(const Case &c, const std::string &path, const test::TempDir &dir) {
     if (c.file == "nightly config") return {"nightly", path};
-    std::vector<std::string> a = {"oneshot", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--samples", "1",
-                                  "--beam-size", "2", "--passes", "1", "-o", dir / "out", "--db",
-                                  dir / "db.sqlite", "--no-validate"};
+    std::vector<std::string> a = {"oneshot",      DRIVER_TEST_GENERATORS,
+                                  "-g",           "tiny_stencil",
+                                  "--samples",    "1",
+                                  "--beam-size",  "2",
+                                  "--passes",     "1",
+                                  "-o",           dir / "out",
+                                  "--db",         dir / "db.sqlite",
+                                  "--no-validate"};
     a.push_back(c.file == "weights" ? "--weights" : "--search-config");
     a.push_back(path);
     return a;
@@ -122,16 +136,18 @@ int error_lines(const std::string &text, std::string &first) {
 
 std::string cell(std::string s) {
     std::string out;
-    for (char c : s) out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
+    for (char c : s)
+        out += c == '|' ? std::string("\\|") : c == '\n' ? std::string(" ") : std::string(1, c);
     return out;
 }
 
 } // namespace
 
-TEST_CASE("every malformed search config nightly config and weights file is refused in one line naming it and "
-          "leaves no row",
-          "[bad-input][malformed]") {
-    test::TempDir names;  // for the nightly config's own paths
+TEST_CASE(
+    "every malformed search config nightly config and weights file is refused in one line naming it and "
+    "leaves no row",
+    "[bad-input][malformed]") {
+    test::TempDir names; // for the nightly config's own paths
     std::ostringstream table;
     table << "| file | broken how | exit | stderr |\n|---|---|---|---|\n";
     for (const Case &c : cases(names)) {
@@ -156,10 +172,12 @@ TEST_CASE("every malformed search config nightly config and weights file is refu
         CHECK(first.find(c.names) != std::string::npos);
         for (const char *table_name : {"runs", "samples"}) {
             const std::string db = dir / "db.sqlite";
-            if (fs::exists(db)) CHECK(test::sql_int(db, std::string("SELECT count(*) FROM ") + table_name) == 0);
+            if (fs::exists(db))
+                CHECK(test::sql_int(db, std::string("SELECT count(*) FROM ") + table_name) == 0);
         }
         std::string shown = first;
-        for (std::size_t at; (at = shown.find(dir.path())) != std::string::npos;) shown.replace(at, dir.path().size(), "DIR");
+        for (std::size_t at; (at = shown.find(dir.path())) != std::string::npos;)
+            shown.replace(at, dir.path().size(), "DIR");
         table << "| " << c.file << " | " << c.what << " | " << r.exit_code << " | " << cell(shown) << " |\n";
     }
     if (const char *out = std::getenv("GPUSCHED_MALFORMED_TABLE")) std::ofstream(out) << table.str();

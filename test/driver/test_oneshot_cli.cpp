@@ -51,10 +51,11 @@ void check_refused(const ProcessResult &r, const std::string &must_mention, cons
     CHECK(rows_in(db_path, "samples") <= 0);
 }
 
-std::vector<std::string> oneshot_args(const test::TempDir &dir, const std::string &gen, const std::string &name,
-                                      const std::string &source = "li2018") {
+std::vector<std::string> oneshot_args(const test::TempDir &dir, const std::string &gen,
+                                      const std::string &name, const std::string &source = "li2018") {
     // Validation has its own tests (test_validation.cpp); here it would only add time.
-    return {"oneshot", gen, "-g", name, "--autoscheduler", source, "-o", dir / "out", "--db", dir / "db.sqlite",
+    return {"oneshot",      gen,  "-g",        name,   "--autoscheduler",
+            source,         "-o", dir / "out", "--db", dir / "db.sqlite",
             "--no-validate"};
 }
 
@@ -67,7 +68,8 @@ TEST_CASE("oneshot with li2018 compiles, checks the PTX with ptxas and stores th
     REQUIRE(r.ok());
     CHECK(r.out.find("ptxas -arch=sm_90 on the chosen sample: checked") != std::string::npos);
     CHECK(r.out.find("registers") != std::string::npos);
-    for (const char *f : {"tiny_stencil.a", "tiny_stencil.h", "tiny_stencil.schedule.h", "tiny_stencil.registration.cpp"})
+    for (const char *f :
+         {"tiny_stencil.a", "tiny_stencil.h", "tiny_stencil.schedule.h", "tiny_stencil.registration.cpp"})
         CHECK(fs::exists(dir / ("out/" + std::string(f))));
     CHECK(rows_in(dir / "db.sqlite", "runs") == 1);
     CHECK(rows_in(dir / "db.sqlite", "samples") == 1);
@@ -87,7 +89,7 @@ TEST_CASE("oneshot with li2018 compiles, checks the PTX with ptxas and stores th
 TEST_CASE("oneshot --json reports the run, samples and kernels", "[oneshot]") {
     test::TempDir dir;
     auto args = oneshot_args(dir, DEMO_GENERATOR, "demo_sharpen", "naive");
-    args.pop_back();  // validate this one: its result is part of the report
+    args.pop_back(); // validate this one: its result is part of the report
     args.push_back("--json");
     args.insert(args.end(), {"--gpu", "a100"});
     auto r = test::run_gpusched(args);
@@ -102,8 +104,10 @@ TEST_CASE("oneshot --json reports the run, samples and kernels", "[oneshot]") {
     CHECK(j["samples"][0]["ptxas"]["arch"] == "sm_80");
     // Every Func gets kernels (Halide may split boundary regions into more).
     std::string names;
-    for (const auto &k : j["samples"][0]["ptxas"]["kernels"]) names += k["name"].get<std::string>() + " ";
-    for (const char *f : {"blur_x", "blur_y", "sharpened", "output"}) CHECK(names.find(f) != std::string::npos);
+    for (const auto &k : j["samples"][0]["ptxas"]["kernels"])
+        names += k["name"].get<std::string>() + " ";
+    for (const char *f : {"blur_x", "blur_y", "sharpened", "output"})
+        CHECK(names.find(f) != std::string::npos);
 }
 
 TEST_CASE("repeated runs of one pipeline share its identity", "[oneshot]") {
@@ -119,13 +123,15 @@ TEST_CASE("repeated runs of one pipeline share its identity", "[oneshot]") {
 
 TEST_CASE("a missing generator is refused", "[oneshot][bad-input]") {
     test::TempDir dir;
-    check_refused(test::run_gpusched(oneshot_args(dir, dir / "missing.gen", "x")), "does not exist", dir / "db.sqlite");
+    check_refused(test::run_gpusched(oneshot_args(dir, dir / "missing.gen", "x")), "does not exist",
+                  dir / "db.sqlite");
 }
 
 TEST_CASE("a generator path that is not executable is refused", "[oneshot][bad-input]") {
     test::TempDir dir;
     test::write_file(dir / "app.gen", "not a program");
-    check_refused(test::run_gpusched(oneshot_args(dir, dir / "app.gen", "x")), "not an executable", dir / "db.sqlite");
+    check_refused(test::run_gpusched(oneshot_args(dir, dir / "app.gen", "x")), "not an executable",
+                  dir / "db.sqlite");
 }
 
 TEST_CASE("a generator the dynamic loader cannot start is refused, naming the missing library",
@@ -134,10 +140,12 @@ TEST_CASE("a generator the dynamic loader cannot start is refused, naming the mi
     // generator copied to a machine without Halide is (docs/bundle.md).
     test::TempDir dir;
     test::write_file(dir / "gone.cpp", "int gpusched_test_gone() { return 0; }\n");
-    test::write_file(dir / "app.cpp", "int gpusched_test_gone();\nint main() { return gpusched_test_gone(); }\n");
+    test::write_file(dir / "app.cpp",
+                     "int gpusched_test_gone();\nint main() { return gpusched_test_gone(); }\n");
     for (std::vector<std::string> argv :
          {std::vector<std::string>{"c++", "-shared", "-fPIC", "-o", dir / "libgone.so", dir / "gone.cpp"},
-          std::vector<std::string>{"c++", "-o", dir / "app.gen", dir / "app.cpp", "-L" + dir.path(), "-lgone"}}) {
+          std::vector<std::string>{"c++", "-o", dir / "app.gen", dir / "app.cpp", "-L" + dir.path(),
+                                   "-lgone"}}) {
         ProcessSpec spec;
         spec.argv = argv;
         spec.timeout = std::chrono::minutes(2);
@@ -197,7 +205,9 @@ TEST_CASE("a Func without estimates is refused, naming it", "[oneshot][bad-input
     CHECK(r.err.find("output") != std::string::npos);
 }
 
-TEST_CASE("a gather bounded by neither parameter nor Func estimates is refused, naming the Func and dimension", "[oneshot][bad-input][estimates]") {
+TEST_CASE(
+    "a gather bounded by neither parameter nor Func estimates is refused, naming the Func and dimension",
+    "[oneshot][bad-input][estimates]") {
     test::TempDir dir;
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "estimated_grid", "gpusched");
     args.insert(args.end(), {"--samples", "1", "estimates=false"});
@@ -255,7 +265,7 @@ TEST_CASE("an output directory that cannot be created is refused", "[oneshot][ba
     test::TempDir dir;
     test::write_file(dir / "file", "x");
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil");
-    args[7] = dir / "file/out";  // -o below a regular file
+    args[7] = dir / "file/out"; // -o below a regular file
     check_refused(test::run_gpusched(args), "output directory", dir / "db.sqlite");
 }
 
@@ -273,18 +283,18 @@ TEST_CASE("a database with a newer schema is refused before any work", "[oneshot
     { db::Database::open(dir / "db.sqlite"); }
     sqlite3 *raw = nullptr;
     sqlite3_open((dir / "db.sqlite").c_str(), &raw);
-    sqlite3_exec(raw, ("PRAGMA user_version = " + std::to_string(db::current_schema_version() + 5)).c_str(), nullptr,
-                 nullptr, nullptr);
+    sqlite3_exec(raw, ("PRAGMA user_version = " + std::to_string(db::current_schema_version() + 5)).c_str(),
+                 nullptr, nullptr, nullptr);
     sqlite3_close(raw);
-    check_refused(test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")), "newer than this gpusched",
-                  dir / "db.sqlite");
+    check_refused(test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil")),
+                  "newer than this gpusched", dir / "db.sqlite");
     CHECK_FALSE(fs::exists(dir / "out/samples"));
 }
 
 TEST_CASE("without ptxas the sample is kept and marked not checked", "[oneshot]") {
     test::TempDir dir;
     auto r = test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil"),
-                          {{"GPUSCHED_PTXAS", "/nonexistent/ptxas"}});
+                                {{"GPUSCHED_PTXAS", "/nonexistent/ptxas"}});
     INFO(r.err);
     REQUIRE(r.ok());
     CHECK(r.out.find("not checked (ptxas not found") != std::string::npos);
@@ -323,18 +333,32 @@ TEST_CASE("terminating gpusched also ends the generator it is running", "[onesho
     test::TempDir dir;
     ProcessSpec spec;
     // coreutils' timeout sends SIGTERM to gpusched after 3 s.
-    spec.argv = {"timeout", "-s", "TERM", "3", GPUSCHED_BINARY, "oneshot", DRIVER_TEST_GENERATORS, "-g",
-                 "never_finishes", "--autoscheduler", "li2018", "-o", dir / "out", "--db", dir / "db.sqlite",
+    spec.argv = {"timeout",
+                 "-s",
+                 "TERM",
+                 "3",
+                 GPUSCHED_BINARY,
+                 "oneshot",
+                 DRIVER_TEST_GENERATORS,
+                 "-g",
+                 "never_finishes",
+                 "--autoscheduler",
+                 "li2018",
+                 "-o",
+                 dir / "out",
+                 "--db",
+                 dir / "db.sqlite",
                  "--no-validate"};
     spec.timeout = std::chrono::seconds(60);
     ProcessResult r = run_process(spec);
-    CHECK(r.exit_code == 124);  // timeout's "the command timed out"
+    CHECK(r.exit_code == 124); // timeout's "the command timed out"
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     CHECK(processes_mentioning(dir / "out") == 0);
     CHECK(rows_in(dir / "db.sqlite", "runs") <= 0);
 }
 
-TEST_CASE("a search config setting a key the command line owns is refused, naming the option", "[oneshot][bad-input]") {
+TEST_CASE("a search config setting a key the command line owns is refused, naming the option",
+          "[oneshot][bad-input]") {
     test::TempDir dir;
     test::write_file(dir / "extra.json", R"({"beam_size": -4})");
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil", "gpusched");
@@ -363,13 +387,14 @@ TEST_CASE("One Shot's searches use the weights given with --weights and record t
     // The embedded weights with every coefficient's bias raised: the same
     // model shape, other predictions.
     WeightsFile w = default_weights();
-    for (float &b : w.weights.coef_b) b += 1.0f;
+    for (float &b : w.weights.coef_b)
+        b += 1.0f;
     w.provenance = "test: embedded weights, coefficient biases + 1";
     write_weights_file(dir / "raised.weights", w);
 
     auto run = [&](const std::string &db, const std::vector<std::string> &extra) {
         auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil", "gpusched");
-        args[args.size() - 2] = db;  // --db
+        args[args.size() - 2] = db; // --db
         args.insert(args.end(), {"--samples", "1"});
         args.insert(args.end(), extra.begin(), extra.end());
         auto r = test::run_gpusched(args);
@@ -386,7 +411,8 @@ TEST_CASE("One Shot's searches use the weights given with --weights and record t
     CHECK(test::sql_text(dir / "default.sqlite", cost) != test::sql_text(dir / "raised.sqlite", cost));
 }
 
-TEST_CASE("a weights file given with --weights that is not one is refused before any work", "[oneshot][bad-input]") {
+TEST_CASE("a weights file given with --weights that is not one is refused before any work",
+          "[oneshot][bad-input]") {
     test::TempDir dir;
     test::write_file(dir / "bad.weights", "not weights");
     auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil", "gpusched");
@@ -394,15 +420,25 @@ TEST_CASE("a weights file given with --weights that is not one is refused before
     check_refused(test::run_gpusched(args), "bad.weights", dir / "db.sqlite");
 }
 
-TEST_CASE("One Shot prints the chosen schedule's GPU fill and stores every sample's, so a sum left to one thread is "
+TEST_CASE("One Shot prints the chosen schedule's GPU fill and stores every sample's, so a sum left to one "
+          "thread is "
           "found with SQL",
           "[oneshot][gpu_fill]") {
     test::TempDir dir;
     const std::string serial_config = dir / "serial.json";
     test::write_file(serial_config, R"({"split_reductions": false})");
     auto run = [&](const std::string &name, const std::vector<std::string> &extra) {
-        std::vector<std::string> args = {"oneshot", DRIVER_TEST_GENERATORS, "-g", "float_total", "--samples", "2",
-                                         "--no-validate", "-o", dir / name, "--db", dir / "db.sqlite"};
+        std::vector<std::string> args = {"oneshot",
+                                         DRIVER_TEST_GENERATORS,
+                                         "-g",
+                                         "float_total",
+                                         "--samples",
+                                         "2",
+                                         "--no-validate",
+                                         "-o",
+                                         dir / name,
+                                         "--db",
+                                         dir / "db.sqlite"};
         args.insert(args.end(), extra.begin(), extra.end());
         ProcessResult r = test::run_gpusched(args);
         INFO(r.out << r.err);
@@ -413,7 +449,8 @@ TEST_CASE("One Shot prints the chosen schedule's GPU fill and stores every sampl
     run("serial", {"--search-config", serial_config});
     run("split", {});
     const std::string db = dir / "db.sqlite";
-    CHECK(test::sql_int(db, "SELECT count(*) FROM samples WHERE gpu_fill IS NULL OR gpu_fill_least IS NULL") == 0);
+    CHECK(test::sql_int(
+              db, "SELECT count(*) FROM samples WHERE gpu_fill IS NULL OR gpu_fill_least IS NULL") == 0);
     // 1024 x 1024 terms in one thread of an H100's 270336: under a millionth.
     CHECK(test::sql_int(db, "SELECT count(*) FROM samples WHERE run_id = 1 AND gpu_fill < 1e-5") == 2);
     CHECK(test::sql_int(db, "SELECT count(*) FROM samples WHERE run_id = 2 AND gpu_fill > 1e-3") == 2);

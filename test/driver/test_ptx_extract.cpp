@@ -10,7 +10,8 @@
 using namespace gpusched;
 
 namespace {
-GeneratorOutcome compile_tiny_stencil(const std::string &dir, const std::string &target, const std::string &schedule) {
+GeneratorOutcome compile_tiny_stencil(const std::string &dir, const std::string &target,
+                                      const std::string &schedule) {
     GeneratorInvocation inv;
     inv.generator_path = DRIVER_TEST_GENERATORS;
     inv.generator_name = "tiny_stencil";
@@ -30,14 +31,17 @@ TEST_CASE("every CUDA kernel of a compiled library is found in its PTX", "[ptx]"
     REQUIRE(modules.size() == 1);
     const auto &names = modules[0].kernel_names;
     REQUIRE(names.size() == 2);
-    CHECK(std::any_of(names.begin(), names.end(), [](auto &n) { return n.find("blur_x") != std::string::npos; }));
-    CHECK(std::any_of(names.begin(), names.end(), [](auto &n) { return n.find("output") != std::string::npos; }));
+    CHECK(std::any_of(names.begin(), names.end(),
+                      [](auto &n) { return n.find("blur_x") != std::string::npos; }));
+    CHECK(std::any_of(names.begin(), names.end(),
+                      [](auto &n) { return n.find("output") != std::string::npos; }));
     CHECK(modules[0].text.find(".target sm_86") != std::string::npos);
 
     PtxasReport report = check_with_ptxas({modules[0].text}, "sm_90", dir.path());
     CHECK(report.status == PtxasStatus::Checked);
     CHECK(report.kernels.size() == 2);
-    for (const auto &k : report.kernels) CHECK(k.registers > 0);
+    for (const auto &k : report.kernels)
+        CHECK(k.registers > 0);
 }
 
 TEST_CASE("a CPU-only library contains no PTX", "[ptx]") {

@@ -6,7 +6,9 @@
 using namespace gpusched;
 
 namespace {
-std::string fixture(const std::string &name) { return test::read_file(std::string(GPUSCHED_TEST_DATA_DIR) + "/" + name); }
+std::string fixture(const std::string &name) {
+    return test::read_file(std::string(GPUSCHED_TEST_DATA_DIR) + "/" + name);
+}
 } // namespace
 
 // The fixtures are real `ptxas -v -arch=sm_90` output (CUDA 13.0) on PTX
@@ -17,7 +19,8 @@ TEST_CASE("ptxas output of a Li2018 schedule yields one row per kernel", "[ptxas
     CHECK(kernels[0].name == "_kernel_output_s0_x_v0_v0___block_id_x");
     CHECK(kernels[0].registers == 17);
     CHECK(kernels[2].registers == 16);
-    for (const auto &k : kernels) CHECK_FALSE(k.spills());
+    for (const auto &k : kernels)
+        CHECK_FALSE(k.spills());
 }
 
 TEST_CASE("ptxas output with spills records spill stores, loads and stack", "[ptxas]") {
@@ -40,7 +43,7 @@ TEST_CASE("ptxas output with static shared memory records it", "[ptxas]") {
 }
 
 TEST_CASE("ptxas assembles real PTX and reports its kernel", "[ptxas]") {
-    REQUIRE(find_ptxas().has_value());  // the CUDA toolkit is part of the build machines
+    REQUIRE(find_ptxas().has_value()); // the CUDA toolkit is part of the build machines
     test::TempDir dir;
     PtxasReport r = check_with_ptxas({fixture("static_shared.ptx")}, "sm_90", dir.path());
     CHECK(r.status == PtxasStatus::Checked);
@@ -63,8 +66,8 @@ TEST_CASE("an architecture ptxas does not know is 'not checked', with the reason
 
 TEST_CASE("PTX that ptxas rejects is a failure with ptxas' message", "[ptxas]") {
     test::TempDir dir;
-    PtxasReport r = check_with_ptxas({".version 7.1\n.target sm_86\n.address_size 64\nthis is not ptx\n"}, "sm_90",
-                                     dir.path());
+    PtxasReport r = check_with_ptxas({".version 7.1\n.target sm_86\n.address_size 64\nthis is not ptx\n"},
+                                     "sm_90", dir.path());
     CHECK(r.status == PtxasStatus::Failed);
     CHECK_FALSE(r.detail.empty());
 }

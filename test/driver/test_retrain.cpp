@@ -31,7 +31,8 @@ void fill_database(const std::string &path, int pipelines, int per_pipeline) {
         SyntheticPipeline pipe = random_synthetic_pipeline(rng);
         AnalyticGpuCostModel teacher(gpu);
         teacher.set_pipeline(pipe.stages);
-        db::PipelineIdentity id{"/synthetic.gen", "hash", "synthetic_" + std::to_string(p), "{}", "t", "h100"};
+        db::PipelineIdentity id{
+            "/synthetic.gen", "hash", "synthetic_" + std::to_string(p), "{}", "t", "h100"};
         db::RunInfo run{store.upsert_pipeline(id), "autotune", "gpusched", "{}", "test"};
         int64_t run_id = store.start_run(run);
         for (int i = 0; i < per_pipeline; ++i) {
@@ -42,7 +43,7 @@ void fill_database(const std::string &path, int pipelines, int per_pipeline) {
             row.idx = i;
             auto blob = serialize_featurization(pipe.stages, state);
             row.featurization.assign(blob.begin(), blob.end());
-            row.runtime_median_ms = cost[0] * 1.7;  // a GPU that is uniformly slower than the model thinks
+            row.runtime_median_ms = cost[0] * 1.7; // a GPU that is uniformly slower than the model thinks
             row.ptxas_status = "checked";
             store.add_sample(run_id, row);
         }
@@ -55,7 +56,8 @@ void fill_database(const std::string &path, int pipelines, int per_pipeline) {
 TEST_CASE("retrain trains on benchmarked samples, writes loadable weights and records them", "[retrain]") {
     test::TempDir dir;
     fill_database(dir / "db.sqlite", 4, 24);
-    auto r = test::run_gpusched({"retrain", "--db", dir / "db.sqlite", "--all", "--epochs", "20", "-o", dir / "w.weights"});
+    auto r = test::run_gpusched(
+        {"retrain", "--db", dir / "db.sqlite", "--all", "--epochs", "20", "-o", dir / "w.weights"});
     INFO(r.out << r.err);
     REQUIRE(r.ok());
     CHECK(r.out.find("Trained on 96 samples of 4 pipelines") != std::string::npos);
@@ -70,8 +72,8 @@ TEST_CASE("retrain trains on benchmarked samples, writes loadable weights and re
 TEST_CASE("retrain of one pipeline uses only its samples", "[retrain]") {
     test::TempDir dir;
     fill_database(dir / "db.sqlite", 3, 10);
-    auto r = test::run_gpusched({"--json", "retrain", "--db", dir / "db.sqlite", "--pipeline", "synthetic_1", "--epochs", "5",
-                           "-o", dir / "w.weights"});
+    auto r = test::run_gpusched({"--json", "retrain", "--db", dir / "db.sqlite", "--pipeline", "synthetic_1",
+                                 "--epochs", "5", "-o", dir / "w.weights"});
     INFO(r.err);
     REQUIRE(r.ok());
     CHECK(r.out.find("\"samples\": 10") != std::string::npos);
@@ -90,7 +92,8 @@ TEST_CASE("retrain names the sample whose featurization is corrupt", "[retrain][
     fill_database(dir / "db.sqlite", 1, 4);
     sqlite3 *raw = nullptr;
     sqlite3_open((dir / "db.sqlite").c_str(), &raw);
-    sqlite3_exec(raw, "UPDATE samples SET featurization = x'0102030405' WHERE id = 3", nullptr, nullptr, nullptr);
+    sqlite3_exec(raw, "UPDATE samples SET featurization = x'0102030405' WHERE id = 3", nullptr, nullptr,
+                 nullptr);
     sqlite3_close(raw);
     auto r = test::run_gpusched({"retrain", "--db", dir / "db.sqlite", "--all", "-o", dir / "w.weights"});
     CHECK(r.exit_code == 1);
@@ -109,11 +112,12 @@ TEST_CASE("retrain refuses samples of several devices unless one is chosen, and 
                  "UPDATE samples SET device = 'pocl-AMD EPYC', benchmark = 'measured' WHERE run_id = 2;",
                  nullptr, nullptr, nullptr);
     sqlite3_close(raw);
-    auto mixed = test::run_gpusched({"retrain", "--db", dir / "db.sqlite", "--all", "--epochs", "2", "-o", dir / "w"});
+    auto mixed =
+        test::run_gpusched({"retrain", "--db", dir / "db.sqlite", "--all", "--epochs", "2", "-o", dir / "w"});
     CHECK(mixed.exit_code == 1);
     CHECK(mixed.err.find("2 devices (NVIDIA H100, pocl-AMD EPYC)") != std::string::npos);
-    auto one = test::run_gpusched({"--json", "retrain", "--db", dir / "db.sqlite", "--all", "--device", "NVIDIA H100",
-                                   "--epochs", "2", "-o", dir / "w"});
+    auto one = test::run_gpusched({"--json", "retrain", "--db", dir / "db.sqlite", "--all", "--device",
+                                   "NVIDIA H100", "--epochs", "2", "-o", dir / "w"});
     INFO(one.err);
     REQUIRE(one.ok());
     CHECK(one.out.find("\"samples\": 8") != std::string::npos);

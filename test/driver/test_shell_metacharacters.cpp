@@ -30,8 +30,8 @@ const std::string kNastyName =
 std::vector<std::string> files_named_pwned(const std::string &folder) {
     std::vector<std::string> found;
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(folder, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(folder, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
         if (it->path().filename().string().rfind("pwned", 0) == 0) found.push_back(it->path().string());
     return found;
 }
@@ -54,8 +54,8 @@ TEST_CASE("names full of shell metacharacters reach every subprocess as one argu
     const auto before_here = files_named_pwned(cwd);
 
     SECTION("One Shot: the generator, ptxas and the validation runner") {
-        ProcessResult r = test::run_gpusched({"oneshot", generator, param, "-g", "tiny_stencil", "--gpu", "h100",
-                                              "--samples", "2", "-o", nasty + "/out", "--db", db});
+        ProcessResult r = test::run_gpusched({"oneshot", generator, param, "-g", "tiny_stencil", "--gpu",
+                                              "h100", "--samples", "2", "-o", nasty + "/out", "--db", db});
         INFO("stderr: " << r.err);
         REQUIRE(r.exit_code == 0);
         CHECK(fs::exists(nasty + "/out/tiny_stencil.schedule.h"));
@@ -64,10 +64,33 @@ TEST_CASE("names full of shell metacharacters reach every subprocess as one argu
         CHECK(test::sql_text(db, "SELECT params FROM pipelines").find("pwned-param3") != std::string::npos);
     }
     SECTION("Top 5 on POCL: the benchmark harness's link and run") {
-        ProcessResult r = test::run_gpusched({"tune", generator, param, "-g", "tiny_stencil", "--device", "opencl",
-                                              "--gpu", "h100", "--mode", "top5", "--samples", "2", "--top", "1",
-                                              "--beam-size", "2", "--passes", "1", "--min-time", "0.005",
-                                              "--max-reps", "5", "-o", nasty + "/out", "--db", db});
+        ProcessResult r = test::run_gpusched({"tune",
+                                              generator,
+                                              param,
+                                              "-g",
+                                              "tiny_stencil",
+                                              "--device",
+                                              "opencl",
+                                              "--gpu",
+                                              "h100",
+                                              "--mode",
+                                              "top5",
+                                              "--samples",
+                                              "2",
+                                              "--top",
+                                              "1",
+                                              "--beam-size",
+                                              "2",
+                                              "--passes",
+                                              "1",
+                                              "--min-time",
+                                              "0.005",
+                                              "--max-reps",
+                                              "5",
+                                              "-o",
+                                              nasty + "/out",
+                                              "--db",
+                                              db});
         INFO("stderr: " << r.err);
         REQUIRE(r.exit_code == 0);
         CHECK(test::sql_int(db, "SELECT count(*) FROM samples WHERE benchmark = 'measured'") >= 1);

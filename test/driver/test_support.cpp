@@ -23,7 +23,8 @@ TempDir::TempDir() {
 
 TempDir::~TempDir() {
     std::error_code ec;
-    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add,
+                                 ec);
     std::filesystem::remove_all(path_, ec);
 }
 
@@ -39,7 +40,8 @@ void write_file(const std::string &path, const std::string &text) {
     f << text;
 }
 
-ProcessResult run_gpusched(const std::vector<std::string> &args, const std::map<std::string, std::string> &env) {
+ProcessResult run_gpusched(const std::vector<std::string> &args,
+                           const std::map<std::string, std::string> &env) {
     ProcessSpec spec;
     spec.argv = {GPUSCHED_BINARY};
     spec.argv.insert(spec.argv.end(), args.begin(), args.end());
@@ -53,7 +55,8 @@ int spawn_gpusched(const std::vector<std::string> &args, const std::string &log,
     std::vector<std::string> argv = {GPUSCHED_BINARY};
     argv.insert(argv.end(), args.begin(), args.end());
     std::vector<char *> argvp;
-    for (auto &a : argv) argvp.push_back(a.data());
+    for (auto &a : argv)
+        argvp.push_back(a.data());
     argvp.push_back(nullptr);
     std::vector<std::string> envs;
     for (char **e = environ; *e; ++e) {
@@ -68,7 +71,8 @@ int spawn_gpusched(const std::vector<std::string> &args, const std::string &log,
     envp.push_back(nullptr);
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                     0644);
     posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);

@@ -29,7 +29,8 @@ void write_file(const std::string &path, const std::string &text);
 
 // Runs the built gpusched (GPUSCHED_BINARY) with these arguments and extra
 // environment variables, with a 5 minute timeout.
-ProcessResult run_gpusched(const std::vector<std::string> &args, const std::map<std::string, std::string> &env = {});
+ProcessResult run_gpusched(const std::vector<std::string> &args,
+                           const std::map<std::string, std::string> &env = {});
 
 // Starts the built gpusched in the background, in its own process group,
 // stdout and stderr to `log`, with this process's environment plus `env`

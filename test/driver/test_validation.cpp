@@ -12,9 +12,9 @@
 
 #include "test_support.h"
 #include "tuner/generate/autoschedulers.h"
-#include "tuner/subprocess.h"
 #include "tuner/measure/validation/output_file.h"
 #include "tuner/measure/validation/pocl_validation.h"
+#include "tuner/subprocess.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;
@@ -47,7 +47,7 @@ int64_t rows_in(const std::string &db_path, const std::string &table) {
     sqlite3 *raw = nullptr;
     sqlite3_open_v2(db_path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
     sqlite3_stmt *st = nullptr;
-    int64_t n = -1;  // the table does not exist, or the file is no database
+    int64_t n = -1; // the table does not exist, or the file is no database
     if (sqlite3_prepare_v2(raw, ("SELECT count(*) FROM " + table).c_str(), -1, &st, nullptr) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW)
         n = sqlite3_column_int64(st, 0);
@@ -86,8 +86,9 @@ TEST_CASE("a GPU build that computes something else fails validation, saying whe
 
 TEST_CASE("oneshot never keeps a schedule that changes the output", "[validation][oneshot]") {
     test::TempDir dir;
-    ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "wrong_on_gpu", "--autoscheduler",
-                                          "naive", "-o", dir / "out", "--db", dir / "db.sqlite"});
+    ProcessResult r =
+        test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "wrong_on_gpu", "--autoscheduler",
+                            "naive", "-o", dir / "out", "--db", dir / "db.sqlite"});
     INFO(r.out << r.err);
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("changed the pipeline's output") != std::string::npos);
@@ -105,38 +106,43 @@ TEST_CASE("oneshot never keeps a schedule that changes the output", "[validation
     }
 }
 
-TEST_CASE("a bilateral grid written as Halide's example writes it is scheduled by gpusched and validates on POCL", "[validation][oneshot][estimates]") {
+TEST_CASE(
+    "a bilateral grid written as Halide's example writes it is scheduled by gpusched and validates on POCL",
+    "[validation][oneshot][estimates]") {
     // The slice's bin index is bounded only by a clamp of the value and
     // r_sigma's estimate, the grid's z extent also by Func estimates.
     test::TempDir dir;
-    ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "estimated_grid", "width=512",
-                                          "height=384", "--samples", "2", "-o", dir / "out", "--db",
-                                          dir / "db.sqlite"});
+    ProcessResult r =
+        test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "estimated_grid", "width=512",
+                            "height=384", "--samples", "2", "-o", dir / "out", "--db", dir / "db.sqlite"});
     INFO(r.out << r.err);
     CHECK(r.exit_code == 0);
     CHECK(r.out.find("Output validation (OpenCL build on POCL vs a CPU build): passed") != std::string::npos);
 }
 
-TEST_CASE("a schedule that splits a float sum across threads is validated against a reference split the same way, bit for bit",
+TEST_CASE("a schedule that splits a float sum across threads is validated against a reference split the same "
+          "way, bit for bit",
           "[validation][oneshot][reduction_split]") {
     test::TempDir dir;
     // Without atomic combining: partials added atomically arrive in the
     // order the threads run, which no reference can repeat bit for bit (it
     // is validated within the float tolerance instead).
     test::write_file(dir / "serial-combine.json", R"({"atomic_reductions": false})");
-    ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "float_total", "--samples", "1",
-                                          "-o", dir / "out", "--db", dir / "db.sqlite", "--search-config",
-                                          dir / "serial-combine.json"});
+    ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "float_total", "--samples",
+                                          "1", "-o", dir / "out", "--db", dir / "db.sqlite",
+                                          "--search-config", dir / "serial-combine.json"});
     INFO(r.out << r.err);
     REQUIRE(r.exit_code == 0);
-    const nlohmann::json record = nlohmann::json::parse(test::read_file(dir / "out/float_total.gpusched.json"));
+    const nlohmann::json record =
+        nlohmann::json::parse(test::read_file(dir / "out/float_total.gpusched.json"));
     REQUIRE(record.contains("reduction_splits"));
-    REQUIRE(!record["reduction_splits"].empty());  // the search split the sum
+    REQUIRE(!record["reduction_splits"].empty()); // the search split the sum
     // The chosen schedule, validated again: a reference summed serially would
     // differ in the last bits of a million-term float sum; one that performs
     // the record's splits sums in the same order, and agrees exactly.
     ValidationRequest v = request(dir, "float_total", "gpusched");
-    v.plugin_config = {{"atomic_reductions", false}};  // otherwise the defaults: the h100 profile the search used
+    v.plugin_config = {
+        {"atomic_reductions", false}}; // otherwise the defaults: the h100 profile the search used
     v.replay_record = dir / "out/float_total.gpusched.json";
     const ValidationReport report = validate_schedule_on_pocl(v);
     INFO(report.detail);
@@ -146,7 +152,8 @@ TEST_CASE("a schedule that splits a float sum across threads is validated agains
     CHECK(report.outputs[0].second.max_abs_error == 0);
 }
 
-TEST_CASE("a float sum split by a foreign schedule fails against the serial reference and passes against the one summed in blocks",
+TEST_CASE("a float sum split by a foreign schedule fails against the serial reference and passes against the "
+          "one summed in blocks",
           "[validation][reduction_split]") {
     test::TempDir dir;
     ValidationRequest v = request(dir, "float_total", "manual");
@@ -176,12 +183,14 @@ TEST_CASE("a pipeline without a long float reduction gets no second reference", 
     CHECK(test::read_file(reference / "reordered.txt").find("no long float reduction") != std::string::npos);
 }
 
-TEST_CASE("an output that agrees with neither reference fails and the detail gives both comparisons", "[validation]") {
+TEST_CASE("an output that agrees with neither reference fails and the detail gives both comparisons",
+          "[validation]") {
     test::TempDir dir;
     fs::create_directories(fs::path(dir / "ref") / kReorderedReferenceDir);
     float serial[1] = {5.4766e6f}, blocked[1] = {5.5923e6f}, near_blocked[1] = {5.5924e6f}, wrong[1] = {1.0f};
     write_output(dir / "ref/output.raw", 2, 32, {}, serial, sizeof serial);
-    write_output(fs::path(dir / "ref") / kReorderedReferenceDir / "output.raw", 2, 32, {}, blocked, sizeof blocked);
+    write_output(fs::path(dir / "ref") / kReorderedReferenceDir / "output.raw", 2, 32, {}, blocked,
+                 sizeof blocked);
     write_output(dir / "near.raw", 2, 32, {}, near_blocked, sizeof near_blocked);
     write_output(dir / "wrong.raw", 2, 32, {}, wrong, sizeof wrong);
     const OutputComparison near = compare_with_references(dir / "ref", "output", dir / "near.raw");
@@ -190,7 +199,8 @@ TEST_CASE("an output that agrees with neither reference fails and the detail giv
     INFO(bad.detail);
     CHECK_FALSE(bad.passed());
     CHECK(bad.detail.find("1 of 1 values differ") != std::string::npos);
-    CHECK(bad.detail.find("and against the reference whose float reductions sum in blocks: 1 of 1 values differ") !=
+    CHECK(bad.detail.find(
+              "and against the reference whose float reductions sum in blocks: 1 of 1 values differ") !=
           std::string::npos);
     // Without the second reference the serial one alone decides.
     fs::remove_all(fs::path(dir / "ref") / kReorderedReferenceDir);
@@ -201,7 +211,8 @@ TEST_CASE("an output that agrees with neither reference fails and the detail giv
     CHECK(missing.detail.find("absent.raw") != std::string::npos);
 }
 
-TEST_CASE("float outputs agree within tolerance and NaN where a value was expected is a mismatch", "[validation]") {
+TEST_CASE("float outputs agree within tolerance and NaN where a value was expected is a mismatch",
+          "[validation]") {
     test::TempDir dir;
     float ref[4] = {1.f, 2.f, 3.f, 1e6f};
     float close[4] = {1.f, 2.0001f, 3.f, 1e6f + 50.f};
@@ -235,9 +246,10 @@ TEST_CASE("integer outputs may differ by one, not more", "[validation]") {
 TEST_CASE("one outlier in a million passes, a corrupted tile does not", "[validation]") {
     test::TempDir dir;
     std::vector<uint8_t> ref(3000000, 100), few = ref, tile = ref;
-    few[12345] = 103;  // isolated rounding outliers, as CPU vs GPU math gives
+    few[12345] = 103; // isolated rounding outliers, as CPU vs GPU math gives
     few[2000000] = 97;
-    for (int i = 0; i < 256; ++i) tile[500000 + i] = 0;  // a 16x16 tile written wrong
+    for (int i = 0; i < 256; ++i)
+        tile[500000 + i] = 0; // a 16x16 tile written wrong
     write_output(dir / "ref.raw", 1, 8, {3000000}, ref.data(), ref.size());
     write_output(dir / "few.raw", 1, 8, {3000000}, few.data(), few.size());
     write_output(dir / "tile.raw", 1, 8, {3000000}, tile.data(), tile.size());

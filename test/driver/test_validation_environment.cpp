@@ -33,8 +33,10 @@ public:
     }
     ~ScopedEnv() {
         for (const auto &[k, v] : saved_) {
-            if (v) setenv(k.c_str(), v->c_str(), 1);
-            else unsetenv(k.c_str());
+            if (v)
+                setenv(k.c_str(), v->c_str(), 1);
+            else
+                unsetenv(k.c_str());
         }
     }
 
@@ -59,7 +61,7 @@ TEST_CASE("validation with an OpenCL that cannot start is not run and gives no v
     test::TempDir dir;
     ValidationRequest r;
     r.generator_path = DRIVER_TEST_GENERATORS;
-    r.generator_name = "wrong_on_gpu";  // would fail validation if it ran
+    r.generator_name = "wrong_on_gpu"; // would fail validation if it ran
     r.source = *find_schedule_source("naive");
     r.work_dir = dir / "validate";
     r.timeout = std::chrono::seconds(300);
@@ -74,9 +76,9 @@ TEST_CASE("validation with an OpenCL that cannot start is not run and gives no v
 TEST_CASE("oneshot with an OpenCL that cannot start keeps the model's choice marked not validated",
           "[validation][environment][oneshot]") {
     test::TempDir dir;
-    ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil", "--samples", "3",
-                                          "--beam-size", "2", "--passes", "1", "-o", dir / "out", "--db",
-                                          dir / "db.sqlite", "--json"},
+    ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil",
+                                          "--samples", "3", "--beam-size", "2", "--passes", "1", "-o",
+                                          dir / "out", "--db", dir / "db.sqlite", "--json"},
                                          kPoclWithoutDevice);
     INFO("stderr: " << r.err);
     REQUIRE(r.ok());
@@ -90,7 +92,9 @@ TEST_CASE("oneshot with an OpenCL that cannot start keeps the model's choice mar
     const auto j = nlohmann::json::parse(r.out);
     const auto &best = j["samples"][j["best_sample"].get<std::size_t>()];
     CHECK(best["validation"]["status"] == "not run");
-    CHECK(best["validation"]["detail"].get<std::string>().find("OpenCL cannot run a kernel") != std::string::npos);
-    for (const auto &s : j["samples"]) CHECK(s["validation"]["status"] != "failed");
+    CHECK(best["validation"]["detail"].get<std::string>().find("OpenCL cannot run a kernel") !=
+          std::string::npos);
+    for (const auto &s : j["samples"])
+        CHECK(s["validation"]["status"] != "failed");
     CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
 }

@@ -13,8 +13,11 @@ using namespace gpusched;
 // width); the report goes to dir/fuzz.md.
 static ProcessResult run_fuzz(const test::TempDir &dir, const std::string &seeds,
                               const std::vector<std::string> &params = {}) {
-    std::vector<std::string> args{"fuzz", "--generator", RANDOM_PIPELINE_GENERATOR, "--seeds", seeds, "--samples", "2",
-                                  "--beam-size", "8", "--passes", "2", "--work-dir", dir / "work", "-o", dir / "fuzz.md"};
+    std::vector<std::string> args{"fuzz",       "--generator", RANDOM_PIPELINE_GENERATOR,
+                                  "--seeds",    seeds,         "--samples",
+                                  "2",          "--beam-size", "8",
+                                  "--passes",   "2",           "--work-dir",
+                                  dir / "work", "-o",          dir / "fuzz.md"};
     args.insert(args.end(), params.begin(), params.end());
     return test::run_gpusched(args);
 }
@@ -23,7 +26,8 @@ static ProcessResult run_fuzz(const test::TempDir &dir, const std::string &seeds
 // outputs; `describe=true` lists their stages), the case the reference
 // implementation failed on (Halide issue 8000). A smaller beam keeps this
 // inside the suite's time; the search code paths are the same.
-TEST_CASE("the search's schedules for random pipelines compile and assemble and keep their outputs", "[fuzz]") {
+TEST_CASE("the search's schedules for random pipelines compile and assemble and keep their outputs",
+          "[fuzz]") {
     test::TempDir dir;
     auto r = run_fuzz(dir, "2:3");
     const std::string md = test::read_file(dir / "fuzz.md");
@@ -54,7 +58,9 @@ TEST_CASE("a pipeline that bins float values near a bin edge validates", "[fuzz]
 // y clamped to the image's height (which only the input's estimates bound),
 // seed 24 reads its input displaced in y by a data-dependent offset clamped
 // to +-1 (`describe=true` lists the stages).
-TEST_CASE("random pipelines that gather at clamped data-dependent indices get schedules that keep their outputs", "[fuzz][estimates]") {
+TEST_CASE(
+    "random pipelines that gather at clamped data-dependent indices get schedules that keep their outputs",
+    "[fuzz][estimates]") {
     test::TempDir dir;
     auto r = run_fuzz(dir, "23:24", {"gathers=true", "max_stages=8"});
     const std::string md = test::read_file(dir / "fuzz.md");

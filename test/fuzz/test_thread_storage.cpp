@@ -46,11 +46,13 @@ struct UpsampleChain {
 // with 2x2 points per thread (so about 33x3 threads), p per thread of u.
 Decisions seed6_shape(const FunctionDAG &dag, const UpsampleChain &c) {
     Decisions d = initial_decisions(dag);
-    const int out = dag.node_index(c.out.name()), u = dag.node_index(c.u.name()), p = dag.node_index(c.p.name());
+    const int out = dag.node_index(c.out.name()), u = dag.node_index(c.u.name()),
+              p = dag.node_index(c.p.name());
     REQUIRE(out >= 0);
     REQUIRE(u >= 0);
     REQUIRE(p >= 0);
-    for (auto &f : d.funcs) f.location = ComputeLocation::Inline;
+    for (auto &f : d.funcs)
+        f.location = ComputeLocation::Inline;
     d.funcs[out].location = ComputeLocation::Root;
     d.funcs[out].tiled = true;
     d.funcs[out].stages = {StageTiling{{1, 1}, {64, 4}}};
@@ -65,13 +67,15 @@ Decisions seed6_shape(const FunctionDAG &dag, const UpsampleChain &c) {
 std::string lowered_host_and_kernels(Pipeline pipeline, const std::string &target) {
     Module m = pipeline.compile_to_module(pipeline.infer_arguments(), "ts", Target(target));
     std::ostringstream s;
-    for (const auto &f : m.functions()) s << f.body << "\n";
+    for (const auto &f : m.functions())
+        s << f.body << "\n";
     return s.str();
 }
 
 } // namespace
 
-TEST_CASE("a thread-level Func read at half resolution in a wider kernel needs no global heap", "[fuzz][schedule]") {
+TEST_CASE("a thread-level Func read at half resolution in a wider kernel needs no global heap",
+          "[fuzz][schedule]") {
     UpsampleChain c;
     FunctionDAG dag({c.out.function()});
     const Decisions d = seed6_shape(dag, c);
@@ -91,9 +95,12 @@ TEST_CASE("a thread-level Func read at half resolution in a wider kernel needs n
     // through x / 2. With bound_extent in x and y, Halide 21 failed to
     // compile the kernel for CUDA: core/halide_compat.h, kRegisterBoundMethod.)
     CHECK(std::regex_search(
-        source, std::regex(R"(ts_pointwise\.compute_at\(ts_upsample, v\d+_x_gt\)\.store_in\(::Halide::MemoryType::Register\))")));
+        source,
+        std::regex(
+            R"(ts_pointwise\.compute_at\(ts_upsample, v\d+_x_gt\)\.store_in\(::Halide::MemoryType::Register\))")));
 
-    for (const char *target : {GPUSCHED_HOST_TARGET "-opencl", GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86"}) {
+    for (const char *target :
+         {GPUSCHED_HOST_TARGET "-opencl", GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86"}) {
         // Only the output lives in global memory; a halide_device_malloc is the
         // kernel heap that FuseGPUThreadLoops sized wrongly.
         const std::string stmt = lowered_host_and_kernels(pipeline, target);

@@ -15,8 +15,8 @@
 #include "test_support.h"
 #include "tuner/generate/ptx_extract.h"
 #include "tuner/generate/ptxas_report.h"
-#include "tuner/subprocess.h"
 #include "tuner/measure/validation/pocl_validation.h"
+#include "tuner/subprocess.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;

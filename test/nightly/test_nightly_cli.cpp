@@ -91,9 +91,10 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
     test::TempDir dir;
     const std::string config = write_config(
         dir, "300s",
-        json::array({pipeline("stencil", "tiny_stencil", "autotune", {{"iterations", 1}}),
-                     pipeline("stencil128", "tiny_stencil", "top5", {{"params", {{"width", 128}}}}),
-                     pipeline("rows", "row_sums", "autotune", {{"iterations", 1}, {"baselines", {"naive"}}})}),
+        json::array(
+            {pipeline("stencil", "tiny_stencil", "autotune", {{"iterations", 1}}),
+             pipeline("stencil128", "tiny_stencil", "top5", {{"params", {{"width", 128}}}}),
+             pipeline("rows", "row_sums", "autotune", {{"iterations", 1}, {"baselines", {"naive"}}})}),
         {{"report", "reports/night.html"}});
     fs::create_directories(dir / "reports");
     ProcessResult r = test::run_gpusched({"nightly", config, "--json"});
@@ -137,9 +138,10 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
     CHECK(runs.size() == 3);
     CHECK(j["pipelines"][1]["mode"] == "top5");
     // rows' baseline: timed once, as a run of its own naming the autotune run.
-    CHECK(test::sql_text(db_path, "SELECT r.status || ' ' || s.validation FROM runs r JOIN samples s ON s.run_id "
-                                  "= r.id WHERE r.autoscheduler = 'naive' AND r.config ->> '$.baseline_of_run' = " +
-                                      j["pipelines"][2]["run_id"].dump()) == "finished passed");
+    CHECK(test::sql_text(db_path,
+                         "SELECT r.status || ' ' || s.validation FROM runs r JOIN samples s ON s.run_id "
+                         "= r.id WHERE r.autoscheduler = 'naive' AND r.config ->> '$.baseline_of_run' = " +
+                             j["pipelines"][2]["run_id"].dump()) == "finished passed");
 
     // One model on every pipeline, one per pipeline held out, each recorded
     // with what it was trained on, none with a held-out pipeline's sample.
@@ -184,7 +186,8 @@ TEST_CASE("a nightly over three pipelines prints the summary, promotes each sche
     CHECK(j["report"].get<std::string>().find("reports/night.html (4 runs") != std::string::npos);
     const std::string html = test::read_file(dir / "reports/night.html");
     CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
-    for (const std::string name : {"tiny_stencil", "row_sums", "naive"}) CHECK(html.find(name) != std::string::npos);
+    for (const std::string name : {"tiny_stencil", "row_sums", "naive"})
+        CHECK(html.find(name) != std::string::npos);
 }
 
 TEST_CASE("a second nightly started while one runs is refused at once by the lock naming the holder",

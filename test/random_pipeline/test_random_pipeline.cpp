@@ -259,8 +259,8 @@ TEST_CASE("different seeds give different pipelines", "[random_pipeline]") {
     for (int seed = 1; seed <= kSeeds; seed++) {
         const TempDir dir_tmp("variety");
         const std::string &dir = dir_tmp.path;
-        const ProcessResult r =
-            run_generator(dir, "h", GPUSCHED_HOST_TARGET, small_params(seed, {"describe=true", "schedule=root"}));
+        const ProcessResult r = run_generator(dir, "h", GPUSCHED_HOST_TARGET,
+                                              small_params(seed, {"describe=true", "schedule=root"}));
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
         structures.insert(strip_first_line(r.output));
@@ -270,10 +270,12 @@ TEST_CASE("different seeds give different pipelines", "[random_pipeline]") {
     // And the lowered code differs, not only the description.
     const TempDir t1("variety_stmt1"), t2("variety_stmt2");
     const std::string &d1 = t1.path, &d2 = t2.path;
-    REQUIRE(run_generator(d1, "stmt", GPUSCHED_HOST_TARGET, small_params(1, {"max_stages=4", "schedule=root"})).exit_code ==
-            0);
-    REQUIRE(run_generator(d2, "stmt", GPUSCHED_HOST_TARGET, small_params(2, {"max_stages=4", "schedule=root"})).exit_code ==
-            0);
+    REQUIRE(
+        run_generator(d1, "stmt", GPUSCHED_HOST_TARGET, small_params(1, {"max_stages=4", "schedule=root"}))
+            .exit_code == 0);
+    REQUIRE(
+        run_generator(d2, "stmt", GPUSCHED_HOST_TARGET, small_params(2, {"max_stages=4", "schedule=root"}))
+            .exit_code == 0);
     CHECK(read_file(d1 + "/random_pipeline.stmt") != read_file(d2 + "/random_pipeline.stmt"));
 }
 
@@ -289,8 +291,9 @@ TEST_CASE("the family covers every stage kind, several outputs and reductions to
     for (int seed = 0; seed < 40; seed++) {
         const TempDir dir_tmp("family");
         const std::string &dir = dir_tmp.path;
-        const ProcessResult r = run_generator(
-            dir, "h", GPUSCHED_HOST_TARGET, small_params(seed, {"num_outputs=0", "describe=true", "schedule=root"}));
+        const ProcessResult r =
+            run_generator(dir, "h", GPUSCHED_HOST_TARGET,
+                          small_params(seed, {"num_outputs=0", "describe=true", "schedule=root"}));
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
         const std::string header = read_file(dir + "/random_pipeline.h");
@@ -326,8 +329,9 @@ TEST_CASE("the family covers every stage kind, several outputs and reductions to
     CHECK(multi_output_with_reduction >= 3);
 }
 
-TEST_CASE("gathers=true adds gathers at clamped data-dependent indices, and without it a seed keeps its pipeline",
-          "[random_pipeline]") {
+TEST_CASE(
+    "gathers=true adds gathers at clamped data-dependent indices, and without it a seed keeps its pipeline",
+    "[random_pipeline]") {
     // Seed 24 as the generator drew it before the gather kind existed.
     const std::string before = "  in0 input_0 mirror_interior: float32 [0, 1] est 128x96\n"
                                "  s0 histogram(in0) 128 bins: float32 [0, 1] est 128x96\n"
@@ -337,8 +341,9 @@ TEST_CASE("gathers=true adds gathers at clamped data-dependent indices, and with
                                "  output_0 <- s3 (reduction upstream) est 128x96x3\n";
     {
         const TempDir dir("gathers_off");
-        const ProcessResult r = run_generator(dir.path, "stmt", GPUSCHED_HOST_TARGET,
-                                              small_params(24, {"num_outputs=0", "max_stages=8", "describe=true"}));
+        const ProcessResult r =
+            run_generator(dir.path, "stmt", GPUSCHED_HOST_TARGET,
+                          small_params(24, {"num_outputs=0", "max_stages=8", "describe=true"}));
         REQUIRE(r.exit_code == 0);
         CHECK(strip_first_line(r.output) == before);
     }
@@ -347,9 +352,9 @@ TEST_CASE("gathers=true adds gathers at clamped data-dependent indices, and with
     // take minutes; lowering is where a read Halide cannot bound fails.
     for (int seed = 0; seed < 20; seed++) {
         const TempDir dir("gathers_on");
-        const ProcessResult r =
-            run_generator(dir.path, "stmt", GPUSCHED_HOST_TARGET,
-                          small_params(seed, {"num_outputs=0", "max_stages=8", "describe=true", "gathers=true"}));
+        const ProcessResult r = run_generator(
+            dir.path, "stmt", GPUSCHED_HOST_TARGET,
+            small_params(seed, {"num_outputs=0", "max_stages=8", "describe=true", "gathers=true"}));
         INFO("seed " << seed << ": " << describe_result(r));
         REQUIRE(r.exit_code == 0);
         for (const std::string &line : split_lines(r.output)) {
@@ -365,7 +370,8 @@ TEST_CASE("gathers=true adds gathers at clamped data-dependent indices, and with
 TEST_CASE("schedule=naive on a target without a GPU is a clear error", "[random_pipeline]") {
     const TempDir dir_tmp("naive_cpu");
     const std::string &dir = dir_tmp.path;
-    const ProcessResult r = run_generator(dir, "h", GPUSCHED_HOST_TARGET, small_params(1, {"schedule=naive"}));
+    const ProcessResult r =
+        run_generator(dir, "h", GPUSCHED_HOST_TARGET, small_params(1, {"schedule=naive"}));
     CHECK(r.exit_code != 0);
     CHECK(r.output.find("needs a target with a GPU feature") != std::string::npos);
 }
@@ -395,10 +401,12 @@ TEST_CASE("gpusched_root builds seed 25, whose all-inline lowering took more tha
     // this seed's lowering ran the fuzz machine out of memory.
     const TempDir dir_tmp("root");
     const std::string &dir = dir_tmp.path;
-    std::string command = "ulimit -v 1048576; exec '" RP_GENERATOR "' -g random_pipeline -o '" + dir +
-                          "' -e static_library,h,schedule -p '" RP_PLUGIN "' target=" +
-                          std::string(GPUSCHED_HOST_TARGET) + "-no_runtime";
-    for (const std::string &a : gpusched::autoscheduler_args("gpusched_root")) command += " " + a;
+    std::string command =
+        "ulimit -v 1048576; exec '" RP_GENERATOR "' -g random_pipeline -o '" + dir +
+        "' -e static_library,h,schedule -p '" RP_PLUGIN "' target=" + std::string(GPUSCHED_HOST_TARGET) +
+        "-no_runtime";
+    for (const std::string &a : gpusched::autoscheduler_args("gpusched_root"))
+        command += " " + a;
     for (const std::string &p : small_params(25, {"num_outputs=0", "scans=true", "pyramids=true"}))
         command += " " + p;
     const ProcessResult r = run_process({"/bin/sh", "-c", command}, 120);
@@ -418,7 +426,8 @@ TEST_CASE("gpusched_root builds seed 25, whose all-inline lowering took more tha
         } else if (line.find(".compute_root();") != std::string::npos) {
             ++at_root;
             CHECK(handles.count(line.substr(line.find_first_not_of(' '),
-                                            line.find(".compute_root();") - line.find_first_not_of(' '))) == 1);
+                                            line.find(".compute_root();") - line.find_first_not_of(' '))) ==
+                  1);
         }
     }
     CHECK(funcs > 20);
@@ -441,11 +450,13 @@ TEST_CASE("a reduction split over an input-sized domain gives kernels of constan
         std::ofstream cfg(dir + "/config.json");
         cfg << R"({"seed": 1060000, "check_launches": true})";
     }
-    std::string command = "GPUSCHED_CONFIG='" + dir + "/config.json' exec '" RP_GENERATOR
-                          "' -g random_pipeline -o '" + dir + "' -e schedule -p '" RP_PLUGIN
-                          "' target=x86-64-linux-avx2-cuda-cuda_capability_86";
-    for (const std::string &a : gpusched::autoscheduler_args("gpusched")) command += " " + a;
-    for (const std::string &p : small_params(1060, {"num_outputs=0"})) command += " " + p;
+    std::string command = "GPUSCHED_CONFIG='" + dir +
+                          "/config.json' exec '" RP_GENERATOR "' -g random_pipeline -o '" + dir +
+                          "' -e schedule -p '" RP_PLUGIN "' target=x86-64-linux-avx2-cuda-cuda_capability_86";
+    for (const std::string &a : gpusched::autoscheduler_args("gpusched"))
+        command += " " + a;
+    for (const std::string &p : small_params(1060, {"num_outputs=0"}))
+        command += " " + p;
     const ProcessResult r = run_process({"/bin/sh", "-c", command}, 300);
     INFO(describe_result(r));
     REQUIRE(r.exit_code == 0);

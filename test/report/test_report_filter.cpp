@@ -4,13 +4,14 @@
 
 #include "test/catch2_compat.h"
 
-#include "tuner/report/report_data.h"
 #include "common/errors.h"
+#include "tuner/report/report_data.h"
 
 using gpusched::UserError;
 using gpusched::report::parse_since;
 
-TEST_CASE("the --since filter takes an ISO date or date-time and gives the database's timestamp form", "[filter]") {
+TEST_CASE("the --since filter takes an ISO date or date-time and gives the database's timestamp form",
+          "[filter]") {
     CHECK(parse_since("2026-11-23") == "2026-11-23T00:00:00.000Z");
     CHECK(parse_since("2026-11-23T06:05") == "2026-11-23T06:05:00.000Z");
     CHECK(parse_since("2026-11-23 06:05:30") == "2026-11-23T06:05:30.000Z");

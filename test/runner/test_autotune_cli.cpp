@@ -21,33 +21,34 @@
 
 #include "db/database.h"
 #include "db/sample_store.h"
-#include "tuner/generate/autoschedulers.h"
-#include "tuner/generate/generator_run.h"
 #include "test_sql.h"
 #include "test_support.h"
+#include "tuner/generate/autoschedulers.h"
+#include "tuner/generate/generator_run.h"
 
 using namespace gpusched;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::vector<std::string> autotune_args(const test::TempDir &dir, const std::string &out, const std::string &name,
-                                       int iterations, int batch, std::vector<std::string> extra = {}) {
-    std::vector<std::string> a = {"tune",        DRIVER_TEST_GENERATORS,
-                                  "-g",          name,
-                                  "--mode",      "autotune",
-                                  "--device",    "opencl",
-                                  "--gpu",       "h100",
+std::vector<std::string> autotune_args(const test::TempDir &dir, const std::string &out,
+                                       const std::string &name, int iterations, int batch,
+                                       std::vector<std::string> extra = {}) {
+    std::vector<std::string> a = {"tune",         DRIVER_TEST_GENERATORS,
+                                  "-g",           name,
+                                  "--mode",       "autotune",
+                                  "--device",     "opencl",
+                                  "--gpu",        "h100",
                                   "--iterations", std::to_string(iterations),
-                                  "--batch",     std::to_string(batch),
-                                  "--beam-size", "2",
-                                  "--passes",    "1",
-                                  "-j",          "2",
-                                  "--min-time",  "0.005",
-                                  "--max-reps",  "20",
-                                  "--epochs",    "20",
-                                  "-o",          dir / out,
-                                  "--db",        dir / "db.sqlite"};
+                                  "--batch",      std::to_string(batch),
+                                  "--beam-size",  "2",
+                                  "--passes",     "1",
+                                  "-j",           "2",
+                                  "--min-time",   "0.005",
+                                  "--max-reps",   "20",
+                                  "--epochs",     "20",
+                                  "-o",           dir / out,
+                                  "--db",         dir / "db.sqlite"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
 }
@@ -115,8 +116,10 @@ TEST_CASE("autotune searches the second batch with weights retrained on the firs
     db::SampleStore store(database);
     for (const auto &s : store.samples_of_run(run)) {
         const auto cfg = nlohmann::json::parse(s.search_config);
-        if (s.batch == 0) CHECK_FALSE(cfg.contains("weights_path"));
-        else CHECK(cfg.value("weights_path", "") == weights_path);
+        if (s.batch == 0)
+            CHECK_FALSE(cfg.contains("weights_path"));
+        else
+            CHECK(cfg.value("weights_path", "") == weights_path);
     }
     CHECK(test::sql_text(db_path, "SELECT provenance FROM weights WHERE id = " + std::to_string(weights_id))
               .find("autotune run " + std::to_string(run) + " after batch 0") != std::string::npos);
@@ -138,7 +141,8 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
           "[autotune][resume]") {
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
-    const pid_t pid = test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
+    const pid_t pid =
+        test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
     // Kill when batch 1 has begun: batch 0 finished and retrained, batch 1 partly stored.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
     int64_t stored_before = 0;
@@ -166,9 +170,10 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
     const std::string ids_before = test::stored_sample_keys(db_path);
     const int64_t weights_rows = test::sql_int(db_path, "SELECT count(*) FROM weights");
 
-    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
-                                          dir / "out", "--db", db_path, "-j", "2", "--json"});
-    INFO("first: " << test::read_file(dir / "first.log") << "\nresume stdout: " << r.out << "\nstderr: " << r.err);
+    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1",
+                                          "-o", dir / "out", "--db", db_path, "-j", "2", "--json"});
+    INFO("first: " << test::read_file(dir / "first.log") << "\nresume stdout: " << r.out
+                   << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
     CHECK(j["resumed"] == true);
@@ -187,7 +192,8 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
     CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
 }
 
-TEST_CASE("autotune stopped by SIGTERM or SIGINT marks the run interrupted and exits 130 and its resume completes it "
+TEST_CASE("autotune stopped by SIGTERM or SIGINT marks the run interrupted and exits 130 and its resume "
+          "completes it "
           "with no sample doubled",
           "[autotune][resume]") {
     // What a cron job's timeout or `kill` sends, and Ctrl-C.
@@ -195,7 +201,8 @@ TEST_CASE("autotune stopped by SIGTERM or SIGINT marks the run interrupted and e
     INFO("signal " << sig);
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
-    const pid_t pid = test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
+    const pid_t pid =
+        test::spawn_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4), dir / "first.log");
     // Once batch 0 has stored a sample.
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
     int64_t stored = 0;
@@ -219,8 +226,8 @@ TEST_CASE("autotune stopped by SIGTERM or SIGINT marks the run interrupted and e
     CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples") < 8);
     const std::string ids_before = test::stored_sample_keys(db_path);
 
-    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
-                                          dir / "out", "--db", db_path, "-j", "2", "--json"});
+    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1",
+                                          "-o", dir / "out", "--db", db_path, "-j", "2", "--json"});
     INFO("resume stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
@@ -231,7 +238,8 @@ TEST_CASE("autotune stopped by SIGTERM or SIGINT marks the run interrupted and e
     CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
 }
 
-TEST_CASE("autotune --max-samples stops at that many samples, writes the best and exits 3", "[autotune][budget]") {
+TEST_CASE("autotune --max-samples stops at that many samples, writes the best and exits 3",
+          "[autotune][budget]") {
     test::TempDir dir;
     ProcessResult r =
         test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 4, {"--max-samples", "3", "--json"}));
@@ -250,10 +258,11 @@ TEST_CASE("autotune --max-samples stops at that many samples, writes the best an
     CHECK(test::sql_int(db_path, "SELECT best_sample_id IS NOT NULL FROM runs WHERE id = 1") == 1);
 }
 
-TEST_CASE("autotune --time-budget stops at a sample boundary, writes the best and exits 3", "[autotune][budget]") {
+TEST_CASE("autotune --time-budget stops at a sample boundary, writes the best and exits 3",
+          "[autotune][budget]") {
     test::TempDir dir;
-    ProcessResult r =
-        test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 3, 4, {"--time-budget", "8s", "--json"}));
+    ProcessResult r = test::run_gpusched(
+        autotune_args(dir, "out", "tiny_stencil", 3, 4, {"--time-budget", "8s", "--json"}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.exit_code == 3);
     auto j = nlohmann::json::parse(r.out);
@@ -289,8 +298,8 @@ TEST_CASE("autotune times its baselines once per run with the same runner and a 
           "[autotune][baselines]") {
     test::TempDir dir;
     const std::string db_path = dir / "db.sqlite";
-    ProcessResult r = test::run_gpusched(
-        autotune_args(dir, "out", "tiny_stencil", 2, 3, {"--max-samples", "3", "--baselines", "naive", "--json"}));
+    ProcessResult r = test::run_gpusched(autotune_args(
+        dir, "out", "tiny_stencil", 2, 3, {"--max-samples", "3", "--baselines", "naive", "--json"}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.exit_code == 3);
     auto j = nlohmann::json::parse(r.out);
@@ -306,9 +315,10 @@ TEST_CASE("autotune times its baselines once per run with the same runner and a 
     // Its own run, naming the autotune run, measured on the run's device with its output checked.
     const std::string baseline_run = std::to_string(b["run_id"].get<int64_t>());
     CHECK(test::sql_text(db_path, "SELECT mode || ' ' || autoscheduler || ' ' || status || ' ' || "
-                                  "(config ->> '$.baseline_of_run') FROM runs WHERE id = " + baseline_run) ==
-          "autotune naive finished " + std::to_string(run));
-    CHECK(test::sql_text(db_path, "SELECT validation FROM samples WHERE run_id = " + baseline_run) == "passed");
+                                  "(config ->> '$.baseline_of_run') FROM runs WHERE id = " +
+                                      baseline_run) == "autotune naive finished " + std::to_string(run));
+    CHECK(test::sql_text(db_path, "SELECT validation FROM samples WHERE run_id = " + baseline_run) ==
+          "passed");
     CHECK(test::sql_text(db_path, "SELECT device FROM samples WHERE run_id = " + baseline_run) ==
           test::sql_text(db_path, "SELECT device FROM samples WHERE run_id = " + std::to_string(run) +
                                       " AND benchmark IS NOT NULL LIMIT 1"));
@@ -332,10 +342,14 @@ TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes 
     // Mullapudi2016 schedules GPUs from 21. Where one is missing, the reason
     // names the Halide that has it and the one gpusched is built with.
     const std::vector<std::string> names = schedule_source_names();
-    auto offered = [&](const std::string &n) { return std::find(names.begin(), names.end(), n) != names.end(); };
+    auto offered = [&](const std::string &n) {
+        return std::find(names.begin(), names.end(), n) != names.end();
+    };
     CHECK(offered("li2018"));
-    CHECK(find_schedule_source("li2018")->plugin_path->find("libautoschedule_li2018.so") != std::string::npos);
-    for (const auto &[name, since] : {std::pair<std::string, int>{"anderson2021", 16}, {"mullapudi2016", 21}}) {
+    CHECK(find_schedule_source("li2018")->plugin_path->find("libautoschedule_li2018.so") !=
+          std::string::npos);
+    for (const auto &[name, since] :
+         {std::pair<std::string, int>{"anderson2021", 16}, {"mullapudi2016", 21}}) {
         INFO(name << " with Halide " << GPUSCHED_HALIDE_VERSION);
         const bool here = GPUSCHED_HALIDE_VERSION >= since;
         CHECK(offered(name) == here);
@@ -351,12 +365,13 @@ TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes 
                 inv.autoscheduler = "Mullapudi2016";
                 inv.autoscheduler_options = find_schedule_source(name)->options;
                 const std::vector<std::string> argv = generator_argv(inv);
-                CHECK(std::find(argv.begin(), argv.end(), "autoscheduler.experimental_gpu_schedule=1") != argv.end());
+                CHECK(std::find(argv.begin(), argv.end(), "autoscheduler.experimental_gpu_schedule=1") !=
+                      argv.end());
                 // And its schedule for a CUDA target has CUDA kernels.
                 test::TempDir dir;
                 ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "tiny_stencil",
-                                                      "--autoscheduler", "mullapudi2016", "-o", dir / "out", "--db",
-                                                      dir / "db.sqlite", "--no-validate", "--json"});
+                                                      "--autoscheduler", "mullapudi2016", "-o", dir / "out",
+                                                      "--db", dir / "db.sqlite", "--no-validate", "--json"});
                 INFO("stderr: " << r.err);
                 REQUIRE(r.ok());
                 const auto j = nlohmann::json::parse(r.out);
@@ -374,7 +389,8 @@ TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes 
 
 TEST_CASE("autotune refuses an unknown baseline in one line before any work", "[autotune][bad-input]") {
     test::TempDir dir;
-    ProcessResult r = test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 1, 2, {"--baselines", "li2019"}));
+    ProcessResult r =
+        test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 1, 2, {"--baselines", "li2019"}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     CHECK(r.exit_code == 1);
     CHECK(r.err.find("unknown baseline 'li2019'") != std::string::npos);

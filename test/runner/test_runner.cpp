@@ -10,13 +10,13 @@
 
 #include "test/catch2_compat.h"
 
+#include "common/errors.h"
 #include "test_support.h"
+#include "tuner/cuda_device_query.h"
 #include "tuner/generate/autoschedulers.h"
 #include "tuner/generate/batch.h"
-#include "tuner/cuda_device_query.h"
 #include "tuner/measure/runner/benchmark_build.h"
 #include "tuner/measure/runner/runner.h"
-#include "common/errors.h"
 #include "tuner/measure/validation/pocl_validation.h"
 
 using namespace gpusched;
@@ -139,7 +139,7 @@ namespace {
 // The samples of the sample list a harness process was started with.
 int listed_samples(const fs::path &list) {
     std::string text = test::read_file(list.string());
-    return static_cast<int>(std::count(text.begin(), text.end(), '\0')) / 5;  // five fields a sample
+    return static_cast<int>(std::count(text.begin(), text.end(), '\0')) / 5; // five fields a sample
 }
 } // namespace
 

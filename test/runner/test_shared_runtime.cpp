@@ -8,8 +8,8 @@
 #include "test/catch2_compat.h"
 
 #include "test_support.h"
-#include "tuner/host_target.h"
 #include "tuner/generate/shared_runtime.h"
+#include "tuner/host_target.h"
 #include "tuner/measure/validation/pocl_validation.h"
 
 using namespace gpusched;

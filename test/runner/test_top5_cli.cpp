@@ -271,7 +271,7 @@ TEST_CASE("tune --device opencl without a working OpenCL refuses in one line", "
 TEST_CASE("tune refuses an output directory it cannot create before any work", "[top5][bad-input]") {
     test::TempDir dir;
     auto args = top5_args(dir, "out", DRIVER_TEST_GENERATORS, "tiny_stencil");
-    args[args.size() - 3] = "/proc/gpusched-cannot-be-here";  // -o
+    args[args.size() - 3] = "/proc/gpusched-cannot-be-here"; // -o
     ProcessResult r = test::run_gpusched(args);
     check_one_line_error(r, 1, "cannot create output directory '/proc/gpusched-cannot-be-here'");
     CHECK_FALSE(fs::exists(dir / "db.sqlite"));
@@ -280,7 +280,8 @@ TEST_CASE("tune refuses an output directory it cannot create before any work", "
 TEST_CASE("tune refuses the other mode's options in one line instead of ignoring them", "[top5][bad-input]") {
     test::TempDir dir;
     auto args = top5_args(dir, "out", DRIVER_TEST_GENERATORS, "tiny_stencil", {"--time-budget", "1s"});
-    check_one_line_error(test::run_gpusched(args), 1, "--time-budget is Autotune's (--mode autotune), not Top 5's");
+    check_one_line_error(test::run_gpusched(args), 1,
+                         "--time-budget is Autotune's (--mode autotune), not Top 5's");
     CHECK_FALSE(fs::exists(dir / "db.sqlite"));
     args = top5_args(dir, "out", DRIVER_TEST_GENERATORS, "tiny_stencil"); // holds --top 2
     *std::find(args.begin(), args.end(), "top5") = "autotune";
@@ -289,7 +290,7 @@ TEST_CASE("tune refuses the other mode's options in one line instead of ignoring
 }
 
 TEST_CASE("the CUDA driver needed for a PTX ISA version follows the PTX release notes", "[top5]") {
-    CHECK(cuda_driver_for_ptx_isa("7.1") == 11010);  // Halide 14's sm_86 PTX
+    CHECK(cuda_driver_for_ptx_isa("7.1") == 11010); // Halide 14's sm_86 PTX
     CHECK(cuda_driver_for_ptx_isa("7.0") == 11000);
     CHECK(cuda_driver_for_ptx_isa("6.5") == 10020);
     CHECK(cuda_driver_for_ptx_isa("6.0") == 9000);

@@ -29,7 +29,8 @@ int main(int argc, char **argv) {
     const int w = 512, h = 256;
     Halide::Runtime::Buffer<float> in(w, h), ref(w, h), out(w, h);
     for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++) in(x, y) = std::sin(0.05f * x) * std::cos(0.11f * y) + 0.001f * ((x * 7 + y * 13) % 97);
+        for (int x = 0; x < w; x++)
+            in(x, y) = std::sin(0.05f * x) * std::cos(0.11f * y) + 0.001f * ((x * 7 + y * 13) % 97);
     if (int e = gs_blur_cpu(in, 1.5f, ref)) {
         std::fprintf(stderr, "cpu build failed: %d\n", e);
         return 2;
@@ -45,11 +46,11 @@ int main(int argc, char **argv) {
     for (int y = 0; y < h; y++) {
         for (int x = 0; x < w; x++) {
             const double d = std::fabs(double(out(x, y)) - double(ref(x, y)));
-            if (!(d <= 1e-4)) differ++;  // true for NaN
+            if (!(d <= 1e-4)) differ++; // true for NaN
             if (d > worst) worst = d;
         }
     }
-    std::printf("mismatches: %ld of %d values differ by more than 1e-4 (largest finite difference %g)\n", differ,
-                w * h, worst);
+    std::printf("mismatches: %ld of %d values differ by more than 1e-4 (largest finite difference %g)\n",
+                differ, w * h, worst);
     return differ == 0 ? 0 : 1;
 }

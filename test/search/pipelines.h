@@ -17,7 +17,8 @@ using Halide::Var;
 
 inline std::vector<Halide::Internal::Function> functions(const std::vector<Func> &fs) {
     std::vector<Halide::Internal::Function> r;
-    for (const Func &f : fs) r.push_back(f.function());
+    for (const Func &f : fs)
+        r.push_back(f.function());
     return r;
 }
 
@@ -41,7 +42,7 @@ struct Blur {
 // chain has only depth + 1 Funcs (bgu's inlined solver has the same shape).
 struct DiamondChain {
     Var x{"x"};
-    ImageParam in{Halide::Float(32), 1, "dmd_in"};  // read through Halide's wrapper Func "dmd_in_im"
+    ImageParam in{Halide::Float(32), 1, "dmd_in"}; // read through Halide's wrapper Func "dmd_in_im"
     std::vector<Func> level;
     Func out{"diamond_out"};
     DiamondChain(int depth, int w) {

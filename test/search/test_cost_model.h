@@ -23,9 +23,10 @@ public:
         for (size_t i = 0; i < states.size(); i++) {
             for (const gpusched::ScheduleFeatures &f : states[i]->schedule) {
                 double blocks = std::max(1.0, f[SF::num_blocks]);
-                double per_block = f[SF::num_global_mem_loads_per_block] * 4 + f[SF::num_global_mem_stores_per_block] * 4 +
-                                   f[SF::num_shared_mem_loads_per_block] + f[SF::num_shared_mem_stores_per_block] +
-                                   f[SF::points_computed_total] / blocks * 0.1;
+                double per_block =
+                    f[SF::num_global_mem_loads_per_block] * 4 + f[SF::num_global_mem_stores_per_block] * 4 +
+                    f[SF::num_shared_mem_loads_per_block] + f[SF::num_shared_mem_stores_per_block] +
+                    f[SF::points_computed_total] / blocks * 0.1;
                 double fill = std::min(1.0, blocks / 264.0) * std::max(0.05, f[SF::max_warp_occupancy]);
                 double c = 1e-6 * (per_block * blocks / fill + 1000);
                 costs[i] += c;

@@ -14,14 +14,19 @@ using Halide::Internal::Variable;
 
 namespace {
 
-Expr var(const char *name) { return Variable::make(Halide::Int(32), name); }
+Expr var(const char *name) {
+    return Variable::make(Halide::Int(32), name);
+}
 
 // x.lo is slot 0, x.hi slot 1; "n" is a parameter constant 100.
 VarBinding bind(const std::string &name) {
     VarBinding b;
-    if (name == "x.lo") b.slot = 0;
-    else if (name == "x.hi") b.slot = 1;
-    else if (name == "n") b.constant = 100;
+    if (name == "x.lo")
+        b.slot = 0;
+    else if (name == "x.hi")
+        b.slot = 1;
+    else if (name == "n")
+        b.constant = 100;
     return b;
 }
 
@@ -47,7 +52,7 @@ TEST_CASE("integer division and modulo are Euclidean as in Halide", "[expr_eval]
 
 TEST_CASE("float index arithmetic floors at the end and casts truncate", "[expr_eval]") {
     int64_t slots[2] = {5, 0};
-    Expr f = (Halide::cast<float>(var("x.lo")) + 0.5f) * 0.5f;  // 2.75
+    Expr f = (Halide::cast<float>(var("x.lo")) + 0.5f) * 0.5f; // 2.75
     CHECK(CompiledExpr(f, bind).evaluate(slots) == 2);
     CHECK(CompiledExpr(Halide::cast<int>(-f), bind).evaluate(slots) == -2);
     CHECK(CompiledExpr(Halide::cast<int>(Halide::floor(-f)), bind).evaluate(slots) == -3);
@@ -75,10 +80,11 @@ TEST_CASE("lets bind in order and an inner let shadows an outer one of the same 
 TEST_CASE("linear bounds and constant parts fold at compile time with the same results", "[expr_eval]") {
     int64_t slots[2] = {-5, 9};
     // Linear in the slots: evaluated as c + sum a_i * slot_i.
-    CHECK(CompiledExpr((var("x.hi") + var("n")) * 2 - var("x.lo") * 3 + 1, bind).evaluate(slots) == 2 * 109 + 15 + 1);
+    CHECK(CompiledExpr((var("x.hi") + var("n")) * 2 - var("x.lo") * 3 + 1, bind).evaluate(slots) ==
+          2 * 109 + 15 + 1);
     // A clamp against a parameter folds to a constant bound.
-    CHECK(CompiledExpr(Halide::min(var("x.hi"), var("n") - 1) + Halide::max(var("n") / 3, 0), bind).evaluate(slots) ==
-          9 + 33);
+    CHECK(CompiledExpr(Halide::min(var("x.hi"), var("n") - 1) + Halide::max(var("n") / 3, 0), bind)
+              .evaluate(slots) == 9 + 33);
     // A constant division by zero fails only where its value is used.
     Expr bad = var("n") / (var("n") - 100);
     CHECK_FALSE(CompiledExpr(var("x.lo") + bad, bind).evaluate(slots).has_value());

@@ -14,13 +14,16 @@ using SF = ScheduleFeature;
 
 namespace {
 
-GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+GpuProfile h100() {
+    return *find_builtin_gpu_profile("h100");
+}
 
 // Every Func inlined except those given.
 Decisions all_inline(const FunctionDAG &dag) {
     Decisions d;
     d.funcs.resize(dag.nodes.size());
-    for (auto &f : d.funcs) f.location = ComputeLocation::Inline;
+    for (auto &f : d.funcs)
+        f.location = ComputeLocation::Inline;
     return d;
 }
 
@@ -63,7 +66,7 @@ TEST_CASE("a warp reading a column is uncoalesced: one sector per lane", "[featu
     ScheduleFeatures f = features_of(nest, 0);
     CHECK(f[SF::num_global_mem_loads_per_block] == 32);
     CHECK(f[SF::global_mem_load_efficiency] == Approx(4.0 / 32.0));
-    CHECK(f[SF::num_global_mem_stores_per_block] == 4);  // the store stays coalesced
+    CHECK(f[SF::num_global_mem_stores_per_block] == 4); // the store stays coalesced
 }
 
 TEST_CASE("a serial loop the load depends on multiplies its sectors", "[featurize]") {
@@ -190,11 +193,12 @@ TEST_CASE("shared memory per block limits resident blocks", "[featurize]") {
     CHECK(nest.kernels[0].shared_bytes == 64 * 64 * 4);
     ScheduleFeatures f = features_of(nest, 0);
     CHECK(f[SF::shared_mem_block_limit_factor] == Approx(14.0 / 32.0));
-    CHECK(f[SF::max_block_occupancy] == Approx(8.0 / 32.0));  // 256 threads: 8 blocks by threads
+    CHECK(f[SF::max_block_occupancy] == Approx(8.0 / 32.0)); // 256 threads: 8 blocks by threads
     CHECK(f[SF::shared_mem_occupancy] == Approx(16.0 / 228.0));
 }
 
-TEST_CASE("an inlined Func gets its own row counting every call and its consumer row stays a computed stage", "[featurize]") {
+TEST_CASE("an inlined Func gets its own row counting every call and its consumer row stays a computed stage",
+          "[featurize]") {
     // out(x, y) calls blur_x three times per point, and each blur_x call
     // reads the input (through its wrapper Func blur_in_im) three times; with
     // both inlined and out computed at root over 256x128, blur_x is called
@@ -233,16 +237,19 @@ TEST_CASE("an inlined Func gets its own row counting every call and its consumer
         StateFeatures s2 = featurize(nest2, h100());
         REQUIRE(s2.stage_ids.size() == 3);
         std::map<int, const ScheduleFeatures *> row;
-        for (size_t i = 0; i < s2.stage_ids.size(); i++) row[s2.stage_ids[i]] = &s2.schedule[i];
+        for (size_t i = 0; i < s2.stage_ids.size(); i++)
+            row[s2.stage_ids[i]] = &s2.schedule[i];
         const ScheduleFeatures &bx = *row.at(dag.stage_id(node["blur_x"], 0));
         CHECK(bx[SF::inlined_calls] == 0);
-        CHECK(bx[SF::points_computed_total] == Approx(256.0 * 130.0));  // y - 1 .. y + 1
+        CHECK(bx[SF::points_computed_total] == Approx(256.0 * 130.0)); // y - 1 .. y + 1
         CHECK((*row.at(dag.stage_id(node["blur_out"], 0)))[SF::inlined_calls] == 0);
         CHECK((*row.at(dag.stage_id(node["blur_in_im"], 0)))[SF::inlined_calls] == Approx(3 * 256.0 * 130.0));
     }
 }
 
-TEST_CASE("a diamond of inlined Funcs is featurized Func by Func: 2^40 paths counted exactly and the footprint is the union", "[featurize]") {
+TEST_CASE("a diamond of inlined Funcs is featurized Func by Func: 2^40 paths counted exactly and the "
+          "footprint is the union",
+          "[featurize]") {
     // Level k is called 2^(40-k) times per output point, and so is the
     // input's wrapper below level 0 (2^40); the input is read over
     // x - 40 .. x + 40.
@@ -251,13 +258,17 @@ TEST_CASE("a diamond of inlined Funcs is featurized Func by Func: 2^40 paths cou
     test_pipelines::DiamondChain p(depth, w);
     FunctionDAG dag(p.outputs());
     int out = -1;
-    std::map<int, int> level_of;  // node -> k
+    std::map<int, int> level_of; // node -> k
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         const std::string name = dag.nodes[n].name.substr(0, dag.nodes[n].name.find('$'));
-        if (name == "diamond_out") out = static_cast<int>(n);
-        else if (name == "dmd_in_im") level_of[static_cast<int>(n)] = -1;  // the input's wrapper, below level 0
-        else if (name.rfind("diamond_", 0) == 0) level_of[static_cast<int>(n)] = std::stoi(name.substr(8));
-        else FAIL("unexpected Func " << name);
+        if (name == "diamond_out")
+            out = static_cast<int>(n);
+        else if (name == "dmd_in_im")
+            level_of[static_cast<int>(n)] = -1; // the input's wrapper, below level 0
+        else if (name.rfind("diamond_", 0) == 0)
+            level_of[static_cast<int>(n)] = std::stoi(name.substr(8));
+        else
+            FAIL("unexpected Func " << name);
     }
     REQUIRE(out >= 0);
     REQUIRE(level_of.size() == depth + 2);

@@ -36,7 +36,7 @@ TEST_CASE("a 3x3 blur chain has two Funcs, a stencil footprint and an image inpu
     CHECK((*r)[0].extent() == 32);
     CHECK((*r)[1].extent() == 10);
     CHECK(s.features.op(OpType::Add, ScalarTypeBucket::Float) == 2);
-    CHECK(dag.nodes[1].always_inline == false);  // a stencil, not pointwise
+    CHECK(dag.nodes[1].always_inline == false); // a stencil, not pointwise
 }
 
 TEST_CASE("a missing output estimate names the Func and the dimension", "[dag]") {
@@ -75,7 +75,7 @@ TEST_CASE("reductions, tuples and multiple outputs are represented", "[dag]") {
     CHECK(dag.nodes[hist].region[0].max == 252);
     const gpusched::Stage &su = dag.nodes[sum].stages[1];
     CHECK(su.num_pure_loops() == 1);
-    CHECK(dag.nodes[tup].bytes_per_point == 8);  // float + int32
+    CHECK(dag.nodes[tup].bytes_per_point == 8); // float + int32
     CHECK(dag.nodes[dag.node_index(p.out1.name())].is_output);
     CHECK(dag.nodes[dag.node_index(p.out2.name())].is_output);
     CHECK(dag.nodes[tup].consumers.size() == 2);
@@ -122,7 +122,9 @@ std::string dag_error(const std::vector<Halide::Internal::Function> &outputs) {
 
 } // namespace
 
-TEST_CASE("a float parameter's estimate bounds a data-dependent gather, in float32 as the pipeline computes it", "[dag][estimates]") {
+TEST_CASE(
+    "a float parameter's estimate bounds a data-dependent gather, in float32 as the pipeline computes it",
+    "[dag][estimates]") {
     // bins 0 .. int(1.0f * (1.0f / 0.1f)) = 10, and the slice reads bin + 1:
     // in double, 1 / 0.1f is 9.99999985 and the last bin would be lost.
     test_pipelines::EstimatedGrid p(0.1f, false);
@@ -137,7 +139,8 @@ TEST_CASE("a float parameter's estimate bounds a data-dependent gather, in float
     CHECK_FALSE(e.unbounded_in_halide);
 }
 
-TEST_CASE("a Func whose region is bounded through a scalar parameter is not offered below root", "[dag][estimates]") {
+TEST_CASE("a Func whose region is bounded through a scalar parameter is not offered below root",
+          "[dag][estimates]") {
     // gy's z extent is 1 / r_sigma: a kernel computing it at block or thread
     // level would take its thread count and shared memory from r_sigma at
     // run time (the launch check refused exactly that).
@@ -162,7 +165,9 @@ TEST_CASE("a bound computed from parameter estimates wins over the Func's estima
     CHECK_FALSE(edge_of(dag, p.slice, p.gy).from_estimate());
 }
 
-TEST_CASE("Func estimates bound a gather whose parameter has no estimate, in the regions and in every footprint", "[dag][estimates]") {
+TEST_CASE(
+    "Func estimates bound a gather whose parameter has no estimate, in the regions and in every footprint",
+    "[dag][estimates]") {
     test_pipelines::EstimatedGrid p(0.0f, true);
     FunctionDAG dag(p.outputs());
     // gy z from its estimate [0, 12); the blurs and the grid follow from it.
@@ -187,7 +192,8 @@ TEST_CASE("Func estimates bound a gather whose parameter has no estimate, in the
     CHECK_FALSE(dag.nodes[dag.node_index(p.gy.name())].bounded_below_root);
 }
 
-TEST_CASE("a gather with neither a bound nor a Func estimate names the Func and the dimension", "[dag][estimates]") {
+TEST_CASE("a gather with neither a bound nor a Func estimate names the Func and the dimension",
+          "[dag][estimates]") {
     test_pipelines::EstimatedGrid p(0.0f, false);
     const std::string msg = dag_error(p.outputs());
     INFO(msg);
@@ -197,7 +203,9 @@ TEST_CASE("a gather with neither a bound nor a Func estimate names the Func and 
     CHECK(msg.find("set_estimate") != std::string::npos);
 }
 
-TEST_CASE("a table read at an index Halide cannot bound is inlined when it has an estimate, refused otherwise", "[dag][estimates]") {
+TEST_CASE(
+    "a table read at an index Halide cannot bound is inlined when it has an estimate, refused otherwise",
+    "[dag][estimates]") {
     {
         test_pipelines::UnclampedLookup p(true, false);
         FunctionDAG dag(p.outputs());

@@ -5,10 +5,10 @@
 
 #include "core/beam_search.h"
 #include "core/gpu_fill.h"
+#include "core/loop_nest.h"
 #include "core/reduction_split_search.h"
 #include "core/search_cost_model.h"
 #include "core/search_space.h"
-#include "core/loop_nest.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,14 +20,17 @@ using Halide::Var;
 
 namespace {
 
-GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+GpuProfile h100() {
+    return *find_builtin_gpu_profile("h100");
+}
 
 // A separable 3x3 blur of an n x n image: blur_x, then blur (the output).
 struct Blur3x3 {
     ImageParam in;
     Var x{"x"}, y{"y"};
     Func blur_x, blur;
-    Blur3x3(const std::string &name, int n) : in(Halide::Float(32), 2, name + "_in"), blur_x(name + "_x"), blur(name) {
+    Blur3x3(const std::string &name, int n)
+        : in(Halide::Float(32), 2, name + "_in"), blur_x(name + "_x"), blur(name) {
         blur_x(x, y) = in(x - 1, y) + in(x, y) + in(x + 1, y);
         blur(x, y) = blur_x(x, y - 1) + blur_x(x, y) + blur_x(x, y + 1);
         in.dim(0).set_estimate(-1, n + 2);
@@ -45,7 +48,8 @@ SearchConfig small_search() {
 
 } // namespace
 
-TEST_CASE("a whole-image sum left in one thread fills a millionth of the GPU, and its reduction is the least-filled kernel",
+TEST_CASE("a whole-image sum left in one thread fills a millionth of the GPU, and its reduction is the "
+          "least-filled kernel",
           "[search][gpu_fill]") {
     ImageParam in(Halide::Float(32), 2, "fill_in");
     Func out("fill_sum");
@@ -83,14 +87,16 @@ TEST_CASE("a whole-image sum left in one thread fills a millionth of the GPU, an
     CHECK(j.at("kernels").size() == fill.kernels.size());
 
     // Split across threads, the same sum launches thousands of times more.
-    const ReductionSplitChoice split = search_reduction_splits(outputs, dag, serial, *model, h100(), small_search());
+    const ReductionSplitChoice split =
+        search_reduction_splits(outputs, dag, serial, *model, h100(), small_search());
     REQUIRE(!split.splits.empty());
     FunctionDAG split_dag(split_copy(outputs, split.splits));
     const GpuFill split_fill = gpu_fill(split_dag, split.result.decisions, split.result.features, h100());
     CHECK(split_fill.weighted > 1000 * fill.weighted);
 }
 
-TEST_CASE("a 2048 x 2048 blur launches more threads than the GPU holds, a fill of 1 in every kernel", "[search][gpu_fill]") {
+TEST_CASE("a 2048 x 2048 blur launches more threads than the GPU holds, a fill of 1 in every kernel",
+          "[search][gpu_fill]") {
     const Blur3x3 p("fill_blur", 2048);
     const Func &blur = p.blur;
     FunctionDAG dag({blur.function()});
@@ -101,18 +107,20 @@ TEST_CASE("a 2048 x 2048 blur launches more threads than the GPU holds, a fill o
     CHECK(fill.weighted == Approx(1.0));
     CHECK(fill.least == Approx(1.0));
     REQUIRE(!fill.kernels.empty());
-    for (const KernelFill &k : fill.kernels) CHECK(k.threads >= 2048.0 * 2048 / 64);  // at most 64 points a thread
+    for (const KernelFill &k : fill.kernels)
+        CHECK(k.threads >= 2048.0 * 2048 / 64); // at most 64 points a thread
 }
 
-TEST_CASE("a stage computed at a kernel's Block level counts in its kernel: one launch, the widest stage's threads",
-          "[search][gpu_fill]") {
+TEST_CASE(
+    "a stage computed at a kernel's Block level counts in its kernel: one launch, the widest stage's threads",
+    "[search][gpu_fill]") {
     // A Func fused into its consumer's kernel (shared memory) is not a launch
     // of its own: the kernel's threads per block are the widest of its
     // stages', and its work is the kernel's.
     const Blur3x3 p("fill_fused", 1024);
     const Func &blur_x = p.blur_x, &blur = p.blur;
     FunctionDAG dag({blur.function()});
-    const int producer = 1;  // consumers first: blur is node 0
+    const int producer = 1; // consumers first: blur is node 0
     REQUIRE(dag.nodes[producer].func.name() == blur_x.name());
     Decisions d = initial_decisions(dag);
     bool fused = false;
@@ -144,4 +152,3 @@ TEST_CASE("a stage computed at a kernel's Block level counts in its kernel: one 
     const LoopNest nest(dag, d);
     CHECK(k.threads == double(nest.kernels[0].num_blocks * nest.kernels[0].threads_per_block));
 }
-

@@ -12,8 +12,8 @@
 
 #include "core/kernel_assertions.h"
 #include "core/launch_check.h"
-#include "tuner/subprocess.h"
 #include "tuner/generate/generator_protocol.h"
+#include "tuner/subprocess.h"
 
 using namespace Halide;
 using gpusched::GpuProfile;
@@ -21,11 +21,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
-GpuProfile h100() { return *gpusched::find_builtin_gpu_profile("h100"); }
+GpuProfile h100() {
+    return *gpusched::find_builtin_gpu_profile("h100");
+}
 
 const Target kCuda(GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86");
 
-bool contains(const std::string &s, const std::string &part) { return s.find(part) != std::string::npos; }
+bool contains(const std::string &s, const std::string &part) {
+    return s.find(part) != std::string::npos;
+}
 
 } // namespace
 
@@ -36,8 +40,8 @@ TEST_CASE("a block of 2048 threads is refused naming the kernel the limit and th
     f(x, y) = in(x, y) * 2.0f;
     f.gpu_tile(x, y, xo, yo, xi, yi, 64, 32);
 
-    const auto launches = gpusched::kernel_launches(
-        Pipeline(f).compile_to_module(Pipeline(f).infer_arguments(), "t", kCuda));
+    const auto launches =
+        gpusched::kernel_launches(Pipeline(f).compile_to_module(Pipeline(f).infer_arguments(), "t", kCuda));
     REQUIRE(launches.size() == 1);
     CHECK(launches[0].threads[0] == 64);
     CHECK(launches[0].threads[1] == 32);
@@ -64,7 +68,7 @@ TEST_CASE("a legal schedule passes the launch check", "[launch_check]") {
         gpusched::kernel_launches(Pipeline(f).compile_to_module(Pipeline(f).infer_arguments(), "t", kCuda));
     REQUIRE(launches.size() == 1);
     REQUIRE(launches[0].shared_mem_bytes);
-    CHECK(*launches[0].shared_mem_bytes == 33 * 8 * 4);  // g's 33 x 8 floats per block
+    CHECK(*launches[0].shared_mem_bytes == 33 * 8 * 4); // g's 33 x 8 floats per block
     CHECK(gpusched::check_kernel_launches(Pipeline(f), kCuda, h100(), {}).empty());
 }
 
@@ -88,7 +92,7 @@ TEST_CASE("a thread extent that depends on the image size is refused as not cons
     Func f("rows");
     Var x("x"), y("y");
     f(x, y) = in(x, y) * 3.0f;
-    f.gpu_blocks(y).gpu_threads(x);  // a thread per column: as many as the image is wide
+    f.gpu_blocks(y).gpu_threads(x); // a thread per column: as many as the image is wide
     const std::string v = gpusched::check_kernel_launches(Pipeline(f), kCuda, h100(), {});
     INFO(v);
     CHECK(contains(v, "thread extent in x that is not a constant"));
@@ -168,26 +172,36 @@ TEST_CASE("the plugin refuses a forced schedule over the thread limit with the k
     // gs_blur's decisions in DAG order (see test_plugin_e2e.cpp), the output
     // forced to 64 x 32 threads per block.
     nlohmann::json d = nlohmann::json::array();
-    d.push_back({{"func", "output"}, {"location", "root"}, {"host", nullptr},
+    d.push_back({{"func", "output"},
+                 {"location", "root"},
+                 {"host", nullptr},
                  {"stages", {{{"serial", {1, 1}}, {"thread", {64, 32}}}}}});
-    d.push_back({{"func", "row_max"}, {"location", "root"}, {"host", nullptr},
-                 {"stages", {{{"serial", {1}}, {"thread", {16}}}, {{"serial", {1, 1}}, {"thread", {1, 16}}}}}});
+    d.push_back(
+        {{"func", "row_max"},
+         {"location", "root"},
+         {"host", nullptr},
+         {"stages", {{{"serial", {1}}, {"thread", {16}}}, {{"serial", {1, 1}}, {"thread", {1, 16}}}}}});
     for (const char *f : {"blur_x", "repeat_edge", "lambda_0", "input_im"})
-        d.push_back({{"func", f}, {"location", "inline"}, {"host", nullptr}, {"stages", nlohmann::json::array()}});
+        d.push_back(
+            {{"func", f}, {"location", "inline"}, {"host", nullptr}, {"stages", nlohmann::json::array()}});
     const fs::path dir = fs::path(GS_WORK_DIR) / "launch_check_forced";
     fs::remove_all(dir);
     fs::create_directories(dir);
     std::ofstream(dir / "record.json") << nlohmann::json{{"decisions", d}}.dump(2);
 
     auto run_with = [&](bool check) {
-        std::ofstream(dir / "config.json")
-            << nlohmann::json{{"replay", (dir / "record.json").string()}, {"cost_model", "analytic"},
-                              {"check_launches", check}}
-                   .dump(2);
+        std::ofstream(dir / "config.json") << nlohmann::json{
+            {"replay", (dir / "record.json").string()},
+            {"cost_model", "analytic"},
+            {"check_launches", check}}.dump(2);
         gpusched::ProcessSpec spec;
-        spec.argv = {GS_BLUR_GENERATOR, "-g", "gs_blur", "-o", dir.string(), "-e", "static_library,h",
-                     "-p", GS_PLUGIN, "target=" GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86"};
-        for (const std::string &a : gpusched::autoscheduler_args("gpusched")) spec.argv.push_back(a);
+        spec.argv = {GS_BLUR_GENERATOR,  "-g",
+                     "gs_blur",          "-o",
+                     dir.string(),       "-e",
+                     "static_library,h", "-p",
+                     GS_PLUGIN,          "target=" GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86"};
+        for (const std::string &a : gpusched::autoscheduler_args("gpusched"))
+            spec.argv.push_back(a);
         spec.env = {{"GPUSCHED_CONFIG", (dir / "config.json").string()}};
         spec.timeout = std::chrono::minutes(5);
         return gpusched::run_process(spec);

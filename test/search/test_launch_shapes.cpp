@@ -28,7 +28,9 @@ using namespace gpusched;
 
 namespace {
 
-GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+GpuProfile h100() {
+    return *find_builtin_gpu_profile("h100");
+}
 
 const Halide::Target kCuda(GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86");
 
@@ -79,7 +81,8 @@ struct Pyramid {
             up[k] = Halide::Func("pyr_up_" + std::to_string(k));
             const Halide::Func &c = up[k + 1];
             Expr coarse = (c(x / 2, y / 2) + c((x + 1) / 2, y / 2) + c(x / 2, (y + 1) / 2) +
-                           c((x + 1) / 2, (y + 1) / 2)) * 0.25f;
+                           c((x + 1) / 2, (y + 1) / 2)) *
+                          0.25f;
             up[k](x, y) = down[k](x, y) * 0.5f + coarse;
         }
         out(x, y) = up[0](x, y);
@@ -146,8 +149,7 @@ struct ScheduledPipeline {
     Halide::Pipeline pipeline;
     EstimatedShapes shapes;
 };
-template <typename P, typename... Args>
-ScheduledPipeline scheduled(const Decisions &d, Args... args) {
+template <typename P, typename... Args> ScheduledPipeline scheduled(const Decisions &d, Args... args) {
     P p(args...);
     FunctionDAG dag(p.outputs());
     Halide::Pipeline pipe(p.out);
@@ -156,8 +158,7 @@ ScheduledPipeline scheduled(const Decisions &d, Args... args) {
 }
 
 // The launch check's verdict on d, applied to a fresh instance of P.
-template <typename P, typename... Args>
-std::string launch_violations_of(const Decisions &d, Args... args) {
+template <typename P, typename... Args> std::string launch_violations_of(const Decisions &d, Args... args) {
     const ScheduledPipeline s = scheduled<P>(d, args...);
     return check_kernel_launches(s.pipeline, kCuda, h100(), s.shapes);
 }
@@ -182,13 +183,13 @@ std::string describe(const FunctionDAG &dag, const Decisions &d) {
 // Random walks plus the search (beam 8 x 2 and greedy samples, with the
 // test cost model): every schedule must launch within the limits. Returns
 // how many of the walks put some Func below root.
-template <typename P, typename... Args>
-int check_schedules_launch(int walks, Args... args) {
+template <typename P, typename... Args> int check_schedules_launch(int walks, Args... args) {
     P p(args...);
     FunctionDAG dag(p.outputs());
     std::vector<Decisions> schedules;
     std::mt19937 rng(12);
-    for (int w = 0; w < walks; w++) schedules.push_back(random_walk(dag, rng));
+    for (int w = 0; w < walks; w++)
+        schedules.push_back(random_walk(dag, rng));
     test_support::TestCostModel model;
     model.set_pipeline(pipeline_features(dag));
     for (int seed = 0; seed < 3; seed++) {
@@ -202,7 +203,8 @@ int check_schedules_launch(int walks, Args... args) {
     int below = 0;
     for (const Decisions &d : schedules) {
         bool any = false;
-        for (const FuncDecision &f : d.funcs) any = any || below_root(f.location);
+        for (const FuncDecision &f : d.funcs)
+            any = any || below_root(f.location);
         below += any ? 1 : 0;
         INFO(describe(dag, d));
         CHECK(launch_violations_of<P>(d, args...) == "");
@@ -259,8 +261,7 @@ TEST_CASE("every pyramid schedule the search space keeps launches within the lim
 // Walks the pruned space as the search does: at every step, the nests of all
 // the children of the current state are built with one memo, and each must
 // have the regions a nest built without the memo has. Returns the memo's hits.
-template <typename P, typename... Args>
-int64_t check_region_memo_matches(int walks, Args... args) {
+template <typename P, typename... Args> int64_t check_region_memo_matches(int walks, Args... args) {
     P p(args...);
     FunctionDAG dag(p.outputs());
     RegionMemo memo;
@@ -277,7 +278,8 @@ int64_t check_region_memo_matches(int walks, Args... args) {
             }
         }
     };
-    for (int w = 0; w < walks; w++) random_walk(dag, rng, compare);
+    for (int w = 0; w < walks; w++)
+        random_walk(dag, rng, compare);
     return memo.hits;
 }
 
@@ -329,8 +331,8 @@ namespace {
 // Lowers d, applied to a fresh instance of P, for the target; returns the
 // module's launches and how many assertions its kernels keep.
 template <typename P, typename... Args>
-std::pair<std::vector<KernelLaunch>, size_t> lowered_launches(const Decisions &d, const Halide::Target &target,
-                                                              Args... args) {
+std::pair<std::vector<KernelLaunch>, size_t> lowered_launches(const Decisions &d,
+                                                              const Halide::Target &target, Args... args) {
     Halide::Module m("", target);
     const size_t assertions = kernel_assertions(scheduled<P>(d, args...).pipeline, target, &m).size();
     return {kernel_launches(m), assertions};
@@ -340,8 +342,7 @@ std::pair<std::vector<KernelLaunch>, size_t> lowered_launches(const Decisions &d
 // lowered for CUDA and for the launch check's target: the same kernels in
 // the same order, each with the same threads and shared memory, and the
 // same kernel assertions. Returns how many launches were compared.
-template <typename P, typename... Args>
-size_t compare_check_lowering(int walks, Args... args) {
+template <typename P, typename... Args> size_t compare_check_lowering(int walks, Args... args) {
     P p(args...);
     FunctionDAG dag(p.outputs());
     std::mt19937 rng(29);
@@ -356,10 +357,10 @@ size_t compare_check_lowering(int walks, Args... args) {
         REQUIRE(check.first.size() == cuda.first.size());
         for (size_t k = 0; k < cuda.first.size(); k++) {
             const KernelLaunch &a = cuda.first[k], &b = check.first[k];
-            INFO("kernel " << a.kernel << ": threads " << a.threads_expr[0] << " x " << a.threads_expr[1] << " x "
-                           << a.threads_expr[2] << ", shared " << a.shared_mem_expr << "; check's lowering: "
-                           << b.threads_expr[0] << " x " << b.threads_expr[1] << " x " << b.threads_expr[2]
-                           << ", shared " << b.shared_mem_expr);
+            INFO("kernel " << a.kernel << ": threads " << a.threads_expr[0] << " x " << a.threads_expr[1]
+                           << " x " << a.threads_expr[2] << ", shared " << a.shared_mem_expr
+                           << "; check's lowering: " << b.threads_expr[0] << " x " << b.threads_expr[1]
+                           << " x " << b.threads_expr[2] << ", shared " << b.shared_mem_expr);
             for (int i = 0; i < 3; i++)
                 CHECK(a.threads[i] == b.threads[i]);
             CHECK(a.shared_mem_bytes == b.shared_mem_bytes);
@@ -384,9 +385,10 @@ TEST_CASE("the launch check lowers a CUDA target as OpenCL, with no CUDA feature
     CHECK(launch_check_target(opencl) == opencl);
 }
 
-TEST_CASE("the launch check's OpenCL lowering launches every kernel with the threads and shared memory of the "
-          "CUDA build",
-          "[search][launch]") {
+TEST_CASE(
+    "the launch check's OpenCL lowering launches every kernel with the threads and shared memory of the "
+    "CUDA build",
+    "[search][launch]") {
     CHECK(compare_check_lowering<Scan>(6) > 0);
     CHECK(compare_check_lowering<Pyramid>(6, 4, 1024, 1024) > 0);
     CHECK(compare_check_lowering<UpsampleChain>(6) > 0);

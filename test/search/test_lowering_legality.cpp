@@ -24,7 +24,9 @@ using namespace gpusched;
 
 namespace {
 
-GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+GpuProfile h100() {
+    return *find_builtin_gpu_profile("h100");
+}
 
 // max_filter's vertical pass at radius r, reduced to its indexing.
 struct ShiftedColumn {
@@ -36,7 +38,8 @@ struct ShiftedColumn {
         clamped = BoundaryConditions::repeat_edge(in);
         Expr h = clamp(cast<int>(floor(sqrt(cast<float>(r * r - t * t)))), 0, r);
         Expr lvl = 0;
-        for (int l = 1; (1 << l) <= 2 * r + 1; l++) lvl += select(2 * h + 1 >= (1 << l), 1, 0);
+        for (int l = 1; (1 << l) <= 2 * r + 1; l++)
+            lvl += select(2 * h + 1 >= (1 << l), 1, 0);
         vert(x, y, c, t) = max(clamped(x, y - h, c), clamped(x, y + h + 1 - (1 << lvl), c));
         RDom dx(-r, 2 * r + 1, "sc_dx");
         out(x, y, c) = maximum(vert(x + dx, y, c, cast<int>(abs(dx))));
@@ -157,7 +160,8 @@ Decisions all_root(const FunctionDAG &dag) {
 
 } // namespace
 
-TEST_CASE("a footprint through a shift by a loop-fixed amount is not bounded below root", "[search][legality]") {
+TEST_CASE("a footprint through a shift by a loop-fixed amount is not bounded below root",
+          "[search][legality]") {
     ShiftedColumn p;
     FunctionDAG dag(p.outputs());
     const int vert = node_named(dag, p.vert), clamped = node_named(dag, p.clamped);
@@ -208,7 +212,8 @@ namespace {
 // took its first child, and the Func host was put at root tiled with
 // `serial` and `thread`.
 std::set<ComputeLocation> offered_locations(const FunctionDAG &dag, int producer, int host,
-                                            const std::vector<int64_t> &serial, const std::vector<int64_t> &thread) {
+                                            const std::vector<int64_t> &serial,
+                                            const std::vector<int64_t> &thread) {
     Decisions d = initial_decisions(dag);
     StepId target{producer, 0};
     for (int step = 0; step < num_steps(dag); step++) {
@@ -224,7 +229,8 @@ std::set<ComputeLocation> offered_locations(const FunctionDAG &dag, int producer
         }
     }
     std::set<ComputeLocation> offered;
-    for (const FuncDecision &f : enumerate_options(dag, d, target, h100())) offered.insert(f.location);
+    for (const FuncDecision &f : enumerate_options(dag, d, target, h100()))
+        offered.insert(f.location);
     return offered;
 }
 
@@ -233,8 +239,8 @@ std::set<ComputeLocation> offered_locations(const FunctionDAG &dag, int producer
 TEST_CASE("the search space offers no block or thread level Halide cannot bound", "[search][legality]") {
     ShiftedColumn p;
     FunctionDAG dag(p.outputs());
-    std::set<ComputeLocation> offered =
-        offered_locations(dag, node_named(dag, p.clamped), node_named(dag, p.vert), {1, 2, 1, 1}, {32, 8, 1, 1});
+    std::set<ComputeLocation> offered = offered_locations(
+        dag, node_named(dag, p.clamped), node_named(dag, p.vert), {1, 2, 1, 1}, {32, 8, 1, 1});
     CHECK(offered.count(ComputeLocation::Root));
     CHECK_FALSE(offered.count(ComputeLocation::Block));
     CHECK_FALSE(offered.count(ComputeLocation::Thread));
@@ -261,7 +267,8 @@ TEST_CASE("beam search on the max_filter access pattern gives a schedule that lo
     lower_for_cuda(p.out, dag, r.decisions);
 }
 
-TEST_CASE("a Func whose update writes a data-dependent point is never put in a thread's registers", "[search][legality]") {
+TEST_CASE("a Func whose update writes a data-dependent point is never put in a thread's registers",
+          "[search][legality]") {
     ScatteredHistogram p;
     FunctionDAG dag(p.outputs());
     const int hist = node_named(dag, p.hist), out = node_named(dag, p.out);
@@ -299,7 +306,8 @@ TEST_CASE("a Func whose update writes a data-dependent point is never put in a t
     lower_for_cuda(q.out, qdag, qd);
 }
 
-TEST_CASE("a Func read both as is and transposed in one kernel is not computed per block or per thread", "[search][legality]") {
+TEST_CASE("a Func read both as is and transposed in one kernel is not computed per block or per thread",
+          "[search][legality]") {
     ReadAndTranspose p(true);
     FunctionDAG dag(p.outputs());
     std::set<ComputeLocation> offered =
@@ -331,7 +339,8 @@ SearchResult small_beam_search(const FunctionDAG &dag) {
 
 } // namespace
 
-TEST_CASE("a Func read through its estimate stays at root or inline, and the schedule lowers", "[search][legality][estimates]") {
+TEST_CASE("a Func read through its estimate stays at root or inline, and the schedule lowers",
+          "[search][legality][estimates]") {
     // r_sigma without an estimate: the grid's z extent comes from the
     // Funcs' estimates, and Halide sizes it from r_sigma at run time.
     test_pipelines::EstimatedGrid p(0.0f, true, 128, 128);
@@ -344,7 +353,8 @@ TEST_CASE("a Func read through its estimate stays at root or inline, and the sch
     lower_for_cuda(p.out, dag, r.decisions);
 }
 
-TEST_CASE("a table read at an index Halide cannot bound is inlined by the search, and the schedule lowers", "[search][legality][estimates]") {
+TEST_CASE("a table read at an index Halide cannot bound is inlined by the search, and the schedule lowers",
+          "[search][legality][estimates]") {
     test_pipelines::UnclampedLookup p(true, false);
     FunctionDAG dag(p.outputs());
     SearchResult r = small_beam_search(dag);
@@ -393,11 +403,12 @@ struct StencilAndRowSum {
 };
 
 std::set<ComputeLocation> offered_with_out_tiled(const FunctionDAG &dag, Decisions d, int producer) {
-    const int out = 0;  // consumers first: the output is node 0
+    const int out = 0; // consumers first: the output is node 0
     d.funcs[out].stages[0].serial = {1, 1};
     d.funcs[out].stages[0].thread = {32, 4};
     std::set<ComputeLocation> offered;
-    for (const FuncDecision &f : enumerate_options(dag, d, StepId{producer, 0}, h100())) offered.insert(f.location);
+    for (const FuncDecision &f : enumerate_options(dag, d, StepId{producer, 0}, h100()))
+        offered.insert(f.location);
     return offered;
 }
 
@@ -413,7 +424,8 @@ std::set<ComputeLocation> offered_beside_row_reduction(const StencilAndRowSum &p
 
 } // namespace
 
-TEST_CASE("a Func read in one kernel by a stencil and by a row reduction below root sized by the image stays at root",
+TEST_CASE("a Func read in one kernel by a stencil and by a row reduction below root sized by the image stays "
+          "at root",
           "[search][legality]") {
     // Fuzz seeds 119 and 124 of reductions=true: at the kernel's Block level
     // the row sum's read does not move with the tile, the stencil's does, and
@@ -427,11 +439,13 @@ TEST_CASE("a Func read in one kernel by a stencil and by a row reduction below r
     // The control: read by the stencil alone, it may go into the kernel.
     StencilAndRowSum alone(false);
     FunctionDAG adag(alone.outputs());
-    CHECK(offered_with_out_tiled(adag, all_root(adag), node_named(adag, alone.mix)).count(ComputeLocation::Block));
+    CHECK(offered_with_out_tiled(adag, all_root(adag), node_named(adag, alone.mix))
+              .count(ComputeLocation::Block));
 }
 
-TEST_CASE("a Func read in one kernel by a stencil and by a reduction below root over a fixed window stays at root",
-          "[search][legality]") {
+TEST_CASE(
+    "a Func read in one kernel by a stencil and by a reduction below root over a fixed window stays at root",
+    "[search][legality]") {
     // gs_blur's row_max(y) over columns 0..15 at the output's Block level and
     // its 3-tap stencil read the same boundary condition: per block, their
     // union runs from column 0 to the tile, wider the farther the block, so

@@ -15,8 +15,8 @@
 
 #include "costmodel/feature_rows_file.h"
 #include "costmodel/featurization_blob.h"
-#include "tuner/subprocess.h"
 #include "tuner/generate/generator_protocol.h"
+#include "tuner/subprocess.h"
 
 namespace fs = std::filesystem;
 
@@ -38,7 +38,8 @@ gpusched::ProcessResult run_for_result(std::vector<std::string> argv, std::strin
     spec.timeout = std::chrono::minutes(10);
     const gpusched::ProcessResult r = gpusched::run_process(spec);
     log = r.out + r.err;
-    if (!r.ok()) log += "\n[" + spec.argv[0] + ": " + (r.started ? r.describe_failure() : r.start_error) + "]";
+    if (!r.ok())
+        log += "\n[" + spec.argv[0] + ": " + (r.started ? r.describe_failure() : r.start_error) + "]";
     return r;
 }
 
@@ -50,7 +51,8 @@ bool run(std::vector<std::string> argv, std::string &log, std::map<std::string, 
 // must report every value as a mismatch: the oracle for its comparison.
 void check_runner_fails_nan_output(const std::string &runner) {
     std::string log;
-    const gpusched::ProcessResult r = run_for_result({runner, "--plant-nan"}, log, {{"HL_OCL_DEVICE_TYPE", "cpu"}});
+    const gpusched::ProcessResult r =
+        run_for_result({runner, "--plant-nan"}, log, {{"HL_OCL_DEVICE_TYPE", "cpu"}});
     INFO("runner with --plant-nan: " << log);
     CHECK(r.exit_code == 1);
     CHECK(r.out.find("mismatches: 131072 of 131072 values differ") != std::string::npos);
@@ -59,16 +61,24 @@ void check_runner_fails_nan_output(const std::string &runner) {
 // Runs the generator with the plugin for `target` and config `cfg` into a
 // fresh directory (extra_args after the others, e.g. -f NAME); true if it
 // succeeded, its output in `log`.
-bool run_generator(const std::string &name, const std::string &target, const nlohmann::json &cfg, fs::path &dir,
-                   std::string &log, const std::vector<std::string> &extra_args = {}) {
+bool run_generator(const std::string &name, const std::string &target, const nlohmann::json &cfg,
+                   fs::path &dir, std::string &log, const std::vector<std::string> &extra_args = {}) {
     dir = fs::path(GS_WORK_DIR) / name;
     fs::remove_all(dir);
     fs::create_directories(dir);
     std::ofstream(dir / "config.json") << cfg.dump(2);
-    std::vector<std::string> argv = {GS_BLUR_GENERATOR, "-g", "gs_blur", "-o", dir.string(),
-                                     "-e", "static_library,h,registration,schedule,featurization",
-                                     "-p", GS_PLUGIN, "target=" + target};
-    for (const std::string &a : gpusched::autoscheduler_args("gpusched")) argv.push_back(a);
+    std::vector<std::string> argv = {GS_BLUR_GENERATOR,
+                                     "-g",
+                                     "gs_blur",
+                                     "-o",
+                                     dir.string(),
+                                     "-e",
+                                     "static_library,h,registration,schedule,featurization",
+                                     "-p",
+                                     GS_PLUGIN,
+                                     "target=" + target};
+    for (const std::string &a : gpusched::autoscheduler_args("gpusched"))
+        argv.push_back(a);
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
     return run(argv, log, {{"GPUSCHED_CONFIG", (dir / "config.json").string()}});
 }
@@ -116,7 +126,8 @@ TEST_CASE("the plugin schedules a generator for CUDA and its PTX assembles for s
     CHECK(!rec["stage_costs"].empty());
 
     std::string blob = read_file(dir / "gs_blur.featurization");
-    auto sample = gpusched::deserialize_featurization(reinterpret_cast<const unsigned char *>(blob.data()), blob.size());
+    auto sample = gpusched::deserialize_featurization(reinterpret_cast<const unsigned char *>(blob.data()),
+                                                      blob.size());
     CHECK(sample.state.stage_ids.size() == rec["stage_costs"].size());
 
     SECTION("the emitted schedule compiles into the generator and gives the same PTX") {
@@ -129,8 +140,8 @@ TEST_CASE("the plugin schedules a generator for CUDA and its PTX assembles for s
         std::string cc_log;
         const bool compiled = run({GS_CXX, "-std=c++17", "-O0", "-fno-rtti", "-o", gen,
                                    "-DGS_SCHEDULE_HEADER=\"" + (dir / "gs_blur.schedule.h").string() + "\"",
-                                   std::string("-I") + GS_HALIDE_INCLUDE, GS_GENERATOR_SOURCE, GS_GENGEN, GS_HALIDE_LIB,
-                                   "-ldl", "-lpthread", "-rdynamic"},
+                                   std::string("-I") + GS_HALIDE_INCLUDE, GS_GENERATOR_SOURCE, GS_GENGEN,
+                                   GS_HALIDE_LIB, "-ldl", "-lpthread", "-rdynamic"},
                                   cc_log);
         INFO(cc_log);
         REQUIRE(compiled);
@@ -167,14 +178,16 @@ TEST_CASE("a bad config key makes the generator fail, naming the key", "[e2e]") 
     CHECK(log.find("beam_sise") != std::string::npos);
 }
 
-TEST_CASE("dump_states_path writes a bounded sample of the costed states that reads back as training rows", "[e2e]") {
+TEST_CASE("dump_states_path writes a bounded sample of the costed states that reads back as training rows",
+          "[e2e]") {
     fs::path dir;
     std::string log;
     const fs::path rows = fs::path(GS_WORK_DIR) / "dumped_states.rows";
     fs::remove(rows);
     const bool ok = run_generator(
         "dump", "host-cuda",
-        {{"beam_size", 4}, {"passes", 2}, {"dump_states_path", rows.string()}, {"dump_states_max", 16}}, dir, log);
+        {{"beam_size", 4}, {"passes", 2}, {"dump_states_path", rows.string()}, {"dump_states_max", 16}}, dir,
+        log);
     INFO(log);
     REQUIRE(ok);
     std::vector<gpusched::PipelineSamples> back = gpusched::read_feature_rows(rows.string());
@@ -182,7 +195,8 @@ TEST_CASE("dump_states_path writes a bounded sample of the costed states that re
     CHECK(back[0].states.size() == 16);
     for (const gpusched::StateFeatures &s : back[0].states) {
         CHECK(!s.stage_ids.empty());
-        for (int id : s.stage_ids) CHECK(id < static_cast<int>(back[0].stages.size()));
+        for (int id : s.stage_ids)
+            CHECK(id < static_cast<int>(back[0].stages.size()));
     }
 }
 
@@ -199,26 +213,37 @@ TEST_CASE("forced shared-memory, register and staged schedules run correctly on 
     // Decisions in DAG order: output, row_max, blur_x, repeat_edge, lambda_0, input_im.
     auto inline_rest = [](nlohmann::json &d) {
         for (const char *f : {"repeat_edge", "lambda_0", "input_im"})
-            d.push_back({{"func", f}, {"location", "inline"}, {"host", nullptr}, {"stages", nlohmann::json::array()}});
+            d.push_back({{"func", f},
+                         {"location", "inline"},
+                         {"host", nullptr},
+                         {"stages", nlohmann::json::array()}});
     };
-    auto row_max = nlohmann::json{{"func", "row_max"}, {"location", "root"}, {"host", nullptr},
-                                  {"stages", {{{"serial", {1}}, {"thread", {16}}},
-                                              {{"serial", {1, 1}}, {"thread", {1, 16}}}}}};
+    auto row_max = nlohmann::json{
+        {"func", "row_max"},
+        {"location", "root"},
+        {"host", nullptr},
+        {"stages", {{{"serial", {1}}, {"thread", {16}}}, {{"serial", {1, 1}}, {"thread", {1, 16}}}}}};
     struct Variant {
         const char *name;
         const char *blur_x_location;
         std::vector<int64_t> out_serial, blur_x_serial;
     };
-    for (const Variant &v : {Variant{"shared", "block", {1, 2}, {1, 2}}, Variant{"registers", "thread", {2, 2}, {}},
-                             Variant{"staged", "inline", {2, 2}, {}}}) {
+    for (const Variant &v :
+         {Variant{"shared", "block", {1, 2}, {1, 2}}, Variant{"registers", "thread", {2, 2}, {}},
+          Variant{"staged", "inline", {2, 2}, {}}}) {
         INFO("variant " << v.name);
         nlohmann::json d = nlohmann::json::array();
-        d.push_back({{"func", "output"}, {"location", "root"}, {"host", nullptr},
+        d.push_back({{"func", "output"},
+                     {"location", "root"},
+                     {"host", nullptr},
                      {"stages", {{{"serial", v.out_serial}, {"thread", {32, 4}}}}}});
         d.push_back(row_max);
-        nlohmann::json bx = {{"func", "blur_x"}, {"location", v.blur_x_location}, {"stages", nlohmann::json::array()}};
-        bx["host"] = std::string(v.blur_x_location) == "inline" ? nlohmann::json(nullptr) : nlohmann::json("output");
-        if (!v.blur_x_serial.empty()) bx["stages"].push_back({{"serial", v.blur_x_serial}, {"thread", {1, 1}}});
+        nlohmann::json bx = {
+            {"func", "blur_x"}, {"location", v.blur_x_location}, {"stages", nlohmann::json::array()}};
+        bx["host"] =
+            std::string(v.blur_x_location) == "inline" ? nlohmann::json(nullptr) : nlohmann::json("output");
+        if (!v.blur_x_serial.empty())
+            bx["stages"].push_back({{"serial", v.blur_x_serial}, {"thread", {1, 1}}});
         d.push_back(bx);
         inline_rest(d);
         fs::path rec = fs::path(GS_WORK_DIR) / (std::string("forced_") + v.name + ".json");
@@ -230,8 +255,8 @@ TEST_CASE("forced shared-memory, register and staged schedules run correctly on 
         std::string log;
         std::string fn = std::string("gs_blur_") + v.name;
         // -f names the function; no_runtime: the runner links the build's runtime.
-        const bool ok = run_generator(std::string("forced_") + v.name, GPUSCHED_HOST_TARGET "-opencl-no_runtime", cfg, dir, log,
-                                      {"-f", fn});
+        const bool ok = run_generator(std::string("forced_") + v.name,
+                                      GPUSCHED_HOST_TARGET "-opencl-no_runtime", cfg, dir, log, {"-f", fn});
         INFO(log);
         REQUIRE(ok);
         // With -f the outputs are named after the function.
@@ -243,8 +268,8 @@ TEST_CASE("forced shared-memory, register and staged schedules run correctly on 
         const bool compiled =
             run({GS_CXX, "-std=c++17", "-O1", "-o", exe, "-DGS_FUNC=" + fn,
                  "-DGS_HEADER=\"" + (dir / (fn + ".h")).string() + "\"", std::string("-I") + GS_CPU_INCLUDE,
-                 std::string("-I") + GS_HALIDE_INCLUDE, GS_RUNNER_SOURCE, (dir / (fn + ".a")).string(), GS_CPU_LIB,
-                 GS_OCL_RUNTIME, "-ldl", "-lpthread"},
+                 std::string("-I") + GS_HALIDE_INCLUDE, GS_RUNNER_SOURCE, (dir / (fn + ".a")).string(),
+                 GS_CPU_LIB, GS_OCL_RUNTIME, "-ldl", "-lpthread"},
                 cc_log);
         INFO(cc_log);
         REQUIRE(compiled);

@@ -22,11 +22,14 @@ using Halide::Var;
 
 namespace {
 
-GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+GpuProfile h100() {
+    return *find_builtin_gpu_profile("h100");
+}
 
 std::vector<Halide::Internal::Function> functions(const std::vector<Func> &fs) {
     std::vector<Halide::Internal::Function> r;
-    for (const Func &f : fs) r.push_back(f.function());
+    for (const Func &f : fs)
+        r.push_back(f.function());
     return r;
 }
 
@@ -91,7 +94,8 @@ Chosen search_and_split(const std::vector<Func> &outs) {
     c.unsplit_cost = choice.unsplit_cost;
     apply_reduction_splits(outputs, c.splits);
     FunctionDAG split_dag(outputs);
-    c.decisions = c.splits.empty() ? choice.result.decisions : decisions_from_json(split_dag, choice.decisions);
+    c.decisions =
+        c.splits.empty() ? choice.result.decisions : decisions_from_json(split_dag, choice.decisions);
     return c;
 }
 
@@ -107,9 +111,10 @@ std::string schedule_and_lower(const std::vector<Func> &outs, const Chosen &c,
 
 } // namespace
 
-TEST_CASE("a whole-image sum is offered splits into partial sums near fractions of the idle threads and the square "
-          "root of its domain, inner part of the innermost RVar first",
-          "[search][reduction_split]") {
+TEST_CASE(
+    "a whole-image sum is offered splits into partial sums near fractions of the idle threads and the square "
+    "root of its domain, inner part of the innermost RVar first",
+    "[search][reduction_split]") {
     SumOfSquares p("sos_out");
     FunctionDAG dag(functions({p.out}));
     const std::vector<SplittableReduction> r = reduction_split_options(dag, h100());
@@ -136,7 +141,8 @@ TEST_CASE("a whole-image sum is offered splits into partial sums near fractions 
     CHECK(serial[2].preserved == std::vector<PreservedRVar>{{"r$x", 0}, {"r$y", 64}});
     CHECK(serial[3].partials == 4096);
     CHECK(serial[3].preserved == std::vector<PreservedRVar>{{"r$x", 0}});
-    for (const ReductionSplit &s : r[0].options) CHECK(s.level == 0);
+    for (const ReductionSplit &s : r[0].options)
+        CHECK(s.level == 0);
 }
 
 TEST_CASE("only reductions of one 32-bit value are offered an atomic combining update",
@@ -158,7 +164,8 @@ TEST_CASE("only reductions of one 32-bit value are offered an atomic combining u
     FunctionDAG dag(functions({moments, total, wide}));
     std::map<std::string, int> atomic_options, serial_options;
     for (const SplittableReduction &sr : reduction_split_options(dag, h100()))
-        for (const ReductionSplit &o : sr.options) (o.atomic ? atomic_options : serial_options)[sr.func]++;
+        for (const ReductionSplit &o : sr.options)
+            (o.atomic ? atomic_options : serial_options)[sr.func]++;
     CHECK(serial_options[moments.name()] > 0);
     CHECK(atomic_options[moments.name()] == 0);
     CHECK(atomic_options[total.name()] == serial_options[total.name()]);
@@ -166,7 +173,8 @@ TEST_CASE("only reductions of one 32-bit value are offered an atomic combining u
     CHECK(atomic_options[wide.name()] == 0);
 }
 
-TEST_CASE("a float sum whose result becomes an index or an integer downstream is offered no atomic combining, an integer one is",
+TEST_CASE("a float sum whose result becomes an index or an integer downstream is offered no atomic "
+          "combining, an integer one is",
           "[search][reduction_split]") {
     // Random pipeline seed 1166: a channel mean, then a histogram of an
     // image minus it. Atomic adds change the mean's last bits from run to
@@ -198,11 +206,12 @@ TEST_CASE("a float sum whose result becomes an index or an integer downstream is
     FunctionDAG dag(functions({hist, image8, count, plain}));
     std::map<std::string, int> atomic_options, serial_options;
     for (const SplittableReduction &sr : reduction_split_options(dag, h100()))
-        for (const ReductionSplit &o : sr.options) (o.atomic ? atomic_options : serial_options)[sr.func]++;
+        for (const ReductionSplit &o : sr.options)
+            (o.atomic ? atomic_options : serial_options)[sr.func]++;
     CHECK(serial_options[mean.name()] > 0);
-    CHECK(atomic_options[mean.name()] == 0);  // its bits decide bins
+    CHECK(atomic_options[mean.name()] == 0); // its bits decide bins
     CHECK(serial_options[mean8.name()] > 0);
-    CHECK(atomic_options[mean8.name()] == 0);  // and 8-bit steps
+    CHECK(atomic_options[mean8.name()] == 0); // and 8-bit steps
     CHECK(atomic_options[plain.name()] == serial_options[plain.name()]);
     CHECK(atomic_options[count.name()] == serial_options[count.name()]);
 }
@@ -216,17 +225,20 @@ TEST_CASE("with atomic_reductions off no split combines atomically: outputs stay
                       Catch::Contains("atomic_reductions"));
     SumOfSquares p("sos_no_atomic");
     FunctionDAG dag(functions({p.out}));
-    const std::vector<SplittableReduction> r = reduction_split_options(dag, h100(), {}, off.atomic_reductions);
+    const std::vector<SplittableReduction> r =
+        reduction_split_options(dag, h100(), {}, off.atomic_reductions);
     REQUIRE(r.size() == 1);
     CHECK(r[0].options.size() == 4);
-    for (const ReductionSplit &s : r[0].options) CHECK(!s.atomic);
+    for (const ReductionSplit &s : r[0].options)
+        CHECK(!s.atomic);
 }
 
-TEST_CASE("a split whole-image sum is offered a second level for its combining loop, at most 8192 partials, and no third",
+TEST_CASE("a split whole-image sum is offered a second level for its combining loop, at most 8192 partials, "
+          "and no third",
           "[search][reduction_split]") {
     SumOfSquares p("sos_two");
     const auto outputs = functions({p.out});
-    const std::string name = p.out.name();  // "sos_two", or "sos_two$N" where Halide's name counters collide
+    const std::string name = p.out.name(); // "sos_two", or "sos_two$N" where Halide's name counters collide
     const ReductionSplit first{name, 0, 0, {{"r$x", 0}, {"r$y", 64}}, 262144};
     FunctionDAG split_dag(split_copy(outputs, {first}));
     const std::vector<SplittableReduction> r = reduction_split_options(split_dag, h100(), {first});
@@ -244,19 +256,20 @@ TEST_CASE("a split whole-image sum is offered a second level for its combining l
     CHECK(reduction_split_options(two_dag, h100(), {first, second}).empty());
 }
 
-TEST_CASE("reductions whose output fills the GPU, tiny reductions and non-associative updates are not offered splits",
+TEST_CASE("reductions whose output fills the GPU, tiny reductions and non-associative updates are not "
+          "offered splits",
           "[search][reduction_split]") {
     ImageParam in(Halide::Float(32), 2, "ns_in");
     Var x("x"), y("y");
     RDom box(-1, 3, -1, 3, "box");
     Func blur("ns_blur"), small("ns_small"), scan("ns_scan"), out("ns_out");
-    blur(x, y) = 0.0f;  // 2048 x 2048 outputs: the GPU is full without a split
+    blur(x, y) = 0.0f; // 2048 x 2048 outputs: the GPU is full without a split
     blur(x, y) += in(x + box.x, y + box.y);
     RDom few(0, 16, "few");
-    small(y) = 0.0f;  // 16 iterations per output: nothing worth splitting
+    small(y) = 0.0f; // 16 iterations per output: nothing worth splitting
     small(y) += in(few, y);
     RDom all(0, 2048, "all");
-    scan() = 0.0f;  // x * 0.5 + v is not associative: rfactor refuses it
+    scan() = 0.0f; // x * 0.5 + v is not associative: rfactor refuses it
     scan() = scan() * 0.5f + in(all, 0);
     out(x, y) = blur(x, y) + small(y) + scan();
     in.dim(0).set_estimate(-1, 2050);
@@ -266,7 +279,8 @@ TEST_CASE("reductions whose output fills the GPU, tiny reductions and non-associ
     CHECK(reduction_split_options(dag, h100()).empty());
 }
 
-TEST_CASE("the search splits a whole-image sum into thousands of partials that no thread combines serially, predicts "
+TEST_CASE("the search splits a whole-image sum into thousands of partials that no thread combines serially, "
+          "predicts "
           "it faster, and the split schedule lowers for CUDA",
           "[search][reduction_split]") {
     SumOfSquares p("sos_sum");
@@ -283,10 +297,10 @@ TEST_CASE("the search splits a whole-image sum into thousands of partials that n
     CHECK(c.cost < c.unsplit_cost / 2);
     const std::string src = schedule_and_lower({p.out}, c, index);
     CHECK(src.find("::Halide::Func sos_sum_intm = sos_sum.update(0)") != std::string::npos);
-    CHECK(src.find("sos_sum_intm.gpu_threads(") != std::string::npos);  // the partials run in parallel
+    CHECK(src.find("sos_sum_intm.gpu_threads(") != std::string::npos); // the partials run in parallel
     if (last.atomic) {
         CHECK(src.find("sos_sum.update(0).atomic();") != std::string::npos);
-        CHECK(src.find("sos_sum.update(0).gpu_threads(") != std::string::npos);  // so does the combining
+        CHECK(src.find("sos_sum.update(0).gpu_threads(") != std::string::npos); // so does the combining
     } else {
         CHECK(src.find("sos_sum_intm2.gpu_threads(") != std::string::npos);
     }
@@ -311,7 +325,8 @@ TEST_CASE("an atomic combining update runs its partials in parallel threads and 
     REQUIRE(out->stages.size() == 2);
     CHECK(!out->stages[0].atomic);
     CHECK(out->stages[1].atomic);
-    for (size_t l = 0; l < out->stages[1].loops.size(); l++) CHECK(out->stages[1].tileable(l));
+    for (size_t l = 0; l < out->stages[1].loops.size(); l++)
+        CHECK(out->stages[1].tileable(l));
     std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
     model->set_pipeline(pipeline_features(dag));
     SearchConfig cfg;
@@ -327,8 +342,9 @@ TEST_CASE("an atomic combining update runs its partials in parallel threads and 
     CHECK(src.find(name + ".update(0).gpu_threads(") != std::string::npos);
 }
 
-TEST_CASE("the split pipeline computes the same sum as the pipeline as written, on the CPU with the same splits",
-          "[search][reduction_split]") {
+TEST_CASE(
+    "the split pipeline computes the same sum as the pipeline as written, on the CPU with the same splits",
+    "[search][reduction_split]") {
     // Halide proves the split correct (rfactor); this checks the way it is
     // applied: the schedule's split, run, against the plain serial sum, on
     // integers so that reassociation cannot change a bit.
@@ -362,7 +378,8 @@ TEST_CASE("the split pipeline computes the same sum as the pipeline as written, 
     CHECK(build(-1) == serial);
 }
 
-TEST_CASE("a split row reduction reads its input at known strides: adjacent partials 1 apart and serial steps P apart",
+TEST_CASE("a split row reduction reads its input at known strides: adjacent partials 1 apart and serial "
+          "steps P apart",
           "[search][reduction_split][featurize]") {
     // Halide's rfactor of a split RVar binds the original coordinate in a
     // let (t = r.x_o * P + rf); the load indexed by it must still be seen as
@@ -378,14 +395,16 @@ TEST_CASE("a split row reduction reads its input at known strides: adjacent part
     REQUIRE(update != nullptr);
     int rf = -1, rxo = -1;
     for (size_t l = 0; l < update->loops.size(); l++) {
-        if (!update->loops[l].is_rvar) rf = update->loops[l].var.rfind("rf", 0) == 0 ? int(l) : rf;
-        else rxo = int(l);
+        if (!update->loops[l].is_rvar)
+            rf = update->loops[l].var.rfind("rf", 0) == 0 ? int(l) : rf;
+        else
+            rxo = int(l);
     }
     REQUIRE(rf >= 0);
     REQUIRE(rxo >= 0);
     int input_loads = 0;
     for (const Access &a : update->accesses) {
-        if (a.is_self) continue;  // the other load is the input's (its wrapper Func, sm_in_im)
+        if (a.is_self) continue; // the other load is the input's (its wrapper Func, sm_in_im)
         input_loads++;
         REQUIRE(a.jacobian.size() == 2);
         REQUIRE(a.jacobian[0][rf].has_value());
@@ -408,7 +427,8 @@ TEST_CASE("a row softmax gets its row reductions split and lowers for CUDA", "[s
     schedule_and_lower({p.out}, c, index);
 }
 
-TEST_CASE("reduction splits round-trip through the record with their atomic combining, and a malformed list is refused naming the key",
+TEST_CASE("reduction splits round-trip through the record with their atomic combining, and a malformed list "
+          "is refused naming the key",
           "[search][reduction_split][record]") {
     std::vector<ReductionSplit> splits = {{"f", 1, 0, {{"r$x", 0}, {"r$y", 64}}, 4096},
                                           {"f", 1, 1, {{"r$x", 64}}, 64}};
@@ -419,8 +439,9 @@ TEST_CASE("reduction splits round-trip through the record with their atomic comb
     CHECK(reduction_splits_to_json(splits)[0].at("atomic") == true);
     CHECK_THROWS_WITH(reduction_splits_from_json(nlohmann::json::parse(R"([{"func": "f", "update": 0}])")),
                       Catch::Contains("reduction_splits"));
-    CHECK_THROWS_WITH(reduction_splits_from_json(nlohmann::json::parse(R"([{"func": "f", "update": 0, "preserved": []}])")),
-                      Catch::Contains("preserves nothing"));
+    CHECK_THROWS_WITH(
+        reduction_splits_from_json(nlohmann::json::parse(R"([{"func": "f", "update": 0, "preserved": []}])")),
+        Catch::Contains("preserves nothing"));
 }
 
 TEST_CASE("rfactor's intermediates are named by their order of creation, without Halide's uniquing counter",

@@ -18,7 +18,9 @@ using namespace gpusched;
 
 namespace {
 
-GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+GpuProfile h100() {
+    return *find_builtin_gpu_profile("h100");
+}
 
 // Six 3-tap stencils in a chain behind a repeat_edge: seven Funcs with a
 // choice of location among nine Funcs (the input wrapper and repeat_edge's
@@ -32,8 +34,10 @@ struct Chain6 {
         Halide::Func prev = Halide::BoundaryConditions::repeat_edge(in);
         for (int i = 0; i < 6; i++) {
             Halide::Func g("chain" + std::to_string(i));
-            if (i % 2 == 0) g(x, y) = prev(x - 1, y) + prev(x, y) * 2.0f + prev(x + 1, y);
-            else g(x, y) = prev(x, y - 1) + prev(x, y) * 2.0f + prev(x, y + 1);
+            if (i % 2 == 0)
+                g(x, y) = prev(x - 1, y) + prev(x, y) * 2.0f + prev(x + 1, y);
+            else
+                g(x, y) = prev(x, y - 1) + prev(x, y) * 2.0f + prev(x, y + 1);
             f.push_back(g);
             prev = g;
         }
@@ -57,19 +61,21 @@ SearchConfig small(bool sampling, bool freezing, bool memoize) {
     cfg.seed = 3;
     cfg.hierarchical_sampling = sampling;
     cfg.freezing = freezing;
-    cfg.freezing_min_funcs = 0;  // the mechanism, on a small pipeline
+    cfg.freezing_min_funcs = 0; // the mechanism, on a small pipeline
     cfg.memoize = memoize;
     return cfg;
 }
 
 } // namespace
 
-TEST_CASE("freezing keeps the pre-pass decisions of all but the log2 N costliest Funcs", "[search][freezing]") {
+TEST_CASE("freezing keeps the pre-pass decisions of all but the log2 N costliest Funcs",
+          "[search][freezing]") {
     Chain6 p;
     FunctionDAG dag(p.outputs());
     SearchResult r = run(dag, small(true, true, true));
     int choices = 0;
-    for (const Node &n : dag.nodes) choices += n.always_inline ? 0 : 1;
+    for (const Node &n : dag.nodes)
+        choices += n.always_inline ? 0 : 1;
     REQUIRE(choices == 7);
     REQUIRE(dag.nodes.size() == 9);
     CHECK(r.stats.funcs_frozen == 3);
@@ -88,22 +94,27 @@ TEST_CASE("freezing keeps the pre-pass decisions of all but the log2 N costliest
     const SearchResult pre = evaluate_decisions(dag, model, h100(), r.prepass_decisions);
     std::vector<int> node_of_stage;
     for (size_t n = 0; n < dag.nodes.size(); n++)
-        for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) node_of_stage.push_back(static_cast<int>(n));
+        for (size_t s = 0; s < dag.nodes[n].stages.size(); s++)
+            node_of_stage.push_back(static_cast<int>(n));
     std::vector<double> cost(dag.nodes.size(), 0);
-    for (size_t i = 0; i < pre.stage_ids.size(); i++) cost[node_of_stage.at(pre.stage_ids[i])] += pre.stage_costs[i];
+    for (size_t i = 0; i < pre.stage_ids.size(); i++)
+        cost[node_of_stage.at(pre.stage_ids[i])] += pre.stage_costs[i];
     double cheapest_free = INFINITY, costliest_frozen = 0;
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         if (dag.nodes[n].always_inline) continue;
         INFO(dag.nodes[n].name << (r.frozen[n] ? " frozen" : " free") << ", pre-pass cost " << cost[n]);
         CHECK(cost[n] > 0);
-        if (r.frozen[n]) costliest_frozen = std::max(costliest_frozen, cost[n]);
-        else cheapest_free = std::min(cheapest_free, cost[n]);
+        if (r.frozen[n])
+            costliest_frozen = std::max(costliest_frozen, cost[n]);
+        else
+            cheapest_free = std::min(cheapest_free, cost[n]);
     }
     INFO("cheapest free Func " << cheapest_free << ", costliest frozen " << costliest_frozen);
     CHECK(cheapest_free >= costliest_frozen);
 }
 
-TEST_CASE("with freeze_tilings off frozen Funcs keep their pre-pass location and their tilings are searched", "[search][freezing]") {
+TEST_CASE("with freeze_tilings off frozen Funcs keep their pre-pass location and their tilings are searched",
+          "[search][freezing]") {
     Chain6 p;
     FunctionDAG dag(p.outputs());
     SearchConfig keep = small(true, true, true), loose = keep;
@@ -124,11 +135,12 @@ TEST_CASE("with freeze_tilings off frozen Funcs keep their pre-pass location and
     CHECK(r_loose.stats.states_featurized > r_keep.stats.states_featurized);
 }
 
-TEST_CASE("freezing leaves pipelines with fewer Funcs than freezing_min_funcs unfrozen", "[search][freezing]") {
+TEST_CASE("freezing leaves pipelines with fewer Funcs than freezing_min_funcs unfrozen",
+          "[search][freezing]") {
     Chain6 p;
     FunctionDAG dag(p.outputs());
     SearchConfig below = small(true, true, true), at = small(true, true, true);
-    below.freezing_min_funcs = 10;  // the pipeline has 9 Funcs
+    below.freezing_min_funcs = 10; // the pipeline has 9 Funcs
     at.freezing_min_funcs = 9;
     SearchResult r_below = run(dag, below), r_at = run(dag, at);
     CHECK(r_below.stats.funcs_frozen == 0);
@@ -159,7 +171,7 @@ TEST_CASE("every switch combination is deterministic for a seed", "[search][samp
     FunctionDAG dag(p.outputs());
     for (int mask = 0; mask < 8; mask++) {
         SearchConfig cfg = small(mask & 1, mask & 2, mask & 4);
-        cfg.beam_size = 2;  // keeps the unsampled configurations quick
+        cfg.beam_size = 2; // keeps the unsampled configurations quick
         SearchResult a = run(dag, cfg);
         SearchResult b = run(dag, cfg);
         INFO("sampling " << (mask & 1) << " freezing " << (mask & 2) << " memo " << (mask & 4));
@@ -173,7 +185,7 @@ TEST_CASE("a memo bounded to a few kernels evicts and still gives identical feat
     Chain6 p;
     FunctionDAG dag(p.outputs());
     SearchConfig tiny = small(true, false, true);
-    tiny.memo_max_bytes = 8 * 1024;  // about ten kernels' rows
+    tiny.memo_max_bytes = 8 * 1024; // about ten kernels' rows
     SearchResult bounded = run(dag, tiny);
     SearchResult unbounded = run(dag, small(true, false, true));
     SearchResult off = run(dag, small(true, false, false));
@@ -192,7 +204,7 @@ TEST_CASE("a memo bounded to a few kernels evicts and still gives identical feat
 
 TEST_CASE("the feature memo stays under its byte bound and evicts the least recently used kernel", "[memo]") {
     const size_t row = sizeof(ScheduleFeatures);
-    FeatureMemo memo(3 * (row + 8 + 128));  // room for three one-row entries
+    FeatureMemo memo(3 * (row + 8 + 128)); // room for three one-row entries
     auto rows = [](double v) {
         std::vector<ScheduleFeatures> r(1);
         r[0].values[0] = v;
@@ -201,8 +213,8 @@ TEST_CASE("the feature memo stays under its byte bound and evicts the least rece
     memo.insert({1}, rows(1));
     memo.insert({2}, rows(2));
     memo.insert({3}, rows(3));
-    REQUIRE(memo.find({1}) != nullptr);  // 1 becomes the most recent
-    memo.insert({4}, rows(4));           // evicts 2, the least recent
+    REQUIRE(memo.find({1}) != nullptr); // 1 becomes the most recent
+    memo.insert({4}, rows(4));          // evicts 2, the least recent
     CHECK(memo.size() == 3);
     CHECK(memo.evictions == 1);
     CHECK(memo.find({2}) == nullptr);
@@ -212,7 +224,8 @@ TEST_CASE("the feature memo stays under its byte bound and evicts the least rece
     CHECK(memo.bytes() <= 3 * (row + 8 + 128));
 }
 
-TEST_CASE("sampling featurizes fewer states than enumerating and keeps the beam through pass-through steps", "[search][sampling]") {
+TEST_CASE("sampling featurizes fewer states than enumerating and keeps the beam through pass-through steps",
+          "[search][sampling]") {
     Chain6 p;
     FunctionDAG dag(p.outputs());
     SearchResult sampled = run(dag, small(true, false, true));
@@ -225,7 +238,8 @@ TEST_CASE("sampling featurizes fewer states than enumerating and keeps the beam 
     CHECK(sampled.stats.states_featurized < sampled.stats.states_enumerated);
 }
 
-TEST_CASE("the structural hash sees tilings coarsely at depth 3 and thread then serial sizes deeper", "[search][hash]") {
+TEST_CASE("the structural hash sees tilings coarsely at depth 3 and thread then serial sizes deeper",
+          "[search][hash]") {
     Chain6 p;
     FunctionDAG dag(p.outputs());
     Decisions a = initial_decisions(dag);
@@ -236,20 +250,24 @@ TEST_CASE("the structural hash sees tilings coarsely at depth 3 and thread then 
     a.funcs[0].stages[0].serial[0] = 2;
     a.funcs[0].stages[0].thread[0] = 32;
     Decisions b = a;
-    b.funcs[0].stages[0].serial[0] = 4;  // same shape, other serial size
+    b.funcs[0].stages[0].serial[0] = 4; // same shape, other serial size
     Decisions c = a;
-    c.funcs[0].stages[0].thread[0] = 64;  // same shape, other thread size
+    c.funcs[0].stages[0].thread[0] = 64; // same shape, other thread size
     Decisions e = a;
-    e.funcs[0].stages[0].serial[0] = 1;  // another shape
-    for (int d = 0; d <= 2; d++) CHECK(structural_hash(a, d) == structural_hash(e, d));
+    e.funcs[0].stages[0].serial[0] = 1; // another shape
+    for (int d = 0; d <= 2; d++)
+        CHECK(structural_hash(a, d) == structural_hash(e, d));
     CHECK(structural_hash(a, 3) != structural_hash(e, 3));
-    for (int d = 0; d <= 3; d++) CHECK(structural_hash(a, d) == structural_hash(c, d));
+    for (int d = 0; d <= 3; d++)
+        CHECK(structural_hash(a, d) == structural_hash(c, d));
     CHECK(structural_hash(a, 4) != structural_hash(c, 4));
-    for (int d = 0; d <= 5; d++) CHECK(structural_hash(a, d) == structural_hash(b, d));
+    for (int d = 0; d <= 5; d++)
+        CHECK(structural_hash(a, d) == structural_hash(b, d));
     CHECK(structural_hash(a, 6) != structural_hash(b, 6));
     // A sum of per-Func terms: replacing one Func's term gives the child's hash.
     for (int d = 0; d <= 6; d++) {
-        uint64_t h = structural_hash(a, d) - func_structural_hash(0, a.funcs[0], d) + func_structural_hash(0, b.funcs[0], d);
+        uint64_t h = structural_hash(a, d) - func_structural_hash(0, a.funcs[0], d) +
+                     func_structural_hash(0, b.funcs[0], d);
         CHECK(h == structural_hash(b, d));
     }
 }

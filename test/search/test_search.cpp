@@ -31,7 +31,9 @@ std::string read_text_file(const std::string &path) {
 
 namespace {
 
-GpuProfile h100() { return *find_builtin_gpu_profile("h100"); }
+GpuProfile h100() {
+    return *find_builtin_gpu_profile("h100");
+}
 
 SearchResult search(const FunctionDAG &dag, int beam, int passes, uint64_t seed, double dropout = 0,
                     bool memoize = true) {
@@ -63,7 +65,8 @@ TEST_CASE("beam search schedules a blur into legal CUDA", "[search]") {
     FunctionDAG dag(p.outputs());
     SearchResult r = search(dag, 4, 2, 7);
     REQUIRE(r.decisions.funcs.size() == dag.nodes.size());
-    for (const FuncDecision &f : r.decisions.funcs) CHECK(f.location != ComputeLocation::Unscheduled);
+    for (const FuncDecision &f : r.decisions.funcs)
+        CHECK(f.location != ComputeLocation::Unscheduled);
     CHECK(r.cost > 0);
     CHECK(r.stats.states_costed > 0);
     CHECK(r.stats.states_featurized <= r.stats.states_costed);
@@ -138,7 +141,8 @@ TEST_CASE("the same config and seed give the same schedule", "[search]") {
     CHECK(a.cost == b.cost);
     // Greedy samples with dropout explore: some seed gives another schedule.
     bool differs = false;
-    for (uint64_t seed = 1; seed < 20 && !differs; seed++) differs = !(search(dag, 1, 1, seed, 0.5).decisions == a.decisions);
+    for (uint64_t seed = 1; seed < 20 && !differs; seed++)
+        differs = !(search(dag, 1, 1, seed, 0.5).decisions == a.decisions);
     CHECK(differs);
 }
 
@@ -147,11 +151,13 @@ TEST_CASE("pruning enforces hardware limits", "[search][pruning]") {
     FunctionDAG dag(p.outputs());
     int pn = dag.node_index(p.p.name());
     Decisions d = initial_decisions(dag);
-    for (auto &f : d.funcs) f.location = ComputeLocation::Inline;
+    for (auto &f : d.funcs)
+        f.location = ComputeLocation::Inline;
     d.funcs[0].location = ComputeLocation::Root;
     d.funcs[0].tiled = true;
     d.funcs[0].stages = {StageTiling{{1, 1}, {64, 32}}};
-    CHECK(hard_limit_violation(dag, d, h100(), PruningLimits{}).find("threads per block") != std::string::npos);
+    CHECK(hard_limit_violation(dag, d, h100(), PruningLimits{}).find("threads per block") !=
+          std::string::npos);
     // 128x128 floats of p (16x16 threads x 8x8 serial) in shared memory = 64 KiB > 48 KiB per block.
     d.funcs[0].stages = {StageTiling{{8, 8}, {16, 16}}};
     d.funcs[pn].location = ComputeLocation::Block;
@@ -170,7 +176,8 @@ TEST_CASE("pruning enforces hardware limits", "[search][pruning]") {
     for (int step = 0; step < num_steps(dag); step++) {
         auto kids = enumerate_children(dag, s, step_at(dag, step), h100(), PruningLimits{});
         REQUIRE(!kids.empty());
-        for (const Decisions &k : kids) CHECK(hard_limit_violation(dag, k, h100(), PruningLimits{}).empty());
+        for (const Decisions &k : kids)
+            CHECK(hard_limit_violation(dag, k, h100(), PruningLimits{}).empty());
         s = kids.back();
     }
 }
@@ -185,7 +192,7 @@ TEST_CASE("too few blocks for the SMs is pruned when there is a choice", "[searc
     for (const Decisions &k : kids) {
         LoopNest nest(dag, k);
         CHECK(nest.kernels[0].num_blocks >= 132);
-        CHECK(nest.stages[0].threads >= 16);  // lane utilization >= 0.5
+        CHECK(nest.stages[0].threads >= 16); // lane utilization >= 0.5
     }
 }
 
@@ -208,11 +215,14 @@ TEST_CASE("config errors name the key", "[config]") {
     CHECK_THROWS_WITH(parse_plugin_config(json{{"beam_size", 0}}), Catch::Contains("beam_size"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"dropout", 1.5}}), Catch::Contains("dropout"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"gpu_profile", "gtx9000"}}), Catch::Contains("gpu_profile"));
-    CHECK_THROWS_WITH(parse_plugin_config(json{{"dump_states_path", ""}}), Catch::Contains("dump_states_path"));
+    CHECK_THROWS_WITH(parse_plugin_config(json{{"dump_states_path", ""}}),
+                      Catch::Contains("dump_states_path"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"dump_states_max", -4}}), Catch::Contains("dump_states_max"));
-    CHECK_THROWS_WITH(parse_plugin_config(json{{"freezing_min_funcs", "many"}}), Catch::Contains("freezing_min_funcs"));
+    CHECK_THROWS_WITH(parse_plugin_config(json{{"freezing_min_funcs", "many"}}),
+                      Catch::Contains("freezing_min_funcs"));
     CHECK(parse_plugin_config(json{{"freezing_min_funcs", 0}}).search.freezing_min_funcs == 0);
-    PluginConfig c = parse_plugin_config(json{{"beam_size", 3}, {"passes", 2}, {"seed", 9}, {"gpu_profile", "a100"}});
+    PluginConfig c =
+        parse_plugin_config(json{{"beam_size", 3}, {"passes", 2}, {"seed", 9}, {"gpu_profile", "a100"}});
     CHECK(c.search.beam_size == 3);
     CHECK(c.search.passes == 2);
     CHECK(c.search.seed == 9);
@@ -226,36 +236,47 @@ TEST_CASE("config errors name the key", "[config]") {
 // The option table (core/search_config.h) is the one list: what it
 // parses is what the record echoes, docs/search.md documents each key, and
 // every keyword of the CMake helper sets one of its keys.
-TEST_CASE("every search option is parsed from one table and is echoed and documented, and the CMake helper sets only table keys",
+TEST_CASE("every search option is parsed from one table and is echoed and documented, and the CMake helper "
+          "sets only table keys",
           "[config]") {
     using nlohmann::json;
     std::set<std::string> keys;
     for (const SearchOption &o : search_options()) {
         INFO(o.key);
-        CHECK(keys.insert(o.key).second);  // no key twice
+        CHECK(keys.insert(o.key).second); // no key twice
         CHECK(std::string(o.type).size() > 0);
         CHECK(std::string(o.help).size() > 0);
     }
     // Non-default values of every kind, parsed and echoed back.
-    const json values = {{"beam_size", 7},          {"passes", 3},
-                         {"seed", 11},              {"dropout", 0.25},
-                         {"memoize", false},        {"hierarchical_sampling", false},
-                         {"sampling_max_depth", 2}, {"freezing", false},
-                         {"freezing_min_funcs", 0}, {"freeze_tilings", false},
-                         {"check_launches", false}, {"split_reductions", false},
-                         {"atomic_reductions", false}, {"cost_model", "analytic"},
-                         {"weights_path", "w.weights"}, {"gpu_profile", "a100"},
-                         {"record_path", "r.json"}, {"replay", "old.json"},
-                         {"dump_states_path", "s.rows"}, {"dump_states_max", 9}};
+    const json values = {{"beam_size", 7},
+                         {"passes", 3},
+                         {"seed", 11},
+                         {"dropout", 0.25},
+                         {"memoize", false},
+                         {"hierarchical_sampling", false},
+                         {"sampling_max_depth", 2},
+                         {"freezing", false},
+                         {"freezing_min_funcs", 0},
+                         {"freeze_tilings", false},
+                         {"check_launches", false},
+                         {"split_reductions", false},
+                         {"atomic_reductions", false},
+                         {"cost_model", "analytic"},
+                         {"weights_path", "w.weights"},
+                         {"gpu_profile", "a100"},
+                         {"record_path", "r.json"},
+                         {"replay", "old.json"},
+                         {"dump_states_path", "s.rows"},
+                         {"dump_states_max", 9}};
     for (const SearchOption &o : search_options()) {
         INFO(o.key);
-        CHECK(values.contains(o.key));  // this test covers every option
+        CHECK(values.contains(o.key)); // this test covers every option
     }
     const json echo = echo_plugin_config(parse_plugin_config(values));
     for (const auto &[key, value] : values.items()) {
         INFO(key);
         if (key == "record_path") {
-            CHECK_FALSE(echo.contains(key));  // the record is that file
+            CHECK_FALSE(echo.contains(key)); // the record is that file
         } else if (key == "gpu_profile") {
             CHECK(echo[key]["name"] == "a100");
         } else {
@@ -268,10 +289,12 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
         CHECK(docs.find("| `" + k + "` |") != std::string::npos);
     }
     // gpusched_configure_generator's keywords, as its string(JSON SET ...) lines write them.
-    const std::string cmake = read_text_file(std::string(GPUSCHED_SOURCE_DIR) + "/cmake/gpuschedHelpers.cmake");
+    const std::string cmake =
+        read_text_file(std::string(GPUSCHED_SOURCE_DIR) + "/cmake/gpuschedHelpers.cmake");
     const std::regex set_key(R"(string\(JSON config SET "\$\{config\}" (\w+))");
     int written = 0;
-    for (auto it = std::sregex_iterator(cmake.begin(), cmake.end(), set_key); it != std::sregex_iterator(); ++it) {
+    for (auto it = std::sregex_iterator(cmake.begin(), cmake.end(), set_key); it != std::sregex_iterator();
+         ++it) {
         ++written;
         INFO((*it)[1].str());
         CHECK(keys.count((*it)[1].str()) == 1);
@@ -281,14 +304,16 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
     REQUIRE(std::regex_search(cmake, each, std::regex(R"(foreach\(key ([A-Z_ ]+)\))")));
     std::istringstream words(each[1].str());
     for (std::string w; words >> w; ++written) {
-        for (char &ch : w) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        for (char &ch : w)
+            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
         INFO(w);
         CHECK(keys.count(w) == 1);
     }
     CHECK(written >= 5);
 }
 
-TEST_CASE("autoscheduler options are laid over the GPUSCHED_CONFIG file, typed like its values, unknown keys refused",
+TEST_CASE("autoscheduler options are laid over the GPUSCHED_CONFIG file, typed like its values, unknown keys "
+          "refused",
           "[config]") {
     // A generator's `autoscheduler.KEY=VALUE` arguments (Halide 16 and
     // later) reach the plugin as strings.
@@ -296,8 +321,8 @@ TEST_CASE("autoscheduler options are laid over the GPUSCHED_CONFIG file, typed l
     std::ofstream(file) << R"({"beam_size": 7, "passes": 3, "gpu_profile": "a100"})";
     ::setenv("GPUSCHED_CONFIG", file.c_str(), 1);
     PluginConfig c = load_plugin_config({{"passes", "2"}, {"freezing", "false"}, {"gpu_profile", "v100"}});
-    CHECK(c.search.beam_size == 7);  // from the file
-    CHECK(c.search.passes == 2);     // the option wins
+    CHECK(c.search.beam_size == 7); // from the file
+    CHECK(c.search.passes == 2);    // the option wins
     CHECK_FALSE(c.search.freezing);
     CHECK(c.gpu.name == "v100");
     // A number where a string is expected, and the reverse, are named.
@@ -331,7 +356,7 @@ TEST_CASE("hierarchical sampling featurizes fewer states and stays deterministic
     cfg.beam_size = 4;
     cfg.passes = 2;
     cfg.seed = 5;
-    cfg.freezing = false;  // sampling alone (freezing: test_scalability.cpp)
+    cfg.freezing = false; // sampling alone (freezing: test_scalability.cpp)
     SearchResult sampled = beam_search(dag, model, h100(), cfg);
     SearchResult again = beam_search(dag, model, h100(), cfg);
     cfg.hierarchical_sampling = false;

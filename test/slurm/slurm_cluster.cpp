@@ -11,9 +11,9 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <netinet/in.h>
 #include <spawn.h>
-#include <linux/magic.h>
 #include <sys/socket.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>

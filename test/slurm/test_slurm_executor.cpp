@@ -329,18 +329,20 @@ TEST_CASE("tune --executor slurm with a partition the cluster lacks names it and
     CHECK(!fs::exists(dir / "out/samples"));
 }
 
-TEST_CASE("slurm fields and a shared folder full of shell metacharacters reach sbatch and the job script whole and "
-          "run no command",
-          "[slurm][shell]") {
+TEST_CASE(
+    "slurm fields and a shared folder full of shell metacharacters reach sbatch and the job script whole and "
+    "run no command",
+    "[slurm][shell]") {
     test::SlurmCluster cluster;
     test::TempDir dir;
     // Separators, substitutions, quotes of both kinds, redirections, a
     // comment and a line break, each a command that would leave a file
     // named pwned-* in the shell's working folder (the job's --chdir). The
     // job script names the shared folder: it must reach the worker whole.
-    const std::string nasty = dir / ("a b;touch pwned-semicolon|touch pwned-pipe&touch pwned-amp "
-                                     "$(touch pwned-dollar)`touch pwned-backtick`'sq'\"dq\"<in>out*?[x]{y}~#$HOME\n"
-                                     "touch pwned-newline");
+    const std::string nasty =
+        dir / ("a b;touch pwned-semicolon|touch pwned-pipe&touch pwned-amp "
+               "$(touch pwned-dollar)`touch pwned-backtick`'sq'\"dq\"<in>out*?[x]{y}~#$HOME\n"
+               "touch pwned-newline");
     auto args = top5_args(dir, {"--account", "acct$(touch pwned-account);touch pwned-account2"});
     for (std::size_t i = 0; i + 1 < args.size(); ++i)
         if (args[i] == "--work-dir") args[i + 1] = nasty + "/work";
@@ -349,8 +351,8 @@ TEST_CASE("slurm fields and a shared folder full of shell metacharacters reach s
     REQUIRE(r.exit_code == 0);
     CHECK(test::sql_int(dir / "db.sqlite", "SELECT count(*) FROM samples WHERE benchmark = 'measured'") >= 1);
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(dir.path(), ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(dir.path(), ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec))
         CHECK(it->path().filename().string().rfind("pwned", 0) != 0);
 }
 
@@ -365,20 +367,20 @@ TEST_CASE("a nightly whose config names the slurm executor runs its pipeline's b
         {"budget", "300s"},
         {"jobs", 2},
         {"executor", {{"kind", "slurm"}, {"work_dir", "jobs"}}},
-        {"pipelines",
-         nlohmann::json::array({{{"name", "stencil"},
-                                 {"generator", DRIVER_TEST_GENERATORS},
-                                 {"generator_name", "tiny_stencil"},
-                                 {"mode", "top5"},
-                                 {"device", "opencl"},
-                                 {"gpu", "h100"},
-                                 {"samples", 3},
-                                 {"top", 2},
-                                 {"beam_size", 2},
-                                 {"passes", 1},
-                                 {"timing", {{"min_time_s", 0.005}, {"max_reps", 20}}}}})}};
+        {"pipelines", nlohmann::json::array({{{"name", "stencil"},
+                                              {"generator", DRIVER_TEST_GENERATORS},
+                                              {"generator_name", "tiny_stencil"},
+                                              {"mode", "top5"},
+                                              {"device", "opencl"},
+                                              {"gpu", "h100"},
+                                              {"samples", 3},
+                                              {"top", 2},
+                                              {"beam_size", 2},
+                                              {"passes", 1},
+                                              {"timing", {{"min_time_s", 0.005}, {"max_reps", 20}}}}})}};
     test::write_file(dir / "nightly.json", config.dump(2));
-    ProcessResult r = test::run_gpusched({"nightly", dir / "nightly.json", "--json"}, with(cluster.env(), {}));
+    ProcessResult r =
+        test::run_gpusched({"nightly", dir / "nightly.json", "--json"}, with(cluster.env(), {}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     const auto j = nlohmann::json::parse(r.out);

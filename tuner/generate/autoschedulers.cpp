@@ -49,8 +49,12 @@ const HalideAutoscheduler kHalideAutoschedulers[] = {
     // Without experimental_gpu_schedule, Halide 21's Mullapudi2016 writes a
     // CPU schedule even for a CUDA target: no kernel at all (seen as the
     // Top 5 row "no CUDA kernels in the compiled library").
-    {"mullapudi2016", "Mullapudi2016", "libautoschedule_mullapudi2016.so",
-     "Halide's Mullapudi2016, with the GPU schedules of Halide 21", 21, {{"experimental_gpu_schedule", "1"}}},
+    {"mullapudi2016",
+     "Mullapudi2016",
+     "libautoschedule_mullapudi2016.so",
+     "Halide's Mullapudi2016, with the GPU schedules of Halide 21",
+     21,
+     {{"experimental_gpu_schedule", "1"}}},
 };
 
 } // namespace
@@ -85,8 +89,9 @@ std::optional<ScheduleSource> find_schedule_source(const std::string &name) {
 std::string schedule_source_unavailable(const std::string &name) {
     for (const HalideAutoscheduler &a : kHalideAutoschedulers) {
         if (name == a.name && GPUSCHED_HALIDE_VERSION < a.since)
-            return std::string(a.halide_name) + " makes GPU schedules from Halide " + std::to_string(a.since) +
-                   " on; this gpusched is built with Halide " + std::to_string(GPUSCHED_HALIDE_VERSION);
+            return std::string(a.halide_name) + " makes GPU schedules from Halide " +
+                   std::to_string(a.since) + " on; this gpusched is built with Halide " +
+                   std::to_string(GPUSCHED_HALIDE_VERSION);
     }
     return find_schedule_source(name) ? "" : "unknown schedule source '" + name + "'";
 }

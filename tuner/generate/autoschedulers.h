@@ -14,12 +14,12 @@
 namespace gpusched {
 
 struct ScheduleSource {
-    std::string name;                         // as on the command line
-    std::optional<std::string> plugin_path;   // autoscheduler plugin to load (-p)
-    std::optional<std::string> halide_name;   // autoscheduler to use (tuner/generate/generator_protocol.h)
+    std::string name;                           // as on the command line
+    std::optional<std::string> plugin_path;     // autoscheduler plugin to load (-p)
+    std::optional<std::string> halide_name;     // autoscheduler to use (tuner/generate/generator_protocol.h)
     std::map<std::string, std::string> options; // its autoscheduler.KEY=VALUE options
-    std::optional<std::string> schedule_param; // value of the generator's `schedule` param
-    bool searches = false;                    // true: gpusched's own search (samples, seeds, records)
+    std::optional<std::string> schedule_param;  // value of the generator's `schedule` param
+    bool searches = false;                      // true: gpusched's own search (samples, seeds, records)
     std::string description;
 };
 

@@ -11,9 +11,9 @@
 
 #include "tuner/generate/autoschedulers.h"
 #include "tuner/generate/generator_run.h"
-#include "tuner/host_target.h"
 #include "tuner/generate/ptx_extract.h"
 #include "tuner/generate/shared_runtime.h"
+#include "tuner/host_target.h"
 #include "tuner/user_paths.h"
 
 namespace gpusched {
@@ -170,8 +170,9 @@ BatchInputs check_batch_inputs(const OneShotOptions &opt) {
     }
     for (const auto &param : opt.generator_params) {
         if (reserved_param(param.first))
-            throw UserError("generator param '" + param.first +
-                            "' is set by gpusched (use --gpu / --target / --autoscheduler, and the search options)");
+            throw UserError(
+                "generator param '" + param.first +
+                "' is set by gpusched (use --gpu / --target / --autoscheduler, and the search options)");
     }
     if (opt.samples < 1) throw UserError("--samples must be at least 1");
     if (opt.jobs < 1) throw UserError("--jobs must be at least 1");
@@ -183,8 +184,9 @@ BatchInputs check_batch_inputs(const OneShotOptions &opt) {
     // The params (and the target) once, before any sample: a Top 5 or an
     // Autotune stores each sample as it finishes, and a typo would leave a
     // failed run behind it.
-    if (auto g = check_generator_params(opt.generator_path, opt.generator_name, opt.generator_params, in.target,
-                                        locate_gpusched_plugin(), opt.output_dir + "/.params-check", opt.timeout);
+    if (auto g =
+            check_generator_params(opt.generator_path, opt.generator_name, opt.generator_params, in.target,
+                                   locate_gpusched_plugin(), opt.output_dir + "/.params-check", opt.timeout);
         !g.ok())
         throw UserError(g.message);
     return in;

@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/errors.h"
 #include "common/gpu_profile.h"
 #include "core/search_defaults.h"
 #include "db/sample_store.h"
@@ -28,7 +29,6 @@
 #include "tuner/generate/generator_run.h"
 #include "tuner/generate/ptxas_report.h"
 #include "tuner/generate/sample_selection.h"
-#include "common/errors.h"
 
 namespace gpusched {
 
@@ -45,7 +45,7 @@ struct OneShotOptions {
     int jobs = 2;
     int beam_size = kDefaultBeamSize;
     int passes = kDefaultPasses;
-    uint64_t seed = 0;  // seeds of greedy samples are seed+1 .. seed+N-1
+    uint64_t seed = 0; // seeds of greedy samples are seed+1 .. seed+N-1
     // Probability of dropping each ranked child in greedy samples. The
     // reference autotuner keeps the overall best path with 1% probability;
     // over the ~20 decisions of a typical app that is ~0.2 per decision.

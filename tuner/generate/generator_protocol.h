@@ -24,7 +24,8 @@ inline std::vector<std::string> autoscheduler_args(const std::string &name,
                                                    const std::map<std::string, std::string> &options = {}) {
 #if GPUSCHED_HALIDE_PROTOCOL >= 16
     std::vector<std::string> args = {"autoscheduler=" + name};
-    for (const auto &[key, value] : options) args.push_back("autoscheduler." + key + "=" + value);
+    for (const auto &[key, value] : options)
+        args.push_back("autoscheduler." + key + "=" + value);
     return args;
 #else
     (void)options;

@@ -41,8 +41,9 @@ std::vector<std::string> list_generators(const std::string &generator_path, std:
         *why_none = "cannot start, a shared library it needs is missing: " +
                     r.err.substr(start, r.err.find('\n', start) - start);
     } else if (r.timed_out) {
-        *why_none = "did not answer within " + std::to_string((timeout.count() + 999) / 1000) +
-                    " s when asked to list its generators (run without arguments, a generator prints them and exits)";
+        *why_none =
+            "did not answer within " + std::to_string((timeout.count() + 999) / 1000) +
+            " s when asked to list its generators (run without arguments, a generator prints them and exits)";
     } else if (r.term_signal != 0) {
         *why_none = "crashed when asked to list its generators: " + r.describe_failure();
     }
@@ -76,7 +77,8 @@ GeneratorOutcome preflight_generator(const std::string &path, const std::string 
         if (n == name) return o;
     o.failure = GeneratorFailure::UnknownGenerator;
     std::string have;
-    for (const auto &n : names) have += (have.empty() ? "" : ", ") + n;
+    for (const auto &n : names)
+        have += (have.empty() ? "" : ", ") + n;
     o.message = "'" + path + "' has no generator named '" + name + "' (it has: " + have + ")";
     return o;
 }
@@ -85,7 +87,8 @@ std::vector<std::string> generator_argv(const GeneratorInvocation &inv) {
     std::vector<std::string> argv = {inv.generator_path, "-g", inv.generator_name, "-o", inv.output_dir};
     if (!inv.emit.empty()) {
         std::string e;
-        for (const auto &x : inv.emit) e += (e.empty() ? "" : ",") + x;
+        for (const auto &x : inv.emit)
+            e += (e.empty() ? "" : ",") + x;
         argv.push_back("-e");
         argv.push_back(e);
     }
@@ -97,7 +100,8 @@ std::vector<std::string> generator_argv(const GeneratorInvocation &inv) {
     if (inv.autoscheduler)
         for (std::string &a : autoscheduler_args(*inv.autoscheduler, inv.autoscheduler_options))
             argv.push_back(std::move(a));
-    for (const auto &[k, v] : inv.params) argv.push_back(k + "=" + v);
+    for (const auto &[k, v] : inv.params)
+        argv.push_back(k + "=" + v);
     return argv;
 }
 
@@ -107,7 +111,8 @@ std::string summarize_generator_error(const std::string &err) {
     std::istringstream in(err);
     std::vector<std::string> lines;
     std::string line;
-    while (std::getline(in, line)) lines.push_back(line);
+    while (std::getline(in, line))
+        lines.push_back(line);
     for (std::size_t i = 0; i < lines.size(); ++i) {
         auto pos = lines[i].find("Error:");
         if (pos == std::string::npos) continue;
@@ -141,7 +146,8 @@ GeneratorOutcome run_generator(const GeneratorInvocation &inv) {
     } else if (r.timed_out) {
         o.failure = GeneratorFailure::TimedOut;
         o.message = who + " timed out after " + std::to_string(inv.timeout.count() / 1000) + " s";
-    } else if (r.term_signal != 0 && inv.memory_limit_bytes && r.err.find("std::bad_alloc") != std::string::npos) {
+    } else if (r.term_signal != 0 && inv.memory_limit_bytes &&
+               r.err.find("std::bad_alloc") != std::string::npos) {
         o.failure = GeneratorFailure::Crashed;
         o.message = who + " ran out of the " + std::to_string(*inv.memory_limit_bytes >> 20) +
                     " MiB of memory it is allowed (" + r.describe_failure() + ")";
@@ -161,9 +167,9 @@ GeneratorOutcome run_generator(const GeneratorInvocation &inv) {
 }
 
 GeneratorOutcome check_generator_params(const std::string &generator_path, const std::string &generator_name,
-                                        const std::map<std::string, std::string> &params, const std::string &target,
-                                        const std::string &plugin_path, const std::string &scratch_dir,
-                                        std::chrono::milliseconds timeout) {
+                                        const std::map<std::string, std::string> &params,
+                                        const std::string &target, const std::string &plugin_path,
+                                        const std::string &scratch_dir, std::chrono::milliseconds timeout) {
     if (plugin_path.empty()) return {};
     GeneratorInvocation inv;
     inv.generator_path = generator_path;

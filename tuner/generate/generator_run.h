@@ -27,7 +27,7 @@ struct GeneratorInvocation {
     std::map<std::string, std::string> params; // GeneratorParams, key=value
     std::optional<std::string> plugin_path;    // -p
     std::optional<std::string> autoscheduler;  // autoscheduler_args(): how this Halide selects it
-    std::map<std::string, std::string> autoscheduler_options;  // its autoscheduler.KEY=VALUE options
+    std::map<std::string, std::string> autoscheduler_options; // its autoscheduler.KEY=VALUE options
     std::map<std::string, std::string> env;
     std::chrono::milliseconds timeout{std::chrono::minutes(10)};
     std::optional<std::uint64_t> memory_limit_bytes; // ProcessSpec's; none: no limit
@@ -35,7 +35,7 @@ struct GeneratorInvocation {
 
 struct GeneratorOutcome {
     GeneratorFailure failure = GeneratorFailure::None;
-    std::string message;  // one line, empty on success
+    std::string message; // one line, empty on success
     ProcessResult process;
 
     bool ok() const { return failure == GeneratorFailure::None; }
@@ -65,9 +65,9 @@ GeneratorOutcome run_generator(const GeneratorInvocation &inv);
 // (`plugin_path` empty) there is no probe, and nothing is checked.
 // `scratch_dir` is created and removed.
 GeneratorOutcome check_generator_params(const std::string &generator_path, const std::string &generator_name,
-                                        const std::map<std::string, std::string> &params, const std::string &target,
-                                        const std::string &plugin_path, const std::string &scratch_dir,
-                                        std::chrono::milliseconds timeout);
+                                        const std::map<std::string, std::string> &params,
+                                        const std::string &target, const std::string &plugin_path,
+                                        const std::string &scratch_dir, std::chrono::milliseconds timeout);
 
 // The argv run_generator uses (exposed for logs and tests).
 std::vector<std::string> generator_argv(const GeneratorInvocation &inv);

@@ -17,7 +17,8 @@ std::vector<std::string> ptx_kernel_names(const std::string &ptx) {
     for (std::size_t pos = ptx.find(key); pos != std::string::npos; pos = ptx.find(key, pos + key.size())) {
         std::size_t b = pos + key.size();
         std::size_t e = b;
-        while (e < ptx.size() && (std::isalnum(static_cast<unsigned char>(ptx[e])) || ptx[e] == '_' || ptx[e] == '$'))
+        while (e < ptx.size() &&
+               (std::isalnum(static_cast<unsigned char>(ptx[e])) || ptx[e] == '_' || ptx[e] == '$'))
             ++e;
         if (e > b) names.push_back(ptx.substr(b, e - b));
     }
@@ -26,7 +27,8 @@ std::vector<std::string> ptx_kernel_names(const std::string &ptx) {
 
 std::vector<PtxModule> extract_ptx_modules(const std::string &bytes) {
     std::vector<PtxModule> modules;
-    for (std::size_t pos = bytes.find(kPtxBanner); pos != std::string::npos; pos = bytes.find(kPtxBanner, pos + 1)) {
+    for (std::size_t pos = bytes.find(kPtxBanner); pos != std::string::npos;
+         pos = bytes.find(kPtxBanner, pos + 1)) {
         std::size_t end = bytes.find('\0', pos);
         if (end == std::string::npos) end = bytes.size();
         PtxModule m;

@@ -11,8 +11,8 @@
 namespace gpusched {
 
 struct PtxModule {
-    std::string text;                       // the PTX source, without the NUL
-    std::vector<std::string> kernel_names;  // the .entry functions it defines
+    std::string text;                      // the PTX source, without the NUL
+    std::vector<std::string> kernel_names; // the .entry functions it defines
 };
 
 // All PTX modules inside a blob of bytes (the contents of a .a or .o).

@@ -11,9 +11,12 @@ namespace gpusched {
 
 const char *to_string(PtxasStatus s) {
     switch (s) {
-    case PtxasStatus::Checked: return "checked";
-    case PtxasStatus::NotChecked: return "not checked";
-    case PtxasStatus::Failed: return "failed";
+    case PtxasStatus::Checked:
+        return "checked";
+    case PtxasStatus::NotChecked:
+        return "not checked";
+    case PtxasStatus::Failed:
+        return "failed";
     }
     return "?";
 }
@@ -26,14 +29,16 @@ bool PtxasReport::any_spills() const {
 
 long PtxasReport::total_spill_bytes() const {
     long total = 0;
-    for (const auto &k : kernels) total += k.spill_store_bytes + k.spill_load_bytes;
+    for (const auto &k : kernels)
+        total += k.spill_store_bytes + k.spill_load_bytes;
     return total;
 }
 
 std::vector<KernelResources> parse_ptxas_verbose(const std::string &text) {
     static const std::regex compiling(R"(Compiling entry function '([^']+)')");
     static const std::regex properties(R"(Function properties for (\S+))");
-    static const std::regex frame(R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+    static const std::regex frame(
+        R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
     static const std::regex used(R"(Used (\d+) registers)");
     static const std::regex barriers(R"(used (\d+) barriers)");
     static const std::regex smem(R"((\d+) bytes smem)");

@@ -35,8 +35,8 @@ const char *to_string(PtxasStatus s);
 
 struct PtxasReport {
     PtxasStatus status = PtxasStatus::NotChecked;
-    std::string detail;  // why not checked, or the ptxas error
-    std::string arch;    // "sm_90"
+    std::string detail; // why not checked, or the ptxas error
+    std::string arch;   // "sm_90"
     std::vector<KernelResources> kernels;
 
     bool any_spills() const;

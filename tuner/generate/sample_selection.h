@@ -11,9 +11,9 @@
 namespace gpusched {
 
 struct SelectionCandidate {
-    bool usable = false;                    // compiled, and ptxas did not fail
-    std::optional<double> predicted_cost;   // lower is better; missing ranks last
-    long spill_bytes = 0;                   // stores + loads over all kernels
+    bool usable = false;                  // compiled, and ptxas did not fail
+    std::optional<double> predicted_cost; // lower is better; missing ranks last
+    long spill_bytes = 0;                 // stores + loads over all kernels
 };
 
 // The paper's "within 50% of the least spilling".

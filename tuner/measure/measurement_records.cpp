@@ -62,7 +62,8 @@ BenchmarkBuildRequest sample_build_request(const OneShotOptions &opt, const Batc
     req.target = benchmark_target;
     req.work_dir = dir + "/build";
     req.schedule = schedule_request(opt, inputs.source, dir);
-    req.schedule.plugin_config = nlohmann::json::parse(read_text_file(s.dir + "/config.json"), nullptr, false);
+    req.schedule.plugin_config =
+        nlohmann::json::parse(read_text_file(s.dir + "/config.json"), nullptr, false);
     req.schedule.replay_record = s.dir + "/" + opt.generator_name + ".gpusched.json";
     if (device == DeviceKind::Cuda) req.library_dir = s.dir;
     return req;

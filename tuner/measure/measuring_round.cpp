@@ -35,13 +35,15 @@ PreparedWork PreparedWork::record(Measurement measurement) {
 }
 
 PreparedWork after_build(const std::string &key, const std::string &label, const BenchmarkBuild &build,
-                         const ReferenceOutputs &reference, const std::string &device_name, DeviceKind device) {
+                         const ReferenceOutputs &reference, const std::string &device_name,
+                         DeviceKind device) {
     if (!reference.ok())
-        return PreparedWork::record(not_benchmarked(label, device_name, device, MeasureOutcome::NotRun,
-                                                    "no CPU reference to check the output against: " +
-                                                        reference.failure));
+        return PreparedWork::record(
+            not_benchmarked(label, device_name, device, MeasureOutcome::NotRun,
+                            "no CPU reference to check the output against: " + reference.failure));
     if (!build.ok)
-        return PreparedWork::record(not_benchmarked(label, device_name, device, MeasureOutcome::BuildFailed, build.error));
+        return PreparedWork::record(
+            not_benchmarked(label, device_name, device, MeasureOutcome::BuildFailed, build.error));
     BenchmarkBinary binary = build.binary;
     binary.reference_dir = reference.dir;
     return PreparedWork::submit(key, std::move(binary));
@@ -107,15 +109,17 @@ bool run_measuring_round(Executor &executor, const RoundPlan &plan) {
         }
     };
 
-    executor.begin(plan.scope, [&](const BenchmarkTask &task, const Measurement &m, const ExecutionRecord &execution) {
-        std::size_t item = 0;
-        {
-            std::lock_guard<std::mutex> lock(keys_mutex);
-            item = item_of_key.at(task.key);
-        }
-        deliver(item, m, execution);
-    });
-    const std::size_t workers = std::min<std::size_t>(static_cast<std::size_t>(std::max(1, plan.jobs)), plan.items);
+    executor.begin(plan.scope,
+                   [&](const BenchmarkTask &task, const Measurement &m, const ExecutionRecord &execution) {
+                       std::size_t item = 0;
+                       {
+                           std::lock_guard<std::mutex> lock(keys_mutex);
+                           item = item_of_key.at(task.key);
+                       }
+                       deliver(item, m, execution);
+                   });
+    const std::size_t workers =
+        std::min<std::size_t>(static_cast<std::size_t>(std::max(1, plan.jobs)), plan.items);
     std::vector<std::thread> threads;
     for (std::size_t j = 0; j < workers; ++j)
         threads.emplace_back(worker);

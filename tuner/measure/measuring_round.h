@@ -49,9 +49,9 @@ struct PreparedWork {
 };
 
 struct RoundPlan {
-    std::string scope;    // the executor's scope, one per tuning run ("run-12")
+    std::string scope; // the executor's scope, one per tuning run ("run-12")
     std::size_t items = 0;
-    int jobs = 1;         // items prepared at once
+    int jobs = 1; // items prepared at once
     // Called under the round's claim lock with the next item, before it is
     // claimed; false ends the claiming (a stop flag, a sample budget). Empty: always true.
     std::function<bool(std::size_t item)> may_claim;
@@ -69,6 +69,7 @@ bool run_measuring_round(Executor &executor, const RoundPlan &plan);
 // there is no CPU reference to check its output against or the build
 // failed, a measurement of why it was not benchmarked.
 PreparedWork after_build(const std::string &key, const std::string &label, const BenchmarkBuild &build,
-                         const ReferenceOutputs &reference, const std::string &device_name, DeviceKind device);
+                         const ReferenceOutputs &reference, const std::string &device_name,
+                         DeviceKind device);
 
 } // namespace gpusched

@@ -16,11 +16,11 @@
 #include "costmodel/weights_file.h"
 #include "db/rank_correlation.h"
 #include "db/run_queries.h"
-#include "tuner/modes/baselines.h"
 #include "tuner/measure/measurement_records.h"
 #include "tuner/measure/measuring_round.h"
-#include "tuner/modes/retrain.h"
 #include "tuner/measure/runner/benchmark_build.h"
+#include "tuner/modes/baselines.h"
+#include "tuner/modes/retrain.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
@@ -65,23 +65,23 @@ nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_na
                           const std::string &benchmark_target) {
     const OneShotOptions &b = o.batch;
     nlohmann::json c = {{"batch", b.samples},
-            {"iterations", o.iterations},
-            {"seed", b.seed},
-            {"beam_size", b.beam_size},
-            {"passes", b.passes},
-            {"dropout", b.greedy_dropout},
-            {"gpu_profile", to_json(b.gpu)},
-            {"generator_params", b.generator_params},
-            {"search_config", b.search_config},
-            {"device", to_string(o.device)},
-            {"device_name", device_name},
-            {"benchmark_target", benchmark_target},
-            {"from_scratch", o.from_scratch},
-            {"initial_weights", o.initial_weights},
-            {"train_on", to_string(o.train_on)},
-            {"epochs", o.epochs},
-            {"learning_rate", o.learning_rate},
-            {"timing", to_json(o.timing)}};
+                        {"iterations", o.iterations},
+                        {"seed", b.seed},
+                        {"beam_size", b.beam_size},
+                        {"passes", b.passes},
+                        {"dropout", b.greedy_dropout},
+                        {"gpu_profile", to_json(b.gpu)},
+                        {"generator_params", b.generator_params},
+                        {"search_config", b.search_config},
+                        {"device", to_string(o.device)},
+                        {"device_name", device_name},
+                        {"benchmark_target", benchmark_target},
+                        {"from_scratch", o.from_scratch},
+                        {"initial_weights", o.initial_weights},
+                        {"train_on", to_string(o.train_on)},
+                        {"epochs", o.epochs},
+                        {"learning_rate", o.learning_rate},
+                        {"timing", to_json(o.timing)}};
     if (!o.started_by.empty()) c["started_by"] = o.started_by;
     return c;
 }
@@ -148,7 +148,8 @@ db::StoredRun load_resumed_run(AutotuneOptions &o) {
     const std::string which = "run " + std::to_string(id) + " in '" + o.batch.db_path + "'";
     if (!stored) throw CannotResumeError("cannot resume " + which + ": there is no such run");
     if (stored->mode != "autotune")
-        throw CannotResumeError("cannot resume " + which + ": it is a " + stored->mode + " run, not autotune");
+        throw CannotResumeError("cannot resume " + which + ": it is a " + stored->mode +
+                                " run, not autotune");
     if (stored->status == "finished" && !stored->stopped_by)
         throw CannotResumeError("cannot resume " + which + ": it finished all its iterations");
     try {
@@ -242,9 +243,12 @@ public:
     bool should_stop() {
         std::lock_guard<std::mutex> lock(stop_mutex_);
         if (!stop_reason_.empty()) return true;
-        if (o_.stop && o_.stop->load()) stop_reason_ = "interrupted";
-        else if (o_.max_samples && run_samples_.load() >= *o_.max_samples) stop_reason_ = "max samples";
-        else if (o_.time_budget && seconds_since(t0_) >= o_.time_budget->count()) stop_reason_ = "time budget";
+        if (o_.stop && o_.stop->load())
+            stop_reason_ = "interrupted";
+        else if (o_.max_samples && run_samples_.load() >= *o_.max_samples)
+            stop_reason_ = "max samples";
+        else if (o_.time_budget && seconds_since(t0_) >= o_.time_budget->count())
+            stop_reason_ = "time budget";
         return !stop_reason_.empty();
     }
 
@@ -292,8 +296,8 @@ private:
             std::string provenance = "the weights file the user named";
             if (o_.from_scratch) {
                 path = weights_dir_ + "/run" + std::to_string(result_.run_id) + "-batch0.weights";
-                provenance = "random initial weights (seed " + std::to_string(opt_.seed) + ") of autotune run " +
-                             std::to_string(result_.run_id) + ", --from-scratch";
+                provenance = "random initial weights (seed " + std::to_string(opt_.seed) +
+                             ") of autotune run " + std::to_string(result_.run_id) + ", --from-scratch";
                 write_weights_file(path, WeightsFile{NetworkWeights::initial(opt_.seed), provenance});
             }
             const nlohmann::json trained_on = {{"by", "autotune run " + std::to_string(result_.run_id)},
@@ -317,7 +321,8 @@ private:
 
     void report(AutotuneStatus::Event event, int b, const std::string &message);
     void measure_batch(int b, const db::AutotuneBatchRow &row);
-    PreparedWork prepare_sample(int b, const OneShotOptions &bopt, BatchWork &w, const std::map<int, int64_t> &existing);
+    PreparedWork prepare_sample(int b, const OneShotOptions &bopt, BatchWork &w,
+                                const std::map<int, int64_t> &existing);
     void sample_measured(int b, BatchWork &w, Measurement m, const ExecutionRecord &execution);
     bool close_batch(int b, db::AutotuneBatchRow stats);
     std::string retrain_after(int b, const db::AutotuneBatchRow &row, db::AutotuneBatchRow &stats,
@@ -509,8 +514,9 @@ bool AutotuneRun::close_batch(int b, db::AutotuneBatchRow stats) {
     const db::AutotuneBatchRow row = stats;
     const auto batch_rows = store_.batch_samples(result_.run_id, b);
     batch_statistics(batch_rows, stats);
-    const bool complete = static_cast<int>(batch_rows.size()) == n_ &&
-                          std::all_of(batch_rows.begin(), batch_rows.end(), [](const auto &s) { return s.complete; });
+    const bool complete =
+        static_cast<int>(batch_rows.size()) == n_ &&
+        std::all_of(batch_rows.begin(), batch_rows.end(), [](const auto &s) { return s.complete; });
     if (b == 0) first_batch_best_ = stats.best_ms;
     if (!complete) {
         stats.status = "running";
@@ -545,8 +551,8 @@ std::string AutotuneRun::retrain_after(int b, const db::AutotuneBatchRow &row, d
     RetrainOptions ro;
     ro.db_path = opt_.db_path;
     ro.initial_weights = row.weights_path;
-    ro.output_path =
-        weights_dir_ + "/run" + std::to_string(result_.run_id) + "-batch" + std::to_string(b + 1) + ".weights";
+    ro.output_path = weights_dir_ + "/run" + std::to_string(result_.run_id) + "-batch" +
+                     std::to_string(b + 1) + ".weights";
     ro.gpu = opt_.gpu;
     ro.device = result_.device;
     if (o_.train_on == TrainOn::Run) ro.run_id = result_.run_id;
@@ -584,8 +590,10 @@ std::vector<AutotuneBaseline> AutotuneRun::measure_baselines(const std::vector<S
         if (const auto settled = db::RunQueries(database_).settled_baseline(result_.run_id, src.name)) {
             b.run_id = settled->run_id;
             b.sample_id = settled->sample_id;
-            if (settled->finished) b.median_ms = settled->median_ms;
-            else b.problem = settled->error;
+            if (settled->finished)
+                b.median_ms = settled->median_ms;
+            else
+                b.problem = settled->error;
         } else {
             todo.push_back(out.size());
         }
@@ -620,9 +628,10 @@ std::vector<AutotuneBaseline> AutotuneRun::measure_baselines(const std::vector<S
         const ScheduleSource &src = sources[todo[k]];
         BaselineBuild bb;
         try {
-            bb = build_baseline(opt_, src, o_.device, result_.benchmark_target, out_dir_ + "/baselines/" + src.name,
-                                [&](const OneShotSample &schedule) { store_schedule(b, src.name, schedule); },
-                                [&] { return reference_.dir; });
+            bb = build_baseline(
+                opt_, src, o_.device, result_.benchmark_target, out_dir_ + "/baselines/" + src.name,
+                [&](const OneShotSample &schedule) { store_schedule(b, src.name, schedule); },
+                [&] { return reference_.dir; });
         } catch (const db::DbError &) {
             throw; // the database is the run's: its failure ends the run
         } catch (const std::exception &e) {
@@ -633,14 +642,16 @@ std::vector<AutotuneBaseline> AutotuneRun::measure_baselines(const std::vector<S
                 return PreparedWork::nothing();
             }
         }
-        return after_build("run " + std::to_string(result_.run_id) + " baseline " + src.name, src.name, bb.build,
-                           reference_, result_.device, o_.device);
+        return after_build("run " + std::to_string(result_.run_id) + " baseline " + src.name, src.name,
+                           bb.build, reference_, result_.device, o_.device);
     };
     plan.measured = [&](std::size_t k, const Measurement &m, const ExecutionRecord &execution) {
         AutotuneBaseline &b = out[todo[k]];
         b.measured_now = true;
-        if (m.measured()) b.median_ms = m.median_ms;
-        else b.problem = std::string(to_string(m.outcome)) + ": " + m.error;
+        if (m.measured())
+            b.median_ms = m.median_ms;
+        else
+            b.problem = std::string(to_string(m.outcome)) + ": " + m.error;
         std::lock_guard<std::mutex> lock(db_mutex_);
         store_.record_measurement(b.sample_id, measurement_row(m, execution));
         store_.finish_run(b.run_id, m.measured() ? "finished" : "failed",
@@ -651,7 +662,8 @@ std::vector<AutotuneBaseline> AutotuneRun::measure_baselines(const std::vector<S
         std::lock_guard<std::mutex> lock(db_mutex_);
         for (std::size_t i : todo)
             if (!out[i].measured_now && out[i].run_id != 0)
-                store_.finish_run(out[i].run_id, "interrupted", std::nullopt, "interrupted while benchmarking");
+                store_.finish_run(out[i].run_id, "interrupted", std::nullopt,
+                                  "interrupted while benchmarking");
     }
     return out;
 }
@@ -674,14 +686,14 @@ void AutotuneRun::finish() {
         }
     }
     r.batches = store_.autotune_batches(r.run_id);
-    const bool all_done =
-        static_cast<int>(r.batches.size()) == o_.iterations &&
-        std::all_of(r.batches.begin(), r.batches.end(), [](const auto &row) { return row.status == "finished"; });
+    const bool all_done = static_cast<int>(r.batches.size()) == o_.iterations &&
+                          std::all_of(r.batches.begin(), r.batches.end(),
+                                      [](const auto &row) { return row.status == "finished"; });
     {
         std::lock_guard<std::mutex> lock(stop_mutex_);
         r.stopped_by = all_done ? "" : stop_reason_.empty() ? "interrupted" : stop_reason_;
     }
-    r.end = all_done                         ? AutotuneEnd::Finished
+    r.end = all_done                        ? AutotuneEnd::Finished
             : r.stopped_by == "interrupted" ? AutotuneEnd::Interrupted
                                             : AutotuneEnd::StoppedByBudget;
 

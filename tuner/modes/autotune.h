@@ -77,16 +77,16 @@ struct AutotuneOptions {
     OneShotOptions batch; // samples: the batch size (paper: 80); seed: the run's base seed
     DeviceKind device = DeviceKind::Cuda;
     TimingOptions timing;
-    int iterations = 20;           // paper: 20
-    bool from_scratch = false;     // batch 0 searches with random weights (the paper's setting)
-    std::string initial_weights;   // batch 0's weights file; empty: the embedded defaults
+    int iterations = 20;         // paper: 20
+    bool from_scratch = false;   // batch 0 searches with random weights (the paper's setting)
+    std::string initial_weights; // batch 0's weights file; empty: the embedded defaults
     TrainOn train_on = TrainOn::Run;
     int epochs = 100;
     double learning_rate = 1e-3;
-    std::optional<int64_t> resume_run;                  // continue this run
+    std::optional<int64_t> resume_run;                        // continue this run
     std::optional<std::chrono::duration<double>> time_budget; // of this invocation
-    std::optional<int64_t> max_samples;                 // stored samples of the run, in all
-    const std::atomic<bool> *stop = nullptr;            // set by the CLI's SIGINT/SIGTERM handler
+    std::optional<int64_t> max_samples;                       // stored samples of the run, in all
+    const std::atomic<bool> *stop = nullptr;                  // set by the CLI's SIGINT/SIGTERM handler
     // Who started the run, stored in its config ("nightly NAME"): how the
     // nightly finds its own unfinished run to resume. Empty: not stored.
     std::string started_by;

@@ -1,7 +1,7 @@
 #include "tuner/modes/baselines.h"
 
-#include "tuner/measure/measurement_records.h"
 #include "common/errors.h"
+#include "tuner/measure/measurement_records.h"
 
 namespace gpusched {
 

@@ -23,12 +23,18 @@ namespace fs = std::filesystem;
 
 const char *to_string(FuzzOutcome o) {
     switch (o) {
-    case FuzzOutcome::Passed: return "passed";
-    case FuzzOutcome::SearchFailed: return "search or codegen failed";
-    case FuzzOutcome::LaunchRefused: return "launch over the GPU's limits (search bug)";
-    case FuzzOutcome::PtxasFailed: return "ptxas rejected the PTX";
-    case FuzzOutcome::ValidationFailed: return "output changed on POCL";
-    case FuzzOutcome::NotValidated: return "not validated";
+    case FuzzOutcome::Passed:
+        return "passed";
+    case FuzzOutcome::SearchFailed:
+        return "search or codegen failed";
+    case FuzzOutcome::LaunchRefused:
+        return "launch over the GPU's limits (search bug)";
+    case FuzzOutcome::PtxasFailed:
+        return "ptxas rejected the PTX";
+    case FuzzOutcome::ValidationFailed:
+        return "output changed on POCL";
+    case FuzzOutcome::NotValidated:
+        return "not validated";
     }
     return "?";
 }
@@ -36,7 +42,9 @@ const char *to_string(FuzzOutcome o) {
 namespace {
 
 // The plugin's words when core/launch_check.h refuses a schedule.
-bool is_launch_refusal(const std::string &message) { return message.find("launch check failed") != std::string::npos; }
+bool is_launch_refusal(const std::string &message) {
+    return message.find("launch check failed") != std::string::npos;
+}
 
 // The worst thing that happened to any sample of the run.
 FuzzCase classify(uint64_t seed, const OneShotResult &r) {
@@ -45,7 +53,8 @@ FuzzCase classify(uint64_t seed, const OneShotResult &r) {
     c.samples = static_cast<int>(r.samples.size());
     for (const auto &s : r.samples) {
         if (!s.generator.ok()) {
-            c.outcome = is_launch_refusal(s.generator.message) ? FuzzOutcome::LaunchRefused : FuzzOutcome::SearchFailed;
+            c.outcome = is_launch_refusal(s.generator.message) ? FuzzOutcome::LaunchRefused
+                                                               : FuzzOutcome::SearchFailed;
             c.detail = "sample " + std::to_string(s.index) + ": " + s.generator.message;
             return c;
         }
@@ -90,7 +99,8 @@ void describe_pipeline(const std::string &seed_dir, const std::string &generator
         if (!in || c.outputs) continue;
         const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         std::set<std::string> outputs;
-        for (auto it = std::sregex_iterator(text.begin(), text.end(), output_func); it != std::sregex_iterator(); ++it)
+        for (auto it = std::sregex_iterator(text.begin(), text.end(), output_func);
+             it != std::sregex_iterator(); ++it)
             outputs.insert((*it)[1].str());
         c.outputs = static_cast<int>(outputs.size());
         c.has_reduction = text.find(".update(") != std::string::npos;
@@ -107,8 +117,9 @@ void check_params(const FuzzOptions &opt) {
     if (!pre.ok()) throw UserError(pre.message);
     std::map<std::string, std::string> params = opt.params;
     params["seed"] = std::to_string(opt.first_seed);
-    GeneratorOutcome g = check_generator_params(opt.generator_path, opt.generator_name, params, "host",
-                                                locate_gpusched_plugin(), opt.work_dir + "/params-check", opt.timeout);
+    GeneratorOutcome g =
+        check_generator_params(opt.generator_path, opt.generator_name, params, "host",
+                               locate_gpusched_plugin(), opt.work_dir + "/params-check", opt.timeout);
     if (!g.ok()) throw UserError("params: " + g.message);
 }
 
@@ -143,7 +154,7 @@ std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progr
         o.samples = opt.samples;
         o.beam_size = opt.beam_size;
         o.passes = opt.passes;
-        o.seed = seed * 1000;  // distinct search seeds per pipeline
+        o.seed = seed * 1000; // distinct search seeds per pipeline
         o.jobs = 1;
         o.validate = true;
         o.validate_every_sample = true;
@@ -156,10 +167,11 @@ std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progr
             // Every sample failed: the message says how.
             c.seed = seed;
             const std::string what = e.what();
-            c.outcome = what.find("changed the pipeline's output") != std::string::npos ? FuzzOutcome::ValidationFailed
-                        : what.find("ptxas rejected") != std::string::npos             ? FuzzOutcome::PtxasFailed
-                        : is_launch_refusal(what)                                      ? FuzzOutcome::LaunchRefused
-                                                                                        : FuzzOutcome::SearchFailed;
+            c.outcome = what.find("changed the pipeline's output") != std::string::npos
+                            ? FuzzOutcome::ValidationFailed
+                        : what.find("ptxas rejected") != std::string::npos ? FuzzOutcome::PtxasFailed
+                        : is_launch_refusal(what)                          ? FuzzOutcome::LaunchRefused
+                                                                           : FuzzOutcome::SearchFailed;
             c.detail = what;
         } catch (const std::exception &e) {
             c.seed = seed;
@@ -182,8 +194,10 @@ std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progr
         }
     };
     std::vector<std::thread> threads;
-    for (int j = 0; j < std::min(opt.jobs, total); ++j) threads.emplace_back(worker);
-    for (auto &t : threads) t.join();
+    for (int j = 0; j < std::min(opt.jobs, total); ++j)
+        threads.emplace_back(worker);
+    for (auto &t : threads)
+        t.join();
     return cases;
 }
 
@@ -200,24 +214,25 @@ std::string fuzz_report_markdown(const FuzzOptions &opt, const std::vector<FuzzC
     }
     std::ostringstream md;
     md << "# Search fuzzing on random pipelines\n\nProduced by:\n\n```sh\n" << command_line << "\n```\n\n";
-    md << "on " << machine_description() << ", " << utc_timestamp() << ", gpusched "
-       << opt.gpusched_version << ", GPU profile " << opt.gpu.name << ". Seeds " << opt.first_seed << ".."
-       << opt.last_seed << " of `random_pipeline`";
-    for (const auto &[k, v] : opt.params) md << " " << k << "=" << v;
+    md << "on " << machine_description() << ", " << utc_timestamp() << ", gpusched " << opt.gpusched_version
+       << ", GPU profile " << opt.gpu.name << ". Seeds " << opt.first_seed << ".." << opt.last_seed
+       << " of `random_pipeline`";
+    for (const auto &[k, v] : opt.params)
+        md << " " << k << "=" << v;
     md << "; per seed, One Shot with " << opt.samples << " samples (a beam search " << opt.beam_size << "x"
-       << opt.passes << " and greedy samples); every sample compiled for CUDA, its PTX assembled by ptxas -arch="
+       << opt.passes
+       << " and greedy samples); every sample compiled for CUDA, its PTX assembled by ptxas -arch="
        << opt.gpu.ptxas_arch() << ", and its OpenCL build run on POCL against a CPU build.\n\n";
     md << "| outcome | seeds |\n|---|---:|\n";
-    for (auto o : {FuzzOutcome::Passed, FuzzOutcome::SearchFailed, FuzzOutcome::LaunchRefused, FuzzOutcome::PtxasFailed,
-                   FuzzOutcome::ValidationFailed, FuzzOutcome::NotValidated})
+    for (auto o : {FuzzOutcome::Passed, FuzzOutcome::SearchFailed, FuzzOutcome::LaunchRefused,
+                   FuzzOutcome::PtxasFailed, FuzzOutcome::ValidationFailed, FuzzOutcome::NotValidated})
         md << "| " << to_string(o) << " | " << counts[o] << " |\n";
     const uint64_t range = opt.last_seed - opt.first_seed + 1;
     if (cases.size() < range)
-        md << "\n**In progress or stopped: " << cases.size() << " of " << range
-           << " seeds finished.**\n";
-    md << "\n" << cases.size() << " pipelines, " << samples << " schedules, " << validated
-       << " validated on POCL, " << static_cast<long>(seconds) << " s of seed time in all (seeds ran " << opt.jobs
-       << " at a time).\n";
+        md << "\n**In progress or stopped: " << cases.size() << " of " << range << " seeds finished.**\n";
+    md << "\n"
+       << cases.size() << " pipelines, " << samples << " schedules, " << validated << " validated on POCL, "
+       << static_cast<long>(seconds) << " s of seed time in all (seeds ran " << opt.jobs << " at a time).\n";
     int several = 0, reductions = 0, both = 0, unknown = 0;
     for (const auto &c : cases) {
         if (c.outputs == 0) {
@@ -228,13 +243,15 @@ std::string fuzz_report_markdown(const FuzzOptions &opt, const std::vector<FuzzC
         reductions += c.has_reduction;
         both += c.outputs > 1 && c.has_reduction;
     }
-    md << "\nPipelines with several outputs: " << several << "; with a reduction (a Func with update stages): "
-       << reductions << "; with both (the case of Halide issue 8000): " << both;
+    md << "\nPipelines with several outputs: " << several
+       << "; with a reduction (a Func with update stages): " << reductions
+       << "; with both (the case of Halide issue 8000): " << both;
     if (unknown) md << "; not known (no schedule emitted): " << unknown;
     md << ".\n";
     bool any = false;
     std::vector<FuzzCase> by_seed = cases;
-    std::sort(by_seed.begin(), by_seed.end(), [](const FuzzCase &a, const FuzzCase &b) { return a.seed < b.seed; });
+    std::sort(by_seed.begin(), by_seed.end(),
+              [](const FuzzCase &a, const FuzzCase &b) { return a.seed < b.seed; });
     for (const auto &c : by_seed) {
         if (c.outcome == FuzzOutcome::Passed) continue;
         if (!any) md << "\n## Failures\n\n| seed | outcome | detail |\n|---:|---|---|\n";

@@ -24,13 +24,13 @@ enum class FuzzOutcome { Passed, SearchFailed, LaunchRefused, PtxasFailed, Valid
 const char *to_string(FuzzOutcome o);
 
 struct FuzzOptions {
-    std::string generator_path;  // random_pipeline.generator
+    std::string generator_path; // random_pipeline.generator
     std::string generator_name = "random_pipeline";
     std::map<std::string, std::string> params{{"size", "small"}, {"num_outputs", "0"}};
     uint64_t first_seed = 0, last_seed = 9;
-    int samples = 2;  // the beam search + greedy samples
+    int samples = 2; // the beam search + greedy samples
     int beam_size = kDefaultBeamSize, passes = kDefaultPasses;
-    int jobs = 2;  // seeds run at a time (each runs its steps one at a time)
+    int jobs = 2; // seeds run at a time (each runs its steps one at a time)
     GpuProfile gpu;
     std::string work_dir, db_path;
     std::chrono::seconds timeout{600};
@@ -43,8 +43,8 @@ struct FuzzCase {
     std::string detail;
     int samples = 0, validated = 0;
     double seconds = 0;
-    int outputs = 0;             // the pipeline's outputs (0: not known, no schedule was emitted)
-    bool has_reduction = false;  // some Func has update stages
+    int outputs = 0;            // the pipeline's outputs (0: not known, no schedule was emitted)
+    bool has_reduction = false; // some Func has update stages
 };
 
 using FuzzProgress = std::function<void(const FuzzCase &, int done, int total)>;

@@ -70,7 +70,8 @@ OneShotResult run_oneshot(const OneShotOptions &opt, const ProgressFn &progress,
         // Nothing usable: report the first failure, store nothing.
         for (const auto &s : result.samples) {
             if (!s.generator.ok()) throw UserError(s.generator.message);
-            if (s.ptxas.status == PtxasStatus::Failed) throw UserError("ptxas rejected the generated PTX: " + s.ptxas.detail);
+            if (s.ptxas.status == PtxasStatus::Failed)
+                throw UserError("ptxas rejected the generated PTX: " + s.ptxas.detail);
             if (s.validation == "failed")
                 throw UserError("every usable schedule changed the pipeline's output on POCL; first: " +
                                 s.validation_detail);
@@ -84,8 +85,13 @@ OneShotResult run_oneshot(const OneShotOptions &opt, const ProgressFn &progress,
     // --- Record the run in one transaction.
     db::SampleStore store(database);
     nlohmann::json run_config = {
-        {"samples", n}, {"jobs", opt.jobs}, {"beam_size", opt.beam_size}, {"passes", opt.passes},
-        {"seed", opt.seed}, {"gpu", opt.gpu.name}, {"search_config", opt.search_config},
+        {"samples", n},
+        {"jobs", opt.jobs},
+        {"beam_size", opt.beam_size},
+        {"passes", opt.passes},
+        {"seed", opt.seed},
+        {"gpu", opt.gpu.name},
+        {"search_config", opt.search_config},
     };
     database.transaction([&] {
         db::RunInfo run;

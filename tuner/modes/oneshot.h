@@ -23,11 +23,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/errors.h"
 #include "common/gpu_profile.h"
 #include "tuner/generate/batch.h"
 #include "tuner/generate/generator_run.h"
 #include "tuner/generate/ptxas_report.h"
-#include "common/errors.h"
 #include "tuner/measure/validation/pocl_validation.h"
 
 namespace gpusched {
@@ -35,11 +35,11 @@ namespace gpusched {
 struct OneShotResult {
     std::string target;
     std::vector<OneShotSample> samples;
-    std::optional<std::size_t> best;        // index into samples
-    std::vector<std::size_t> ranking;       // usable samples, best predicted first
+    std::optional<std::size_t> best;  // index into samples
+    std::vector<std::size_t> ranking; // usable samples, best predicted first
     int64_t run_id = 0;
     std::string db_path;
-    std::vector<std::string> best_files;    // copied into output_dir
+    std::vector<std::string> best_files; // copied into output_dir
     double wall_seconds = 0;
 };
 

@@ -54,10 +54,12 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
     const auto measured = store.measured_samples(filter);
     if (opt.device.empty()) {
         std::set<std::string> devices;
-        for (const auto &m : measured) devices.insert(m.device.empty() ? "(unnamed)" : m.device);
+        for (const auto &m : measured)
+            devices.insert(m.device.empty() ? "(unnamed)" : m.device);
         if (devices.size() > 1) {
             std::string names;
-            for (const auto &d : devices) names += (names.empty() ? "" : ", ") + d;
+            for (const auto &d : devices)
+                names += (names.empty() ? "" : ", ") + d;
             throw UserError("the samples in '" + opt.db_path + "' were measured on " +
                             std::to_string(devices.size()) + " devices (" + names +
                             "); choose one with --device, times of different devices are never mixed");
@@ -97,7 +99,8 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
                         "(benchmarks come from `gpusched tune` on a GPU)");
     }
 
-    WeightsFile start = opt.initial_weights.empty() ? default_weights() : read_weights_file(opt.initial_weights);
+    WeightsFile start =
+        opt.initial_weights.empty() ? default_weights() : read_weights_file(opt.initial_weights);
     TrainingOptions training;
     training.epochs = opt.epochs;
     training.learning_rate = opt.learning_rate;
@@ -107,7 +110,8 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
 
     RetrainResult result;
     result.pipelines = static_cast<int>(data.size());
-    for (const auto &p : data) result.samples += static_cast<int>(p.states.size());
+    for (const auto &p : data)
+        result.samples += static_cast<int>(p.states.size());
     NetworkWeights weights = start.weights;
     result.report = train_network(weights, data, training);
 
@@ -121,7 +125,9 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
     result.provenance = prov.str();
     write_weights_file(opt.output_path, WeightsFile{weights, result.provenance});
 
-    nlohmann::json trained_on = {{"samples", sample_ids}, {"gpu", opt.gpu.name}, {"epochs", opt.epochs},
+    nlohmann::json trained_on = {{"samples", sample_ids},
+                                 {"gpu", opt.gpu.name},
+                                 {"epochs", opt.epochs},
                                  {"device", measured.empty() ? opt.device : measured.front().device},
                                  {"by", opt.purpose}};
     if (opt.run_id) trained_on["run_id"] = opt.run_id;
@@ -130,8 +136,8 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
         trained_on["held_out"] = opt.held_out;
         trained_on["excluded_pipeline_ids"] = opt.exclude_pipeline_ids;
     }
-    result.weights_id = store.record_weights({opt.output_path, file_crc32(opt.output_path), result.provenance,
-                                              trained_on.dump()});
+    result.weights_id = store.record_weights(
+        {opt.output_path, file_crc32(opt.output_path), result.provenance, trained_on.dump()});
     return result;
 }
 

@@ -19,10 +19,10 @@ namespace gpusched {
 
 struct RetrainOptions {
     std::string db_path;
-    std::string generator_name;       // empty: all pipelines
-    std::string initial_weights;      // empty: the embedded defaults
+    std::string generator_name;  // empty: all pipelines
+    std::string initial_weights; // empty: the embedded defaults
     std::string output_path;
-    GpuProfile gpu;                   // the GPU the runtimes were measured on
+    GpuProfile gpu; // the GPU the runtimes were measured on
     // The measuring device whose samples train (samples.device: a GPU's
     // name, or pocl-<cpu>). Empty: the only device the samples have; a
     // database with several is refused, naming them - times of different

@@ -30,14 +30,15 @@ std::vector<SuiteApp> read_suite_manifest(const std::string &path) {
             app.generator_name = a.at("generator_name").get<std::string>();
             if (a.contains("params")) {
                 const nlohmann::json &params = a.at("params");
-                if (!params.is_object()) throw UserError("suite manifest '" + path + "': params of '" + app.name +
-                                                         "' must be an object");
+                if (!params.is_object())
+                    throw UserError("suite manifest '" + path + "': params of '" + app.name +
+                                    "' must be an object");
                 for (auto it = params.begin(); it != params.end(); ++it)
                     app.params[it.key()] = it->is_string() ? it->get<std::string>() : it->dump();
             }
         } catch (const nlohmann::json::exception &e) {
-            throw UserError("suite manifest '" + path + "': an app entry needs name, generator and generator_name (" +
-                            e.what() + ")");
+            throw UserError("suite manifest '" + path +
+                            "': an app entry needs name, generator and generator_name (" + e.what() + ")");
         }
         apps.push_back(std::move(app));
     }
@@ -113,7 +114,8 @@ std::vector<SuiteCell> run_suite(const SuiteOptions &opt, const SuiteProgress &p
                 cell.wall_seconds = r.wall_seconds;
                 cell.search_seconds = best.search_seconds;
                 if (best.generator.process.started)
-                    cell.compile_seconds = best.generator.process.wall_seconds - best.search_seconds.value_or(0.0);
+                    cell.compile_seconds =
+                        best.generator.process.wall_seconds - best.search_seconds.value_or(0.0);
                 cell.states_featurized = stat(best.record, "states_featurized");
                 for (const auto &s : r.samples) {
                     if (auto m = stat(s.record, "peak_rss_mb"))
@@ -125,7 +127,8 @@ std::vector<SuiteCell> run_suite(const SuiteOptions &opt, const SuiteProgress &p
                     best.record["reduction_splits"].is_array())
                     cell.splits = static_cast<int>(best.record["reduction_splits"].size());
                 cell.kernels = static_cast<int>(best.ptxas.kernels.size());
-                for (const auto &k : best.ptxas.kernels) cell.max_registers = std::max(cell.max_registers, k.registers);
+                for (const auto &k : best.ptxas.kernels)
+                    cell.max_registers = std::max(cell.max_registers, k.registers);
                 cell.spill_bytes = best.ptxas.total_spill_bytes();
                 cell.ptxas = to_string(best.ptxas.status);
                 cell.validation = best.validation;
@@ -152,15 +155,17 @@ std::string suite_report_markdown(const SuiteOptions &opt, const std::vector<Sui
     std::ostringstream md;
     md << "# Benchmark suite: " << opt.gpu.name << "\n\n";
     md << "Produced by:\n\n```sh\n" << command_line << "\n```\n\n";
-    md << "on " << machine_description() << ", " << utc_timestamp() << ", gpusched " << opt.gpusched_version << ". GPU profile "
-       << opt.gpu.name << " (" << opt.gpu.description << "); ptxas -arch=" << opt.gpu.ptxas_arch()
-       << ". gpusched rows are One Shot with " << opt.samples
+    md << "on " << machine_description() << ", " << utc_timestamp() << ", gpusched " << opt.gpusched_version
+       << ". GPU profile " << opt.gpu.name << " (" << opt.gpu.description
+       << "); ptxas -arch=" << opt.gpu.ptxas_arch() << ". gpusched rows are One Shot with " << opt.samples
        << " samples (1 beam search + greedy); search figures are those of the chosen sample, peak memory the "
-          "largest of any sample's search process. Runtime needs a GPU: `—` means it was not benchmarked here.\n\n";
+          "largest of any sample's search process. Runtime needs a GPU: `—` means it was not benchmarked "
+          "here.\n\n";
     md << "GPU fill (docs/search.md): the threads each stage launches against the GPU's resident threads, "
           "weighted by work, then the least over stages with 1% of the work or more (gpusched rows only); "
           "splits: reductions split across threads.\n\n";
-    md << "| app | source | search s | states featurized | peak MiB | compile s | GPU fill | least fill | splits "
+    md << "| app | source | search s | states featurized | peak MiB | compile s | GPU fill | least fill | "
+          "splits "
           "| kernels | max regs | spill B | ptxas | validation | runtime ms | run |\n";
     md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|\n";
     for (const auto &c : cells) {
@@ -169,16 +174,17 @@ std::string suite_report_markdown(const SuiteOptions &opt, const std::vector<Sui
             std::replace(err.begin(), err.end(), '|', '/');
             std::replace(err.begin(), err.end(), '\n', ' ');
             if (err.size() > 160) err = err.substr(0, 157) + "...";
-            md << "| " << c.app << " | " << c.source << " | failed: " << err << " | | | | | | | | | | | | | |\n";
+            md << "| " << c.app << " | " << c.source << " | failed: " << err
+               << " | | | | | | | | | | | | | |\n";
             continue;
         }
         md << "| " << c.app << " | " << c.source << " | " << fmt_opt(c.search_seconds) << " | "
            << fmt_opt(c.states_featurized, 0) << " | " << fmt_opt(c.peak_rss_mb, 0) << " | "
            << fmt_opt(c.compile_seconds, 1) << " | " << fill_text(c.gpu_fill, false) << " | "
-           << fill_text(c.gpu_fill, true) << " | " << (c.source == "gpusched" ? std::to_string(c.splits) : "—")
-           << " | " << c.kernels << " | " << c.max_registers << " | "
-           << c.spill_bytes << " | " << c.ptxas << " | " << c.validation << " | " << fmt_opt(c.runtime_ms, 3)
-           << " | " << c.run_id << " |\n";
+           << fill_text(c.gpu_fill, true) << " | "
+           << (c.source == "gpusched" ? std::to_string(c.splits) : "—") << " | " << c.kernels << " | "
+           << c.max_registers << " | " << c.spill_bytes << " | " << c.ptxas << " | " << c.validation << " | "
+           << fmt_opt(c.runtime_ms, 3) << " | " << c.run_id << " |\n";
     }
     return md.str();
 }

@@ -21,7 +21,7 @@ namespace gpusched {
 
 struct SuiteApp {
     std::string name;
-    std::string generator;       // path relative to the build directory
+    std::string generator; // path relative to the build directory
     std::string generator_name;
     std::map<std::string, std::string> params;
 };
@@ -32,8 +32,8 @@ std::vector<SuiteApp> read_suite_manifest(const std::string &path);
 struct SuiteOptions {
     std::string manifest;
     std::string build_dir;
-    std::vector<std::string> apps;     // empty: all
-    std::vector<std::string> sources;  // schedule sources
+    std::vector<std::string> apps;    // empty: all
+    std::vector<std::string> sources; // schedule sources
     std::string work_dir;
     std::string db_path;
     GpuProfile gpu;
@@ -49,18 +49,18 @@ struct SuiteCell {
     bool ok = false;
     std::string error;
     double wall_seconds = 0;
-    std::optional<double> search_seconds;     // the chosen sample's search
-    std::optional<double> compile_seconds;    // the chosen sample's codegen
-    std::optional<double> states_featurized;  // the chosen sample's search
-    std::optional<double> peak_rss_mb;        // the largest over the run's samples
+    std::optional<double> search_seconds;    // the chosen sample's search
+    std::optional<double> compile_seconds;   // the chosen sample's codegen
+    std::optional<double> states_featurized; // the chosen sample's search
+    std::optional<double> peak_rss_mb;       // the largest over the run's samples
     std::optional<double> predicted_cost;
-    std::optional<GpuFillSummary> gpu_fill;   // the chosen sample's (gpusched rows)
-    int splits = 0;                           // reduction splits in the chosen schedule
+    std::optional<GpuFillSummary> gpu_fill; // the chosen sample's (gpusched rows)
+    int splits = 0;                         // reduction splits in the chosen schedule
     int kernels = 0, max_registers = 0;
     long spill_bytes = 0;
     std::string ptxas;
     std::string validation = "not run";
-    std::optional<double> runtime_ms;         // GPU median, when benchmarked
+    std::optional<double> runtime_ms; // GPU median, when benchmarked
     int64_t run_id = 0;
 };
 

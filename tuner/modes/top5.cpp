@@ -7,19 +7,19 @@
 #include <deque>
 #include <exception>
 #include <filesystem>
-#include <mutex>
 #include <map>
+#include <mutex>
 #include <regex>
 #include <thread>
 
 #include "db/sample_store.h"
+#include "tuner/cuda_device_query.h"
+#include "tuner/generate/ptx_extract.h"
+#include "tuner/generate/sample_selection.h"
 #include "tuner/measure/measurement_records.h"
 #include "tuner/measure/measuring_round.h"
 #include "tuner/measure/shared_reference.h"
 #include "tuner/modes/baselines.h"
-#include "tuner/cuda_device_query.h"
-#include "tuner/generate/ptx_extract.h"
-#include "tuner/generate/sample_selection.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
@@ -73,10 +73,9 @@ std::string first_error(const std::vector<OneShotSample> &samples) {
     return "no usable sample";
 }
 
-
 // The run's config row: what decided its samples and how they were timed.
-nlohmann::json top5_run_config(const Top5Options &options, const BatchInputs &inputs, const Top5Result &result,
-                               const Executor &executor) {
+nlohmann::json top5_run_config(const Top5Options &options, const BatchInputs &inputs,
+                               const Top5Result &result, const Executor &executor) {
     const OneShotOptions &opt = options.batch;
     nlohmann::json c = {
         {"samples", inputs.samples},
@@ -129,8 +128,8 @@ std::string cuda_driver_problem(const OneShotSample &sample, const std::string &
 // the chosen samples and the baselines.
 class Top5Run {
 public:
-    Top5Run(const Top5Options &options, const Top5Progress &progress, Executor &executor, const BatchInputs &inputs,
-            Top5Result &result)
+    Top5Run(const Top5Options &options, const Top5Progress &progress, Executor &executor,
+            const BatchInputs &inputs, Top5Result &result)
         : options_(options), opt_(options.batch), progress_(progress), executor_(executor), inputs_(inputs),
           result_(result), database_(db::Database::open(opt_.db_path)), store_(database_) {}
 
@@ -245,7 +244,8 @@ private:
 
     std::string key_of(const Top5Entry &e) const {
         return "run " + std::to_string(result_.run_id) + " " +
-               (e.sample ? "sample " + std::to_string(result_.samples[*e.sample].index) : "baseline " + e.source);
+               (e.sample ? "sample " + std::to_string(result_.samples[*e.sample].index)
+                         : "baseline " + e.source);
     }
 
     // One build: a sample links its CUDA library (cuda) or is compiled again
@@ -257,8 +257,9 @@ private:
             bench_root + "/" + (e.sample ? std::to_string(result_.samples[*e.sample].index) : e.source);
         try {
             if (e.sample) {
-                BenchmarkBuildRequest req = sample_build_request(opt_, inputs_, result_.samples[*e.sample],
-                                                                 options_.device, result_.benchmark_target, dir);
+                BenchmarkBuildRequest req =
+                    sample_build_request(opt_, inputs_, result_.samples[*e.sample], options_.device,
+                                         result_.benchmark_target, dir);
                 req.label = e.label;
                 req.reference_dir = reference.get().dir;
                 e.build = build_benchmark(req);
@@ -269,7 +270,8 @@ private:
                 [&](const OneShotSample &schedule) {
                     e.run_id = start_run(e.source);
                     std::lock_guard<std::mutex> lock(db_mutex_);
-                    e.sample_id = store_.add_sample(e.run_id, to_sample_row(schedule, nlohmann::json::object()));
+                    e.sample_id =
+                        store_.add_sample(e.run_id, to_sample_row(schedule, nlohmann::json::object()));
                 },
                 [&] { return reference.get().dir; });
             e.baseline = std::move(bb.schedule);
@@ -317,7 +319,8 @@ std::optional<std::size_t> fastest(const std::vector<Top5Entry> &benchmarked) {
     std::optional<std::size_t> best;
     for (std::size_t i = 0; i < benchmarked.size(); ++i) {
         if (!benchmarked[i].measured()) continue;
-        if (!best || *benchmarked[i].measurement.median_ms < *benchmarked[*best].measurement.median_ms) best = i;
+        if (!best || *benchmarked[i].measurement.median_ms < *benchmarked[*best].measurement.median_ms)
+            best = i;
     }
     return best;
 }
@@ -377,7 +380,8 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         throw UserError("no sample compiled: " + error);
     }
     result.spill_check = spill_check_line(result, chosen);
-    if (chosen.size() > static_cast<std::size_t>(options.top)) chosen.resize(static_cast<std::size_t>(options.top));
+    if (chosen.size() > static_cast<std::size_t>(options.top))
+        chosen.resize(static_cast<std::size_t>(options.top));
     if (options.device == DeviceKind::Cuda) {
         const std::string error = cuda_driver_problem(result.samples[chosen.front()], opt.generator_name);
         if (!error.empty()) {
@@ -402,8 +406,9 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     result.best = fastest(result.benchmarked);
     if (!result.best) {
         const Top5Entry &first = result.benchmarked.front();
-        const std::string error = "every benchmarked sample failed (" + std::to_string(result.benchmarked.size()) +
-                                  " of " + std::to_string(result.benchmarked.size()) + "); " + first.label + ": " +
+        const std::string error = "every benchmarked sample failed (" +
+                                  std::to_string(result.benchmarked.size()) + " of " +
+                                  std::to_string(result.benchmarked.size()) + "); " + first.label + ": " +
                                   to_string(first.measurement.outcome) + ": " + first.measurement.error;
         run.fail(error);
         throw UserError(error);

@@ -13,9 +13,9 @@
 
 #include <unistd.h>
 
+#include "common/errors.h"
 #include "tuner/report/html_text.h"
 #include "tuner/report/svg_plot.h"
-#include "common/errors.h"
 
 namespace gpusched::report {
 namespace {
@@ -381,8 +381,8 @@ std::string winner_section(const DeviceGroup &g) {
         // A schedule that leaves most of the GPU idle (a reduction in one
         // thread) is visible here without a GPU.
         s += "<p class=\"meta\">GPU fill: " + format_number(100.0 * *w.gpu_fill) +
-             "% of the GPU's resident threads, weighted by work; least " + format_number(100.0 * *w.gpu_fill_least) +
-             "% (docs/search.md, \"GPU fill\").</p>\n";
+             "% of the GPU's resident threads, weighted by work; least " +
+             format_number(100.0 * *w.gpu_fill_least) + "% (docs/search.md, \"GPU fill\").</p>\n";
     }
     if (w.schedule_source.empty())
         return s + "<p class=\"note\">The database holds no schedule source for it.</p>\n";

@@ -6,10 +6,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/errors.h"
 #include "db/measured.h"
 #include "db/rank_correlation.h"
 #include "db/report_queries.h"
-#include "common/errors.h"
 
 namespace gpusched::report {
 namespace {
@@ -74,7 +74,8 @@ std::vector<ReportSample> read_samples(db::ReportQueries &queries, int64_t run_i
     }
     // Spilling kernels, as ptxas reported them.
     for (const db::SpillingKernel &k : queries.spilling_kernels(run_id)) {
-        auto it = std::find_if(out.begin(), out.end(), [&](const ReportSample &s) { return s.id == k.sample_id; });
+        auto it =
+            std::find_if(out.begin(), out.end(), [&](const ReportSample &s) { return s.id == k.sample_id; });
         if (it == out.end()) continue;
         it->spill_bytes += k.store_bytes + k.load_bytes;
         if (!it->spill_detail.empty()) it->spill_detail += "; ";
@@ -133,7 +134,9 @@ void rank_correlation(ReportRun &run) {
 
 } // namespace
 
-bool ReportSample::measured() const { return db::is_measured(status, validation, runtime_ms); }
+bool ReportSample::measured() const {
+    return db::is_measured(status, validation, runtime_ms);
+}
 
 std::string ReportFilter::describe() const {
     std::vector<std::string> parts;

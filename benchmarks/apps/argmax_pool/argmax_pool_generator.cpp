@@ -42,7 +42,9 @@ public:
         rc = RDom(0, input.dim(2).extent(), "rc");
 
         const Expr ix = x0 + 2 * x, iy = y0 + 2 * y;
-        avg(x, y, c) = (input(ix, iy, c) + input(ix + 1, iy, c) + input(ix, iy + 1, c) + input(ix + 1, iy + 1, c)) * 0.25f;
+        avg(x, y, c) =
+            (input(ix, iy, c) + input(ix + 1, iy, c) + input(ix, iy + 1, c) + input(ix + 1, iy + 1, c)) *
+            0.25f;
 
         // The update visits the channels from the last to the first, and a
         // channel replaces the running best unless its average is smaller:
@@ -63,9 +65,9 @@ public:
         output.set_estimates({{0, 112}, {0, 112}});
 
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind =
-            gpusched_apps::parse_schedule("argmax_pool", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
-                                          gpusched_apps::ScheduleMenu::GpuOnly);
+        const ScheduleKind kind = gpusched_apps::parse_schedule("argmax_pool", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+                                                                gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
     }
@@ -123,6 +125,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(ArgmaxPool, argmax_pool)

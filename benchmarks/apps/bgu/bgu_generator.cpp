@@ -45,7 +45,7 @@ using namespace Halide;
 // cell's accumulated weight (tens of pixels), large enough to keep empty
 // cells well conditioned.
 constexpr float kLambda = 1e-3f;
-constexpr int kStats = 22;  // 10 entries of the symmetric 4x4 A, 12 of the 4x3 B
+constexpr int kStats = 22; // 10 entries of the symmetric 4x4 A, 12 of the 4x3 B
 
 Expr luma(Func img, Expr x, Expr y) {
     return 0.299f * img(x, y, 0) + 0.587f * img(x, y, 1) + 0.114f * img(x, y, 2);
@@ -67,10 +67,10 @@ public:
     GeneratorParam<int> cell_size{"cell_size", 8};
     GeneratorParam<int> z_bins{"z_bins", 8};
 
-    Input<Buffer<float, 3>> low_in{"low_in"};    // (x, y, c) RGB
-    Input<Buffer<float, 3>> low_out{"low_out"};  // (x, y, c) RGB, the operator's output
-    Input<Buffer<float, 3>> full_in{"full_in"};  // (x, y, c) RGB
-    Output<Buffer<float, 3>> output{"output"};   // (x, y, c) RGB
+    Input<Buffer<float, 3>> low_in{"low_in"};   // (x, y, c) RGB
+    Input<Buffer<float, 3>> low_out{"low_out"}; // (x, y, c) RGB, the operator's output
+    Input<Buffer<float, 3>> full_in{"full_in"}; // (x, y, c) RGB
+    Output<Buffer<float, 3>> output{"output"};  // (x, y, c) RGB
 
     void generate() {
         const int s = cell_size;
@@ -106,9 +106,12 @@ public:
         grid(x, y, z, ch) += max(0.0f, 1.0f - abs(low_z(px, py) - z)) * stats(px, py, ch);
 
         // 2. Blur.
-        blur_z(x, y, z, ch) = (grid(x, y, z - 1, ch) + 2.0f * grid(x, y, z, ch) + grid(x, y, z + 1, ch)) * 0.25f;
-        blur_x(x, y, z, ch) = (blur_z(x - 1, y, z, ch) + 2.0f * blur_z(x, y, z, ch) + blur_z(x + 1, y, z, ch)) * 0.25f;
-        blur_y(x, y, z, ch) = (blur_x(x, y - 1, z, ch) + 2.0f * blur_x(x, y, z, ch) + blur_x(x, y + 1, z, ch)) * 0.25f;
+        blur_z(x, y, z, ch) =
+            (grid(x, y, z - 1, ch) + 2.0f * grid(x, y, z, ch) + grid(x, y, z + 1, ch)) * 0.25f;
+        blur_x(x, y, z, ch) =
+            (blur_z(x - 1, y, z, ch) + 2.0f * blur_z(x, y, z, ch) + blur_z(x + 1, y, z, ch)) * 0.25f;
+        blur_y(x, y, z, ch) =
+            (blur_x(x, y - 1, z, ch) + 2.0f * blur_x(x, y, z, ch) + blur_x(x, y + 1, z, ch)) * 0.25f;
 
         // 3. Per-cell regularised least squares, one stage per matrix entry.
         Func a[4][4], b[4][3], l[4][4], fy[4][3], fx[4][3];
@@ -166,7 +169,7 @@ public:
                 coeff_list.push_back(fx[i][k](x, y, z));
             }
         }
-        coeffs(x, y, z, ch) = mux(ch, coeff_list);  // ch = 3 * i + k: weight of u_i in output k
+        coeffs(x, y, z, ch) = mux(ch, coeff_list); // ch = 3 * i + k: weight of u_i in output k
         for (int i = 0; i < 4; i++) {
             for (int j = 0; j < 4; j++) {
                 if (j <= i) {
@@ -195,9 +198,9 @@ public:
         Expr fxw = gxf - gxi, fyw = gyf - gyi, fzw = gzf - gzi;
         auto lerp_f = [](Expr lo, Expr hi, Expr w) { return lo + (hi - lo) * w; };
         auto at = [&](Expr dx, Expr dy, Expr dz) { return coeffs(gxi + dx, gyi + dy, gzi + dz, ch); };
-        sliced(x, y, ch) =
-            lerp_f(lerp_f(lerp_f(at(0, 0, 0), at(1, 0, 0), fxw), lerp_f(at(0, 1, 0), at(1, 1, 0), fxw), fyw),
-                   lerp_f(lerp_f(at(0, 0, 1), at(1, 0, 1), fxw), lerp_f(at(0, 1, 1), at(1, 1, 1), fxw), fyw), fzw);
+        sliced(x, y, ch) = lerp_f(
+            lerp_f(lerp_f(at(0, 0, 0), at(1, 0, 0), fxw), lerp_f(at(0, 1, 0), at(1, 1, 0), fxw), fyw),
+            lerp_f(lerp_f(at(0, 0, 1), at(1, 0, 1), fxw), lerp_f(at(0, 1, 1), at(1, 1, 1), fxw), fyw), fzw);
 
         output(x, y, c) = sliced(x, y, c) * full_in_c(x, y, 0) + sliced(x, y, 3 + c) * full_in_c(x, y, 1) +
                           sliced(x, y, 6 + c) * full_in_c(x, y, 2) + sliced(x, y, 9 + c);
@@ -218,15 +221,16 @@ private:
     Func low_luma{"low_luma"}, low_z{"low_z"}, stats{"stats"}, grid{"grid"};
     Func blur_z{"blur_z"}, blur_x{"blur_x"}, blur_y{"blur_y"};
     Func coeffs{"coeffs"}, full_luma{"full_luma"}, sliced{"sliced"};
-    std::vector<Func> solve_inputs;  // regularised A and B entries
-    std::vector<Func> solve_funcs;   // L, Y, X entries
+    std::vector<Func> solve_inputs; // regularised A and B entries
+    std::vector<Func> solve_funcs;  // L, Y, X entries
 
     // Applies the GeneratorParam `schedule` (a member named schedule() would
     // collide with the param, so generate() calls this).
     void apply_schedule() {
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule("bgu", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
-                                                                gpusched_apps::ScheduleMenu::GpuOnly);
+        const ScheduleKind kind =
+            gpusched_apps::parse_schedule("bgu", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+                                          gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
     }
@@ -256,7 +260,8 @@ private:
     // pointwise low-res z (inlined); this is the "every step of the 4x4
     // solve its own kernel" schedule the paper criticises.
     void schedule_naive() {
-        for (Func f : {low_luma, stats, grid, blur_z, blur_x, blur_y, coeffs, full_luma, sliced, Func(output)}) {
+        for (Func f :
+             {low_luma, stats, grid, blur_z, blur_x, blur_y, coeffs, full_luma, sliced, Func(output)}) {
             naive_root(f);
         }
         for (Func f : solve_inputs) {
@@ -288,13 +293,18 @@ private:
         grid.compute_root().reorder(z, ch, x, y).gpu_blocks(x, y).gpu_threads(z, ch);
         grid.update().reorder(rcell.x, rcell.y, z, ch, x, y).gpu_blocks(x, y).gpu_threads(z, ch);
         grid.bound(ch, 0, kStats);
-        stats.compute_at(grid, x).store_in(MemoryType::GPUShared).bound(ch, 0, kStats).reorder(ch, x, y).gpu_threads(x, y);
+        stats.compute_at(grid, x)
+            .store_in(MemoryType::GPUShared)
+            .bound(ch, 0, kStats)
+            .reorder(ch, x, y)
+            .gpu_threads(x, y);
         low_z.compute_at(grid, x).store_in(MemoryType::GPUShared).gpu_threads(x, y);
 
-        blur_y.compute_root()
+        blur_y.compute_root().reorder(ch, x, y, z).gpu_tile(x, y, z, xo, yo, zo, xi, yi, zi, 8, 8, 4);
+        blur_x.compute_at(blur_y, xo)
+            .store_in(MemoryType::GPUShared)
             .reorder(ch, x, y, z)
-            .gpu_tile(x, y, z, xo, yo, zo, xi, yi, zi, 8, 8, 4);
-        blur_x.compute_at(blur_y, xo).store_in(MemoryType::GPUShared).reorder(ch, x, y, z).gpu_threads(x, y, z);
+            .gpu_threads(x, y, z);
 
         coeffs.compute_root()
             .bound(ch, 0, 12)
@@ -305,14 +315,10 @@ private:
             f.compute_at(coeffs, xi);
         }
 
-        output.compute_root()
-            .bound(c, 0, 3)
-            .reorder(c, x, y)
-            .gpu_tile(x, y, xo, yo, xi, yi, 32, 8)
-            .unroll(c);
+        output.compute_root().bound(c, 0, 3).reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 32, 8).unroll(c);
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Bgu, bgu)

@@ -31,7 +31,7 @@ public:
     void generate() {
         const int s = s_sigma;
         const float inv_r = 1.0f / (float)r_sigma;
-        const int z_max = (int)inv_r;  // intensities in [0, 1] map to bins 0 .. z_max
+        const int z_max = (int)inv_r; // intensities in [0, 1] map to bins 0 .. z_max
 
         clamped = BoundaryConditions::repeat_edge(input);
 
@@ -69,13 +69,14 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}});
         output.set_estimates({{0, 1536}, {0, 2560}});
 
-        apply_schedule(gpusched_apps::parse_schedule("bilateral_grid", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
+        apply_schedule(gpusched_apps::parse_schedule("bilateral_grid", schedule, get_target(),
+                                                     GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:
     Var x{"x"}, y{"y"}, z{"z"}, c{"c"};
-    Func clamped{"clamped"}, histogram{"histogram"}, blurz{"blurz"}, blurx{"blurx"},
-        blury{"blury"}, interpolated{"interpolated"};
+    Func clamped{"clamped"}, histogram{"histogram"}, blurz{"blurz"}, blurx{"blurx"}, blury{"blury"},
+        interpolated{"interpolated"};
     RDom splat_r;
 
     void apply_schedule(ScheduleKind kind) {
@@ -84,10 +85,12 @@ private:
         case ScheduleKind::None:
             return;
         case ScheduleKind::CpuRoot:
-            for (Func f : {histogram, blurz, blurx, blury, interpolated}) f.compute_root();
+            for (Func f : {histogram, blurz, blurx, blury, interpolated})
+                f.compute_root();
             return;
         case ScheduleKind::Naive:
-            for (Func f : {histogram, blurz, blurx, blury, interpolated}) gpusched_apps::naive_gpu(f);
+            for (Func f : {histogram, blurz, blurx, blury, interpolated})
+                gpusched_apps::naive_gpu(f);
             // The splat owns its (x, y) cell, so tiling over cells is race-free.
             gpusched_apps::naive_gpu_update(histogram.update(), {x, y, c}, {splat_r.x, splat_r.y});
             gpusched_apps::naive_gpu(out);
@@ -109,17 +112,27 @@ private:
             .gpu_tile(x, y, xo, yo, xi, yi, 16, 8);
         // The grid is small (192x320x11x2 at the paper's size): z blur in its own kernel over all
         // three grid dimensions, c unrolled.
-        blurz.compute_root().reorder(c, x, y, z).unroll(c).gpu_tile(x, y, z, xo, yo, zo, xi, yi, zi, 16, 4, 4);
+        blurz.compute_root()
+            .reorder(c, x, y, z)
+            .unroll(c)
+            .gpu_tile(x, y, z, xo, yo, zo, xi, yi, zi, 16, 4, 4);
         // y blur per 16x16x1 block; the x blur it needs (16 x 20 x 1 x 2 floats = 2.5 KB) is staged
         // in shared memory at block level, so each blurz value is read once per block.
-        blury.compute_root().reorder(c, x, y, z).unroll(c).gpu_tile(x, y, z, xo, yo, zo, xi, yi, zi, 16, 16, 1);
-        blurx.compute_at(blury, xo).store_in(MemoryType::GPUShared).reorder(c, x, y, z).unroll(c).gpu_threads(x, y);
+        blury.compute_root()
+            .reorder(c, x, y, z)
+            .unroll(c)
+            .gpu_tile(x, y, z, xo, yo, zo, xi, yi, zi, 16, 16, 1);
+        blurx.compute_at(blury, xo)
+            .store_in(MemoryType::GPUShared)
+            .reorder(c, x, y, z)
+            .unroll(c)
+            .gpu_threads(x, y);
         // Slicing is 16 gathers per pixel; inline it into the output (both channels share the
         // address arithmetic) and use wide 32x8 blocks for coalesced output stores.
         out.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(BilateralGrid, bilateral_grid)

@@ -29,11 +29,11 @@ public:
     GeneratorParam<std::string> schedule{"schedule", "none"};
 
     Input<Buffer<uint16_t>> raw{"raw", 2};
-    Input<Buffer<float>> matrix_3200{"matrix_3200", 2};  // [column 0..3][row 0..2]
+    Input<Buffer<float>> matrix_3200{"matrix_3200", 2}; // [column 0..3][row 0..2]
     Input<Buffer<float>> matrix_7000{"matrix_7000", 2};
     Input<float> color_temp{"color_temp"};
     Input<float> gamma{"gamma"};
-    Input<float> contrast{"contrast"};  // 0 = none .. 100 = full smoothstep S-curve
+    Input<float> contrast{"contrast"}; // 0 = none .. 100 = full smoothstep S-curve
     Input<float> sharpen_strength{"sharpen_strength"};
     Input<int> black_level{"black_level"};
     Input<int> white_level{"white_level"};
@@ -65,8 +65,9 @@ public:
         r_gb(x, y) = g_gb(x, y) + avg(r_r(x, y) - g_r(x, y), r_r(x, y + 1) - g_r(x, y + 1));
         b_gb(x, y) = g_gb(x, y) + avg(b_b(x, y) - g_b(x, y), b_b(x + 1, y) - g_b(x + 1, y));
         // Red at blue sites and blue at red sites: the four diagonal neighbours.
-        r_b(x, y) = g_b(x, y) + avg(avg(r_r(x - 1, y) - g_r(x - 1, y), r_r(x, y) - g_r(x, y)),
-                                    avg(r_r(x - 1, y + 1) - g_r(x - 1, y + 1), r_r(x, y + 1) - g_r(x, y + 1)));
+        r_b(x, y) =
+            g_b(x, y) + avg(avg(r_r(x - 1, y) - g_r(x - 1, y), r_r(x, y) - g_r(x, y)),
+                            avg(r_r(x - 1, y + 1) - g_r(x - 1, y + 1), r_r(x, y + 1) - g_r(x, y + 1)));
         b_r(x, y) = g_r(x, y) + avg(avg(b_b(x, y - 1) - g_b(x, y - 1), b_b(x + 1, y - 1) - g_b(x + 1, y - 1)),
                                     avg(b_b(x, y) - g_b(x, y), b_b(x + 1, y) - g_b(x + 1, y)));
         // Interleave back to full resolution.
@@ -75,8 +76,7 @@ public:
             return select(even_y, select(even_x, gr(cx, cy), r(cx, cy)),
                           select(even_x, b(cx, cy), gb(cx, cy)));
         };
-        demosaicked(x, y, c) = select(c == 0, pick(r_gr, r_r, r_b, r_gb),
-                                      c == 1, pick(g_gr, g_r, g_b, g_gb),
+        demosaicked(x, y, c) = select(c == 0, pick(r_gr, r_r, r_b, r_gb), c == 1, pick(g_gr, g_r, g_b, g_gb),
                                       pick(b_gr, b_r, b_b, b_gb));
 
         // 4. Colour correction.
@@ -84,8 +84,8 @@ public:
         matrix(x, y) = lerp(matrix_3200(x, y), matrix_7000(x, y), t);
         Expr scale = 1023.0f / cast<float>(max(white_level - black_level, 1));
         auto lin = [&](int ch) { return cast<float>(demosaicked(x, y, ch) - black_level) * scale; };
-        corrected(x, y, c) = matrix(0, c) * lin(0) + matrix(1, c) * lin(1) + matrix(2, c) * lin(2) +
-                             matrix(3, c) * 1023.0f;
+        corrected(x, y, c) =
+            matrix(0, c) * lin(0) + matrix(1, c) * lin(1) + matrix(2, c) * lin(2) + matrix(3, c) * 1023.0f;
 
         // 5. Tone curve LUT over 10-bit values.
         Expr g = pow(cast<float>(v) / 1023.0f, 1.0f / gamma);
@@ -115,20 +115,21 @@ public:
         white_level.set_estimate(1023);
         output.set_estimates({{0, 2560}, {0, 1920}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("camera_pipe", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
+        apply_schedule(gpusched_apps::parse_schedule("camera_pipe", schedule, get_target(),
+                                                     GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:
     Var x{"x"}, y{"y"}, c{"c"}, v{"v"};
     Func shifted{"shifted"}, denoised{"denoised"}, g_gr{"g_gr"}, r_r{"r_r"}, b_b{"b_b"}, g_gb{"g_gb"},
         g_r{"g_r"}, g_b{"g_b"}, r_gr{"r_gr"}, b_gr{"b_gr"}, r_gb{"r_gb"}, b_gb{"b_gb"}, r_b{"r_b"},
-        b_r{"b_r"}, demosaicked{"demosaicked"}, matrix{"matrix"}, corrected{"corrected"},
-        curve{"curve"}, curved{"curved"}, blur_x{"blur_x"}, blur_y{"blur_y"};
+        b_r{"b_r"}, demosaicked{"demosaicked"}, matrix{"matrix"}, corrected{"corrected"}, curve{"curve"},
+        curved{"curved"}, blur_x{"blur_x"}, blur_y{"blur_y"};
 
     std::vector<Func> stage_funcs() {
         // shifted is a cast of the input: inlined everywhere.
-        return {denoised, g_gr, r_r, b_b, g_gb, g_r, g_b, r_gr, b_gr, r_gb, b_gb, r_b, b_r,
-                demosaicked, matrix, corrected, curve, curved, blur_x, blur_y};
+        return {denoised, g_gr, r_r, b_b,         g_gb,   g_r,       g_b,   r_gr,   b_gr,   r_gb,
+                b_gb,     r_b,  b_r, demosaicked, matrix, corrected, curve, curved, blur_x, blur_y};
     }
 
     void apply_schedule(ScheduleKind kind) {
@@ -137,10 +138,12 @@ private:
         case ScheduleKind::None:
             return;
         case ScheduleKind::CpuRoot:
-            for (Func f : stage_funcs()) f.compute_root();
+            for (Func f : stage_funcs())
+                f.compute_root();
             return;
         case ScheduleKind::Naive:
-            for (Func f : stage_funcs()) gpusched_apps::naive_gpu(f);
+            for (Func f : stage_funcs())
+                gpusched_apps::naive_gpu(f);
             gpusched_apps::naive_gpu(out);
             return;
         case ScheduleKind::Manual:
@@ -164,13 +167,17 @@ private:
         // The colour differences, demosaicked and corrected are inlined into curved: each is
         // used once. About 2 KB in all; at most 34x10 = 340 threads.
         out.compute_root().reorder(c, x, y).unroll(c).gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
-        curved.compute_at(out, xo).store_in(MemoryType::GPUShared).reorder(c, x, y).unroll(c).gpu_threads(x, y);
+        curved.compute_at(out, xo)
+            .store_in(MemoryType::GPUShared)
+            .reorder(c, x, y)
+            .unroll(c)
+            .gpu_threads(x, y);
         for (Func f : {g_gr, r_r, b_b, g_gb, g_r, g_b}) {
             f.compute_at(out, xo).store_in(MemoryType::GPUShared).gpu_threads(x, y);
         }
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(CameraPipe, camera_pipe)

@@ -32,8 +32,9 @@ enum class ScheduleMenu { GpuOnly, WithCpuRoot };
 // with the message) for a value the app does not offer, for a GPU schedule asked of a target
 // without a GPU feature, and for a GPU schedule combined with an autoscheduler (it would replace
 // the schedule, and the result would not be the one asked for).
-inline ScheduleKind parse_schedule(const std::string &app, const std::string &value, const Halide::Target &target,
-                                   bool autoscheduled, ScheduleMenu menu = ScheduleMenu::WithCpuRoot) {
+inline ScheduleKind parse_schedule(const std::string &app, const std::string &value,
+                                   const Halide::Target &target, bool autoscheduled,
+                                   ScheduleMenu menu = ScheduleMenu::WithCpuRoot) {
     const bool cpu_root_offered = menu == ScheduleMenu::WithCpuRoot;
     if (value == "none") return ScheduleKind::None;
     if (value == "cpu_root" && cpu_root_offered) return ScheduleKind::CpuRoot;
@@ -59,8 +60,10 @@ inline ScheduleKind parse_schedule(const std::string &app, const std::string &va
 inline void move_extra_dims_inside(Halide::Stage s, const std::vector<Halide::Var> &args,
                                    const std::vector<Halide::RVar> &rvars = {}) {
     std::vector<Halide::VarOrRVar> order;
-    for (const auto &r : rvars) order.emplace_back(r);
-    for (size_t i = 2; i < args.size(); i++) order.emplace_back(args[i]);
+    for (const auto &r : rvars)
+        order.emplace_back(r);
+    for (size_t i = 2; i < args.size(); i++)
+        order.emplace_back(args[i]);
     order.emplace_back(args[0]);
     order.emplace_back(args[1]);
     if (order.size() > 2) s.reorder(order);
@@ -92,4 +95,4 @@ inline void naive_gpu_update(Halide::Stage s, const std::vector<Halide::Var> &ar
     s.gpu_tile(args[0], args[1], xo, yo, xi, yi, 16, 16, Halide::TailStrategy::GuardWithIf);
 }
 
-}  // namespace gpusched_apps
+} // namespace gpusched_apps

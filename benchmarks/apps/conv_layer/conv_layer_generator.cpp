@@ -26,10 +26,10 @@ class ConvLayer : public Generator<ConvLayer> {
 public:
     GeneratorParam<std::string> schedule{"schedule", "none"};
 
-    Input<Buffer<float, 4>> input{"input"};    // (x, y, ci, n)
-    Input<Buffer<float, 4>> filter{"filter"};  // (kx, ky, ci, co)
-    Input<Buffer<float, 1>> bias{"bias"};      // (co)
-    Output<Buffer<float, 4>> relu{"relu"};     // (x, y, co, n)
+    Input<Buffer<float, 4>> input{"input"};   // (x, y, ci, n)
+    Input<Buffer<float, 4>> filter{"filter"}; // (kx, ky, ci, co)
+    Input<Buffer<float, 1>> bias{"bias"};     // (co)
+    Output<Buffer<float, 4>> relu{"relu"};    // (x, y, co, n)
 
     void generate() {
         // Channel count comes from the filter so the reduction is exact.
@@ -58,7 +58,8 @@ private:
     // collide with the param, so generate() calls this).
     void apply_schedule() {
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule("conv_layer", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+        const ScheduleKind kind = gpusched_apps::parse_schedule("conv_layer", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
                                                                 gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
@@ -133,6 +134,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(ConvLayer, conv_layer)

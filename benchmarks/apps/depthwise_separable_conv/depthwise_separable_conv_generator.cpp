@@ -29,11 +29,11 @@ class DepthwiseSeparableConv : public Generator<DepthwiseSeparableConv> {
 public:
     GeneratorParam<std::string> schedule{"schedule", "none"};
 
-    Input<Buffer<float, 4>> input{"input"};          // (x, y, ci, n)
-    Input<Buffer<float, 3>> dw_filter{"dw_filter"};  // (kx, ky, ci)
-    Input<Buffer<float, 2>> pw_filter{"pw_filter"};  // (ci, co)
-    Input<Buffer<float, 1>> bias{"bias"};            // (co)
-    Output<Buffer<float, 4>> output{"output"};       // (x, y, co, n)
+    Input<Buffer<float, 4>> input{"input"};         // (x, y, ci, n)
+    Input<Buffer<float, 3>> dw_filter{"dw_filter"}; // (kx, ky, ci)
+    Input<Buffer<float, 2>> pw_filter{"pw_filter"}; // (ci, co)
+    Input<Buffer<float, 1>> bias{"bias"};           // (co)
+    Output<Buffer<float, 4>> output{"output"};      // (x, y, co, n)
 
     void generate() {
         padded = BoundaryConditions::constant_exterior(input, 0.0f);
@@ -68,8 +68,9 @@ private:
     // collide with the param, so generate() calls this).
     void apply_schedule() {
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule("depthwise_separable_conv", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
-                                                                gpusched_apps::ScheduleMenu::GpuOnly);
+        const ScheduleKind kind = gpusched_apps::parse_schedule(
+            "depthwise_separable_conv", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+            gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
     }
@@ -111,17 +112,11 @@ private:
             .reorder(c, rci, rco)
             .unroll(c)
             .unroll(rci);
-        depthwise.compute_at(output, xo)
-            .store_in(MemoryType::GPUShared)
-            .gpu_threads(x, y);
-        depthwise.update()
-            .reorder(rd.x, rd.y, x, y, c)
-            .gpu_threads(x, y)
-            .unroll(rd.x)
-            .unroll(rd.y);
+        depthwise.compute_at(output, xo).store_in(MemoryType::GPUShared).gpu_threads(x, y);
+        depthwise.update().reorder(rd.x, rd.y, x, y, c).gpu_threads(x, y).unroll(rd.x).unroll(rd.y);
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(DepthwiseSeparableConv, depthwise_separable_conv)

@@ -27,18 +27,20 @@ public:
         gray(x, y) = 0.299f * clamped(x, y, 0) + 0.587f * clamped(x, y, 1) + 0.114f * clamped(x, y, 2);
 
         // Sobel: [-1 0 1] x [1 2 1]; scaled by 1/12 as is customary.
-        Iy(x, y) = (gray(x - 1, y + 1) + 2 * gray(x, y + 1) + gray(x + 1, y + 1) -
-                    gray(x - 1, y - 1) - 2 * gray(x, y - 1) - gray(x + 1, y - 1)) / 12.0f;
-        Ix(x, y) = (gray(x + 1, y - 1) + 2 * gray(x + 1, y) + gray(x + 1, y + 1) -
-                    gray(x - 1, y - 1) - 2 * gray(x - 1, y) - gray(x - 1, y + 1)) / 12.0f;
+        Iy(x, y) = (gray(x - 1, y + 1) + 2 * gray(x, y + 1) + gray(x + 1, y + 1) - gray(x - 1, y - 1) -
+                    2 * gray(x, y - 1) - gray(x + 1, y - 1)) /
+                   12.0f;
+        Ix(x, y) = (gray(x + 1, y - 1) + 2 * gray(x + 1, y) + gray(x + 1, y + 1) - gray(x - 1, y - 1) -
+                    2 * gray(x - 1, y) - gray(x - 1, y + 1)) /
+                   12.0f;
 
         Ixx(x, y) = Ix(x, y) * Ix(x, y);
         Iyy(x, y) = Iy(x, y) * Iy(x, y);
         Ixy(x, y) = Ix(x, y) * Iy(x, y);
 
         auto box3 = [&](Func f) {
-            return f(x - 1, y - 1) + f(x, y - 1) + f(x + 1, y - 1) + f(x - 1, y) + f(x, y) +
-                   f(x + 1, y) + f(x - 1, y + 1) + f(x, y + 1) + f(x + 1, y + 1);
+            return f(x - 1, y - 1) + f(x, y - 1) + f(x + 1, y - 1) + f(x - 1, y) + f(x, y) + f(x + 1, y) +
+                   f(x - 1, y + 1) + f(x, y + 1) + f(x + 1, y + 1);
         };
         Sxx(x, y) = box3(Ixx);
         Syy(x, y) = box3(Iyy);
@@ -52,13 +54,14 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
         output.set_estimates({{0, 1536}, {0, 2560}});
 
-        apply_schedule(gpusched_apps::parse_schedule("harris", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
+        apply_schedule(gpusched_apps::parse_schedule("harris", schedule, get_target(),
+                                                     GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:
     Var x{"x"}, y{"y"};
-    Func clamped{"clamped"}, gray{"gray"}, Iy{"Iy"}, Ix{"Ix"}, Ixx{"Ixx"}, Iyy{"Iyy"}, Ixy{"Ixy"},
-        Sxx{"Sxx"}, Syy{"Syy"}, Sxy{"Sxy"}, det{"det"}, trace{"trace"};
+    Func clamped{"clamped"}, gray{"gray"}, Iy{"Iy"}, Ix{"Ix"}, Ixx{"Ixx"}, Iyy{"Iyy"}, Ixy{"Ixy"}, Sxx{"Sxx"},
+        Syy{"Syy"}, Sxy{"Sxy"}, det{"det"}, trace{"trace"};
 
     void apply_schedule(ScheduleKind kind) {
         Func out = output;
@@ -68,10 +71,12 @@ private:
         case ScheduleKind::None:
             return;
         case ScheduleKind::CpuRoot:
-            for (Func f : stage_funcs) f.compute_root();
+            for (Func f : stage_funcs)
+                f.compute_root();
             return;
         case ScheduleKind::Naive:
-            for (Func f : stage_funcs) gpusched_apps::naive_gpu(f);
+            for (Func f : stage_funcs)
+                gpusched_apps::naive_gpu(f);
             gpusched_apps::naive_gpu(out);
             return;
         case ScheduleKind::Manual:
@@ -93,6 +98,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Harris, harris)

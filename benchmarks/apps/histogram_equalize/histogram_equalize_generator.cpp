@@ -25,7 +25,8 @@ public:
 
     void generate() {
         luma(x, y) = (77 * cast<int>(input(x, y, 0)) + 150 * cast<int>(input(x, y, 1)) +
-                      29 * cast<int>(input(x, y, 2)) + 128) >> 8;
+                      29 * cast<int>(input(x, y, 2)) + 128) >>
+                     8;
 
         r = RDom(0, input.dim(0).extent(), 0, input.dim(1).extent(), "r");
         hist(b) = 0;
@@ -48,7 +49,8 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("histogram_equalize", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
+        apply_schedule(gpusched_apps::parse_schedule("histogram_equalize", schedule, get_target(),
+                                                     GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:
@@ -62,7 +64,8 @@ private:
         case ScheduleKind::None:
             return;
         case ScheduleKind::CpuRoot:
-            for (Func f : {luma, hist, cdf, eq}) f.compute_root();
+            for (Func f : {luma, hist, cdf, eq})
+                f.compute_root();
             return;
         case ScheduleKind::Naive: {
             // luma at root; the histogram's scatter as plain global atomics, one thread per
@@ -108,6 +111,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(HistogramEqualize, histogram_equalize)

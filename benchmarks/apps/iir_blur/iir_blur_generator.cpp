@@ -27,7 +27,7 @@ class IirBlur : public Generator<IirBlur> {
 public:
     GeneratorParam<std::string> schedule{"schedule", "none"};
 
-    Input<Buffer<float, 3>> input{"input"};  // (x, y, c)
+    Input<Buffer<float, 3>> input{"input"}; // (x, y, c)
     Input<float> alpha{"alpha"};
     Output<Buffer<float, 3>> output{"output"};
 
@@ -77,7 +77,8 @@ private:
     // collide with the param, so generate() calls this).
     void apply_schedule() {
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule("iir_blur", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+        const ScheduleKind kind = gpusched_apps::parse_schedule("iir_blur", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
                                                                 gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
@@ -96,7 +97,8 @@ private:
         }
         transpose1.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16,
                                                             TailStrategy::GuardWithIf);
-        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
+        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16,
+                                                        TailStrategy::GuardWithIf);
     }
 
     // Scans: one thread per (column, channel), 32 columns per block so each
@@ -143,6 +145,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(IirBlur, iir_blur)

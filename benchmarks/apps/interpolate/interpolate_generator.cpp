@@ -57,10 +57,12 @@ public:
         for (int l = 1; l < nl; l++) {
             Func prev = downsampled[l - 1];
             downx[l] = Func("downx_" + std::to_string(l));
-            downx[l](x, y, c) = (prev(2 * x - 1, y, c) + 2.0f * prev(2 * x, y, c) + prev(2 * x + 1, y, c)) * 0.25f;
+            downx[l](x, y, c) =
+                (prev(2 * x - 1, y, c) + 2.0f * prev(2 * x, y, c) + prev(2 * x + 1, y, c)) * 0.25f;
             downsampled[l] = Func("downsampled_" + std::to_string(l));
             downsampled[l](x, y, c) =
-                (downx[l](x, 2 * y - 1, c) + 2.0f * downx[l](x, 2 * y, c) + downx[l](x, 2 * y + 1, c)) * 0.25f;
+                (downx[l](x, 2 * y - 1, c) + 2.0f * downx[l](x, 2 * y, c) + downx[l](x, 2 * y + 1, c)) *
+                0.25f;
         }
 
         interpolated[nl - 1] = downsampled[nl - 1];
@@ -94,7 +96,8 @@ private:
     // collide with the param, so generate() calls this).
     void apply_schedule() {
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule("interpolate", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+        const ScheduleKind kind = gpusched_apps::parse_schedule("interpolate", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
                                                                 gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
@@ -106,7 +109,8 @@ private:
         const int nl = levels;
         Var xo, yo, xi, yi;
         auto root = [&](Func f) {
-            f.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
+            f.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16,
+                                                       TailStrategy::GuardWithIf);
         };
         root(downsampled[0]);
         for (int l = 1; l < nl; l++) {
@@ -164,6 +168,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Interpolate, interpolate)

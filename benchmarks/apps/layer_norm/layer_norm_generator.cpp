@@ -59,9 +59,9 @@ public:
         output.set_estimates({{0, 768}, {0, 8192}});
 
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule(
-            "layer_norm", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
-            gpusched_apps::ScheduleMenu::GpuOnly);
+        const ScheduleKind kind = gpusched_apps::parse_schedule("layer_norm", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+                                                                gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
     }
@@ -76,7 +76,8 @@ private:
     // output a plain 16x16 tile.
     void schedule_naive() {
         Var yo("naive_uyo"), yi("naive_uyi");
-        for (Func f : {row_sum, mean, row_sqdev, inv_std}) gpusched_apps::naive_gpu(f);
+        for (Func f : {row_sum, mean, row_sqdev, inv_std})
+            gpusched_apps::naive_gpu(f);
         row_sum.update().gpu_tile(y, yo, yi, 16, TailStrategy::GuardWithIf);
         row_sqdev.update().gpu_tile(y, yo, yi, 16, TailStrategy::GuardWithIf);
         gpusched_apps::naive_gpu(output);
@@ -102,12 +103,10 @@ private:
             .gpu_threads(xi, yi);
 
         // rfactor copies the update's schedule to the intermediate: split first.
-        Func sum_partial = row_sum.update()
-                               .split(r, rxo, rxi, kLanes, TailStrategy::GuardWithIf)
-                               .rfactor(rxi, u);
-        Func sqdev_partial = row_sqdev.update()
-                                 .split(r, rxo, rxi, kLanes, TailStrategy::GuardWithIf)
-                                 .rfactor(rxi, u);
+        Func sum_partial =
+            row_sum.update().split(r, rxo, rxi, kLanes, TailStrategy::GuardWithIf).rfactor(rxi, u);
+        Func sqdev_partial =
+            row_sqdev.update().split(r, rxo, rxi, kLanes, TailStrategy::GuardWithIf).rfactor(rxi, u);
         for (Func partial : {sum_partial, sqdev_partial}) {
             partial.compute_at(out, yo).store_in(MemoryType::GPUShared).gpu_threads(u, y);
             partial.update().reorder(rxo, u, y).gpu_threads(u, y);
@@ -121,6 +120,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(LayerNorm, layer_norm)

@@ -50,7 +50,7 @@ Expr hashed_weight(Expr index, uint32_t seed, float scale) {
     h = h ^ (h >> 12);
     h = h * u32(0x297A2D39u);
     h = h ^ (h >> 15);
-    Expr unit = cast<float>(h & 0xFFFF) * (1.0f / 65536.0f);  // [0, 1)
+    Expr unit = cast<float>(h & 0xFFFF) * (1.0f / 65536.0f); // [0, 1)
     return (unit * 2.0f - 1.0f) * scale;
 }
 
@@ -103,8 +103,9 @@ public:
         Expr horiz = (clamped(x - 1, y) + clamped(x + 1, y)) * 0.5f;
         Expr vert = (clamped(x, y - 1) + clamped(x, y + 1)) * 0.5f;
         Expr cross = (horiz + vert) * 0.5f;
-        Expr diag = (clamped(x - 1, y - 1) + clamped(x + 1, y - 1) + clamped(x - 1, y + 1) + clamped(x + 1, y + 1)) *
-                    0.25f;
+        Expr diag =
+            (clamped(x - 1, y - 1) + clamped(x + 1, y - 1) + clamped(x - 1, y + 1) + clamped(x + 1, y + 1)) *
+            0.25f;
         bilinear_g(x, y) = select(xodd != yodd, m, cross);
         bilinear_r(x, y) = select(!xodd && !yodd, m, xodd && !yodd, horiz, !xodd && yodd, vert, diag);
         bilinear_b(x, y) = select(xodd && yodd, m, !xodd && yodd, horiz, xodd && !yodd, vert, diag);
@@ -135,7 +136,8 @@ private:
     // collide with the param, so generate() calls this).
     void apply_schedule() {
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule("learned_demosaic", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+        const ScheduleKind kind = gpusched_apps::parse_schedule("learned_demosaic", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
                                                                 gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
@@ -147,7 +149,8 @@ private:
     void schedule_naive() {
         Var xo, yo, xi, yi;
         for (Func f : {packed, local_mean, features, conv1, hidden1, conv2, hidden2, residual}) {
-            f.compute_root().reorder(k, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
+            f.compute_root().reorder(k, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16,
+                                                       TailStrategy::GuardWithIf);
         }
         for (Func f : {conv1, conv2, residual}) {
             f.update().reorder(k, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
@@ -155,7 +158,8 @@ private:
         for (Func f : {bilinear_r, bilinear_g, bilinear_b}) {
             f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
         }
-        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
+        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16,
+                                                        TailStrategy::GuardWithIf);
     }
 
     // Three small weight kernels plus two image kernels.
@@ -186,14 +190,22 @@ private:
             .unroll(k);
         conv1.compute_at(hidden1, xi).unroll(k);
         conv1.update().reorder(k, r1.x, r1.y, r1.z).unroll(k).unroll(r1.x).unroll(r1.y);
-        features.compute_at(hidden1, xo).store_in(MemoryType::GPUShared).reorder(k, x, y).gpu_threads(x, y).unroll(k);
+        features.compute_at(hidden1, xo)
+            .store_in(MemoryType::GPUShared)
+            .reorder(k, x, y)
+            .gpu_threads(x, y)
+            .unroll(k);
 
         output.compute_root()
             .bound(c, 0, 3)
             .reorder(c, x, y)
             .gpu_tile(x, y, xo, yo, xi, yi, 32, 16)
             .unroll(c);
-        residual.compute_at(output, xo).store_in(MemoryType::GPUShared).reorder(k, x, y).gpu_threads(x, y).unroll(k);
+        residual.compute_at(output, xo)
+            .store_in(MemoryType::GPUShared)
+            .reorder(k, x, y)
+            .gpu_threads(x, y)
+            .unroll(k);
         // r3 unrolled too: hidden2 is then indexed by constants and stays in
         // registers instead of a local-memory array.
         residual.update().reorder(k, r3, x, y).gpu_threads(x, y).unroll(k).unroll(r3);
@@ -203,6 +215,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(LearnedDemosaic, learned_demosaic)

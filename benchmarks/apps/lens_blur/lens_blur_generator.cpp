@@ -107,7 +107,8 @@ public:
         blur_radius_scale.set_estimate(0.5f);
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("lens_blur", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
+        apply_schedule(gpusched_apps::parse_schedule("lens_blur", schedule, get_target(),
+                                                     GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:
@@ -119,10 +120,14 @@ private:
 
     std::vector<Func> stage_funcs() {
         std::vector<Func> fs = {left_f, right_f, cost, depth, radius, input_with_alpha, blur_sum};
-        for (auto &f : down_x) fs.push_back(f);
-        for (size_t l = 1; l < down_levels.size(); l++) fs.push_back(down_levels[l]);
-        for (size_t l = 0; l + 1 < agg_levels.size(); l++) fs.push_back(agg_levels[l]);
-        for (auto &f : up_x) fs.push_back(f);
+        for (auto &f : down_x)
+            fs.push_back(f);
+        for (size_t l = 1; l < down_levels.size(); l++)
+            fs.push_back(down_levels[l]);
+        for (size_t l = 0; l + 1 < agg_levels.size(); l++)
+            fs.push_back(agg_levels[l]);
+        for (auto &f : up_x)
+            fs.push_back(f);
         return fs;
     }
 
@@ -132,10 +137,12 @@ private:
         case ScheduleKind::None:
             return;
         case ScheduleKind::CpuRoot:
-            for (Func f : stage_funcs()) f.compute_root();
+            for (Func f : stage_funcs())
+                f.compute_root();
             return;
         case ScheduleKind::Naive:
-            for (Func f : stage_funcs()) gpusched_apps::naive_gpu(f);
+            for (Func f : stage_funcs())
+                gpusched_apps::naive_gpu(f);
             gpusched_apps::naive_gpu_update(blur_sum.update(), {x, y, c}, {aperture.x});
             gpusched_apps::naive_gpu(out);
             return;
@@ -175,6 +182,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(LensBlur, lens_blur)

@@ -31,11 +31,11 @@ class LocalLaplacian : public Generator<LocalLaplacian> {
 public:
     GeneratorParam<std::string> schedule{"schedule", "none"};
     GeneratorParam<int> pyramid_levels{"pyramid_levels", 8, 2, 12};
-    GeneratorParam<int> levels{"levels", 8, 2, 64};  // sampled intensities g_k
+    GeneratorParam<int> levels{"levels", 8, 2, 64}; // sampled intensities g_k
 
     Input<Buffer<uint16_t>> input{"input", 3};
-    Input<float> alpha{"alpha"};  // detail gain
-    Input<float> beta{"beta"};    // large-scale (edge) gain
+    Input<float> alpha{"alpha"}; // detail gain
+    Input<float> beta{"beta"};   // large-scale (edge) gain
     Output<Buffer<uint16_t>> output{"output", 3};
 
     void generate() {
@@ -49,7 +49,7 @@ public:
         // Level 0 of the remapped pyramids: one image per sampled intensity g_k.
         Expr gk = cast<float>(k) / (K - 1);
         Expr d = gray(x, y) - gk;
-        Expr sigma_scale = 0.5f * (K - 1) * (K - 1);  // detail scale = one intensity step
+        Expr sigma_scale = 0.5f * (K - 1) * (K - 1); // detail scale = one intensity step
         remapped(x, y, k) = gk + beta * d + alpha * d * exp(-d * d * sigma_scale);
 
         g_pyr.resize(J);
@@ -102,14 +102,15 @@ public:
         beta.set_estimate(1.0f);
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("local_laplacian", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
+        apply_schedule(gpusched_apps::parse_schedule("local_laplacian", schedule, get_target(),
+                                                     GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:
     Var x{"x"}, y{"y"}, c{"c"}, k{"k"};
     Func floating{"floating"}, gray{"gray"}, remapped{"remapped"}, color{"color"};
     std::vector<Func> g_pyr, l_pyr, in_pyr, out_l_pyr, out_g_pyr;
-    std::vector<Func> down_x, up_x;  // the separable halves, for scheduling
+    std::vector<Func> down_x, up_x; // the separable halves, for scheduling
 
     // [1 3 3 1]/8 in x then y, keeping every second sample. Works on 2-D (x, y) and 3-D
     // (x, y, k) Funcs alike.
@@ -122,9 +123,11 @@ private:
         };
         Func dx(name + "_dx"), dy(name);
         dx(args) = (f(call(2 * x - 1, y)) + 3.0f * (f(call(2 * x, y)) + f(call(2 * x + 1, y))) +
-                    f(call(2 * x + 2, y))) / 8.0f;
+                    f(call(2 * x + 2, y))) /
+                   8.0f;
         dy(args) = (dx(call(x, 2 * y - 1)) + 3.0f * (dx(call(x, 2 * y)) + dx(call(x, 2 * y + 1))) +
-                    dx(call(x, 2 * y + 2))) / 8.0f;
+                    dx(call(x, 2 * y + 2))) /
+                   8.0f;
         down_x.push_back(dx);
         return dy;
     }
@@ -146,13 +149,20 @@ private:
 
     std::vector<Func> stage_funcs() {
         std::vector<Func> fs = {gray, remapped};
-        for (size_t j = 1; j < g_pyr.size(); j++) fs.push_back(g_pyr[j]);
-        for (size_t j = 1; j < in_pyr.size(); j++) fs.push_back(in_pyr[j]);
-        for (size_t j = 0; j + 1 < l_pyr.size(); j++) fs.push_back(l_pyr[j]);
-        for (auto &f : out_l_pyr) fs.push_back(f);
-        for (size_t j = 0; j + 1 < out_g_pyr.size(); j++) fs.push_back(out_g_pyr[j]);
-        for (auto &f : down_x) fs.push_back(f);
-        for (auto &f : up_x) fs.push_back(f);
+        for (size_t j = 1; j < g_pyr.size(); j++)
+            fs.push_back(g_pyr[j]);
+        for (size_t j = 1; j < in_pyr.size(); j++)
+            fs.push_back(in_pyr[j]);
+        for (size_t j = 0; j + 1 < l_pyr.size(); j++)
+            fs.push_back(l_pyr[j]);
+        for (auto &f : out_l_pyr)
+            fs.push_back(f);
+        for (size_t j = 0; j + 1 < out_g_pyr.size(); j++)
+            fs.push_back(out_g_pyr[j]);
+        for (auto &f : down_x)
+            fs.push_back(f);
+        for (auto &f : up_x)
+            fs.push_back(f);
         return fs;
     }
 
@@ -162,10 +172,12 @@ private:
         case ScheduleKind::None:
             return;
         case ScheduleKind::CpuRoot:
-            for (Func f : stage_funcs()) f.compute_root();
+            for (Func f : stage_funcs())
+                f.compute_root();
             return;
         case ScheduleKind::Naive:
-            for (Func f : stage_funcs()) gpusched_apps::naive_gpu(f);
+            for (Func f : stage_funcs())
+                gpusched_apps::naive_gpu(f);
             gpusched_apps::naive_gpu(out);
             return;
         case ScheduleKind::Manual:
@@ -196,7 +208,12 @@ private:
             Func g = g_pyr[j];
             g.compute_root().bound(k, 0, K).reorder(k, x, y).unroll(k);
             tile(g, j);
-            down_x[2 * (j - 1)].compute_at(g, xo).store_in(MemoryType::GPUShared).reorder(k, x, y).unroll(k).gpu_threads(x, y);
+            down_x[2 * (j - 1)]
+                .compute_at(g, xo)
+                .store_in(MemoryType::GPUShared)
+                .reorder(k, x, y)
+                .unroll(k)
+                .gpu_threads(x, y);
             Func in = in_pyr[j];
             in.compute_root();
             tile(in, j);
@@ -218,6 +235,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(LocalLaplacian, local_laplacian)

@@ -33,9 +33,9 @@ class MatmulBiasGelu : public Generator<MatmulBiasGelu> {
 public:
     GeneratorParam<std::string> schedule{"schedule", "none"};
 
-    Input<Buffer<float, 2>> a{"a"};        // (k, i): K x M
-    Input<Buffer<float, 2>> b{"b"};        // (j, k): N x K
-    Input<Buffer<float, 1>> bias{"bias"};  // (j): N
+    Input<Buffer<float, 2>> a{"a"};       // (k, i): K x M
+    Input<Buffer<float, 2>> b{"b"};       // (j, k): N x K
+    Input<Buffer<float, 1>> bias{"bias"}; // (j): N
     Output<Buffer<float, 2>> output{"output"};
 
     void generate() {
@@ -54,9 +54,9 @@ public:
         output.set_estimates({{0, kOut}, {0, kTokens}});
 
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind =
-            gpusched_apps::parse_schedule("matmul_bias_gelu", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
-                                          gpusched_apps::ScheduleMenu::GpuOnly);
+        const ScheduleKind kind = gpusched_apps::parse_schedule("matmul_bias_gelu", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+                                                                gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
     }
@@ -113,6 +113,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(MatmulBiasGelu, matmul_bias_gelu)

@@ -31,7 +31,8 @@ public:
         const int r = radius;
         // Longest column is 2r+1 pixels; levels up to floor(log2(2r+1)).
         int levels = 1;
-        while ((1 << levels) <= 2 * r + 1) levels++;
+        while ((1 << levels) <= 2 * r + 1)
+            levels++;
 
         Func clamped = BoundaryConditions::repeat_edge(input);
         vert_log.clear();
@@ -48,7 +49,8 @@ public:
         Expr len = 2 * h + 1;
         // Largest level l with 2^l <= len, by counting (exact, unlike a float log2).
         Expr lvl = 0;
-        for (int l = 1; l < levels; l++) lvl += select(len >= (1 << l), 1, 0);
+        for (int l = 1; l < levels; l++)
+            lvl += select(len >= (1 << l), 1, 0);
         Expr lo = y - h;
         Expr hi_start = y + h + 1 - (1 << lvl);
         Expr v = vert_log[0](x, lo, c);
@@ -67,12 +69,13 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("max_filter", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
+        apply_schedule(gpusched_apps::parse_schedule("max_filter", schedule, get_target(),
+                                                     GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:
     Var x{"x"}, y{"y"}, c{"c"}, t{"t"};
-    std::vector<Func> vert_log;  // [0] is the clamped input
+    std::vector<Func> vert_log; // [0] is the clamped input
     Func vert{"vert"};
 
     void apply_schedule(ScheduleKind kind) {
@@ -82,11 +85,13 @@ private:
         case ScheduleKind::None:
             return;
         case ScheduleKind::CpuRoot:
-            for (size_t l = 1; l < vert_log.size(); l++) vert_log[l].compute_root();
+            for (size_t l = 1; l < vert_log.size(); l++)
+                vert_log[l].compute_root();
             vert.compute_root();
             return;
         case ScheduleKind::Naive:
-            for (size_t l = 1; l < vert_log.size(); l++) gpusched_apps::naive_gpu(vert_log[l]);
+            for (size_t l = 1; l < vert_log.size(); l++)
+                gpusched_apps::naive_gpu(vert_log[l]);
             gpusched_apps::naive_gpu(vert);
             gpusched_apps::naive_gpu(out);
             return;
@@ -101,13 +106,18 @@ private:
             // r+1 heights, go to shared memory: (32+2r) x 4 x (r+1) floats = 84*4*27*4 B = 36 KB
             // at r = 26 (< 48 KB), 84x4 threads. t is unrolled, so each copy reads one level.
             out.compute_root().gpu_tile(x, y, c, xo, yo, Var("co"), xi, yi, Var("ci"), 32, 4, 1);
-            vert.compute_at(out, xo).store_in(MemoryType::GPUShared).bound_extent(t, r + 1).reorder(t, x, y, c).unroll(t).gpu_threads(x, y);
+            vert.compute_at(out, xo)
+                .store_in(MemoryType::GPUShared)
+                .bound_extent(t, r + 1)
+                .reorder(t, x, y, c)
+                .unroll(t)
+                .gpu_threads(x, y);
             return;
         }
         }
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(MaxFilter, max_filter)

@@ -72,9 +72,9 @@ public:
         indices.set_estimates({{0, 55}, {0, 55}, {0, 64}});
 
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind =
-            gpusched_apps::parse_schedule("max_pool_indices", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
-                                          gpusched_apps::ScheduleMenu::GpuOnly);
+        const ScheduleKind kind = gpusched_apps::parse_schedule("max_pool_indices", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+                                                                gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
     }
@@ -123,6 +123,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(MaxPoolIndices, max_pool_indices)

@@ -62,7 +62,8 @@ public:
         sigma.set_estimate(0.12f);
         output.set_estimates({{0, 1536}, {0, 2560}, {0, 3}});
 
-        apply_schedule(gpusched_apps::parse_schedule("nl_means", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
+        apply_schedule(gpusched_apps::parse_schedule("nl_means", schedule, get_target(),
+                                                     GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:
@@ -78,11 +79,13 @@ private:
             return;
         case ScheduleKind::CpuRoot:
             // d and w are pointwise: inline, as in the naive schedule.
-            for (Func f : {blur_d_y, blur_d, nlm_sum}) f.compute_root();
+            for (Func f : {blur_d_y, blur_d, nlm_sum})
+                f.compute_root();
             return;
         case ScheduleKind::Naive:
             // d and w are pointwise maps of their single consumer: inlined, the rest at root.
-            for (Func f : {blur_d_y, blur_d, nlm_sum}) gpusched_apps::naive_gpu(f);
+            for (Func f : {blur_d_y, blur_d, nlm_sum})
+                gpusched_apps::naive_gpu(f);
             gpusched_apps::naive_gpu_update(nlm_sum.update(), {x, y, c}, {s.x, s.y});
             gpusched_apps::naive_gpu(out);
             return;
@@ -106,6 +109,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(NlMeans, nl_means)

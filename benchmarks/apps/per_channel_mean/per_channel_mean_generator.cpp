@@ -28,23 +28,23 @@ public:
     Output<Buffer<float, 1>> output{"output"};
 
     void generate() {
-        r = RDom(input.dim(0).min(), input.dim(0).extent(),   // x
-                 input.dim(1).min(), input.dim(1).extent(),   // y
-                 input.dim(3).min(), input.dim(3).extent(),   // n
+        r = RDom(input.dim(0).min(), input.dim(0).extent(), // x
+                 input.dim(1).min(), input.dim(1).extent(), // y
+                 input.dim(3).min(), input.dim(3).extent(), // n
                  "r");
         channel_sum(c) = 0.0f;
         channel_sum(c) += input(r.x, r.y, c, r.z);
-        const Expr count = cast<float>(cast<int64_t>(input.dim(0).extent()) * input.dim(1).extent() *
-                                       input.dim(3).extent());
+        const Expr count =
+            cast<float>(cast<int64_t>(input.dim(0).extent()) * input.dim(1).extent() * input.dim(3).extent());
         output(c) = channel_sum(c) / count;
 
         input.set_estimates({{0, 56}, {0, 56}, {0, 64}, {0, 32}});
         output.set_estimates({{0, 64}});
 
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule(
-            "per_channel_mean", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
-            gpusched_apps::ScheduleMenu::GpuOnly);
+        const ScheduleKind kind = gpusched_apps::parse_schedule("per_channel_mean", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+                                                                gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
     }
@@ -101,6 +101,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(PerChannelMean, per_channel_mean)

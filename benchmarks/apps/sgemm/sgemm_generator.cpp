@@ -26,9 +26,9 @@ public:
 
     Input<float> alpha{"alpha"};
     Input<float> beta{"beta"};
-    Input<Buffer<float, 2>> a{"a"};  // (k, i)
-    Input<Buffer<float, 2>> b{"b"};  // (j, k)
-    Input<Buffer<float, 2>> c{"c"};  // (j, i)
+    Input<Buffer<float, 2>> a{"a"}; // (k, i)
+    Input<Buffer<float, 2>> b{"b"}; // (j, k)
+    Input<Buffer<float, 2>> c{"c"}; // (j, i)
     Output<Buffer<float, 2>> output{"output"};
 
     void generate() {
@@ -59,8 +59,9 @@ private:
     // collide with the param, so generate() calls this).
     void apply_schedule() {
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule("sgemm", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
-                                                                gpusched_apps::ScheduleMenu::GpuOnly);
+        const ScheduleKind kind =
+            gpusched_apps::parse_schedule("sgemm", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+                                          gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
     }
@@ -118,6 +119,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Sgemm, sgemm)

@@ -45,9 +45,9 @@ public:
         output.set_estimates({{0, 4096}, {0, 512}});
 
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule(
-            "softmax", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
-            gpusched_apps::ScheduleMenu::GpuOnly);
+        const ScheduleKind kind = gpusched_apps::parse_schedule("softmax", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+                                                                gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
     }
@@ -87,21 +87,20 @@ private:
             .gpu_threads(xi);
 
         // rfactor copies the update's schedule to the intermediate: split first.
-        Func max_partial = row_max.update()
-                               .split(r, rxo, rxi, kThreads, TailStrategy::GuardWithIf)
-                               .rfactor(rxi, u);
-        Func sum_partial = row_sum.update()
-                               .split(r, rxo, rxi, kThreads, TailStrategy::GuardWithIf)
-                               .rfactor(rxi, u);
+        Func max_partial =
+            row_max.update().split(r, rxo, rxi, kThreads, TailStrategy::GuardWithIf).rfactor(rxi, u);
+        Func sum_partial =
+            row_sum.update().split(r, rxo, rxi, kThreads, TailStrategy::GuardWithIf).rfactor(rxi, u);
         for (Func partial : {max_partial, sum_partial}) {
             partial.compute_at(out, y).store_in(MemoryType::GPUShared).gpu_threads(u);
             partial.update().reorder(rxo, u).gpu_threads(u);
         }
         // The row's max and sum: one value each, combined by a single thread of the block.
-        for (Func f : {row_max, row_sum}) f.compute_at(out, y).store_in(MemoryType::GPUShared);
+        for (Func f : {row_max, row_sum})
+            f.compute_at(out, y).store_in(MemoryType::GPUShared);
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(Softmax, softmax)

@@ -48,22 +48,25 @@ public:
         input.set_estimates({{0, 1536}, {0, 2560}});
         output.set_estimates({{0, 1536}, {0, 2560}});
 
-        apply_schedule(gpusched_apps::parse_schedule("stencil_chain", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED()));
+        apply_schedule(gpusched_apps::parse_schedule("stencil_chain", schedule, get_target(),
+                                                     GPUSCHED_GENERATOR_AUTOSCHEDULED()));
     }
 
 private:
     Var x{"x"}, y{"y"};
-    std::vector<Func> stages;  // stages[0] is the clamped input, stages.back() the output
+    std::vector<Func> stages; // stages[0] is the clamped input, stages.back() the output
 
     void apply_schedule(ScheduleKind kind) {
         switch (kind) {
         case ScheduleKind::None:
             return;
         case ScheduleKind::CpuRoot:
-            for (size_t i = 1; i < stages.size(); i++) stages[i].compute_root();
+            for (size_t i = 1; i < stages.size(); i++)
+                stages[i].compute_root();
             return;
         case ScheduleKind::Naive:
-            for (size_t i = 1; i < stages.size(); i++) gpusched_apps::naive_gpu(stages[i]);
+            for (size_t i = 1; i < stages.size(); i++)
+                gpusched_apps::naive_gpu(stages[i]);
             return;
         case ScheduleKind::Manual:
             schedule_manual();
@@ -100,6 +103,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(StencilChain, stencil_chain)

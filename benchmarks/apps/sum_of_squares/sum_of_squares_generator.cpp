@@ -35,9 +35,9 @@ public:
         input.set_estimates({{0, 4096}, {0, 4096}});
 
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule(
-            "sum_of_squares", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
-            gpusched_apps::ScheduleMenu::GpuOnly);
+        const ScheduleKind kind = gpusched_apps::parse_schedule("sum_of_squares", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+                                                                gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) {
             output.compute_root().gpu_single_thread();
             output.update().gpu_single_thread();
@@ -67,6 +67,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(SumOfSquares, sum_of_squares)

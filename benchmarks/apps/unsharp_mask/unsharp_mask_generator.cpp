@@ -85,7 +85,8 @@ private:
     // collide with the param, so generate() calls this).
     void apply_schedule() {
         using gpusched_apps::ScheduleKind;
-        const ScheduleKind kind = gpusched_apps::parse_schedule("unsharp_mask", schedule, get_target(), GPUSCHED_GENERATOR_AUTOSCHEDULED(),
+        const ScheduleKind kind = gpusched_apps::parse_schedule("unsharp_mask", schedule, get_target(),
+                                                                GPUSCHED_GENERATOR_AUTOSCHEDULED(),
                                                                 gpusched_apps::ScheduleMenu::GpuOnly);
         if (kind == ScheduleKind::Naive) schedule_naive();
         if (kind == ScheduleKind::Manual) schedule_manual();
@@ -102,7 +103,8 @@ private:
         for (Func f : {gray, blur_y, blur_x}) {
             f.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
         }
-        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16, TailStrategy::GuardWithIf);
+        output.compute_root().reorder(c, x, y).gpu_tile(x, y, xo, yo, xi, yi, 16, 16,
+                                                        TailStrategy::GuardWithIf);
     }
 
     // One kernel. Each 32x16 block stages gray (tile + 3-pixel halo) and the
@@ -123,6 +125,6 @@ private:
     }
 };
 
-}  // namespace
+} // namespace
 
 HALIDE_REGISTER_GENERATOR(UnsharpMask, unsharp_mask)

@@ -34,13 +34,13 @@
 #include <thread>
 #include <vector>
 
+#include "common/errors.h"
 #include "tuner/cuda_device_query.h"
+#include "tuner/install_layout.h"
 #include "tuner/measure/executor/executor.h"
 #include "tuner/measure/executor/slurm_commands.h"
 #include "tuner/measure/executor/work_folder.h"
-#include "tuner/install_layout.h"
 #include "tuner/subprocess.h"
-#include "common/errors.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
@@ -102,8 +102,10 @@ Attempt attempt_from_json(const nlohmann::json &j) {
 std::string sh_single_quoted(const std::string &word) {
     std::string out = "'";
     for (char c : word) {
-        if (c == '\'') out += "'\\''";
-        else out += c;
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out += c;
     }
     return out + "'";
 }
@@ -184,7 +186,8 @@ public:
         // harness loads (runner.h): a node needs nothing from the driver's
         // build folders.
         fs::copy_file(bt.binary.executable, dir + "/bench", fs::copy_options::overwrite_existing, ec);
-        if (!ec) fs::copy_file(bt.binary.library, dir + "/bench.so", fs::copy_options::overwrite_existing, ec);
+        if (!ec)
+            fs::copy_file(bt.binary.library, dir + "/bench.so", fs::copy_options::overwrite_existing, ec);
         if (ec)
             throw UserError("cannot copy the benchmark into the slurm work folder '" + dir +
                             "': " + ec.message());
@@ -292,8 +295,8 @@ private:
             // and make the rest of the name a command.
             s << "#!/bin/sh\n# gpusched: array " << n << "; element i benchmarks the task arrays/" << n
               << ".json names at i\n"
-              << "exec " << sh_single_quoted(worker_command()) << " worker " << sh_single_quoted(wf_.scope_dir) << " --array "
-              << n << "\n";
+              << "exec " << sh_single_quoted(worker_command()) << " worker "
+              << sh_single_quoted(wf_.scope_dir) << " --array " << n << "\n";
         }
         fs::permissions(wf_.array_script(n), fs::perms::owner_all, fs::perm_options::add);
         SbatchRequest r;

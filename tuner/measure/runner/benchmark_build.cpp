@@ -7,8 +7,8 @@
 #include <mutex>
 
 #include "tuner/generate/generator_run.h"
-#include "tuner/host_target.h"
 #include "tuner/generate/shared_runtime.h"
+#include "tuner/host_target.h"
 #include "tuner/subprocess.h"
 
 namespace gpusched {

@@ -63,8 +63,8 @@
 #include "RunGen.h"
 
 #include "tuner/measure/validation/gpu_api_preload.h"
-#include "tuner/measure/validation/output_file_writer.h"
 #include "tuner/measure/validation/output_file.h"
+#include "tuner/measure/validation/output_file_writer.h"
 #include "tuner/measure/validation/runner_main_support.h"
 
 // Defined by the harness's Halide runtime when it was built for that
@@ -125,14 +125,17 @@ bool read_list(const std::string &path, std::vector<SampleSpec> &samples) {
         return false;
     }
     std::vector<std::string> fields;
-    for (std::string field; std::getline(f, field, '\0');) fields.push_back(field);
+    for (std::string field; std::getline(f, field, '\0');)
+        fields.push_back(field);
     if (fields.size() % 5 != 0) {
-        std::fprintf(stderr, "bad sample list %s: %zu fields, not five a sample\n", path.c_str(), fields.size());
+        std::fprintf(stderr, "bad sample list %s: %zu fields, not five a sample\n", path.c_str(),
+                     fields.size());
         return false;
     }
     for (std::size_t i = 0; i < fields.size(); i += 5) {
         if (fields[i].empty() || fields[i + 1].empty() || fields[i + 2].empty()) {
-            std::fprintf(stderr, "bad sample %zu in %s: no library, function or out dir\n", i / 5, path.c_str());
+            std::fprintf(stderr, "bad sample %zu in %s: no library, function or out dir\n", i / 5,
+                         path.c_str());
             return false;
         }
         samples.push_back({fields[i], fields[i + 1], fields[i + 2], fields[i + 3],
@@ -164,14 +167,15 @@ struct OutputCheck {
 
 // Writes every output of the first call (OUT/NAME.raw) and compares each
 // with the reference, if any. False when an output cannot be written.
-bool check_outputs(const SampleSpec &spec, const halide_filter_metadata_t *md, const std::vector<void *> &filter_argv,
-                   OutputCheck &check) {
+bool check_outputs(const SampleSpec &spec, const halide_filter_metadata_t *md,
+                   const std::vector<void *> &filter_argv, OutputCheck &check) {
     for (int i = 0; i < md->num_arguments; ++i) {
         if (md->arguments[i].kind != halide_argument_kind_output_buffer) continue;
         std::string name = md->arguments[i].name;
         // RunGen drops a "$N" suffix from argument names; so do the files.
         if (name.size() > 2 && name[name.size() - 2] == '$') name = name.substr(0, name.size() - 2);
-        Halide::Runtime::Buffer<> out(*static_cast<halide_buffer_t *>(filter_argv[static_cast<std::size_t>(i)]));
+        Halide::Runtime::Buffer<> out(
+            *static_cast<halide_buffer_t *>(filter_argv[static_cast<std::size_t>(i)]));
         const std::string path = spec.out_dir + "/" + name + ".raw";
         if (!gpusched::write_output_file(path, out)) {
             std::fprintf(stderr, "cannot write %s\n", path.c_str());
@@ -211,10 +215,11 @@ std::string timed_calls(const Call &call, double min_time_s, long min_reps, long
     const std::size_t n = sorted.size();
     const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
     char body[512];
-    std::snprintf(body, sizeof body,
-                  ", \"min_ms\": %.9g, \"median_ms\": %.9g, \"max_ms\": %.9g, \"reps\": %zu, \"warmup\": %ld, "
-                  "\"timed_ms\": %.9g",
-                  sorted.front(), median, sorted.back(), n, warmup, total_ms);
+    std::snprintf(
+        body, sizeof body,
+        ", \"min_ms\": %.9g, \"median_ms\": %.9g, \"max_ms\": %.9g, \"reps\": %zu, \"warmup\": %ld, "
+        "\"timed_ms\": %.9g",
+        sorted.front(), median, sorted.back(), n, warmup, total_ms);
     return body;
 }
 
@@ -365,8 +370,8 @@ int main(int argc, char **argv) {
         else
             usage_ok = false;
     }
-    if (!usage_ok || list.empty() || min_reps < 1 || max_reps < min_reps || warmup < 0 || !(min_time_s >= 0) ||
-        timeout_s < 0) {
+    if (!usage_ok || list.empty() || min_reps < 1 || max_reps < min_reps || warmup < 0 ||
+        !(min_time_s >= 0) || timeout_s < 0) {
         std::fprintf(stderr,
                      "usage: %s --list FILE [--min-time S] [--min-reps N] [--max-reps N] [--warmup N] "
                      "[--timeout S], with 1 <= --min-reps <= --max-reps, --warmup >= 0, --min-time >= 0\n",

@@ -4,9 +4,9 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "common/errors.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/measure/runner/runner.h"
-#include "common/errors.h"
 
 namespace gpusched {
 namespace {

@@ -5,8 +5,8 @@
 #include <fstream>
 #include <mutex>
 
-#include "tuner/measure/runner/runner.h"
 #include "common/errors.h"
+#include "tuner/measure/runner/runner.h"
 #include "tuner/measure/validation/pocl_validation.h"
 
 namespace gpusched {

@@ -6,8 +6,8 @@
 #include <iterator>
 #include <sstream>
 
-#include "tuner/subprocess.h"
 #include "common/errors.h"
+#include "tuner/subprocess.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;

@@ -78,7 +78,7 @@ const char *to_string(MeasureOutcome outcome);
 // A benchmark, built (benchmark_build.h) and ready to run: the harness
 // executable and the sample's shared object it loads.
 struct BenchmarkBinary {
-    std::string label; // "sample 3", "li2018": for messages
+    std::string label;         // "sample 3", "li2018": for messages
     std::string executable;    // the harness (shared by the run's samples)
     std::string library;       // the sample's shared object
     std::string function_name; // its pipeline function (NAME_argv, NAME_metadata)

@@ -16,7 +16,8 @@
 namespace gpusched {
 
 inline void preload_gpu_apis() {
-    for (const char *name : {"libOpenCL.so.1", "libcuda.so.1"}) dlopen(name, RTLD_NOW | RTLD_GLOBAL);
+    for (const char *name : {"libOpenCL.so.1", "libcuda.so.1"})
+        dlopen(name, RTLD_NOW | RTLD_GLOBAL);
 }
 
 } // namespace gpusched

@@ -28,14 +28,16 @@ int fail(const char *step, cl_int err, const std::string &extra = {}) {
     return 1;
 }
 
-const char *kSource = "__kernel void twice(__global int *a) { size_t i = get_global_id(0); a[i] = 2 * a[i] + 1; }";
+const char *kSource =
+    "__kernel void twice(__global int *a) { size_t i = get_global_id(0); a[i] = 2 * a[i] + 1; }";
 
 } // namespace
 
 int main() {
     cl_uint num_platforms = 0;
     cl_int err = clGetPlatformIDs(0, nullptr, &num_platforms);
-    if (err != CL_SUCCESS || num_platforms == 0) return fail("platform query (is an ICD such as pocl-opencl-icd installed?)", err);
+    if (err != CL_SUCCESS || num_platforms == 0)
+        return fail("platform query (is an ICD such as pocl-opencl-icd installed?)", err);
     std::vector<cl_platform_id> platforms(num_platforms);
     clGetPlatformIDs(num_platforms, platforms.data(), nullptr);
 
@@ -65,8 +67,10 @@ int main() {
 
     constexpr size_t n = 64;
     std::vector<cl_int> data(n);
-    for (size_t i = 0; i < n; ++i) data[i] = static_cast<cl_int>(i);
-    cl_mem buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_int), data.data(), &err);
+    for (size_t i = 0; i < n; ++i)
+        data[i] = static_cast<cl_int>(i);
+    cl_mem buf =
+        clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * sizeof(cl_int), data.data(), &err);
     if (err != CL_SUCCESS) return fail("buffer creation", err, name);
     clSetKernelArg(kernel, 0, sizeof(buf), &buf);
     size_t global = n;
@@ -75,7 +79,8 @@ int main() {
     err = clEnqueueReadBuffer(q, buf, CL_TRUE, 0, n * sizeof(cl_int), data.data(), 0, nullptr, nullptr);
     if (err != CL_SUCCESS) return fail("result read-back", err, name);
     for (size_t i = 0; i < n; ++i) {
-        if (data[i] != static_cast<cl_int>(2 * i + 1)) return fail("kernel result check", CL_SUCCESS, "wrong values");
+        if (data[i] != static_cast<cl_int>(2 * i + 1))
+            return fail("kernel result check", CL_SUCCESS, "wrong values");
     }
     clReleaseMemObject(buf);
     clReleaseKernel(kernel);

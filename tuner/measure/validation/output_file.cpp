@@ -11,7 +11,8 @@ namespace gpusched {
 
 std::size_t OutputFile::elements() const {
     std::size_t n = static_cast<std::size_t>(lanes);
-    for (int32_t e : extents) n *= static_cast<std::size_t>(e);
+    for (int32_t e : extents)
+        n *= static_cast<std::size_t>(e);
     return n;
 }
 
@@ -52,8 +53,7 @@ OutputFile read_output_file(const std::string &path) {
 
 namespace {
 
-template <typename T>
-T load(const std::vector<uint8_t> &data, std::size_t i) {
+template <typename T> T load(const std::vector<uint8_t> &data, std::size_t i) {
     T v;
     std::memcpy(&v, data.data() + i * sizeof(T), sizeof(T));
     return v;
@@ -62,23 +62,37 @@ T load(const std::vector<uint8_t> &data, std::size_t i) {
 // The value of element i as a double.
 double element(const OutputFile &o, std::size_t i) {
     switch (o.type_code * 100 + o.bits) {
-    case 1: case 101: case 8: return o.type_code == 0 ? load<int8_t>(o.data, i) : load<uint8_t>(o.data, i);
-    case 108: return load<uint8_t>(o.data, i);
-    case 16: return load<int16_t>(o.data, i);
-    case 116: return load<uint16_t>(o.data, i);
-    case 32: return load<int32_t>(o.data, i);
-    case 132: return load<uint32_t>(o.data, i);
-    case 64: return static_cast<double>(load<int64_t>(o.data, i));
-    case 164: return static_cast<double>(load<uint64_t>(o.data, i));
-    case 232: return load<float>(o.data, i);
-    case 264: return load<double>(o.data, i);
-    default: return 0;
+    case 1:
+    case 101:
+    case 8:
+        return o.type_code == 0 ? load<int8_t>(o.data, i) : load<uint8_t>(o.data, i);
+    case 108:
+        return load<uint8_t>(o.data, i);
+    case 16:
+        return load<int16_t>(o.data, i);
+    case 116:
+        return load<uint16_t>(o.data, i);
+    case 32:
+        return load<int32_t>(o.data, i);
+    case 132:
+        return load<uint32_t>(o.data, i);
+    case 64:
+        return static_cast<double>(load<int64_t>(o.data, i));
+    case 164:
+        return static_cast<double>(load<uint64_t>(o.data, i));
+    case 232:
+        return load<float>(o.data, i);
+    case 264:
+        return load<double>(o.data, i);
+    default:
+        return 0;
     }
 }
 
 } // namespace
 
-OutputComparison compare_outputs(const OutputFile &ref, const OutputFile &cand, const ComparisonTolerance &tol) {
+OutputComparison compare_outputs(const OutputFile &ref, const OutputFile &cand,
+                                 const ComparisonTolerance &tol) {
     OutputComparison c;
     if (ref.type_code != cand.type_code || ref.bits != cand.bits || ref.lanes != cand.lanes ||
         ref.extents != cand.extents) {
@@ -116,10 +130,11 @@ OutputComparison compare_outputs(const OutputFile &ref, const OutputFile &cand, 
     if (c.mismatches > 0 && c.passed()) {
         s << c.elements << " " << ref.type_name() << " values agree but " << c.mismatches
           << " isolated outlier(s), within the allowed " << c.allowed_outliers << " (first at element "
-          << c.first_mismatch << ": " << element(ref, c.first_mismatch) << " vs " << element(cand, c.first_mismatch)
-          << "; max abs error " << c.max_abs_error << ")";
+          << c.first_mismatch << ": " << element(ref, c.first_mismatch) << " vs "
+          << element(cand, c.first_mismatch) << "; max abs error " << c.max_abs_error << ")";
     } else if (c.mismatches == 0) {
-        s << c.elements << " " << ref.type_name() << " values agree (max abs error " << c.max_abs_error << ")";
+        s << c.elements << " " << ref.type_name() << " values agree (max abs error " << c.max_abs_error
+          << ")";
     } else {
         s << c.mismatches << " of " << c.elements << " values differ (first at element " << c.first_mismatch
           << ": " << element(ref, c.first_mismatch) << " vs " << element(cand, c.first_mismatch)
@@ -140,7 +155,8 @@ OutputComparison compare_with_references(const std::string &reference_dir, const
         serial.detail = e.what();
         return serial;
     }
-    const std::string reordered_path = reference_dir + "/" + kReorderedReferenceDir + "/" + output_name + ".raw";
+    const std::string reordered_path =
+        reference_dir + "/" + kReorderedReferenceDir + "/" + output_name + ".raw";
     std::error_code ec;
     if (serial.passed() || !std::filesystem::exists(reordered_path, ec)) return serial;
     OutputComparison reordered;
@@ -150,11 +166,13 @@ OutputComparison compare_with_references(const std::string &reference_dir, const
         reordered.detail = e.what();
     }
     if (reordered.passed()) {
-        reordered.detail += " with the reference whose float reductions sum in blocks (the serial one: " +
-                            serial.detail + ")";
+        reordered.detail +=
+            " with the reference whose float reductions sum in blocks (the serial one: " + serial.detail +
+            ")";
         return reordered;
     }
-    serial.detail += " (and against the reference whose float reductions sum in blocks: " + reordered.detail + ")";
+    serial.detail +=
+        " (and against the reference whose float reductions sum in blocks: " + reordered.detail + ")";
     return serial;
 }
 

@@ -21,14 +21,14 @@
 namespace gpusched {
 
 struct OutputFile {
-    int type_code = 0;  // 0 int, 1 uint, 2 float
+    int type_code = 0; // 0 int, 1 uint, 2 float
     int bits = 0;
     int lanes = 1;
     std::vector<int32_t> extents;
     std::vector<uint8_t> data;
 
     std::size_t elements() const;
-    std::string type_name() const;  // "float32", "uint8", ...
+    std::string type_name() const; // "float32", "uint8", ...
 };
 
 // Throws std::runtime_error naming the file when it is missing or malformed.
@@ -37,16 +37,14 @@ OutputFile read_output_file(const std::string &path);
 struct OutputComparison {
     bool same_shape = false;
     std::size_t elements = 0;
-    std::size_t mismatches = 0;          // values beyond the per-value tolerance
-    std::size_t allowed_outliers = 0;    // how many of those the comparison accepts
+    std::size_t mismatches = 0;       // values beyond the per-value tolerance
+    std::size_t allowed_outliers = 0; // how many of those the comparison accepts
     std::size_t nonfinite_mismatches = 0;
     double max_abs_error = 0;
-    std::size_t first_mismatch = 0;  // flat index
-    std::string detail;              // one line, for reports
+    std::size_t first_mismatch = 0; // flat index
+    std::string detail;             // one line, for reports
 
-    bool passed() const {
-        return same_shape && nonfinite_mismatches == 0 && mismatches <= allowed_outliers;
-    }
+    bool passed() const { return same_shape && nonfinite_mismatches == 0 && mismatches <= allowed_outliers; }
 };
 
 struct ComparisonTolerance {

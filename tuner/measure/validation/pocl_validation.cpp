@@ -15,26 +15,33 @@
 
 #include "tuner/generate/autoschedulers.h"
 #include "tuner/generate/generator_run.h"
+#include "tuner/generate/shared_runtime.h"
 #include "tuner/host_target.h"
 #include "tuner/install_layout.h"
-#include "tuner/generate/shared_runtime.h"
-#include "tuner/subprocess.h"
 #include "tuner/measure/validation/output_file.h"
+#include "tuner/subprocess.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
 
 const char *to_string(ValidationStatus s) {
     switch (s) {
-    case ValidationStatus::Passed: return "passed";
-    case ValidationStatus::Failed: return "failed";
-    case ValidationStatus::NotRun: return "not run";
+    case ValidationStatus::Passed:
+        return "passed";
+    case ValidationStatus::Failed:
+        return "failed";
+    case ValidationStatus::NotRun:
+        return "not run";
     }
     return "?";
 }
 
-std::string validation_cpu_target() { return host_target_with("strict_float"); }
-std::string validation_opencl_target() { return host_target_with("opencl-strict_float"); }
+std::string validation_cpu_target() {
+    return host_target_with("strict_float");
+}
+std::string validation_opencl_target() {
+    return host_target_with("opencl-strict_float");
+}
 
 std::string locate_build_artifact(const char *env_var, const char *file_name, const char *build_path) {
     if (const char *env = std::getenv(env_var); env && *env) return env;
@@ -106,8 +113,16 @@ ValidationReport fail(ValidationStatus status, std::string detail) {
 ProcessResult link_runner(const std::string &compiler, const std::string &archive, const std::string &dir,
                           const std::string &name, std::chrono::seconds timeout) {
     ProcessSpec spec;
-    spec.argv = {compiler, "-o", dir + "/runner", "-Wl,--whole-archive", archive, "-Wl,--no-whole-archive",
-                 dir + "/" + name + ".registration.cpp", dir + "/" + name + ".a", "-ldl", "-lpthread"};
+    spec.argv = {compiler,
+                 "-o",
+                 dir + "/runner",
+                 "-Wl,--whole-archive",
+                 archive,
+                 "-Wl,--no-whole-archive",
+                 dir + "/" + name + ".registration.cpp",
+                 dir + "/" + name + ".a",
+                 "-ldl",
+                 "-lpthread"};
     spec.timeout = timeout;
     return run_process(spec);
 }
@@ -137,9 +152,9 @@ ProcessResult run_runner(const std::string &dir, uint64_t seed, std::chrono::sec
 constexpr const char *kReferenceDone = "reference-done";
 
 struct ReferenceEntry {
-    std::mutex mutex;  // held while the reference is built: others wait for it
+    std::mutex mutex; // held while the reference is built: others wait for it
     std::string dir;
-    std::optional<std::string> failure;  // set once built: empty on success, else why it failed
+    std::optional<std::string> failure; // set once built: empty on success, else why it failed
 };
 
 // The reduction splits (core/reduction_split.h) of the record a gpusched
@@ -151,7 +166,8 @@ std::string replayed_reduction_splits(const ValidationRequest &req) {
     try {
         std::ifstream in(req.replay_record);
         const nlohmann::json j = nlohmann::json::parse(in);
-        if (j.contains("reduction_splits") && j["reduction_splits"].is_array() && !j["reduction_splits"].empty())
+        if (j.contains("reduction_splits") && j["reduction_splits"].is_array() &&
+            !j["reduction_splits"].empty())
             return j["reduction_splits"].dump();
     } catch (const std::exception &) {
     }
@@ -160,11 +176,12 @@ std::string replayed_reduction_splits(const ValidationRequest &req) {
 
 std::string reference_key(const ValidationRequest &req) {
     std::error_code ec;
-    std::string key = req.generator_path + "\n" + std::to_string(fs::file_size(req.generator_path, ec)) + "\n" +
-                      std::to_string(fs::last_write_time(req.generator_path, ec).time_since_epoch().count()) + "\n" +
-                      req.generator_name + "\n" + std::to_string(req.input_seed) + "\n" +
-                      replayed_reduction_splits(req);
-    for (const auto &[k, v] : req.generator_params) key += "\n" + k + "=" + v;
+    std::string key =
+        req.generator_path + "\n" + std::to_string(fs::file_size(req.generator_path, ec)) + "\n" +
+        std::to_string(fs::last_write_time(req.generator_path, ec).time_since_epoch().count()) + "\n" +
+        req.generator_name + "\n" + std::to_string(req.input_seed) + "\n" + replayed_reduction_splits(req);
+    for (const auto &[k, v] : req.generator_params)
+        key += "\n" + k + "=" + v;
     return key;
 }
 
@@ -181,7 +198,8 @@ std::shared_ptr<ReferenceEntry> reference_entry(const std::string &key) {
 // an empty string, or why there is no reference.
 // What the reference and the candidate build share: the request's generator
 // and params, built as a library for the runner, into dir, for target.
-GeneratorInvocation validation_build(const ValidationRequest &req, const std::string &dir, const std::string &target) {
+GeneratorInvocation validation_build(const ValidationRequest &req, const std::string &dir,
+                                     const std::string &target) {
     GeneratorInvocation g;
     g.generator_path = req.generator_path;
     g.generator_name = req.generator_name;
@@ -207,8 +225,9 @@ std::uint64_t reference_build_memory_limit() {
 // report and stops before compiling), or the build fails, there is no such
 // folder and the serial reference is the only one; why is kept in
 // dir/reordered.txt.
-void build_reordered_reference(const ValidationRequest &req, const std::string &compiler, const std::string &archive,
-                               const std::string &plugin, const std::string &dir) {
+void build_reordered_reference(const ValidationRequest &req, const std::string &compiler,
+                               const std::string &archive, const std::string &plugin,
+                               const std::string &dir) {
     const std::string rdir = dir + "/" + kReorderedReferenceDir;
     const std::string report = dir + "/reordered-splits.json";
     auto skip = [&](const std::string &why) {
@@ -227,7 +246,8 @@ void build_reordered_reference(const ValidationRequest &req, const std::string &
     const GeneratorOutcome out = run_generator(inv);
     std::string splits;
     std::getline(std::ifstream(report), splits);
-    if (splits.rfind("[]", 0) == 0) return skip("no long float reduction: the serial reference is the only one");
+    if (splits.rfind("[]", 0) == 0)
+        return skip("no long float reduction: the serial reference is the only one");
     if (!out.ok()) return skip("the reordered reference did not build: " + out.message);
     ProcessResult link = link_runner(compiler, archive, rdir, req.generator_name, req.timeout);
     if (!link.ok()) return skip("linking the reordered reference failed (" + link.describe_failure() + ")");
@@ -259,14 +279,16 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
         // Only gpusched_root can split the reference's reductions as the
         // candidate does (core/root_reference_scheduler.cpp): it replays the
         // record's splits, then computes every Func at root.
-        if (plugin.empty()) return "the candidate splits reductions, and no gpusched plugin was found to split its reference";
+        if (plugin.empty())
+            return "the candidate splits reductions, and no gpusched plugin was found to split its reference";
         nlohmann::json config = {{"replay", req.replay_record}};
         const std::string config_path = dir + "/reference-config.json";
         std::ofstream(config_path) << config.dump(2);
         ref.env["GPUSCHED_CONFIG"] = config_path;
         attempts.push_back({"gpusched_root with the record's reduction splits", plugin, "gpusched_root"});
     } else {
-        attempts.push_back({"Mullapudi2016", halide_plugin_dir() + "/libautoschedule_mullapudi2016.so", "Mullapudi2016"});
+        attempts.push_back(
+            {"Mullapudi2016", halide_plugin_dir() + "/libautoschedule_mullapudi2016.so", "Mullapudi2016"});
         // Without the gpusched plugin (its own error comes elsewhere) there is no gpusched_root.
         if (!plugin.empty()) attempts.push_back({"gpusched_root", plugin, "gpusched_root"});
         attempts.push_back({"unscheduled", std::nullopt, std::nullopt});
@@ -299,7 +321,8 @@ std::string build_and_run_reference(const ValidationRequest &req, const std::str
 
 } // namespace
 
-GeneratorInvocation scheduled_build(const ValidationRequest &req, const std::string &dir, const std::string &target) {
+GeneratorInvocation scheduled_build(const ValidationRequest &req, const std::string &dir,
+                                    const std::string &target) {
     GeneratorInvocation cand = validation_build(req, dir, target);
     if (req.source.schedule_param) cand.params["schedule"] = *req.source.schedule_param;
     if (req.source.plugin_path) {
@@ -320,9 +343,11 @@ GeneratorInvocation scheduled_build(const ValidationRequest &req, const std::str
     return cand;
 }
 
-GeneratorOutcome run_scheduled_build(const ValidationRequest &req, const std::string &dir, const std::string &target) {
+GeneratorOutcome run_scheduled_build(const ValidationRequest &req, const std::string &dir,
+                                     const std::string &target) {
     const GeneratorInvocation inv = scheduled_build(req, dir, target);
-    return req.runtime_cache_dir.empty() ? run_generator(inv) : run_generator_sharing_runtime(inv, req.runtime_cache_dir);
+    return req.runtime_cache_dir.empty() ? run_generator(inv)
+                                         : run_generator_sharing_runtime(inv, req.runtime_cache_dir);
 }
 
 ReferenceOutputs reference_outputs(const ValidationRequest &req) {
@@ -342,8 +367,9 @@ ReferenceOutputs reference_outputs(const ValidationRequest &req) {
     std::shared_ptr<ReferenceEntry> ref_entry = reference_entry(reference_key(req));
     std::lock_guard<std::mutex> lock(ref_entry->mutex);
     std::error_code ec;
-    const bool built_and_kept = ref_entry->failure && (!ref_entry->failure->empty() ||
-                                                        fs::exists(fs::path(ref_entry->dir) / kReferenceDone, ec));
+    const bool built_and_kept =
+        ref_entry->failure &&
+        (!ref_entry->failure->empty() || fs::exists(fs::path(ref_entry->dir) / kReferenceDone, ec));
     if (!built_and_kept) {
         ref_entry->dir = req.work_dir + "/reference";
         ref_entry->failure = build_and_run_reference(req, compiler, archive, ref_entry->dir);
@@ -360,7 +386,8 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
         return r;
     };
     if (!opencl_runtime_present())
-        return finish(fail(ValidationStatus::NotRun, "no OpenCL runtime (install pocl-opencl-icd and ocl-icd-libopencl1)"));
+        return finish(fail(ValidationStatus::NotRun,
+                           "no OpenCL runtime (install pocl-opencl-icd and ocl-icd-libopencl1)"));
     // A runtime that cannot run even a trivial kernel would fail every
     // schedule alike: that is the environment's fault, not a verdict.
     if (std::string problem = opencl_environment_problem(std::min(req.timeout, std::chrono::seconds(120)));
@@ -368,9 +395,11 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
         return finish(fail(ValidationStatus::NotRun, problem));
     const std::string archive = locate_output_runner_archive();
     if (archive.empty())
-        return finish(fail(ValidationStatus::NotRun, "the validation runner (libgpusched_output_runner.a) was not found"));
+        return finish(fail(ValidationStatus::NotRun,
+                           "the validation runner (libgpusched_output_runner.a) was not found"));
     const std::string compiler = locate_cxx_compiler();
-    if (compiler.empty()) return finish(fail(ValidationStatus::NotRun, "no C++ compiler to link the validation runners"));
+    if (compiler.empty())
+        return finish(fail(ValidationStatus::NotRun, "no C++ compiler to link the validation runners"));
 
     const std::string cand_dir = req.work_dir + "/opencl";
     std::error_code ec;
@@ -382,16 +411,18 @@ ValidationReport validate_schedule_on_pocl(const ValidationRequest &req) {
 
     // The candidate: the same schedule, for OpenCL.
     GeneratorOutcome cand_out = run_scheduled_build(req, cand_dir, validation_opencl_target());
-    if (!cand_out.ok()) return finish(fail(ValidationStatus::Failed, "OpenCL build failed: " + cand_out.message));
+    if (!cand_out.ok())
+        return finish(fail(ValidationStatus::Failed, "OpenCL build failed: " + cand_out.message));
 
     ProcessResult link = link_runner(compiler, archive, cand_dir, req.generator_name, req.timeout);
     if (!link.ok())
         return finish(fail(ValidationStatus::NotRun, "linking the runner failed (" + link.describe_failure() +
-                                                          "): " + last_lines(link.err, 1)));
+                                                         "): " + last_lines(link.err, 1)));
     ProcessResult cand_run = run_runner(cand_dir, req.input_seed, req.timeout);
     if (!cand_run.ok())
         return finish(fail(ValidationStatus::Failed, "the OpenCL build did not run on POCL (" +
-                                                         cand_run.describe_failure() + "): " + last_lines(cand_run.err, 1)));
+                                                         cand_run.describe_failure() +
+                                                         "): " + last_lines(cand_run.err, 1)));
 
     return finish(compare_output_dirs(ref.dir, cand_dir));
 }

@@ -52,7 +52,7 @@ struct ValidationRequest {
     // Where the scheduled build's Halide runtime is built once and shared
     // (tuner/generate/shared_runtime.h); empty: each build compiles its own.
     std::string runtime_cache_dir;
-    std::chrono::seconds timeout{600};  // per step
+    std::chrono::seconds timeout{600}; // per step
     uint64_t input_seed = 1;
 };
 
@@ -61,7 +61,7 @@ const char *to_string(ValidationStatus s);
 
 struct ValidationReport {
     ValidationStatus status = ValidationStatus::NotRun;
-    std::string detail;  // one line: why not run, what failed, or what agreed
+    std::string detail; // one line: why not run, what failed, or what agreed
     std::vector<std::pair<std::string, OutputComparison>> outputs;
     double seconds = 0;
 };
@@ -84,7 +84,7 @@ ValidationReport compare_output_dirs(const std::string &ref_dir, const std::stri
 // it) and shared by every later request; failure says why there is none.
 struct ReferenceOutputs {
     std::string dir;
-    std::string failure;  // empty on success
+    std::string failure; // empty on success
     bool ok() const { return failure.empty(); }
 };
 ReferenceOutputs reference_outputs(const ValidationRequest &request);

@@ -20,7 +20,9 @@ inline RegisteredFilter registered;
 // Exit status when RunGen itself cannot run the pipeline.
 constexpr int kExitPipelineFailed = 3;
 
-inline void log_to_stderr(const std::string &s) { std::fputs(s.c_str(), stderr); }
+inline void log_to_stderr(const std::string &s) {
+    std::fputs(s.c_str(), stderr);
+}
 inline void log_nothing(const std::string &) {}
 [[noreturn]] inline void log_and_exit(const std::string &s) {
     std::fputs(s.c_str(), stderr);

@@ -2,10 +2,10 @@
 
 #include <filesystem>
 
+#include "common/errors.h"
 #include "db/database.h"
 #include "db/run_queries.h"
 #include "tuner/modes/retrain.h"
-#include "common/errors.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;

@@ -14,14 +14,14 @@
 #include "db/database.h"
 #include "db/run_queries.h"
 #include "db/sample_store.h"
-#include "tuner/modes/autotune.h"
 #include "tuner/generate/batch.h"
+#include "tuner/modes/autotune.h"
 #include "tuner/modes/nightly/budget_split.h"
 #include "tuner/modes/nightly/nightly_runs.h"
 #include "tuner/modes/nightly/promoted_manifest.h"
 #include "tuner/modes/nightly/run_lock.h"
-#include "tuner/report_stamp.h"
 #include "tuner/modes/top5.h"
+#include "tuner/report_stamp.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;

@@ -20,11 +20,11 @@
 
 #include "tuner/measure/executor/executor.h"
 
+#include "common/errors.h"
 #include "common/gpu_profile.h"
 #include "core/search_defaults.h"
-#include "tuner/modes/autotune.h"
 #include "tuner/measure/runner/runner.h"
-#include "common/errors.h"
+#include "tuner/modes/autotune.h"
 
 namespace gpusched {
 
@@ -39,10 +39,10 @@ struct NightlyPipeline {
     GpuProfile gpu;
     DeviceKind device = DeviceKind::Cuda;
     NightlyMode mode = NightlyMode::Autotune;
-    double share = 1;    // weight of this pipeline in the budget split
-    int samples = 80;    // top5: the batch; autotune: samples per batch (paper: 80)
-    int iterations = 20; // autotune (paper: 20)
-    int top = 5;         // top5 (paper: 5)
+    double share = 1;                   // weight of this pipeline in the budget split
+    int samples = 80;                   // top5: the batch; autotune: samples per batch (paper: 80)
+    int iterations = 20;                // autotune (paper: 20)
+    int top = 5;                        // top5 (paper: 5)
     std::vector<std::string> baselines; // li2018, naive, manual, measured beside it (autotune: once per run)
     int beam_size = kDefaultBeamSize, passes = kDefaultPasses;
     uint64_t seed = 0;

@@ -20,7 +20,8 @@ NightlyRunHistory nightly_run_history(const std::string &db_path, const NightlyP
     db::Database database = db::Database::open(db_path);
     bool newest = true;
     const std::string hash = hash_file(p.generator_path);
-    for (const db::TaggedRun &run : db::RunQueries(database).runs_started_by(nightly_run_tag(p), std::string(to_string(p.device)))) {
+    for (const db::TaggedRun &run :
+         db::RunQueries(database).runs_started_by(nightly_run_tag(p), std::string(to_string(p.device)))) {
         ++h.earlier_runs;
         if (!newest) continue;
         newest = false;

@@ -7,9 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/errors.h"
 #include "costmodel/crc32.h"
 #include "tuner/modes/nightly/atomic_file.h"
-#include "common/errors.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
