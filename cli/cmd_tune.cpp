@@ -58,6 +58,7 @@ struct TuneArgs {
     int batch = 0; // 0: --samples
     bool from_scratch = false;
     std::string train_on = "run";
+    std::string retrain = "if-better";
     int epochs = 100;
     double learning_rate = 1e-3;
     int64_t resume = 0;
@@ -319,6 +320,7 @@ AutotuneOptions autotune_options(const TuneArgs &a, DeviceKind device) {
     o.from_scratch = a.from_scratch;
     o.initial_weights = a.search.weights;
     o.train_on = *parse_train_on(a.train_on);
+    o.retrain_if_better = a.retrain == "if-better";
     o.epochs = a.epochs;
     o.learning_rate = a.learning_rate;
     if (a.resume != 0) o.resume_run = a.resume;
@@ -642,6 +644,12 @@ void add_autotune_options(CLI::App *cmd, TuneArgs &args) {
                         "Autotune: retrain on the run's samples, the pipeline's or the device's (all on "
                         "this device)")
             ->check(CLI::IsMember({"run", "pipeline", "device"}))
+            ->capture_default_str());
+    autotune_only(
+        cmd->add_option("--retrain", args.retrain,
+                        "Autotune: between batches, adopt a retraining only if 2-fold cross-validation "
+                        "says it ranks held-out samples at least as well (if-better), or always")
+            ->check(CLI::IsMember({"if-better", "always"}))
             ->capture_default_str());
     autotune_only(cmd->add_option("--epochs", args.epochs, "Autotune: training epochs per retraining")
                       ->check(whole_number_at_least(1))

@@ -81,10 +81,13 @@ int64_t count_or_zero(const std::string &db_path, const std::string &sql) {
 
 } // namespace
 
-TEST_CASE("autotune searches the second batch with weights retrained on the first and records them",
-          "[autotune]") {
+TEST_CASE(
+    "autotune --retrain always searches the second batch with weights retrained on the first and records "
+    "them",
+    "[autotune]") {
     test::TempDir dir;
-    ProcessResult r = test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 6, {"--json"}));
+    ProcessResult r = test::run_gpusched(
+        autotune_args(dir, "out", "tiny_stencil", 2, 6, {"--json", "--retrain", "always"}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     auto j = nlohmann::json::parse(r.out);
@@ -135,6 +138,41 @@ TEST_CASE("autotune searches the second batch with weights retrained on the firs
     for (const auto &f : j["files"])
         CHECK(fs::exists(f.get<std::string>()));
     CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
+}
+
+TEST_CASE(
+    "autotune by default adopts a retraining only after cross-validating it, and its log and weights rows "
+    "say which it did",
+    "[autotune][retraining-check]") {
+    test::TempDir dir;
+    ProcessResult r = test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 6));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    const std::string db_path = dir / "db.sqlite";
+    const int64_t run = test::sql_int(db_path, "SELECT max(id) FROM runs");
+    const std::string config =
+        test::sql_text(db_path, "SELECT config FROM runs WHERE id = " + std::to_string(run));
+    CHECK(nlohmann::json::parse(config)["retrain"] == "if-better");
+    // Six measured samples, two folds of three: the check judged something.
+    CHECK(r.err.find("2-fold cross-validation, ") != std::string::npos);
+    CHECK(r.err.find("nothing to judge") == std::string::npos);
+    const bool kept = r.err.find("kept batch 0's weights for batch 1") != std::string::npos;
+    const bool adopted = r.err.find("retrained on the measured samples: batch 1") != std::string::npos;
+    REQUIRE(kept != adopted); // exactly one decision, named
+    const std::string batch1_weights =
+        test::sql_text(db_path, "SELECT coalesce(weights_id, 'none') FROM autotune_batches WHERE run_id = " +
+                                    std::to_string(run) + " AND batch = 1");
+    const int64_t weights_rows = test::sql_int(db_path, "SELECT count(*) FROM weights");
+    if (kept) {
+        // Batch 1 searched with batch 0's (embedded) weights; nothing was written.
+        CHECK(batch1_weights == "none");
+        CHECK(weights_rows == 0);
+    } else {
+        CHECK(batch1_weights != "none");
+        CHECK(weights_rows == 1);
+        CHECK(test::sql_text(db_path, "SELECT provenance FROM weights")
+                  .find("adopted after 2-fold cross-validation") != std::string::npos);
+    }
 }
 
 TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and doubles no sample",

@@ -81,6 +81,7 @@ nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_na
                         {"train_on", to_string(o.train_on)},
                         {"epochs", o.epochs},
                         {"learning_rate", o.learning_rate},
+                        {"retrain", o.retrain_if_better ? "if-better" : "always"},
                         {"timing", to_json(o.timing)}};
     if (!o.started_by.empty()) c["started_by"] = o.started_by;
     return c;
@@ -104,6 +105,8 @@ void apply_stored_config(AutotuneOptions &o, const nlohmann::json &c) {
     o.train_on = *parse_train_on(c.at("train_on").get<std::string>());
     o.epochs = c.at("epochs").get<int>();
     o.learning_rate = c.at("learning_rate").get<double>();
+    // Runs stored before the check existed adopted every retraining.
+    o.retrain_if_better = c.value("retrain", "always") == "if-better";
     o.timing = timing_from_json(c.at("timing"));
 }
 
@@ -563,11 +566,19 @@ std::string AutotuneRun::retrain_after(int b, const db::AutotuneBatchRow &row, d
     ro.learning_rate = o_.learning_rate;
     ro.seed = opt_.seed + static_cast<uint64_t>(b) + 1;
     std::string note;
+    ro.keep_start_unless_better = o_.retrain_if_better;
     try {
         std::lock_guard<std::mutex> lock(db_mutex_);
-        next_weights = retrain_from_database(ro, database_).weights_id;
-        note = "retrained on the measured samples: batch " + std::to_string(b + 1) + " searches with " +
-               ro.output_path;
+        const RetrainResult retrained = retrain_from_database(ro, database_);
+        const std::string checked = retrained.check ? " (" + describe(*retrained.check) + ")" : "";
+        if (retrained.kept_start) {
+            note = "kept batch " + std::to_string(b) + "'s weights for batch " + std::to_string(b + 1) +
+                   ": retrained copies ranked held-out samples worse" + checked;
+        } else {
+            next_weights = retrained.weights_id;
+            note = "retrained on the measured samples: batch " + std::to_string(b + 1) + " searches with " +
+                   ro.output_path + checked;
+        }
     } catch (const UserError &e) {
         note = std::string("not retrained (") + e.what() + "): batch " + std::to_string(b + 1) +
                " searches with the same weights";

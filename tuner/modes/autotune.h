@@ -83,6 +83,11 @@ struct AutotuneOptions {
     TrainOn train_on = TrainOn::Run;
     int epochs = 100;
     double learning_rate = 1e-3;
+    // Between batches, adopt a retraining only when 2-fold cross-validation
+    // on the training samples says it ranks held-out samples at least as
+    // well as the weights the batch used (costmodel/retraining_check.h);
+    // false (--retrain always): adopt every retraining, the paper's loop.
+    bool retrain_if_better = true;
     std::optional<int64_t> resume_run;                        // continue this run
     std::optional<std::chrono::duration<double>> time_budget; // of this invocation
     std::optional<int64_t> max_samples;                       // stored samples of the run, in all

@@ -112,6 +112,13 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
     result.pipelines = static_cast<int>(data.size());
     for (const auto &p : data)
         result.samples += static_cast<int>(p.states.size());
+    if (opt.keep_start_unless_better) {
+        result.check = cross_validate_retraining(start.weights, data, training);
+        if (result.check->keep_start()) {
+            result.kept_start = true;
+            return result;
+        }
+    }
     NetworkWeights weights = start.weights;
     result.report = train_network(weights, data, training);
 
@@ -122,6 +129,7 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
          << "), starting from: " << start.provenance
          << "; validation before: " << describe(result.report.validation_before)
          << "; after: " << describe(result.report.validation_after);
+    if (result.check) prov << "; adopted after " << describe(*result.check);
     result.provenance = prov.str();
     write_weights_file(opt.output_path, WeightsFile{weights, result.provenance});
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/gpu_profile.h"
+#include "costmodel/retraining_check.h"
 #include "costmodel/training.h"
 #include "db/database.h"
 
@@ -42,14 +43,20 @@ struct RetrainOptions {
     int epochs = 100;
     double learning_rate = 1e-3;
     uint64_t seed = 1;
+    // Cross-validate first (costmodel/retraining_check.h) and keep the
+    // starting weights, writing nothing, when their retrained copies rank
+    // held-out samples worse: what Autotune does between batches.
+    bool keep_start_unless_better = false;
 };
 
 struct RetrainResult {
     TrainingReport report;
     int pipelines = 0;
     int samples = 0;
-    int64_t weights_id = 0;
+    int64_t weights_id = 0; // 0 when kept_start
     std::string provenance;
+    std::optional<RetrainingCheck> check; // with keep_start_unless_better
+    bool kept_start = false;              // nothing trained or written: the start ranks better
 };
 
 // Throws UserError (tuner/modes/oneshot.h) when there is nothing to train on or an
