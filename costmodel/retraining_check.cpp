@@ -24,7 +24,8 @@ PipelineSamples subset(const PipelineSamples &p, const std::vector<int> &indices
 
 } // namespace
 
-RetrainingCheck cross_validate_retraining(const NetworkWeights &start, const std::vector<PipelineSamples> &data,
+RetrainingCheck cross_validate_retraining(const NetworkWeights &start,
+                                          const std::vector<PipelineSamples> &data,
                                           const TrainingOptions &options, int folds) {
     if (folds < 2) throw std::invalid_argument("cross_validate_retraining: folds must be >= 2");
     // Each pipeline's samples, shuffled by the seed, dealt to the folds in turn.

@@ -40,7 +40,8 @@ struct RetrainingCheck {
 
 // Cross-validates retraining `start` on `data` with `options` (its
 // validation_fraction is ignored: the folds are the validation). folds >= 2.
-RetrainingCheck cross_validate_retraining(const NetworkWeights &start, const std::vector<PipelineSamples> &data,
+RetrainingCheck cross_validate_retraining(const NetworkWeights &start,
+                                          const std::vector<PipelineSamples> &data,
                                           const TrainingOptions &options, int folds = 2);
 
 // One line for logs and provenance: "2-fold cross-validation, 8 held-out

@@ -18,7 +18,7 @@ namespace gpusched::test {
 // depend on the stage's arithmetic (so the pipeline head has something to
 // learn). The network starts with all coefficients ~1, far from c*.
 inline std::vector<PipelineSamples> known_structure_data(int pipelines, int states_per_pipeline,
-                                                  std::uint64_t seed) {
+                                                         std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     const GpuProfile g = h100();
     const FormulaContext ctx = formula_context_for(g);
@@ -52,6 +52,5 @@ inline std::vector<PipelineSamples> known_structure_data(int pipelines, int stat
     }
     return data;
 }
-
 
 } // namespace gpusched::test

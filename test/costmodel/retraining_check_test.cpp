@@ -56,15 +56,17 @@ TEST_CASE("cross-validation adopts a retraining that sharpens the pick even wher
     // 0.76); training, whose loss weighs the fast end, picks better and may
     // reorder the slow samples. A better pick is reason enough to adopt.
     const auto data = known_structure_data(6, 32, 1);
-    const RetrainingCheck check = cross_validate_retraining(NetworkWeights::initial(3), data, options(300, 1e-2));
+    const RetrainingCheck check =
+        cross_validate_retraining(NetworkWeights::initial(3), data, options(300, 1e-2));
     INFO(describe(check));
     CHECK(check.judged_folds == 2);
     CHECK(check.slowdown_retrained < check.slowdown_start);
     CHECK_FALSE(check.keep_start());
 }
 
-TEST_CASE("cross-validation keeps the starting weights when their retrained copies rank held-out samples worse",
-          "[training][retraining-check]") {
+TEST_CASE(
+    "cross-validation keeps the starting weights when their retrained copies rank held-out samples worse",
+    "[training][retraining-check]") {
     // Weights that already rank this structure well, then a retraining that
     // wrecks them (a learning rate thousands of times too large): the
     // check must see the held-out ranking fall and keep the start.
@@ -82,11 +84,13 @@ TEST_CASE("cross-validation keeps the starting weights when their retrained copi
     CHECK(check.keep_start());
 }
 
-TEST_CASE("cross-validation with fewer than two held-out samples of any pipeline judges nothing and keeps nothing",
-          "[training][retraining-check]") {
+TEST_CASE(
+    "cross-validation with fewer than two held-out samples of any pipeline judges nothing and keeps nothing",
+    "[training][retraining-check]") {
     // Two samples per pipeline: each fold holds one of each, no pair to rank.
     const auto data = known_structure_data(4, 2, 5);
-    const RetrainingCheck check = cross_validate_retraining(NetworkWeights::initial(1), data, options(5, 1e-3));
+    const RetrainingCheck check =
+        cross_validate_retraining(NetworkWeights::initial(1), data, options(5, 1e-3));
     CHECK(check.judged_folds == 0);
     CHECK_FALSE(check.decided());
     CHECK_FALSE(check.keep_start());
