@@ -30,10 +30,10 @@ if ! command -v "$cf" >/dev/null 2>&1; then
   fi
 fi
 # Every C++ source of the tree, but test inputs (test/data) kept byte for
-# byte: the files git knows, or, where git is not installed (CI's fresh
+# byte: the files git knows or would add, or, where git is not installed (CI's fresh
 # roots get a clone but no git), those of the source folders.
 if command -v git >/dev/null 2>&1 && git rev-parse --git-dir >/dev/null 2>&1; then
-  mapfile -t files < <(git ls-files '*.cpp' '*.h' | grep -v '^test/data/')
+  mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.h' | grep -v '^test/data/')
 else
   mapfile -t files < <(find cli common core costmodel db tuner benchmarks test -path test/data -prune -o \
                          -type f \( -name '*.cpp' -o -name '*.h' \) -print | sort)
