@@ -58,7 +58,7 @@ struct TuneArgs {
     int batch = 0; // 0: --samples
     bool from_scratch = false;
     std::string train_on = "run";
-    std::string retrain = "if-better";
+    std::string retrain = "always";
     int epochs = 100;
     double learning_rate = 1e-3;
     int64_t resume = 0;
@@ -647,9 +647,10 @@ void add_autotune_options(CLI::App *cmd, TuneArgs &args) {
             ->capture_default_str());
     autotune_only(
         cmd->add_option("--retrain", args.retrain,
-                        "Autotune: between batches, adopt a retraining only if 2-fold cross-validation "
-                        "says it ranks held-out samples at least as well (if-better), or always")
-            ->check(CLI::IsMember({"if-better", "always"}))
+                        "Autotune: between batches, adopt every retraining (always), or only if 2-fold "
+                        "cross-validation says it ranks or picks held-out samples at least as well "
+                        "(if-better)")
+            ->check(CLI::IsMember({"always", "if-better"}))
             ->capture_default_str());
     autotune_only(cmd->add_option("--epochs", args.epochs, "Autotune: training epochs per retraining")
                       ->check(whole_number_at_least(1))

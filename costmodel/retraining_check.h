@@ -13,6 +13,15 @@
 // weighs the fast end, so a retraining that sharpens the pick may reorder
 // the slow samples and lower tau (test/costmodel/retraining_check_test.cpp).
 //
+// Measured on POCL it did not help (docs/results/retrain-policy-pocl.md):
+// with 8 samples a batch each half holds 4, a copy trained on 4 is weaker
+// than the retraining on 8 it stands for, and tau over 6 pairs is noise;
+// so Autotune uses it only with --retrain if-better. Pooling the folds'
+// predictions to judge all samples at once was tried and is worse: fold
+// models differ in scale, and their pooled order fell below the start's
+// even on data the retraining learns (tau 0.62 against 0.63 before, where
+// judging each fold alone gives 0.89).
+//
 // Invariants: deterministic for a seed; the starting weights are judged with
 // the cost formula they were trained for (TrainingOptions::initial_formula_version);
 // a fold with no pipeline holding two held-out samples judges nothing.

@@ -29,7 +29,7 @@ def run(args, app, policy):
     gen = os.path.join(args.build, "benchmarks", "apps", f"{app}.generator")
     cmd = [args.gpusched, "--json", "tune", gen, "-g", app, "--mode", "autotune", "--device", args.device,
            "--gpu", args.gpu, "--batch", str(args.batch), "--iterations", str(args.iterations),
-           "--retrain", policy, "-o", out, "--db", out + ".sqlite"]
+           "--retrain", policy, "--seed", str(args.seed), "-o", out, "--db", out + ".sqlite"]
     print("+", " ".join(cmd), file=sys.stderr, flush=True)
     r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True)
     if r.returncode not in (0, 3):
@@ -53,6 +53,7 @@ def main():
     p.add_argument("--gpu", default="h100")
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--iterations", type=int, default=5)
+    p.add_argument("--seed", type=int, default=0, help="the runs' base seed (tune --seed)")
     p.add_argument("--work", required=True)
     args = p.parse_args()
     os.makedirs(args.work, exist_ok=True)

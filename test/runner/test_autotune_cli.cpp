@@ -145,7 +145,8 @@ TEST_CASE(
     "say which it did",
     "[autotune][retraining-check]") {
     test::TempDir dir;
-    ProcessResult r = test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 6));
+    ProcessResult r =
+        test::run_gpusched(autotune_args(dir, "out", "tiny_stencil", 2, 6, {"--retrain", "if-better"}));
     INFO("stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     const std::string db_path = dir / "db.sqlite";

@@ -127,6 +127,16 @@ std::string default_cuda_target(const GpuProfile &gpu) {
     return host_target_with("cuda-" + gpu.halide_cuda_capability_feature());
 }
 
+nlohmann::json batch_run_config(const OneShotOptions &opt, int samples) {
+    return {{"samples", samples},
+            {"jobs", opt.jobs},
+            {"beam_size", opt.beam_size},
+            {"passes", opt.passes},
+            {"seed", opt.seed},
+            {"gpu", opt.gpu.name},
+            {"search_config", opt.search_config}};
+}
+
 std::string canonical_params(const std::map<std::string, std::string> &params) {
     nlohmann::json j = nlohmann::json::object();
     for (const auto &[k, v] : params)

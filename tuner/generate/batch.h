@@ -139,6 +139,10 @@ std::vector<std::string> copy_sample_files(const OneShotSample &sample, const st
 // with cuda-cuda_capability_XX.
 std::string default_cuda_target(const GpuProfile &gpu);
 
+// The part of a run's config row that decides its batch: samples, jobs,
+// beam, passes, seed, GPU profile, search config (modes add their own keys).
+nlohmann::json batch_run_config(const OneShotOptions &options, int samples);
+
 // Canonical JSON text of generator params (sorted keys), the pipeline identity.
 std::string canonical_params(const std::map<std::string, std::string> &params);
 

@@ -84,15 +84,7 @@ OneShotResult run_oneshot(const OneShotOptions &opt, const ProgressFn &progress,
 
     // --- Record the run in one transaction.
     db::SampleStore store(database);
-    nlohmann::json run_config = {
-        {"samples", n},
-        {"jobs", opt.jobs},
-        {"beam_size", opt.beam_size},
-        {"passes", opt.passes},
-        {"seed", opt.seed},
-        {"gpu", opt.gpu.name},
-        {"search_config", opt.search_config},
-    };
+    const nlohmann::json run_config = batch_run_config(opt, n);
     database.transaction([&] {
         db::RunInfo run;
         run.pipeline_id = store.upsert_pipeline(pipeline_identity(opt, result.target));

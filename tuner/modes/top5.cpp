@@ -77,14 +77,8 @@ std::string first_error(const std::vector<OneShotSample> &samples) {
 nlohmann::json top5_run_config(const Top5Options &options, const BatchInputs &inputs,
                                const Top5Result &result, const Executor &executor) {
     const OneShotOptions &opt = options.batch;
-    nlohmann::json c = {
-        {"samples", inputs.samples},
-        {"jobs", opt.jobs},
-        {"beam_size", opt.beam_size},
-        {"passes", opt.passes},
-        {"seed", opt.seed},
-        {"gpu", opt.gpu.name},
-        {"search_config", opt.search_config},
+    nlohmann::json c = batch_run_config(opt, inputs.samples);
+    c.update({
         {"device", to_string(options.device)},
         {"device_name", result.device},
         {"executor", executor.name()},
@@ -92,7 +86,7 @@ nlohmann::json top5_run_config(const Top5Options &options, const BatchInputs &in
         {"baselines", options.baselines},
         {"benchmark_target", result.benchmark_target},
         {"timing", to_json(options.timing)},
-    };
+    });
     if (!options.started_by.empty()) c["started_by"] = options.started_by;
     return c;
 }
