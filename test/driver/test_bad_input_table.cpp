@@ -192,6 +192,7 @@ const std::map<std::string, std::map<std::string, Kind>> &option_kinds() {
               {"--iterations", Kind::Count},
               {"--batch", Kind::Count},
               {"--train-on", Kind::Choice},
+              {"--retrain", Kind::Choice},
               {"--epochs", Kind::Count},
               {"--learning-rate", Kind::Positive},
               {"--resume", Kind::RunId},
@@ -380,9 +381,9 @@ std::vector<std::string> command_line(const std::string &command, const std::str
     } else if (command == "tune") {
         // Autotune's own options are refused in Top 5 whatever their value:
         // they are tried in Autotune.
-        static const std::set<std::string> autotune_only = {"--iterations",  "--batch",         "--train-on",
-                                                            "--epochs",      "--learning-rate", "--resume",
-                                                            "--time-budget", "--max-samples"};
+        static const std::set<std::string> autotune_only = {
+            "--iterations",    "--batch",  "--train-on",    "--retrain",    "--epochs",
+            "--learning-rate", "--resume", "--time-budget", "--max-samples"};
         const bool autotune = autotune_only.count(option) > 0;
         positional = {{"generator", DEMO_GENERATOR}, {"params", ""}};
         after = {"-g",        "demo_sharpen",
