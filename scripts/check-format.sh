@@ -20,6 +20,10 @@ case "${1:-}" in
 esac
 cf=${CLANG_FORMAT:-clang-format-14}
 if ! command -v "$cf" >/dev/null 2>&1; then
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    # A fresh root may have no package lists yet.
+    apt-cache show clang-format-14 >/dev/null 2>&1 || apt-get update -qq
+  fi
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1 &&
      apt-cache show clang-format-14 >/dev/null 2>&1; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends clang-format-14 >/dev/null
