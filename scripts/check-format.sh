@@ -23,11 +23,11 @@ if ! command -v "$cf" >/dev/null 2>&1; then
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     # A fresh root may have no package lists yet.
     apt-cache show clang-format-14 >/dev/null 2>&1 || apt-get update -qq
+    if apt-cache show clang-format-14 >/dev/null 2>&1; then
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends clang-format-14 >/dev/null
+    fi
   fi
-  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1 &&
-     apt-cache show clang-format-14 >/dev/null 2>&1; then
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends clang-format-14 >/dev/null
-  else
+  if ! command -v "$cf" >/dev/null 2>&1; then
     echo "check-format: $cf not found; the tree is formatted with Debian 12's clang-format 14" \
          "(apt-get install clang-format-14, or set CLANG_FORMAT)" >&2
     exit 2

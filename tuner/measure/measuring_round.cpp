@@ -4,6 +4,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -94,9 +95,7 @@ bool run_measuring_round(Executor &executor, const RoundPlan &plan) {
             case PreparedWork::Then::Record:
                 deliver(*item, work.measurement, ExecutionRecord{});
                 break;
-            case PreparedWork::Then::Adopt:
-                work.binary.executable.clear(); // the executor's "adopt" is a task without a binary
-                [[fallthrough]];
+            case PreparedWork::Then::Adopt: // a task without a binary (PreparedWork::adopt)
             case PreparedWork::Then::Submit: {
                 {
                     std::lock_guard<std::mutex> lock(keys_mutex);

@@ -2,14 +2,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 
 #include "costmodel/crc32.h"
 #include "costmodel/network_weights.h"
@@ -191,6 +189,11 @@ void check_options(AutotuneOptions &o) {
     }
 }
 
+// "batch 2 sample 5": a sample in messages and measurements.
+std::string sample_label(int batch, int index) {
+    return "batch " + std::to_string(batch) + " sample " + std::to_string(index);
+}
+
 // A sample of the batch being measured.
 struct BatchWork {
     OneShotSample sample;
@@ -332,8 +335,7 @@ private:
                               std::optional<int64_t> &next_weights);
 
     std::string task_key(int b, int index) const {
-        return "run " + std::to_string(result_.run_id) + " batch " + std::to_string(b) + " sample " +
-               std::to_string(index);
+        return "run " + std::to_string(result_.run_id) + " " + sample_label(b, index);
     }
 
     const AutotuneOptions &o_;
@@ -440,7 +442,7 @@ PreparedWork AutotuneRun::prepare_sample(int b, const OneShotOptions &bopt, Batc
                                          const std::map<int, int64_t> &existing) {
     OneShotSample &s = w.sample;
     const std::string batch_dir = out_dir_ + "/batches/" + std::to_string(b);
-    const std::string label = "batch " + std::to_string(b) + " sample " + std::to_string(s.index);
+    const std::string label = sample_label(b, s.index);
     s.dir = batch_dir + "/" + std::to_string(s.index);
     const std::string key = task_key(b, s.index);
     const auto stored = existing.find(s.index);
@@ -490,7 +492,7 @@ PreparedWork AutotuneRun::prepare_sample(int b, const OneShotOptions &bopt, Batc
 // A measurement comes back (from the executor, or a build that failed):
 // stored on its row, counted, reported.
 void AutotuneRun::sample_measured(int b, BatchWork &w, Measurement m, const ExecutionRecord &execution) {
-    const std::string label = "batch " + std::to_string(b) + " sample " + std::to_string(w.sample.index);
+    const std::string label = sample_label(b, w.sample.index);
     m.label = label;
     {
         std::lock_guard<std::mutex> lock(db_mutex_);

@@ -1,16 +1,10 @@
 #include "tuner/modes/top5.h"
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
 #include <exception>
-#include <filesystem>
-#include <map>
 #include <mutex>
 #include <regex>
-#include <thread>
 
 #include "db/sample_store.h"
 #include "tuner/cuda_device_query.h"
@@ -22,7 +16,6 @@
 #include "tuner/modes/baselines.h"
 
 namespace gpusched {
-namespace fs = std::filesystem;
 
 namespace {
 
