@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -30,8 +31,24 @@ constexpr bool kAddressSanitizer = false;
 #endif
 namespace {
 
-void set_cloexec(int fd) {
-    fcntl(fd, F_SETFD, FD_CLOEXEC);
+// Where a child that cannot start writes its errno, between fork and exec.
+constexpr int kExecReportFd = 3;
+
+// Closes every descriptor from `first` on, in a child between fork and exec
+// (only async-signal-safe calls): close_range where the kernel has it,
+// else each number up to the descriptor limit.
+void close_descriptors_from(int first) {
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, static_cast<unsigned>(first), ~0u, 0u) == 0) return;
+#endif
+    const long limit = sysconf(_SC_OPEN_MAX);
+    for (long fd = first; fd < (limit > 0 && limit < 65536 ? limit : 65536); ++fd)
+        close(static_cast<int>(fd));
+}
+
+void close_pair(const int fds[2]) {
+    close(fds[0]);
+    close(fds[1]);
 }
 
 // Process groups of the children running now, so that gpusched, when it is
@@ -198,23 +215,27 @@ namespace {
     if (getppid() != parent) _exit(127);
     dup2(out_pipe[1], STDOUT_FILENO);
     dup2(err_pipe[1], STDERR_FILENO);
-    int devnull = open("/dev/null", O_RDONLY);
+    const int devnull = open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, STDIN_FILENO);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    close(exec_pipe[0]);
+    // Nothing else of the driver's reaches the program: not the descriptors
+    // it inherited without close-on-exec, nor a file or pipe another thread
+    // opened a moment ago (a child holding a pipe keeps that run's output
+    // open after its own child has exited). The exec report moves to 3.
+    if (exec_pipe[1] != kExecReportFd) dup2(exec_pipe[1], kExecReportFd);
+    fcntl(kExecReportFd, F_SETFD, FD_CLOEXEC);
+    close_descriptors_from(kExecReportFd + 1);
     if (spec.memory_limit_bytes && !kAddressSanitizer) {
         const struct rlimit limit = {*spec.memory_limit_bytes, *spec.memory_limit_bytes};
         setrlimit(RLIMIT_AS, &limit);
     }
     if (spec.working_dir && chdir(spec.working_dir->c_str()) != 0) {
         int e = errno;
-        (void)!write(exec_pipe[1], &e, sizeof e);
+        (void)!write(kExecReportFd, &e, sizeof e);
         _exit(127);
     }
     execve(program.c_str(), argvp.data(), envp.data());
     int e = errno;
-    (void)!write(exec_pipe[1], &e, sizeof e);
+    (void)!write(kExecReportFd, &e, sizeof e);
     _exit(127);
 }
 
@@ -265,12 +286,27 @@ ProcessResult run_process(const ProcessSpec &spec) {
         return r;
     }
 
+    // Close-on-exec from birth: the driver's threads start children
+    // concurrently, and a pipe end inherited by another thread's child would
+    // keep this child's output open until that one exits (its read loop
+    // would wait for the other child, or for the timeout). The child's dup2
+    // onto stdout and stderr makes its own ends survive its exec.
     int out_pipe[2], err_pipe[2], exec_pipe[2];
-    if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0 || pipe(exec_pipe) != 0) {
+    if (pipe2(out_pipe, O_CLOEXEC) != 0) {
         r.start_error = std::string("pipe: ") + strerror(errno);
         return r;
     }
-    set_cloexec(exec_pipe[1]);
+    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+        r.start_error = std::string("pipe: ") + strerror(errno);
+        close_pair(out_pipe);
+        return r;
+    }
+    if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
+        r.start_error = std::string("pipe: ") + strerror(errno);
+        close_pair(out_pipe);
+        close_pair(err_pipe);
+        return r;
+    }
 
     std::vector<std::string> env = build_environment(spec.env);
     std::vector<char *> envp, argvp;
@@ -288,6 +324,9 @@ ProcessResult run_process(const ProcessSpec &spec) {
     pid_t pid = fork();
     if (pid < 0) {
         r.start_error = std::string("fork: ") + strerror(errno);
+        close_pair(out_pipe);
+        close_pair(err_pipe);
+        close_pair(exec_pipe);
         return r;
     }
     if (pid == 0) exec_child(spec, *program, parent, out_pipe, err_pipe, exec_pipe, argvp, envp);

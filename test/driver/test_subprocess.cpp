@@ -1,3 +1,8 @@
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include <vector>
+
 #include "test/catch2_compat.h"
 
 #include "tuner/subprocess.h"
@@ -35,6 +40,44 @@ TEST_CASE("a timeout kills the child and everything it started", "[subprocess]")
     CHECK_FALSE(r.ok());
     CHECK(r.wall_seconds < 5);
     CHECK(r.describe_failure().find("timed out") == 0);
+}
+
+TEST_CASE("a child inherits only its standard streams even while other threads start children",
+          "[subprocess]") {
+    // The driver's workers start generators, compilers and benchmarks at
+    // once. A child that inherited the pipe of a run another thread was
+    // starting would hold that run's output open until it exited itself:
+    // the other run would wait for it (or for its own timeout).
+    std::atomic<bool> done{false};
+    std::vector<std::thread> starters;
+    for (int t = 0; t < 4; ++t)
+        starters.emplace_back([&] {
+            while (!done) {
+                ProcessSpec quick;
+                quick.argv = {"true"};
+                run_process(quick);
+            }
+        });
+    int listings = 0;
+    std::string extra;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(4);
+    while (std::chrono::steady_clock::now() < until) {
+        ProcessSpec list;
+        list.argv = {"ls", "/proc/self/fd"}; // 0, 1, 2 and ls's own handle on the directory
+        const ProcessResult r = run_process(list);
+        ++listings;
+        if (!r.ok()) {
+            extra = "ls failed: " + r.describe_failure(); // the threads are joined below either way
+            break;
+        }
+        if (r.out != "0\n1\n2\n3\n" && extra.empty()) extra = r.out;
+    }
+    done = true;
+    for (auto &t : starters)
+        t.join();
+    INFO(listings << " listings beside 4 threads starting children; one with more: " << extra);
+    CHECK(listings > 20);
+    CHECK(extra.empty());
 }
 
 TEST_CASE("a memory limit caps the child's address space and its children's", "[subprocess]") {

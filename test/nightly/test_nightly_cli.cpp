@@ -233,8 +233,8 @@ TEST_CASE("a nightly killed with SIGKILL in the middle continues its unfinished 
     const pid_t pid = test::spawn_gpusched({"nightly", config}, dir / "first.log");
     const bool stored = wait_for([&] { return count_or_zero(db_path, "SELECT count(*) FROM samples") >= 1; },
                                  std::chrono::seconds(120));
-    INFO("first: " << test::read_file(dir / "first.log"));
-    REQUIRE(stored);
+    if (!stored)
+        FAIL("first night stored no sample in 120 s: " << last_lines(test::read_file(dir / "first.log"), 8));
     REQUIRE(kill(pid, SIGKILL) == 0);
     int status = 0;
     REQUIRE(waitpid(pid, &status, 0) == pid);
@@ -244,7 +244,11 @@ TEST_CASE("a nightly killed with SIGKILL in the middle continues its unfinished 
     const std::string ids_before = test::stored_sample_keys(db_path);
 
     ProcessResult r = test::run_gpusched({"nightly", config, "--json"});
-    INFO("second night stdout: " << r.out << "\nstderr: " << r.err);
+    // Short and first: where the second night stopped (its log is
+    // timestamped, a line per sample event), then how it ended.
+    INFO("second night: " << r.describe_failure() << " after " << r.wall_seconds << " s; its log ends:\n"
+                          << last_lines(test::read_file(dir / "nightly.log"), 12) << "\nstderr ends:\n"
+                          << last_lines(r.err, 6));
     REQUIRE(r.ok());
     const json j = parse_summary(r);
     const json &p = j["pipelines"][0];
