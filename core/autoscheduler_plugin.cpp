@@ -82,7 +82,11 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
             split_echo = {{"variants_ranked", choice.variants_ranked},
                           {"variants_refined", choice.variants_refined},
                           {"unsplit_cost", choice.unsplit_cost},
-                          {"ranking", choice.ranking}};
+                          {"seconds_ranking", choice.seconds_ranking},
+                          {"seconds_refining", choice.seconds_refining},
+                          {"seconds_final", choice.seconds_final},
+                          {"ranking", choice.ranking},
+                          {"refinements", choice.refinements}};
             if (!choice.splits.empty()) {
                 // Split the pipeline's own Funcs the way the chosen variant's
                 // copy was, and take its decisions over by Func name.

@@ -1,6 +1,7 @@
 #include "core/reduction_split_search.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "core/search_record.h"
 
@@ -21,6 +22,10 @@ SearchResult search_variant(const std::vector<Function> &outputs, const std::vec
     SearchResult r = beam_search(dag, model, gpu, config);
     if (decisions) *decisions = decisions_to_json(dag, r.decisions);
     return r;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 } // namespace
@@ -57,12 +62,15 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
         auto rank = [&](const std::vector<ReductionSplit> &splits) {
             std::vector<ReductionSplit> variant = chosen;
             variant.insert(variant.end(), splits.begin(), splits.end());
+            const auto t0 = std::chrono::steady_clock::now();
             try {
                 ranked.emplace_back(search_variant(outputs, variant, model, gpu, greedy, nullptr).cost,
                                     splits);
             } catch (const UserError &) {
+                choice.seconds_ranking += seconds_since(t0);
                 return; // the split pipeline cannot be bounded (FunctionDAG says why)
             }
+            choice.seconds_ranking += seconds_since(t0);
             choice.variants_ranked++;
         };
         // Each split of option's combining loop (a second level), ranked.
@@ -115,23 +123,33 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
         size_t pick = 0;
         if (ranked.size() >= 2 && refine.beam_size > 1) {
             double best_refined = 0;
+            nlohmann::json refined_costs = nlohmann::json::array();
             for (size_t i = 0; i < 2; i++) {
                 std::vector<ReductionSplit> variant = chosen;
                 variant.insert(variant.end(), ranked[i].second.begin(), ranked[i].second.end());
+                const auto t0 = std::chrono::steady_clock::now();
                 const double refined = search_variant(outputs, variant, model, gpu, refine, nullptr).cost;
+                choice.seconds_refining += seconds_since(t0);
                 choice.variants_refined++;
+                refined_costs.push_back(refined);
                 if (i == 0 || refined < best_refined) {
                     best_refined = refined;
                     pick = i;
                 }
             }
+            choice.refinements.push_back({{"func", r.func},
+                                          {"greedy_costs", {ranked[0].first, ranked[1].first}},
+                                          {"refined_costs", refined_costs},
+                                          {"picked", pick}});
         }
         chosen_cost = ranked[pick].first;
         chosen.insert(chosen.end(), ranked[pick].second.begin(), ranked[pick].second.end());
     }
     if (!chosen.empty()) {
         nlohmann::json decisions;
+        const auto t0 = std::chrono::steady_clock::now();
         SearchResult split = search_variant(outputs, chosen, model, gpu, config, &decisions);
+        choice.seconds_final = seconds_since(t0);
         if (split.cost < unsplit.cost) {
             choice.splits = chosen;
             choice.result = std::move(split);

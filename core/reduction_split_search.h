@@ -39,9 +39,14 @@ struct ReductionSplitChoice {
     int variants_ranked = 0;            // greedy searches of split variants
     int variants_refined = 0;           // small-beam searches of the two best of a reduction
     double unsplit_cost = 0;            // the full search's cost without splits
+    // Wall seconds: greedy rankings, small-beam refinements, the chosen variant's full search.
+    double seconds_ranking = 0, seconds_refining = 0, seconds_final = 0;
     // Every variant ranked, in the order tried: {"func", "splits", "greedy_cost"}
     // (the record's reduction_split_search.ranking: why a split won or lost).
     nlohmann::json ranking = nlohmann::json::array();
+    // Each reduction whose two best were compared again: {"func",
+    // "greedy_costs", "refined_costs", "picked"} (0: the greedy best).
+    nlohmann::json refinements = nlohmann::json::array();
 };
 
 // unsplit: dag's full beam search, already done by the caller with dag as
