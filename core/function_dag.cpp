@@ -354,6 +354,45 @@ bool reads_vary_with_tile(const std::vector<Node> &nodes, int n) {
     return patterns.size() > 1;
 }
 
+// Whether a read moves the producer's region as the reader's own moves:
+// each argument follows the reader's argument of the same position, step 1.
+bool moves_with_reader(const Stage &st, const Access &a) {
+    for (size_t arg = 0; arg < a.jacobian.size(); arg++) {
+        int following = 0;
+        for (size_t l = 0; l < a.jacobian[arg].size() && l < st.loops.size(); l++) {
+            const std::optional<int64_t> &step = a.jacobian[arg][l];
+            if (!step) return false;
+            if (*step == 0) continue;
+            if (*step != 1 || st.loops[l].is_rvar || st.loops[l].func_arg != static_cast<int>(arg))
+                return false;
+            following++;
+        }
+        if (following != 1) return false;
+    }
+    return true;
+}
+
+// Node::paths_move_apart of every node, consumers first: moved_below[n] says
+// that some read on a path from n toward the outputs does not move with its
+// reader.
+void mark_paths_moving_apart(std::vector<Node> &nodes) {
+    std::vector<uint8_t> moved_below(nodes.size(), 0);
+    for (size_t ni = 0; ni < nodes.size(); ni++) {
+        bool consumer_moves_apart = false;
+        for (int c : nodes[ni].consumers) {
+            bool below = moved_below[c] != 0;
+            for (const Stage &st : nodes[c].stages)
+                for (const Access &a : st.accesses)
+                    if (!a.producer.is_image && a.producer.index == static_cast<int>(ni) && !a.is_self &&
+                        !moves_with_reader(st, a))
+                        moved_below[ni] = 1;
+            consumer_moves_apart = consumer_moves_apart || below;
+            if (below) moved_below[ni] = 1;
+        }
+        nodes[ni].paths_move_apart = nodes[ni].consumers.size() >= 2 && consumer_moves_apart;
+    }
+}
+
 } // namespace
 
 FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
@@ -655,6 +694,7 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
     // its producers are visited.
     for (size_t ni = 0; ni < nodes.size(); ni++)
         nodes[ni].reads_vary_with_tile = reads_vary_with_tile(nodes, static_cast<int>(ni));
+    mark_paths_moving_apart(nodes);
     for (size_t ni = 0; ni < nodes.size(); ni++) {
         for (int c : nodes[ni].consumers) {
             nodes[ni].footprint_rounds = nodes[ni].footprint_rounds || nodes[c].footprint_rounds;

@@ -201,6 +201,19 @@ struct Node {
     // block or thread needs change extent as the tile moves, which the
     // search then checks (search_space.cpp, extent_fixed_as_tile_moves).
     bool reads_vary_with_tile = false;
+    // Two of the paths of reads from this Func toward the outputs move its
+    // region differently as a kernel's tile moves: it has two or more
+    // consumers, and below one of them some read is not the plain "argument
+    // i follows the reader's argument i" (a transpose, a scale, a fixed
+    // coordinate). Below root, the union of those paths' regions can then
+    // grow with the block's position even though each consumer reads it
+    // with one pattern (seed 1500: a channel mix read by a stencil that a
+    // transpose reads, and by a pointwise stage that is read plainly). The
+    // search checks its extent as the tile moves (extent_fixed_as_tile_moves)
+    // and keeps it out of the kernel where it changes; unlike
+    // reads_vary_with_tile it is not sized by its maximum, as a region that
+    // passes the check has one size.
+    bool paths_move_apart = false;
     // Some consumer reads this Func over the whole domain of an RVar whose
     // extent depends on parameters or buffer shapes (a reduction split's
     // combining update over RDom(0, in.width() / 4) reads every partial).

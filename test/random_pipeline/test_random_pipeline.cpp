@@ -470,6 +470,41 @@ TEST_CASE("a reduction split over an input-sized domain gives kernels of constan
     }
 }
 
+// Seeds 1141 and 1500 (issue 29's campaign) read a Func inside one kernel
+// along two paths that move apart as the block moves: directly, and through
+// a transpose (1500: a channel mix read by a pointwise stage, and by a
+// stencil that a transpose reads). The union of the two reads grows with the
+// block's distance from the diagonal, so no fixed size holds for every
+// block; the search placed the Func at the kernel's block level anyway
+// (its check moved only the direct readers' tiles, and never along x), and
+// the launch check refused the schedule (exit 1). The check now moves the
+// kernel's tile along each dimension and recomputes the chain of Funcs
+// inside the kernel.
+TEST_CASE("a Func whose per-block region grows with the block's position through a transpose stays out of "
+          "the kernel (seeds 1141 and 1500)",
+          "[random_pipeline][launch]") {
+    for (int seed : {1141, 1500}) {
+        const TempDir dir_tmp("transpose" + std::to_string(seed));
+        const std::string &dir = dir_tmp.path;
+        // The campaign's search seed and beam (32 x 5), the launch check on.
+        {
+            std::ofstream cfg(dir + "/config.json");
+            cfg << R"({"seed": )" << seed * 1000 << R"(, "check_launches": true})";
+        }
+        std::string command =
+            "GPUSCHED_CONFIG='" + dir + "/config.json' exec '" RP_GENERATOR "' -g random_pipeline -o '" +
+            dir + "' -e schedule -p '" RP_PLUGIN "' target=x86-64-linux-avx2-cuda-cuda_capability_86";
+        for (const std::string &a : gpusched::autoscheduler_args("gpusched"))
+            command += " " + a;
+        for (const std::string &p : small_params(seed, {"num_outputs=0"}))
+            command += " " + p;
+        const ProcessResult r = run_process({"/bin/sh", "-c", command}, 300);
+        INFO("seed " << seed << ": " << describe_result(r));
+        CHECK(r.exit_code == 0);
+        CHECK(file_exists(dir + "/random_pipeline.schedule.h"));
+    }
+}
+
 TEST_CASE("20 seeds with the naive schedule compile to PTX that ptxas accepts for sm_90",
           "[random_pipeline][slow]") {
     REQUIRE(file_exists(RP_PTXAS));

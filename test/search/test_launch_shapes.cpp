@@ -118,6 +118,29 @@ struct UpsampleChain {
     std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
 };
 
+// Fuzz seed 1500's shape: `mix` read along two paths that move apart as a
+// block moves: by a 3x3 stencil that a transpose then reads, and by a
+// pointwise stage read plainly; the output adds the two. Below root in the
+// output's kernel, mix's region per block is the union of a tile and its
+// transpose, which grows with the block's distance from the diagonal.
+struct TransposePaths {
+    Halide::Var x{"x"}, y{"y"};
+    Halide::ImageParam in{Halide::Float(32), 2, "tp_in"};
+    Halide::Func mix{"tp_mix"}, blur{"tp_blur"}, flip{"tp_flip"}, wave{"tp_wave"}, out{"tp_out"};
+    explicit TransposePaths(int size = 96) {
+        Halide::Func b = Halide::BoundaryConditions::repeat_edge(in);
+        mix(x, y) = b(x, y) * 0.5f + 1.0f;
+        blur(x, y) = (mix(x - 1, y) + mix(x + 1, y) + mix(x, y - 1) + mix(x, y + 1) + mix(x, y)) * 0.2f;
+        flip(x, y) = blur(y, x);
+        wave(x, y) = Halide::sin(mix(x, y));
+        out(x, y) = flip(x, y) + wave(x, y);
+        in.dim(0).set_estimate(0, size);
+        in.dim(1).set_estimate(0, size);
+        out.set_estimate(x, 0, size).set_estimate(y, 0, size);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
+};
+
 bool below_root(ComputeLocation l) {
     return l == ComputeLocation::Block || l == ComputeLocation::Thread;
 }
@@ -281,6 +304,19 @@ template <typename P, typename... Args> int64_t check_region_memo_matches(int wa
     for (int w = 0; w < walks; w++)
         random_walk(dag, rng, compare);
     return memo.hits;
+}
+
+TEST_CASE("a Func read along two paths that move apart is flagged and every schedule kept launches within "
+          "the limits",
+          "[search][launch]") {
+    TransposePaths p;
+    FunctionDAG dag(p.outputs());
+    // Each consumer reads mix with one plain pattern; the transpose is one
+    // Func further down, on one of the two paths only.
+    CHECK_FALSE(dag.nodes[node_named(dag, p.mix)].reads_vary_with_tile);
+    CHECK(dag.nodes[node_named(dag, p.mix)].paths_move_apart);
+    CHECK_FALSE(dag.nodes[node_named(dag, p.blur)].paths_move_apart); // one path: its region moves whole
+    CHECK(check_schedules_launch<TransposePaths>(24) > 0);
 }
 
 TEST_CASE("regions taken from the search's region memo are the ones the nest computes without it",
