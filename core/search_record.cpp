@@ -1,6 +1,7 @@
 #include "core/search_record.h"
 
 #include <fstream>
+#include <set>
 
 namespace gpusched {
 
@@ -20,6 +21,84 @@ nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
     }
     return arr;
 }
+
+namespace {
+
+// The kernel a scheduled Func runs in (the Root Func at the end of its
+// hosts), or -1.
+int kernel_of(const Decisions &d, int n) {
+    for (size_t guard = 0; guard <= d.funcs.size() && n >= 0; guard++) {
+        const FuncDecision &f = d.funcs[n];
+        if (f.location == ComputeLocation::Root) return n;
+        if (f.location != ComputeLocation::Block && f.location != ComputeLocation::Thread) return -1;
+        n = f.host;
+    }
+    return -1; // a cycle of hosts
+}
+
+// n's consumers, with inlined ones replaced by their own.
+void consumers_through_inline(const FunctionDAG &dag, const Decisions &d, int n, std::set<int> &out) {
+    for (int c : dag.nodes[n].consumers) {
+        if (d.funcs[c].location == ComputeLocation::Inline)
+            consumers_through_inline(dag, d, c, out);
+        else
+            out.insert(c);
+    }
+}
+
+// What makes a replayed record's decisions impossible for this pipeline,
+// or empty: decisions the search cannot produce (a hand-edited or foreign
+// record) would have the loop nest read hosts and consumers that are not
+// where the decisions say. Checked before anything is built from them.
+std::string structure_error(const FunctionDAG &dag, const Decisions &d) {
+    auto name = [&](int n) { return "Func '" + dag.nodes[n].stable_name + "'"; };
+    for (size_t i = 0; i < dag.nodes.size(); i++) {
+        const int n = static_cast<int>(i);
+        const Node &node = dag.nodes[i];
+        const FuncDecision &f = d.funcs[i];
+        for (const StageTiling &t : f.stages)
+            for (size_t l = 0; l < t.serial.size(); l++)
+                if (t.serial[l] < 1 || t.thread[l] < 1) return name(n) + " has a tile size below 1";
+        switch (f.location) {
+        case ComputeLocation::Unscheduled:
+            return name(n) + " is not scheduled";
+        case ComputeLocation::Inline:
+            if (!node.can_inline && !node.always_inline)
+                return name(n) + " is inlined, which it cannot be (an output, or a Func with updates)";
+            continue;
+        case ComputeLocation::Root:
+            if (f.host >= 0) return name(n) + " is at root but names a host";
+            continue;
+        case ComputeLocation::Block:
+            if (node.is_output) return name(n) + " is an output and must be at root";
+            if (f.host < 0 || d.funcs[f.host].location != ComputeLocation::Root)
+                return name(n) + " is at a kernel's block level, but its host is not a Func at root";
+            break;
+        case ComputeLocation::Thread:
+            if (node.is_output) return name(n) + " is an output and must be at root";
+            if (f.host < 0 || (d.funcs[f.host].location != ComputeLocation::Root &&
+                               d.funcs[f.host].location != ComputeLocation::Block))
+                return name(n) + " is at a thread level, but its host is not a Func at root or block level";
+            break;
+        }
+        // Below root, every use is inside the host's kernel: per block, in
+        // that kernel; per thread, in the host or Funcs at its thread level.
+        std::set<int> users;
+        consumers_through_inline(dag, d, n, users);
+        for (int c : users) {
+            const bool inside = f.location == ComputeLocation::Block
+                                    ? kernel_of(d, c) == f.host
+                                    : c == f.host || (d.funcs[c].location == ComputeLocation::Thread &&
+                                                      d.funcs[c].host == f.host);
+            if (!inside)
+                return name(n) + " is computed inside the kernel of " + name(f.host) + ", but " + name(c) +
+                       " reads it from outside";
+        }
+    }
+    return {};
+}
+
+} // namespace
 
 Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr) {
     if (!arr.is_array() || arr.size() != dag.nodes.size())
@@ -62,6 +141,8 @@ Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr)
     } catch (const std::invalid_argument &e) {
         throw UserError(std::string("gpusched replay: ") + e.what());
     }
+    if (const std::string why = structure_error(dag, d); !why.empty())
+        throw UserError("gpusched replay: the record's decisions cannot be this pipeline's schedule: " + why);
     return d;
 }
 

@@ -209,6 +209,55 @@ TEST_CASE("a record replays to the same decisions", "[search][record]") {
     CHECK_THROWS_WITH(decisions_from_json(dag, rec["decisions"]), Catch::Contains("not_a_func"));
 }
 
+TEST_CASE("a replayed record whose decisions the search cannot produce is refused naming the Func",
+          "[search][record]") {
+    // A hand-edited or foreign record: the nest would read hosts and
+    // consumers that are not where the decisions say (it crashed on one).
+    test_pipelines::DiamondChain p(2, 256);
+    FunctionDAG dag(p.outputs());
+    const int out = dag.node_index("diamond_out"), d2 = dag.node_index("diamond_2"),
+              d1 = dag.node_index("diamond_1");
+    REQUIRE((out >= 0 && d2 >= 0 && d1 >= 0));
+    Decisions d = initial_decisions(dag);
+    for (FuncDecision &f : d.funcs)
+        f.location = ComputeLocation::Inline;
+    auto at_root = [&](int n) {
+        d.funcs[n].location = ComputeLocation::Root;
+        d.funcs[n].host = -1;
+        d.funcs[n].tiled = true;
+        d.funcs[n].stages = {StageTiling{{1}, {32}}};
+    };
+    at_root(out);
+    at_root(d2);
+    d.funcs[d1].location = ComputeLocation::Block;
+    d.funcs[d1].host = d2;
+    d.funcs[d1].tiled = true;
+    d.funcs[d1].stages = {StageTiling{{1}, {1}}};
+    CHECK(decisions_from_json(dag, decisions_to_json(dag, d)) == d); // a legal one comes back whole
+    // Inside out's kernel, but diamond_2 (a kernel of its own) reads it.
+    d.funcs[d1].host = out;
+    CHECK_THROWS_WITH(decisions_from_json(dag, decisions_to_json(dag, d)),
+                      Catch::Contains("'diamond_1'") && Catch::Contains("'diamond_2' reads it from outside"));
+    // A host that is not a kernel.
+    d.funcs[d1].host = d2;
+    d.funcs[d2].location = ComputeLocation::Inline;
+    d.funcs[d2].tiled = false;
+    d.funcs[d2].stages.clear();
+    CHECK_THROWS_WITH(decisions_from_json(dag, decisions_to_json(dag, d)),
+                      Catch::Contains("'diamond_1'") && Catch::Contains("host is not a Func at root"));
+    // An output inlined; a tile size of 0.
+    at_root(d2);
+    d.funcs[out].location = ComputeLocation::Inline;
+    d.funcs[out].tiled = false;
+    d.funcs[out].stages.clear();
+    CHECK_THROWS_WITH(decisions_from_json(dag, decisions_to_json(dag, d)),
+                      Catch::Contains("'diamond_out' is inlined"));
+    at_root(out);
+    d.funcs[d2].stages = {StageTiling{{0}, {32}}};
+    CHECK_THROWS_WITH(decisions_from_json(dag, decisions_to_json(dag, d)),
+                      Catch::Contains("'diamond_2' has a tile size below 1"));
+}
+
 TEST_CASE("config errors name the key", "[config]") {
     using nlohmann::json;
     CHECK_THROWS_WITH(parse_plugin_config(json{{"beam_sise", 3}}), Catch::Contains("beam_sise"));
