@@ -7,14 +7,18 @@ memo hits). With --scheduler anderson2021 (its defaults at beam 32 x 5) or
 anderson2021-paper (also randomize_tilings=1 freeze_inline_compute_root=1),
 the same for Halide's own Anderson2021 on a Halide 16 or later: the
 side-by-side table of the search against the reference, in one Halide
-(`table` writes it from the runs' JSON files).
+(`table` writes it from the runs' JSON files): of the whole generator
+process, or (--measure autoschedule) of the autoscheduler's own call, the
+wall time each reports (gpusched's record; Anderson2021's "Time taken for
+autoscheduler" at HL_DEBUG_AUTOSCHEDULE=1), without Halide's lowering and
+code generation, which both pay alike.
 
   search_time.py run [--plugin LIB | --scheduler anderson2021|anderson2021-paper]
                      [--build-dir DIR] [--only a,b] [--gen LABEL=PATH[:GENERATOR][:key=value...]]...
                      [--mode beam|greedy|both] [--timeout S] [--json OUT] [--compare RECORDED.json] [--max-slowdown F]
                      [--set KEY=JSON]...
   search_time.py compare RECORDED.json NEW.json [--max-slowdown F]
-  search_time.py table GPUSCHED.json REFERENCE.json... [--mode beam|greedy]
+  search_time.py table GPUSCHED.json REFERENCE.json... [--mode beam|greedy] [--measure process|autoschedule]
 
 --build-dir takes the standard set from a build with GPUSCHED_BUILD_BENCHMARKS:
 the suite's 17 apps, a 5-level pyramid (benchmarks/search_time) and five small
@@ -35,7 +39,7 @@ the plugin's (benchmarks/halide_generator_args.py reads it from the plugin),
 and so is the way a generator is told to use it (14: -s NAME
 auto_schedule=true; 16 on: autoscheduler=NAME, autoscheduler.KEY=VALUE).
 """
-import argparse, json, math, os, platform, subprocess, sys, tempfile, time
+import argparse, json, math, os, platform, re, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from halide_generator_args import halide_major, select_plugin  # noqa: E402
@@ -78,6 +82,13 @@ REFERENCES = {
 }
 
 
+# What Anderson2021 prints at HL_DEBUG_AUTOSCHEDULE=1 after its search: the
+# wall time of its whole call (DAG, search, schedule application, and at
+# this debug level its DAG dump and statistics), the span gpusched's record
+# gives as seconds_autoschedule.
+REFERENCE_TIME = re.compile(r"Time taken for autoscheduler \(s\): ([0-9.eE+-]+)")
+
+
 def run_reaped(cmd, env, timeout, stderr_path):
     """Runs cmd and reaps it with wait4, for its own CPU time and peak RSS
     (those of the children it waited for included). Returns (rusage, exit
@@ -114,6 +125,7 @@ def measure(path, generator, params, scheduler, cfg, timeout):
         select = select_plugin(plugin, "gpusched")
     else:
         select = select_plugin(plugin, "Anderson2021", REFERENCES[kind])
+        env["HL_DEBUG_AUTOSCHEDULE"] = "1"  # it then prints "Time taken for autoscheduler (s): X"
     cmd = [path, "-g", generator, "-o", work, "-e", "schedule", "target=host-cuda"] + select + params
     ru, status, wall, err = run_reaped(cmd, env, timeout, os.path.join(work, "stderr.txt"))
     if ru is None:
@@ -123,11 +135,17 @@ def measure(path, generator, params, scheduler, cfg, timeout):
     out = {"status": "ok", "process_cpu": ru.ru_utime + ru.ru_stime, "process_wall": wall,
            "peak_rss_mb": ru.ru_maxrss / 1024.0}  # Linux reports KiB
     if kind != "gpusched":
+        m = REFERENCE_TIME.search(err)
+        if m:
+            out["autoschedule_s"] = float(m.group(1))
         return out
     if not os.path.exists(rec_path):
         return {"status": "failed", "rc": status, "stderr": "no search record written\n" + err[-2000:]}
     rec = json.load(open(rec_path))
     s = rec["statistics"]
+    if "seconds_autoschedule" in s:
+        out.update({"autoschedule_s": s["seconds_autoschedule"],
+                    "autoschedule_cpu": s["cpu_seconds_autoschedule"]})
     out.update({"search_cpu": s["cpu_seconds_total"], "cost": rec["predicted_cost"],
                 "states": s["states_featurized"], "region_memo_hits": s.get("region_memo_hits", 0),
                 "region_memo_misses": s.get("region_memo_misses", 0)})
@@ -254,31 +272,41 @@ def report(recorded, new, max_slowdown):
     return 0
 
 
-def cell(r):
+# What a side-by-side table compares: the whole generator process's CPU
+# (with its peak RSS), or the autoscheduler's own call (wall seconds, as
+# both autoschedulers report it).
+MEASURES = {"process": ("process_cpu", "CPU s (MiB)"), "autoschedule": ("autoschedule_s", "autoscheduler s")}
+
+
+def cell(r, measure):
     if r is None:
         return "not run"
     if r["status"] != "ok":
         return "timeout" if r["status"] == "timeout" else "failed"
-    return f"{r['process_cpu']:.2f} ({r['peak_rss_mb']:.0f})"
+    key = MEASURES[measure][0]
+    if key not in r:
+        return "not recorded"
+    return f"{r[key]:.2f} ({r['peak_rss_mb']:.0f})" if measure == "process" else f"{r[key]:.3f}"
 
 
-def side_by_side(runs, mode):
-    """A Markdown table of process CPU s (peak RSS MiB) per pipeline, one
-    column per run (the first is the one the others are divided by), and the
-    geomean of each ratio over the pipelines both finished."""
+def side_by_side(runs, mode, measure="process"):
+    """A Markdown table of the measure per pipeline, one column per run (the
+    first is the one the others are divided by), and the geomean of each
+    ratio over the pipelines both finished."""
+    key, unit = MEASURES[measure]
     names = [r.get("scheduler", "gpusched") for r in runs]
     first = runs[0]["results"].get(mode, {})
     labels = list(first) + [l for r in runs[1:] for l in r["results"].get(mode, {}) if l not in first]
-    lines = ["| pipeline | " + " | ".join(f"{n}: CPU s (MiB)" for n in names) + " | " +
+    lines = ["| pipeline | " + " | ".join(f"{n}: {unit}" for n in names) + " | " +
              " | ".join(f"{n} / {names[0]}" for n in names[1:]) + " |",
              "|---" * (2 * len(names)) + "|"]
     ratios = [[] for _ in names[1:]]
     for label in labels:
         rs = [r["results"].get(mode, {}).get(label) for r in runs]
-        row = [cell(r) for r in rs]
+        row = [cell(r, measure) for r in rs]
         for i, r in enumerate(rs[1:]):
-            if rs[0] and rs[0]["status"] == "ok" and r and r["status"] == "ok":
-                x = r["process_cpu"] / max(rs[0]["process_cpu"], 1e-3)
+            if rs[0] and rs[0]["status"] == "ok" and r and r["status"] == "ok" and key in rs[0] and key in r:
+                x = r[key] / max(rs[0][key], 1e-3)
                 ratios[i].append(x)
                 row.append(f"{x:.2f}x")
             else:
@@ -314,11 +342,13 @@ def main():
     t = sub.add_parser("table")
     t.add_argument("runs", nargs="+", help="files of `run --json`, the one to compare against first")
     t.add_argument("--mode", default="beam", choices=["beam", "greedy"])
+    t.add_argument("--measure", default="process", choices=sorted(MEASURES),
+                   help="process: whole generator CPU; autoschedule: the autoscheduler's own call (wall)")
     a = ap.parse_args()
     if a.cmd == "run":
         return cmd_run(a)
     if a.cmd == "table":
-        print(side_by_side([json.load(open(f)) for f in a.runs], a.mode))
+        print(side_by_side([json.load(open(f)) for f in a.runs], a.mode, a.measure))
         return 0
     return report(json.load(open(a.recorded)), json.load(open(a.new)), a.max_slowdown)
 

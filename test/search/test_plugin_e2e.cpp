@@ -124,6 +124,10 @@ TEST_CASE("the plugin schedules a generator for CUDA and its PTX assembles for s
     CHECK(rec["decisions"].size() >= 3);
     CHECK(rec["statistics"]["states_costed"].get<int64_t>() > 0);
     CHECK(!rec["stage_costs"].empty());
+    // The whole call (DAG, search, schedule, launch check) spans the search.
+    const nlohmann::json &stats = rec["statistics"];
+    CHECK(stats["seconds_autoschedule"].get<double>() >= stats["seconds_total"].get<double>());
+    CHECK(stats["cpu_seconds_autoschedule"].get<double>() >= stats["cpu_seconds_total"].get<double>());
 
     std::string blob = read_file(dir / "gs_blur.featurization");
     auto sample = gpusched::deserialize_featurization(reinterpret_cast<const unsigned char *>(blob.data()),
