@@ -157,7 +157,17 @@ struct Pass {
             }
             stats.states_pruned_hard++;
         }
-        std::vector<FuncDecision> opts = enumerate_options(dag, *p.d, id, gpu, prepass, regions);
+        std::vector<FuncDecision> opts =
+            enumerate_options(dag, *p.d, id, gpu, prepass || config.root_only, regions);
+        if (config.root_only && id.phase == 0) {
+            opts.erase(std::remove_if(opts.begin(), opts.end(),
+                                      [&](const FuncDecision &f) {
+                                          return f.location != ComputeLocation::Root &&
+                                                 !(f.location == ComputeLocation::Inline &&
+                                                   dag.nodes[n].always_inline);
+                                      }),
+                       opts.end());
+        }
         stats.states_enumerated += static_cast<int64_t>(opts.size());
         if (!config.hierarchical_sampling) {
             // All candidates that pass pruning; soft criteria apply only when

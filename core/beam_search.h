@@ -54,6 +54,10 @@ struct SearchConfig {
     // its location (root or inline) and has its tiling searched as usual.
     bool freeze_tilings = true;
     size_t memo_max_bytes = size_t(64) << 20; // LRU bound of the sec. 3.3 memo
+    // Every Func at root, its own kernel (inlined only where it must be):
+    // validation's device reference, the pipeline's arithmetic on the
+    // device with the simplest GPU schedule (tuner/measure/validation).
+    bool root_only = false;
     PruningLimits limits;
 };
 

@@ -196,6 +196,32 @@ TEST_CASE("too few blocks for the SMs is pruned when there is a choice", "[searc
     }
 }
 
+TEST_CASE("a root-only search puts every Func at root, inlining only what must be", "[search]") {
+    // Validation's device reference: the device's arithmetic under the
+    // simplest GPU schedule, one kernel per Func.
+    test_pipelines::Blur p(512, 256);
+    FunctionDAG dag(p.outputs());
+    test_support::TestCostModel model;
+    model.set_pipeline(pipeline_features(dag));
+    SearchConfig cfg;
+    cfg.beam_size = 1;
+    cfg.passes = 1;
+    const SearchResult free = beam_search(dag, model, h100(), cfg);
+    cfg.root_only = true;
+    const SearchResult root = beam_search(dag, model, h100(), cfg);
+    int inlined_freely = 0;
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        INFO(dag.nodes[n].name);
+        if (dag.nodes[n].always_inline)
+            CHECK(root.decisions.funcs[n].location == ComputeLocation::Inline);
+        else
+            CHECK(root.decisions.funcs[n].location == ComputeLocation::Root);
+        inlined_freely +=
+            !dag.nodes[n].always_inline && free.decisions.funcs[n].location != ComputeLocation::Root;
+    }
+    CHECK(inlined_freely > 0); // the unrestricted search does not, on this blur
+}
+
 TEST_CASE("a record replays to the same decisions", "[search][record]") {
     test_pipelines::Blur p(512, 256);
     FunctionDAG dag(p.outputs());
@@ -307,6 +333,7 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"freezing", false},
                          {"freezing_min_funcs", 0},
                          {"freeze_tilings", false},
+                         {"root_only", true},
                          {"check_launches", false},
                          {"split_reductions", false},
                          {"atomic_reductions", false},

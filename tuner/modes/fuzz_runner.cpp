@@ -15,6 +15,7 @@
 #include "db/database.h"
 #include "tuner/generate/autoschedulers.h"
 #include "tuner/generate/generator_run.h"
+#include "tuner/measure/validation/pocl_validation.h"
 #include "tuner/modes/oneshot.h"
 #include "tuner/report_stamp.h"
 
@@ -68,6 +69,8 @@ FuzzCase classify(uint64_t seed, const OneShotResult &r) {
     }
     for (const auto &s : r.samples) {
         if (s.validation == "passed") ++c.validated;
+        if (s.validation == "passed" && s.validation_detail.rfind(kAgreesWithDeviceReference, 0) == 0)
+            ++c.device_math;
         if (s.validation == "failed") {
             c.outcome = FuzzOutcome::ValidationFailed;
             c.detail = "sample " + std::to_string(s.index) + ": " + s.validation_detail;
@@ -204,12 +207,13 @@ std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progr
 std::string fuzz_report_markdown(const FuzzOptions &opt, const std::vector<FuzzCase> &cases,
                                  const std::string &command_line) {
     std::map<FuzzOutcome, int> counts;
-    int samples = 0, validated = 0;
+    int samples = 0, validated = 0, device_math = 0;
     double seconds = 0;
     for (const auto &c : cases) {
         counts[c.outcome]++;
         samples += c.samples;
         validated += c.validated;
+        device_math += c.device_math;
         seconds += c.seconds;
     }
     std::ostringstream md;
@@ -231,8 +235,12 @@ std::string fuzz_report_markdown(const FuzzOptions &opt, const std::vector<FuzzC
     if (cases.size() < range)
         md << "\n**In progress or stopped: " << cases.size() << " of " << range << " seeds finished.**\n";
     md << "\n"
-       << cases.size() << " pipelines, " << samples << " schedules, " << validated << " validated on POCL, "
-       << static_cast<long>(seconds) << " s of seed time in all (seeds ran " << opt.jobs << " at a time).\n";
+       << cases.size() << " pipelines, " << samples << " schedules, " << validated << " validated on POCL";
+    if (device_math > 0)
+        md << " (" << device_math
+           << " of them against the device's own build of the pipeline only: the CPU's math library differs)";
+    md << ", " << static_cast<long>(seconds) << " s of seed time in all (seeds ran " << opt.jobs
+       << " at a time).\n";
     int several = 0, reductions = 0, both = 0, unknown = 0;
     for (const auto &c : cases) {
         if (c.outputs == 0) {

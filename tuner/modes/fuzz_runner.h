@@ -42,6 +42,7 @@ struct FuzzCase {
     FuzzOutcome outcome = FuzzOutcome::Passed;
     std::string detail;
     int samples = 0, validated = 0;
+    int device_math = 0; // of those validated, against the device's own build only (pocl_validation.h)
     double seconds = 0;
     int outputs = 0;            // the pipeline's outputs (0: not known, no schedule was emitted)
     bool has_reduction = false; // some Func has update stages

@@ -57,6 +57,9 @@ struct ValidationRequest {
 };
 
 enum class ValidationStatus { Passed, Failed, NotRun };
+
+// How a passed report's detail begins when only the device reference agreed.
+inline constexpr const char *kAgreesWithDeviceReference = "agrees with the device's own build";
 const char *to_string(ValidationStatus s);
 
 struct ValidationReport {
@@ -66,6 +69,14 @@ struct ValidationReport {
     double seconds = 0;
 };
 
+// A candidate the CPU references disagree with is compared with a third
+// reference before it fails: the pipeline built for the device with every
+// Func at root (the plugin's root_only), run on POCL. Agreeing with that
+// one, the schedule kept what the device computes, and what differs from
+// the CPU is the device's math library (POCL's sin or exp against the
+// CPU's, which strict_float does not pin); the report then passes and says
+// so.
+//
 // Never throws for what the pipeline or the tools do; all of it is in the
 // report. NotRun means validation could not be attempted (no OpenCL
 // runtime, no C++ compiler, no runner archive), Failed that it ran and the
