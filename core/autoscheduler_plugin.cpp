@@ -15,6 +15,7 @@
 
 #include <Halide.h>
 
+#include "common/elapsed.h"
 #include "core/beam_search.h"
 #include "core/function_dag.h"
 #include "core/gpu_fill.h"
@@ -123,8 +124,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         // The search's time is all of it: the pipeline as written, the
         // split variants ranked, and the chosen one (the other statistics
         // are the chosen pipeline's full search).
-        result.stats.seconds_total =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+        result.stats.seconds_total = seconds_since(wall_start);
         result.stats.cpu_seconds_total = process_cpu_seconds() - cpu_start;
     }
 
@@ -155,8 +155,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         rec["reduction_splits"] = reduction_splits_to_json(splits);
         rec["gpu_fill"] = gpu_fill_to_json(gpu_fill(*dag, result.decisions, result.features, cfg.gpu));
         if (!split_echo.is_null()) rec["reduction_split_search"] = split_echo;
-        rec["statistics"]["seconds_autoschedule"] =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - call_wall_start).count();
+        rec["statistics"]["seconds_autoschedule"] = seconds_since(call_wall_start);
         rec["statistics"]["cpu_seconds_autoschedule"] = cpu_with_children_seconds() - call_cpu_start;
         std::ofstream out(cfg.record_path);
         if (!out)

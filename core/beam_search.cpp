@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "common/elapsed.h"
 #include "core/featurize_schedule.h"
 #include "core/loop_nest.h"
 
@@ -20,9 +21,6 @@ namespace gpusched {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-    return std::chrono::duration<double>(Clock::now() - t).count();
-}
 double cpu_now() {
     timespec ts{};
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -114,7 +112,7 @@ struct Pass {
             c.penalty_hash = parent_penalty_hash - func_structural_hash(n, parent->d->funcs[n], index) +
                              func_structural_hash(n, c.change, index);
         c.features = std::make_shared<const StateFeatures>(featurize(nest, gpu, memo));
-        stats.seconds_featurize += since(t);
+        stats.seconds_featurize += seconds_since(t);
         stats.states_featurized++;
         fresh.push_back(children.size());
         children.push_back(std::move(c));
@@ -273,7 +271,7 @@ struct Pass {
             rank(c);
         }
         fresh.clear();
-        stats.seconds_cost += since(t2);
+        stats.seconds_cost += seconds_since(t2);
     }
 
     // Without dropout only the beam_size best-ranked children can be
@@ -319,8 +317,8 @@ struct Pass {
                     trim(beam_size);
                 }
             }
-            stats.seconds_enumerate +=
-                since(t0) - (stats.seconds_featurize - featurize_before) - (stats.seconds_cost - cost_before);
+            stats.seconds_enumerate += seconds_since(t0) - (stats.seconds_featurize - featurize_before) -
+                                       (stats.seconds_cost - cost_before);
             if (children.empty()) {
                 // Every candidate was pruned (not expected: the untiled root
                 // location always passes); this pass has no complete state.
@@ -441,7 +439,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
             frozen = choose_frozen(dag, *best);
             r.prepass_decisions = *best->d;
         }
-        stats.seconds_prepass = since(tp);
+        stats.seconds_prepass = seconds_since(tp);
     }
     r.frozen.assign(freeze ? dag.nodes.size() : 0, false);
     for (size_t n = 0; n < frozen.size(); n++) {
@@ -494,7 +492,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     stats.memo_evictions = memo.evictions;
     stats.region_memo_hits = regions.hits;
     stats.region_memo_misses = regions.misses;
-    stats.seconds_total = since(t_start);
+    stats.seconds_total = seconds_since(t_start);
     stats.cpu_seconds_total = cpu_now() - cpu_start;
     r.stats = stats;
     return r;

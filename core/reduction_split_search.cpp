@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
+#include "common/elapsed.h"
 #include "core/search_record.h"
 
 namespace gpusched {
@@ -22,10 +24,6 @@ SearchResult search_variant(const std::vector<Function> &outputs, const std::vec
     SearchResult r = beam_search(dag, model, gpu, config);
     if (decisions) *decisions = decisions_to_json(dag, r.decisions);
     return r;
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 } // namespace
@@ -63,14 +61,15 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
             std::vector<ReductionSplit> variant = chosen;
             variant.insert(variant.end(), splits.begin(), splits.end());
             const auto t0 = std::chrono::steady_clock::now();
+            std::optional<double> cost;
             try {
-                ranked.emplace_back(search_variant(outputs, variant, model, gpu, greedy, nullptr).cost,
-                                    splits);
+                cost = search_variant(outputs, variant, model, gpu, greedy, nullptr).cost;
             } catch (const UserError &) {
-                choice.seconds_ranking += seconds_since(t0);
-                return; // the split pipeline cannot be bounded (FunctionDAG says why)
+                // the split pipeline cannot be bounded (FunctionDAG says why)
             }
             choice.seconds_ranking += seconds_since(t0);
+            if (!cost) return;
+            ranked.emplace_back(*cost, splits);
             choice.variants_ranked++;
         };
         // Each split of option's combining loop (a second level), ranked.

@@ -3,6 +3,8 @@
 #include <fstream>
 #include <set>
 
+#include "core/search_space.h"
+
 namespace gpusched {
 
 nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
@@ -23,28 +25,6 @@ nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
 }
 
 namespace {
-
-// The kernel a scheduled Func runs in (the Root Func at the end of its
-// hosts), or -1.
-int kernel_of(const Decisions &d, int n) {
-    for (size_t guard = 0; guard <= d.funcs.size() && n >= 0; guard++) {
-        const FuncDecision &f = d.funcs[n];
-        if (f.location == ComputeLocation::Root) return n;
-        if (f.location != ComputeLocation::Block && f.location != ComputeLocation::Thread) return -1;
-        n = f.host;
-    }
-    return -1; // a cycle of hosts
-}
-
-// n's consumers, with inlined ones replaced by their own.
-void consumers_through_inline(const FunctionDAG &dag, const Decisions &d, int n, std::set<int> &out) {
-    for (int c : dag.nodes[n].consumers) {
-        if (d.funcs[c].location == ComputeLocation::Inline)
-            consumers_through_inline(dag, d, c, out);
-        else
-            out.insert(c);
-    }
-}
 
 // What makes a replayed record's decisions impossible for this pipeline,
 // or empty: decisions the search cannot produce (a hand-edited or foreign
@@ -83,8 +63,9 @@ std::string structure_error(const FunctionDAG &dag, const Decisions &d) {
         }
         // Below root, every use is inside the host's kernel: per block, in
         // that kernel; per thread, in the host or Funcs at its thread level.
+        // Its consumers have lower indices: each was found scheduled above.
         std::set<int> users;
-        consumers_through_inline(dag, d, n, users);
+        effective_consumers(dag, d, n, users);
         for (int c : users) {
             const bool inside = f.location == ComputeLocation::Block
                                     ? kernel_of(d, c) == f.host

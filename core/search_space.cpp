@@ -11,8 +11,6 @@
 
 namespace gpusched {
 
-namespace {
-
 int kernel_of(const Decisions &d, int c) {
     for (int guard = 0; guard < 64 && c >= 0; guard++) {
         const FuncDecision &f = d.funcs[c];
@@ -24,6 +22,21 @@ int kernel_of(const Decisions &d, int c) {
     }
     return -1;
 }
+
+bool effective_consumers(const FunctionDAG &dag, const Decisions &d, int n, std::set<int> &out) {
+    for (int c : dag.nodes[n].consumers) {
+        ComputeLocation l = d.funcs[c].location;
+        if (l == ComputeLocation::Unscheduled) return false;
+        if (l == ComputeLocation::Inline) {
+            if (!effective_consumers(dag, d, c, out)) return false;
+        } else {
+            out.insert(c);
+        }
+    }
+    return true;
+}
+
+namespace {
 
 // Whether a stage of c reads n directly at a coordinate that only its RVars
 // move (a reduction over a fixed window of n: row_max(y) = max over r of
@@ -49,21 +62,6 @@ bool reads_at_fixed_coordinate(const FunctionDAG &dag, int c, int n) {
     return false;
 }
 
-// Consumers of n with inlined ones replaced by their own (effective) consumers.
-// Returns false if some consumer is still unscheduled.
-bool effective_consumers(const FunctionDAG &dag, const Decisions &d, int n, std::set<int> &out) {
-    for (int c : dag.nodes[n].consumers) {
-        ComputeLocation l = d.funcs[c].location;
-        if (l == ComputeLocation::Unscheduled) return false;
-        if (l == ComputeLocation::Inline) {
-            if (!effective_consumers(dag, d, c, out)) return false;
-        } else {
-            out.insert(c);
-        }
-    }
-    return true;
-}
-
 // Where the tile is put to see how a region changes as it moves (per block:
 // the kernel root's tile in its realization; per thread: the host's thread
 // tile in its block). The base position is one tile in from the corner in
@@ -77,26 +75,24 @@ struct TilePositions {
     const Stage &st;
     const std::vector<Span> &tile, &room;
 
-    int64_t tiles(size_t i) const { return room[i].extent() / std::max<int64_t>(1, tile[i].extent()); }
     std::vector<Span> base() const {
         std::vector<Span> l = tile;
-        for (size_t i = 0; i < l.size(); i++) {
-            if (st.loops[i].is_rvar) continue;
-            place(l, i, tiles(i) >= 3 ? 1 : 0);
-        }
+        for (size_t i = 0; i < l.size(); i++)
+            if (!st.loops[i].is_rvar) place(l, i, base_index(i));
         return l;
     }
     std::optional<std::vector<Span>> moved(size_t i) const {
         if (st.loops[i].is_rvar || tiles(i) < 2) return std::nullopt;
         std::vector<Span> l = base();
-        place(l, i, tiles(i) >= 3 ? 2 : 1);
+        place(l, i, base_index(i) + 1);
         return l;
     }
-    // Whether the tile at index k of dimension i lies clear of the room's far end.
-    bool interior(size_t i, int64_t k) const { return k + 1 < tiles(i); }
-    int64_t base_index(size_t i) const { return tiles(i) >= 3 ? 1 : 0; }
+    // Whether moved(i) lies clear of the room's far end.
+    bool moved_clear_of_end(size_t i) const { return base_index(i) + 2 < tiles(i); }
 
 private:
+    int64_t tiles(size_t i) const { return room[i].extent() / std::max<int64_t>(1, tile[i].extent()); }
+    int64_t base_index(size_t i) const { return tiles(i) >= 3 ? 1 : 0; }
     void place(std::vector<Span> &l, size_t i, int64_t k) const {
         const int64_t t = std::max<int64_t>(1, tile[i].extent());
         l[i].min = room[i].min + k * t;
@@ -177,7 +173,7 @@ bool extent_fixed_as_tile_moves(const FunctionDAG &dag, const LoopNest &nest, in
             const std::optional<std::vector<Span>> m = at.moved(i);
             if (!m) continue;
             const Region rb = region_at(*m);
-            const bool clear = at.interior(i, at.base_index(i) + 1);
+            const bool clear = at.moved_clear_of_end(i);
             for (size_t d = 0; d < ra.size() && d < rb.size(); d++) {
                 const int64_t grew = rb[d].extent() - ra[d].extent();
                 if (grew > 2 || (clear && grew < -2)) return false;

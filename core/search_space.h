@@ -14,6 +14,7 @@
 // and within the hard limits of the GpuProfile.
 
 #include <cstdint>
+#include <set>
 #include <vector>
 
 #include "common/gpu_profile.h"
@@ -48,6 +49,13 @@ int num_steps(const FunctionDAG &dag);
 StepId step_at(const FunctionDAG &dag, int step);
 
 Decisions initial_decisions(const FunctionDAG &dag);
+
+// The kernel Func n runs in: the Root Func at the end of its hosts, or -1
+// (inlined, unscheduled, or hosts that do not end at root).
+int kernel_of(const Decisions &d, int n);
+// Consumers of n with inlined ones replaced by their own (effective)
+// consumers, into out. Returns false if some consumer is still unscheduled.
+bool effective_consumers(const FunctionDAG &dag, const Decisions &d, int n, std::set<int> &out);
 
 // The step's candidates before pruning (cheap: builds at most one loop nest).
 // root_or_inline_only: the freezing pre-pass (sec. 3.2) offers a Func only

@@ -291,22 +291,19 @@ ProcessResult run_process(const ProcessSpec &spec) {
     // keep this child's output open until that one exits (its read loop
     // would wait for the other child, or for the timeout). The child's dup2
     // onto stdout and stderr makes its own ends survive its exec.
-    int out_pipe[2], err_pipe[2], exec_pipe[2];
-    if (pipe2(out_pipe, O_CLOEXEC) != 0) {
-        r.start_error = std::string("pipe: ") + strerror(errno);
-        return r;
+    int pipes[3][2];
+    auto close_pipes = [&](int count) {
+        for (int i = 0; i < count; i++)
+            close_pair(pipes[i]);
+    };
+    for (int i = 0; i < 3; i++) {
+        if (pipe2(pipes[i], O_CLOEXEC) != 0) {
+            r.start_error = std::string("pipe: ") + strerror(errno);
+            close_pipes(i);
+            return r;
+        }
     }
-    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-        r.start_error = std::string("pipe: ") + strerror(errno);
-        close_pair(out_pipe);
-        return r;
-    }
-    if (pipe2(exec_pipe, O_CLOEXEC) != 0) {
-        r.start_error = std::string("pipe: ") + strerror(errno);
-        close_pair(out_pipe);
-        close_pair(err_pipe);
-        return r;
-    }
+    int *const out_pipe = pipes[0], *const err_pipe = pipes[1], *const exec_pipe = pipes[2];
 
     std::vector<std::string> env = build_environment(spec.env);
     std::vector<char *> envp, argvp;
@@ -324,9 +321,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
     pid_t pid = fork();
     if (pid < 0) {
         r.start_error = std::string("fork: ") + strerror(errno);
-        close_pair(out_pipe);
-        close_pair(err_pipe);
-        close_pair(exec_pipe);
+        close_pipes(3);
         return r;
     }
     if (pid == 0) exec_child(spec, *program, parent, out_pipe, err_pipe, exec_pipe, argvp, envp);

@@ -35,17 +35,21 @@ GpuProfile h100() {
     return *find_builtin_gpu_profile("h100");
 }
 
-SearchResult search(const FunctionDAG &dag, int beam, int passes, uint64_t seed, double dropout = 0,
-                    bool memoize = true) {
+SearchResult search(const FunctionDAG &dag, const SearchConfig &cfg) {
     test_support::TestCostModel model;
     model.set_pipeline(pipeline_features(dag));
+    return beam_search(dag, model, h100(), cfg);
+}
+
+SearchResult search(const FunctionDAG &dag, int beam, int passes, uint64_t seed, double dropout = 0,
+                    bool memoize = true) {
     SearchConfig cfg;
     cfg.beam_size = beam;
     cfg.passes = passes;
     cfg.seed = seed;
     cfg.dropout = dropout;
     cfg.memoize = memoize;
-    return beam_search(dag, model, h100(), cfg);
+    return search(dag, cfg);
 }
 
 // Applies the decisions and lowers the pipeline for CUDA (PTX codegen needs
@@ -201,14 +205,12 @@ TEST_CASE("a root-only search puts every Func at root, inlining only what must b
     // simplest GPU schedule, one kernel per Func.
     test_pipelines::Blur p(512, 256);
     FunctionDAG dag(p.outputs());
-    test_support::TestCostModel model;
-    model.set_pipeline(pipeline_features(dag));
     SearchConfig cfg;
     cfg.beam_size = 1;
     cfg.passes = 1;
-    const SearchResult free = beam_search(dag, model, h100(), cfg);
+    const SearchResult free = search(dag, cfg);
     cfg.root_only = true;
-    const SearchResult root = beam_search(dag, model, h100(), cfg);
+    const SearchResult root = search(dag, cfg);
     int inlined_freely = 0;
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         INFO(dag.nodes[n].name);
@@ -426,17 +428,15 @@ TEST_CASE("kernel memoization changes no feature and no decision", "[search][mem
 TEST_CASE("hierarchical sampling featurizes fewer states and stays deterministic", "[search][sampling]") {
     test_pipelines::Blur p(512, 256);
     FunctionDAG dag(p.outputs());
-    test_support::TestCostModel model;
-    model.set_pipeline(pipeline_features(dag));
     SearchConfig cfg;
     cfg.beam_size = 4;
     cfg.passes = 2;
     cfg.seed = 5;
     cfg.freezing = false; // sampling alone (freezing: test_scalability.cpp)
-    SearchResult sampled = beam_search(dag, model, h100(), cfg);
-    SearchResult again = beam_search(dag, model, h100(), cfg);
+    SearchResult sampled = search(dag, cfg);
+    SearchResult again = search(dag, cfg);
     cfg.hierarchical_sampling = false;
-    SearchResult full = beam_search(dag, model, h100(), cfg);
+    SearchResult full = search(dag, cfg);
     CHECK(sampled.decisions == again.decisions);
     CHECK(sampled.stats.states_sampled_out > 0);
     CHECK(full.stats.states_sampled_out == 0);

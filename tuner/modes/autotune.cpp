@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 
+#include "common/elapsed.h"
 #include "costmodel/crc32.h"
 #include "costmodel/network_weights.h"
 #include "costmodel/weights_file.h"
@@ -44,10 +45,6 @@ std::optional<TrainOn> parse_train_on(const std::string &name) {
 }
 
 namespace {
-
-double seconds_since(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 std::string crc_of_file(const std::string &path) {
     const std::string bytes = read_text_file(path);

@@ -68,9 +68,10 @@ FuzzCase classify(uint64_t seed, const OneShotResult &r) {
         }
     }
     for (const auto &s : r.samples) {
-        if (s.validation == "passed") ++c.validated;
-        if (s.validation == "passed" && s.validation_detail.rfind(kAgreesWithDeviceReference, 0) == 0)
-            ++c.device_math;
+        if (s.validation == "passed") {
+            ++c.validated;
+            if (s.validation_detail.rfind(kAgreesWithDeviceReference, 0) == 0) ++c.device_math;
+        }
         if (s.validation == "failed") {
             c.outcome = FuzzOutcome::ValidationFailed;
             c.detail = "sample " + std::to_string(s.index) + ": " + s.validation_detail;

@@ -256,16 +256,16 @@ void build_reordered_reference(const ValidationRequest &req, const std::string &
     std::ofstream(dir + "/reordered.txt") << "float reductions summed in blocks: " << splits;
 }
 
-// The device reference, in dir: the pipeline on POCL with every Func at
-// root (the plugin's root_only search at beam 1, no reduction splits): the
-// device's own arithmetic under the simplest GPU schedule. Built only for a
-// candidate the CPU references disagree with (validate_schedule_on_pocl).
-// Returns why there is none, or empty.
 // A math library moves a few values across a discontinuity: at most one
 // value in this many of an output (and at least one) may differ between the
 // device's own build and the CPU's for the device reference to stand.
 constexpr std::size_t kMathLibraryOutlierDivisor = 1000;
 
+// The device reference, in dir: the pipeline on POCL with every Func at
+// root (the plugin's root_only search at beam 1, no reduction splits): the
+// device's own arithmetic under the simplest GPU schedule. Built only for a
+// candidate the CPU references disagree with (validate_schedule_on_pocl).
+// Returns why there is none, or empty.
 std::string build_device_reference(const ValidationRequest &req, const std::string &compiler,
                                    const std::string &archive, const std::string &dir) {
     const std::string plugin = locate_gpusched_plugin();

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "common/elapsed.h"
 #include "db/database.h"
 #include "db/run_queries.h"
 #include "db/sample_store.h"
@@ -28,10 +29,6 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double seconds_since(Clock::time_point t0) {
-    return std::chrono::duration<double>(Clock::now() - t0).count();
-}
 
 // A device name as a folder name: "pocl-Intel(R) Xeon(R) ..." -> "pocl-Intel-R-Xeon-R-...".
 std::string slug(const std::string &name) {
