@@ -374,6 +374,7 @@ void print_autotune_json(const AutotuneResult &r, int code) {
                         {"best_ms", opt_json(r.best_ms)},
                         {"files", r.best_files},
                         {"seconds", r.wall_seconds},
+                        {"setup_seconds", r.setup_seconds},
                         {"retrain_seconds", r.retrain_seconds},
                         {"batches", batches}};
     nlohmann::json baselines = nlohmann::json::array();
@@ -440,9 +441,14 @@ void print_tuning_curve(const AutotuneResult &r, int code) {
         for (const auto &f : r.best_files)
             std::cout << "  " << f << "\n";
     }
-    if (code == kExitStoppedByBudget)
+    if (code == kExitStoppedByBudget) {
         std::cout << fmt::format("Stopped by the {} (exit 3); continue with --resume {}.\n", r.stopped_by,
                                  r.run_id);
+        if (r.stopped_by == "time budget" && r.samples_this_invocation == 0)
+            std::cout << fmt::format("The budget ran out before the first sample: the CPU reference and the "
+                                     "baselines took {:.1f} s of it; give the run more time.\n",
+                                     r.setup_seconds);
+    }
     if (code == kExitInterrupted)
         std::cout << fmt::format("Interrupted (exit 130); continue with --resume {}.\n", r.run_id);
     std::cout << fmt::format("Stored as run {} in {} ({:.1f} s, retraining {:.1f} s)\n", r.run_id, r.db_path,

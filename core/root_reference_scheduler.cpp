@@ -105,12 +105,24 @@ void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target
     schedule_at_root_after(pipeline, output_functions(pipeline), splits, "gpusched_root", results);
 }
 
+// Float reductions of at most this many terms per point need no second
+// reference. Two summation orders of N same-signed float terms differ by at
+// most about 2 N u of their sum (u = 2^-24, the unit roundoff): 9.8e-4 for
+// N = 8192, inside validation's relative tolerance of 1e-3
+// (tuner/measure/validation/output_file.h, ComparisonTolerance). A longer
+// serial sum may drift past it (16.7 million squares: 2%). Building the
+// blocked reference for every reduction of 64 or more terms cost minutes
+// on sgemm (a 4096-term dot product per output, computed serially with a
+// 64-partial intermediate: 4 GFLOP per partial row) and spent a tuning run's
+// whole budget before its first sample, for no verdict it could change.
+constexpr int64_t kLongestExactEnoughSum = 8192;
+
 // The split of each long float reduction into about sqrt(N) partials. The
 // options come from the search's own list (core/reduction_split.h), asked
-// of a GPU without a thread limit so that every reduction of 64 or more
-// iterations per point qualifies, whatever its output's size; of those, the
-// level-0 split whose partials are nearest sqrt(N). Integer reductions are
-// left alone: their sums are the same in every order.
+// of a GPU without a thread limit so that every reduction qualifies,
+// whatever its output's size; of those longer than kLongestExactEnoughSum,
+// the level-0 split whose partials are nearest sqrt(N). Integer reductions
+// are left alone: their sums are the same in every order.
 std::vector<ReductionSplit> blocked_float_sums(const std::vector<Halide::Internal::Function> &outputs) {
     GpuProfile unlimited = *find_builtin_gpu_profile("h100");
     unlimited.sm_count = 1;
@@ -123,7 +135,8 @@ std::vector<ReductionSplit> blocked_float_sums(const std::vector<Halide::Interna
         for (const Node &n : dag.nodes)
             if (n.stable_name == r.func) node = &n;
         if (!node) continue;
-        if (!update_sums_floats(node->func, r.update)) continue;
+        if (!update_sums_floats(node->func, r.update) || r.reduction_points <= kLongestExactEnoughSum)
+            continue;
         const double want = std::log2(std::sqrt(static_cast<double>(r.reduction_points)));
         const ReductionSplit *best = nullptr;
         for (const ReductionSplit &s : r.options)

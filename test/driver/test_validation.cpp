@@ -175,6 +175,32 @@ TEST_CASE("a float sum split by a foreign schedule fails against the serial refe
     CHECK(test::read_file(reference / "reordered.txt").find("\"partials\":4096") != std::string::npos);
 }
 
+TEST_CASE(
+    "a float sum of at most 8192 terms gets no second reference and a foreign split of it passes against "
+    "the serial one",
+    "[validation][reduction_split]") {
+    test::TempDir dir;
+    // 64 x 64 = 4096 squares: any two orders agree within the tolerance, so
+    // the expert's split sum passes against the serial reference alone.
+    ValidationRequest v = request(dir, "float_total", "manual");
+    v.generator_params = {{"size", "64"}};
+    const ValidationReport report = validate_schedule_on_pocl(v);
+    INFO(report.detail);
+    REQUIRE(report.status == ValidationStatus::Passed);
+    CHECK(report.detail.find("sum in blocks") == std::string::npos);
+    const fs::path reference = fs::path(v.work_dir) / "reference";
+    CHECK_FALSE(fs::exists(reference / kReorderedReferenceDir));
+    CHECK(test::read_file(reference / "reordered.txt").find("no long float reduction") != std::string::npos);
+    // 91 x 91 = 8281 squares, just past the bound: the second reference is built.
+    test::TempDir longer;
+    ValidationRequest w = request(longer, "float_total", "naive");
+    w.generator_params = {{"size", "91"}};
+    const ReferenceOutputs ref = reference_outputs(w);
+    INFO(ref.failure);
+    REQUIRE(ref.ok());
+    CHECK(fs::exists(fs::path(ref.dir) / kReorderedReferenceDir / "output.raw"));
+}
+
 TEST_CASE("a pipeline without a long float reduction gets no second reference", "[validation]") {
     test::TempDir dir;
     ValidationRequest v = request(dir, "tiny_stencil", "naive");

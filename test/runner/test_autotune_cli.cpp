@@ -315,6 +315,21 @@ TEST_CASE("autotune --time-budget stops at a sample boundary, writes the best an
     if (j["best_ms"].is_number()) CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
 }
 
+TEST_CASE("autotune whose budget runs out before its first sample says the reference and baselines took it",
+          "[autotune][budget]") {
+    test::TempDir dir;
+    ProcessResult r = test::run_gpusched(
+        autotune_args(dir, "out", "tiny_stencil", 3, 4, {"--time-budget", "1s", "--baselines", "naive"}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.exit_code == 3);
+    CHECK(r.out.find("0 samples (0 this time)") != std::string::npos);
+    CHECK(
+        r.out.find("The budget ran out before the first sample: the CPU reference and the baselines took") !=
+        std::string::npos);
+    CHECK(test::sql_int(dir / "db.sqlite", "SELECT count(*) FROM samples s JOIN runs r ON r.id = s.run_id "
+                                           "WHERE r.autoscheduler = 'gpusched'") == 0);
+}
+
 TEST_CASE("two autotune runs on two pipelines write one database at once", "[autotune][db]") {
     test::TempDir dir;
     ProcessResult a, b;

@@ -764,6 +764,7 @@ AutotuneResult run_autotune(const AutotuneOptions &options, const AutotuneProgre
     AutotuneRun run(o, progress, inputs, *executor, result, t0);
     run.open(stored);
     if (!baselines.empty() && !run.should_stop()) result.baselines = run.measure_baselines(baselines);
+    result.setup_seconds = seconds_since(t0);
     for (int b = 0; b < o.iterations; ++b)
         if (!run.run_batch(b)) break;
     run.finish();

@@ -146,6 +146,9 @@ struct AutotuneResult {
     std::vector<std::string> best_files;
     double wall_seconds = 0;
     double retrain_seconds = 0; // of this invocation
+    // Before the first batch: the CPU reference and the baselines. Part of
+    // the time budget; a budget it exhausts leaves no sample.
+    double setup_seconds = 0;
     std::vector<AutotuneBaseline> baselines;
 };
 

@@ -247,7 +247,8 @@ void build_reordered_reference(const ValidationRequest &req, const std::string &
     std::string splits;
     std::getline(std::ifstream(report), splits);
     if (splits.rfind("[]", 0) == 0)
-        return skip("no long float reduction: the serial reference is the only one");
+        return skip("no long float reduction (none whose summing order can matter at the tolerance): the "
+                    "serial reference is the only one");
     if (!out.ok()) return skip("the reordered reference did not build: " + out.message);
     ProcessResult link = link_runner(compiler, archive, rdir, req.generator_name, req.timeout);
     if (!link.ok()) return skip("linking the reordered reference failed (" + link.describe_failure() + ")");
