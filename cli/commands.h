@@ -33,6 +33,7 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global);
 Action add_tune_command(CLI::App &app, const GlobalOptions &global);
 Action add_db_command(CLI::App &app, const GlobalOptions &global);
 Action add_retrain_command(CLI::App &app, const GlobalOptions &global);
+Action add_learning_command(CLI::App &app, const GlobalOptions &global);
 Action add_nightly_command(CLI::App &app, const GlobalOptions &global);
 Action add_gpus_command(CLI::App &app, const GlobalOptions &global);
 Action add_report_command(CLI::App &app, const GlobalOptions &global);

@@ -34,6 +34,7 @@ int main(int argc, char **argv) {
     Action tune = add_tune_command(app, global);
     Action db = add_db_command(app, global);
     Action retrain = add_retrain_command(app, global);
+    Action learning = add_learning_command(app, global);
     Action nightly = add_nightly_command(app, global);
     Action gpus = add_gpus_command(app, global);
     Action report = add_report_command(app, global);
@@ -56,8 +57,8 @@ int main(int argc, char **argv) {
         std::cerr << "error: " << e.what() << "\n";
         return kExitError;
     }
-    for (const char *name :
-         {"oneshot", "tune", "db", "retrain", "nightly", "gpus", "report", "bench", "fuzz", "worker"}) {
+    for (const char *name : {"oneshot", "tune", "db", "retrain", "learning", "nightly", "gpus", "report",
+                             "bench", "fuzz", "worker"}) {
         if (!app.got_subcommand(name)) continue;
         const std::string n = name;
         try {
@@ -65,6 +66,7 @@ int main(int argc, char **argv) {
             if (n == "tune") return tune();
             if (n == "db") return db();
             if (n == "retrain") return retrain();
+            if (n == "learning") return learning();
             if (n == "nightly") return nightly();
             if (n == "gpus") return gpus();
             if (n == "report") return report();

@@ -93,6 +93,14 @@ RankingQuality evaluate_ranking(const NetworkWeights &weights, const std::vector
     return quality(to_double(weights.flatten()), pipes, all, LossWeights{1, 0, negative_penalty});
 }
 
+std::vector<double> predict_runtimes(const NetworkWeights &weights, const PipelineSamples &samples,
+                                     const FormulaContext &ctx) {
+    const PreparedPipeline pipe = prepare_all({samples}, ctx).front();
+    std::vector<int> idx(pipe.samples.size());
+    std::iota(idx.begin(), idx.end(), 0);
+    return predict_samples(to_double(weights.flatten()), pipe, idx);
+}
+
 TrainingReport train_network(NetworkWeights &weights, const std::vector<PipelineSamples> &data,
                              const TrainingOptions &opt) {
     if (!weights.valid_shape()) throw std::invalid_argument("train_network: weights have the wrong shape");

@@ -78,6 +78,11 @@ RankingQuality evaluate_ranking(const NetworkWeights &weights, const std::vector
 TrainingReport train_network(NetworkWeights &weights, const std::vector<PipelineSamples> &data,
                              const TrainingOptions &options);
 
+// The network's predicted runtime (ms) of each of samples' states: what
+// the search's cost model says of them with these weights.
+std::vector<double> predict_runtimes(const NetworkWeights &weights, const PipelineSamples &samples,
+                                     const FormulaContext &ctx);
+
 // One line per quality, for logs and provenance strings.
 std::string describe(const RankingQuality &q);
 

@@ -269,7 +269,7 @@ std::vector<MeasuredSample> SampleStore::measured_samples(const TrainingFilter &
     // Measured, with a time a logarithm can take.
     auto q = db_.prepare(std::string(R"sql(
         SELECT s.id, p.id, p.generator_name, p.params, p.gpu, s.featurization, s.runtime_median_ms,
-               coalesce(s.device, '')
+               coalesce(s.device, ''), r.id, s.batch
         FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id
         WHERE )sql") + kMeasuredSample +
                          R"sql( AND s.runtime_median_ms > 0
@@ -297,6 +297,8 @@ std::vector<MeasuredSample> SampleStore::measured_samples(const TrainingFilter &
         m.featurization = q.column_blob(5);
         m.runtime_ms = q.column_double(6);
         m.device = q.column_text(7);
+        m.run_id = q.column_int(8);
+        m.batch = static_cast<int>(q.column_int(9));
         out.push_back(std::move(m));
     }
     return out;

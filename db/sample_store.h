@@ -116,6 +116,8 @@ struct BestResult {
 struct MeasuredSample {
     int64_t sample_id = 0;
     int64_t pipeline_id = 0;
+    int64_t run_id = 0;
+    int batch = 0; // an Autotune batch; 0 for the other modes
     std::string generator_name, params, gpu;
     std::string device; // where it was measured; training never mixes devices
     std::vector<uint8_t> featurization;

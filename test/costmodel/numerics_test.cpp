@@ -61,6 +61,27 @@ TEST_CASE("predicted-best slowdown measures the model's favourite against the tr
     CHECK(best_predicted_slowdown({3, 2, 1}, {10, 20, 30}) == Approx(2));
 }
 
+TEST_CASE("pairwise accuracy counts the differently timed pairs the predictions order right", "[numerics]") {
+    CHECK(*pairwise_accuracy({1, 2, 3}, {10, 20, 30}) == Approx(1));
+    CHECK(*pairwise_accuracy({3, 2, 1}, {10, 20, 30}) == Approx(0));
+    // (0,1) right, (0,2) right, (1,2) wrong.
+    CHECK(*pairwise_accuracy({1, 3, 2}, {10, 20, 30}) == Approx(2.0 / 3));
+    // Equal times order nothing; an equal prediction counts half.
+    CHECK(*pairwise_accuracy({1, 1, 2}, {10, 20, 20}) == Approx((0.5 + 1) / 2));
+    CHECK_FALSE(pairwise_accuracy({1, 2}, {5, 5}).has_value());
+}
+
+TEST_CASE("top-k score is the best time over the best time among the k predicted fastest", "[numerics]") {
+    const std::vector<double> measured = {40, 10, 20, 80};
+    const std::vector<double> predicted = {1, 4, 2, 3}; // favourites in order: 0, 2, 3, 1
+    CHECK(top_k_score(predicted, measured, 1) == Approx(10.0 / 40));
+    CHECK(top_k_score(predicted, measured, 2) == Approx(10.0 / 20));
+    CHECK(top_k_score(predicted, measured, 3) == Approx(10.0 / 20));
+    CHECK(top_k_score(predicted, measured, 4) == Approx(1));
+    CHECK(top_k_score(predicted, measured, 9) == Approx(1));
+    CHECK_THROWS(top_k_score(predicted, measured, 0));
+}
+
 TEST_CASE("cost terms: inlined stages use c3/c4, others c1/c19 (appendix B selects)", "[formula]") {
     FormulaContext ctx;
     CostTerms t;

@@ -5,6 +5,8 @@
 
 #include <random>
 
+#include <nlohmann/json.hpp>
+
 #include "test/catch2_compat.h"
 #include <sqlite3.h>
 
@@ -21,21 +23,27 @@ using namespace gpusched;
 
 namespace {
 
-// Fills a database with `pipelines` pipelines of `per_pipeline` samples each.
-void fill_database(const std::string &path, int pipelines, int per_pipeline) {
+// Fills a database with `pipelines` pipelines of `per_pipeline` samples
+// each. With `structures` > 1 a pipeline's samples take turns among that
+// many stage lists, as a pipeline's samples do where some split a
+// reduction (its intermediate is one more stage).
+void fill_database(const std::string &path, int pipelines, int per_pipeline, int structures = 1) {
     db::Database database = db::Database::open(path);
     db::SampleStore store(database);
     GpuProfile gpu = *find_builtin_gpu_profile("h100");
     std::mt19937_64 rng(7);
     for (int p = 0; p < pipelines; ++p) {
-        SyntheticPipeline pipe = random_synthetic_pipeline(rng);
-        AnalyticGpuCostModel teacher(gpu);
-        teacher.set_pipeline(pipe.stages);
+        std::vector<SyntheticPipeline> pipes;
+        for (int k = 0; k < structures; ++k)
+            pipes.push_back(random_synthetic_pipeline(rng));
         db::PipelineIdentity id{
             "/synthetic.gen", "hash", "synthetic_" + std::to_string(p), "{}", "t", "h100"};
         db::RunInfo run{store.upsert_pipeline(id), "autotune", "gpusched", "{}", "test"};
         int64_t run_id = store.start_run(run);
         for (int i = 0; i < per_pipeline; ++i) {
+            const SyntheticPipeline &pipe = pipes[static_cast<std::size_t>(i % structures)];
+            AnalyticGpuCostModel teacher(gpu);
+            teacher.set_pipeline(pipe.stages);
             StateFeatures state = random_synthetic_state(pipe, gpu, rng);
             std::vector<double> cost;
             teacher.evaluate({&state}, cost);
@@ -77,6 +85,20 @@ TEST_CASE("retrain of one pipeline uses only its samples", "[retrain]") {
     INFO(r.err);
     REQUIRE(r.ok());
     CHECK(r.out.find("\"samples\": 10") != std::string::npos);
+}
+
+TEST_CASE("retrain trains on a pipeline whose samples have two stage structures as two groups", "[retrain]") {
+    // Before: "sample N has a different stage count than its pipeline's
+    // other samples", and Autotune never retrained such a pipeline.
+    test::TempDir dir;
+    fill_database(dir / "db.sqlite", 2, 12, 2);
+    auto r = test::run_gpusched(
+        {"--json", "retrain", "--db", dir / "db.sqlite", "--all", "--epochs", "5", "-o", dir / "w.weights"});
+    INFO(r.err);
+    REQUIRE(r.ok());
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["samples"] == 24);
+    CHECK(j["pipelines"] == 4); // two pipelines, two stage structures each
 }
 
 TEST_CASE("retrain with no benchmarked samples says what is missing", "[retrain][bad-input]") {

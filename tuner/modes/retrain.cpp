@@ -11,10 +11,10 @@
 
 #include "costmodel/crc32.h"
 #include "costmodel/default_weights.h"
-#include "costmodel/featurization_blob.h"
 #include "costmodel/weights_file.h"
 #include "db/sample_store.h"
 #include "tuner/modes/oneshot.h"
+#include "tuner/modes/training_groups.h"
 #include "tuner/report_stamp.h"
 
 namespace gpusched {
@@ -66,32 +66,15 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
         }
     }
 
-    // Group by pipeline; every sample of a pipeline must agree on its stages.
-    std::map<int64_t, PipelineSamples> by_pipeline;
-    std::vector<int64_t> sample_ids;
-    for (const auto &m : measured) {
-        FeaturizationSample f;
-        try {
-            f = deserialize_featurization(m.featurization.data(), m.featurization.size(),
-                                          "featurization of sample " + std::to_string(m.sample_id));
-        } catch (const std::exception &e) {
-            throw UserError(std::string(e.what()) + " in '" + opt.db_path + "'");
-        }
-        PipelineSamples &p = by_pipeline[m.pipeline_id];
-        if (p.states.empty()) {
-            p.name = m.generator_name + " " + m.params + " on " + m.gpu;
-            p.stages = std::move(f.pipeline);
-        } else if (p.stages.size() != f.pipeline.size()) {
-            throw UserError("sample " + std::to_string(m.sample_id) + " of '" + m.generator_name +
-                            "' has a different stage count than its pipeline's other samples");
-        }
-        p.states.push_back(std::move(f.state));
-        p.runtimes_ms.push_back(m.runtime_ms);
-        sample_ids.push_back(m.sample_id);
-    }
+    // One group per pipeline and stage structure (training_groups.h).
     std::vector<PipelineSamples> data;
-    for (auto &[id, p] : by_pipeline)
-        if (p.states.size() >= 2) data.push_back(std::move(p));
+    std::vector<int64_t> sample_ids;
+    for (TrainingGroup &g : group_for_training(measured, opt.db_path)) {
+        if (g.samples.states.size() < 2) continue;
+        for (std::size_t i : g.measured)
+            sample_ids.push_back(measured[i].sample_id);
+        data.push_back(std::move(g.samples));
+    }
     if (data.empty()) {
         throw UserError("no pipeline in '" + opt.db_path + "'" +
                         (opt.generator_name.empty() ? "" : " named '" + opt.generator_name + "'") +

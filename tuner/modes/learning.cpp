@@ -1,0 +1,328 @@
+#include "tuner/modes/learning.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include "common/elapsed.h"
+#include "common/errors.h"
+#include "costmodel/default_weights.h"
+#include "costmodel/ranking_metrics.h"
+#include "costmodel/training.h"
+#include "costmodel/weights_file.h"
+#include "db/database.h"
+#include "db/rank_correlation.h"
+#include "db/sample_store.h"
+#include "tuner/modes/training_groups.h"
+
+namespace gpusched {
+namespace {
+
+// A sample: its training group (training_groups.h) and index there.
+struct SampleRef {
+    std::size_t group = 0;
+    int index = 0;
+};
+
+// One pipeline's measured samples, from every database: its training
+// groups (one per stage structure), each sample's Autotune batch, and the
+// batches to judge (two or more samples each).
+struct PipelineData {
+    std::string name;
+    std::vector<TrainingGroup> groups;
+    std::vector<std::vector<int>> batch_of;     // [group][index]: its batch number within its run
+    std::vector<std::vector<SampleRef>> judged; // the samples of each (database, run, batch)
+    int samples = 0;
+
+    double runtime(const SampleRef &r) const {
+        return groups[r.group].samples.runtimes_ms[static_cast<std::size_t>(r.index)];
+    }
+};
+
+std::string pipeline_name(const db::MeasuredSample &m) {
+    return m.params.empty() || m.params == "{}" ? m.generator_name : m.generator_name + " " + m.params;
+}
+
+std::vector<PipelineData> load_pipelines(const LearningOptions &opt, std::string &device) {
+    if (opt.db_paths.empty()) throw UserError("learning needs at least one sample database (--db)");
+    std::map<std::string, PipelineData> by_name;
+    std::map<std::tuple<std::string, std::size_t, int64_t, int>, std::vector<SampleRef>> batches;
+    std::set<std::string> devices;
+    for (std::size_t d = 0; d < opt.db_paths.size(); ++d) {
+        const std::string &path = opt.db_paths[d];
+        std::error_code ec;
+        if (!std::filesystem::is_regular_file(path, ec))
+            throw UserError("database '" + path + "' does not exist or is not a file");
+        db::Database database = db::Database::open_existing(path);
+        db::TrainingFilter filter;
+        filter.device = opt.device;
+        const std::vector<db::MeasuredSample> measured = db::SampleStore(database).measured_samples(filter);
+        for (const auto &m : measured)
+            devices.insert(m.device.empty() ? "(unnamed)" : m.device);
+        for (TrainingGroup &g : group_for_training(measured, path)) {
+            const db::MeasuredSample &first = measured[g.measured.front()];
+            PipelineData &p = by_name[pipeline_name(first)];
+            p.name = pipeline_name(first);
+            std::vector<int> batch_of;
+            for (std::size_t i = 0; i < g.measured.size(); ++i) {
+                const db::MeasuredSample &m = measured[g.measured[i]];
+                batch_of.push_back(m.batch);
+                batches[{p.name, d, m.run_id, m.batch}].push_back({p.groups.size(), static_cast<int>(i)});
+            }
+            p.samples += static_cast<int>(g.measured.size());
+            p.groups.push_back(std::move(g));
+            p.batch_of.push_back(std::move(batch_of));
+        }
+    }
+    if (devices.size() > 1) {
+        std::string names;
+        for (const auto &n : devices)
+            names += (names.empty() ? "" : ", ") + n;
+        throw UserError("the samples were measured on " + std::to_string(devices.size()) + " devices (" +
+                        names + "); choose one with --device, times of different devices are never mixed");
+    }
+    if (devices.empty())
+        throw UserError("no measured sample with a featurization" +
+                        (opt.device.empty() ? std::string() : " on device '" + opt.device + "'") +
+                        " in the databases given (measured samples come from `gpusched tune`)");
+    device = *devices.begin();
+    for (auto &[key, refs] : batches)
+        if (refs.size() >= 2) by_name[std::get<0>(key)].judged.push_back(refs);
+    std::vector<PipelineData> out;
+    for (auto &[name, p] : by_name)
+        if (!p.judged.empty()) out.push_back(std::move(p));
+    if (out.size() < 2)
+        throw UserError("hold-one-out needs two or more pipelines with a measured batch of two or more "
+                        "samples; the databases have " +
+                        std::to_string(out.size()));
+    return out;
+}
+
+// The model's predicted runtime of every sample, per group.
+std::vector<std::vector<double>> predict(const NetworkWeights &weights, const PipelineData &p,
+                                         const FormulaContext &ctx) {
+    std::vector<std::vector<double>> out;
+    for (const TrainingGroup &g : p.groups)
+        out.push_back(predict_runtimes(weights, g.samples, ctx));
+    return out;
+}
+
+ModelFigures judge(const std::vector<std::vector<double>> &predicted, const PipelineData &p) {
+    ModelFigures f;
+    f.pick_ratio = f.top1 = f.top5 = 0;
+    for (const auto &refs : p.judged) {
+        std::vector<double> pred, meas;
+        for (const SampleRef &r : refs) {
+            pred.push_back(predicted[r.group][static_cast<std::size_t>(r.index)]);
+            meas.push_back(p.runtime(r));
+        }
+        // A batch with constant predictions or times orders nothing: tau 0, accuracy a coin's.
+        f.kendall += db::kendall_tau_b(pred, meas).value_or(0.0);
+        f.pairwise += pairwise_accuracy(pred, meas).value_or(0.5);
+        f.pick_ratio += 1.0 + best_predicted_slowdown(pred, meas);
+        f.top1 += top_k_score(pred, meas, 1);
+        f.top5 += top_k_score(pred, meas, 5);
+    }
+    const double n = static_cast<double>(p.judged.size());
+    f.kendall /= n;
+    f.pairwise /= n;
+    f.pick_ratio /= n;
+    f.top1 /= n;
+    f.top5 /= n;
+    return f;
+}
+
+double average_sample_ratio(const PipelineData &p) {
+    double sum = 0;
+    for (const auto &refs : p.judged) {
+        double best = p.runtime(refs[0]), mean = 0;
+        for (const SampleRef &r : refs) {
+            best = std::min(best, p.runtime(r));
+            mean += p.runtime(r);
+        }
+        sum += mean / static_cast<double>(refs.size()) / best;
+    }
+    return sum / static_cast<double>(p.judged.size());
+}
+
+// The other pipelines' samples of batches below max_batch (none: all).
+std::vector<PipelineSamples> training_set(const std::vector<PipelineData> &all, std::size_t held_out,
+                                          std::optional<int> max_batch) {
+    std::vector<PipelineSamples> data;
+    for (std::size_t j = 0; j < all.size(); ++j) {
+        if (j == held_out) continue;
+        for (std::size_t g = 0; g < all[j].groups.size(); ++g) {
+            const PipelineSamples &from = all[j].groups[g].samples;
+            PipelineSamples s;
+            s.name = from.name;
+            s.stages = from.stages;
+            for (std::size_t i = 0; i < from.states.size(); ++i)
+                if (!max_batch || all[j].batch_of[g][i] < *max_batch) {
+                    s.states.push_back(from.states[i]);
+                    s.runtimes_ms.push_back(from.runtimes_ms[i]);
+                }
+            if (s.states.size() >= 2) data.push_back(std::move(s));
+        }
+    }
+    return data;
+}
+
+int count_samples(const std::vector<PipelineSamples> &data) {
+    int n = 0;
+    for (const auto &p : data)
+        n += static_cast<int>(p.states.size());
+    return n;
+}
+
+// Means over pipelines: arithmetic for tau, accuracy and the top-k scores
+// (all bounded), geometric for the pick's slowdown, a ratio one pipeline's
+// outlier would otherwise decide.
+ModelFigures mean_of(const std::vector<ModelFigures> &v) {
+    ModelFigures m;
+    m.top1 = m.top5 = 0;
+    double log_pick = 0;
+    for (const auto &f : v) {
+        m.kendall += f.kendall;
+        m.pairwise += f.pairwise;
+        log_pick += std::log(f.pick_ratio);
+        m.top1 += f.top1;
+        m.top5 += f.top5;
+    }
+    const double n = static_cast<double>(std::max<std::size_t>(1, v.size()));
+    m.kendall /= n;
+    m.pairwise /= n;
+    m.pick_ratio = std::exp(log_pick / n);
+    m.top1 /= n;
+    m.top5 /= n;
+    return m;
+}
+
+// Runs tasks 0..n-1 on `jobs` threads; the first exception is rethrown
+// once every thread has stopped.
+template <typename Task> void run_parallel(std::size_t n, int jobs, const Task &task) {
+    std::atomic<std::size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex failure_mutex;
+    auto worker = [&] {
+        for (std::size_t i; (i = next++) < n;) {
+            try {
+                task(i);
+            } catch (...) {
+                std::lock_guard<std::mutex> lock(failure_mutex);
+                if (!failure) failure = std::current_exception();
+                next = n;
+            }
+        }
+    };
+    const std::size_t threads = std::min<std::size_t>(
+        n, static_cast<std::size_t>(jobs > 0 ? jobs : std::max(1u, std::thread::hardware_concurrency())));
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < threads; ++t)
+        pool.emplace_back(worker);
+    for (auto &t : pool)
+        t.join();
+    if (failure) std::rethrow_exception(failure);
+}
+
+} // namespace
+
+LearningReport evaluate_learning(const LearningOptions &opt) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (opt.epochs < 1) throw UserError("--epochs must be at least 1");
+    for (int k : opt.curve)
+        if (k < 1) throw UserError("--curve: batch counts must be 1 or more, not " + std::to_string(k));
+    LearningReport report;
+    const std::vector<PipelineData> data = load_pipelines(opt, report.device);
+    const WeightsFile start =
+        opt.initial_weights.empty() ? default_weights() : read_weights_file(opt.initial_weights);
+    FormulaContext start_ctx = formula_context_for(opt.gpu);
+    start_ctx.version = start.formula_version;
+    TrainingOptions training;
+    training.epochs = opt.epochs;
+    training.learning_rate = opt.learning_rate;
+    training.seed = opt.seed;
+    training.formula = formula_context_for(opt.gpu);
+    training.initial_formula_version = start.formula_version;
+
+    // The batch counts no pipeline has as many batches as are left out: the
+    // model trained on "the first k" would be the full hold-one-out one.
+    int most_batches = 0;
+    for (const auto &p : data)
+        for (const auto &group : p.batch_of)
+            for (int b : group)
+                most_batches = std::max(most_batches, b + 1);
+    std::vector<int> curve;
+    for (int k : opt.curve)
+        if (k < most_batches) curve.push_back(k);
+
+    report.pipelines.resize(data.size());
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        PipelineLearning &r = report.pipelines[i];
+        r.name = data[i].name;
+        r.samples = data[i].samples;
+        r.batches = static_cast<int>(data[i].judged.size());
+        r.average_sample_ratio = average_sample_ratio(data[i]);
+        r.start = judge(predict(start.weights, data[i], start_ctx), data[i]);
+        r.curve.assign(curve.size(), std::nullopt);
+    }
+    // Task t: pipeline t / (curve + 1), trained on all other samples
+    // (slot 0) or on their first curve[slot - 1] batches.
+    std::vector<int> curve_trained(curve.size(), 0);
+    std::mutex curve_mutex;
+    run_parallel(data.size() * (curve.size() + 1), opt.jobs, [&](std::size_t t) {
+        const std::size_t i = t / (curve.size() + 1), slot = t % (curve.size() + 1);
+        const std::optional<int> max_batch = slot == 0 ? std::nullopt : std::optional<int>(curve[slot - 1]);
+        const std::vector<PipelineSamples> train = training_set(data, i, max_batch);
+        if (train.empty()) return;
+        NetworkWeights weights = start.weights;
+        train_network(weights, train, training);
+        const ModelFigures f = judge(predict(weights, data[i], training.formula), data[i]);
+        PipelineLearning &r = report.pipelines[i];
+        if (slot == 0) {
+            r.held_out = f;
+            r.trained_on = count_samples(train);
+        } else {
+            r.curve[slot - 1] = f;
+            std::lock_guard<std::mutex> lock(curve_mutex);
+            curve_trained[slot - 1] += count_samples(train);
+        }
+    });
+
+    std::vector<ModelFigures> starts, held;
+    for (const auto &r : report.pipelines) {
+        starts.push_back(r.start);
+        held.push_back(r.held_out);
+    }
+    report.mean_start = mean_of(starts);
+    report.mean_held_out = mean_of(held);
+    report.curve.push_back({0, static_cast<int>(starts.size()), 0, false, report.mean_start});
+    for (std::size_t c = 0; c < curve.size(); ++c) {
+        std::vector<ModelFigures> at;
+        for (const auto &r : report.pipelines)
+            if (r.curve[c]) at.push_back(*r.curve[c]);
+        if (!at.empty())
+            report.curve.push_back(
+                {curve[c], static_cast<int>(at.size()), curve_trained[c], false, mean_of(at)});
+    }
+    int all_trained = 0;
+    for (const auto &r : report.pipelines)
+        all_trained += r.trained_on;
+    report.curve.push_back(
+        {most_batches, static_cast<int>(held.size()), all_trained, true, report.mean_held_out});
+    for (const CurvePoint &p : report.curve)
+        if (p.mean.kendall >= 0.6) {
+            report.batches_to_kendall_0_6 = p.batches;
+            break;
+        }
+    report.seconds = seconds_since(t0);
+    return report;
+}
+
+} // namespace gpusched
