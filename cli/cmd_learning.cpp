@@ -42,14 +42,20 @@ nlohmann::json report_json(const LearningReport &r) {
         nlohmann::json curve = nlohmann::json::array();
         for (const auto &c : p.curve)
             curve.push_back(c ? figures_json(*c) : nlohmann::json());
-        pipelines.push_back({{"pipeline", p.name},
-                             {"samples", p.samples},
-                             {"batches", p.batches},
-                             {"average_sample_over_best", p.average_sample_ratio},
-                             {"held_out_trained_on", p.trained_on},
-                             {"start", figures_json(p.start)},
-                             {"held_out", figures_json(p.held_out)},
-                             {"curve", curve}});
+        pipelines.push_back(
+            {{"pipeline", p.name},
+             {"samples", p.samples},
+             {"batches", p.batches},
+             {"average_sample_over_best", p.average_sample_ratio},
+             {"held_out_trained_on", p.trained_on},
+             {"start", figures_json(p.start)},
+             {"held_out", figures_json(p.held_out)},
+             {"curve", curve},
+             {"in_run_batches", p.in_run_batches},
+             {"in_run_start", p.in_run_start ? figures_json(*p.in_run_start) : nlohmann::json()},
+             {"in_run", p.in_run ? figures_json(*p.in_run) : nlohmann::json()},
+             {"in_run_pick_slower", p.in_run_pick_slower},
+             {"in_run_pick_faster", p.in_run_pick_faster}});
     }
     nlohmann::json curve = nlohmann::json::array();
     for (const auto &c : r.curve)
@@ -58,14 +64,17 @@ nlohmann::json report_json(const LearningReport &r) {
                          {"pipelines", c.pipelines},
                          {"trained_on", c.trained_on},
                          {"mean", figures_json(c.mean)}});
-    return {{"device", r.device},
-            {"pipelines", pipelines},
-            {"mean_start", figures_json(r.mean_start)},
-            {"mean_held_out", figures_json(r.mean_held_out)},
-            {"curve", curve},
-            {"batches_to_kendall_0_6",
-             r.batches_to_kendall_0_6 ? nlohmann::json(*r.batches_to_kendall_0_6) : nlohmann::json()},
-            {"seconds", r.seconds}};
+    return {
+        {"device", r.device},
+        {"pipelines", pipelines},
+        {"mean_start", figures_json(r.mean_start)},
+        {"mean_held_out", figures_json(r.mean_held_out)},
+        {"mean_in_run_start", r.mean_in_run_start ? figures_json(*r.mean_in_run_start) : nlohmann::json()},
+        {"mean_in_run", r.mean_in_run ? figures_json(*r.mean_in_run) : nlohmann::json()},
+        {"curve", curve},
+        {"batches_to_kendall_0_6",
+         r.batches_to_kendall_0_6 ? nlohmann::json(*r.batches_to_kendall_0_6) : nlohmann::json()},
+        {"seconds", r.seconds}};
 }
 
 // "start -> held-out" of one figure.
@@ -128,6 +137,32 @@ void print_markdown(const LearningReport &r, const LearningArgs &a) {
                                  c.pipelines, c.pipelines ? double(c.trained_on) / c.pipelines : 0.0,
                                  c.mean.kendall, c.mean.pairwise, c.mean.pick_ratio, c.mean.top1,
                                  c.mean.top5);
+    }
+    std::cout
+        << "\nAutotune's own loop: each batch after a run's first, judged by the starting weights → by "
+           "them retrained on that run's earlier batches (--train-on run, always adopted).\n\n"
+           "| pipeline | batches judged | Kendall | pairwise accuracy | pick / best | top-1 | top-5 | pick "
+           "slower / faster than the start's |\n|---|---|---|---|---|---|---|---|\n";
+    int slower = 0, faster = 0, judged = 0;
+    for (const auto &p : r.pipelines) {
+        if (!p.in_run) continue;
+        const ModelFigures &b = *p.in_run_start, &f = *p.in_run;
+        std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} / {} |\n", p.name, p.in_run_batches,
+                                 pair(b.kendall, f.kendall, "{:.2f}"), pair(b.pairwise, f.pairwise, "{:.2f}"),
+                                 pair(b.pick_ratio, f.pick_ratio, "{:.2f}"), pair(b.top1, f.top1, "{:.2f}"),
+                                 pair(b.top5, f.top5, "{:.2f}"), p.in_run_pick_slower, p.in_run_pick_faster);
+        slower += p.in_run_pick_slower;
+        faster += p.in_run_pick_faster;
+        judged += p.in_run_batches;
+    }
+    if (r.mean_in_run) {
+        const ModelFigures &b = *r.mean_in_run_start, &f = *r.mean_in_run;
+        std::cout << fmt::format("| mean | {} | {} | {} | {} | {} | {} | {} / {} |\n", judged,
+                                 pair(b.kendall, f.kendall, "{:.2f}"), pair(b.pairwise, f.pairwise, "{:.2f}"),
+                                 pair(b.pick_ratio, f.pick_ratio, "{:.2f}"), pair(b.top1, f.top1, "{:.2f}"),
+                                 pair(b.top5, f.top5, "{:.2f}"), slower, faster);
+    } else {
+        std::cout << "| (no run with two or more batches) | | | | | | | |\n";
     }
     if (r.batches_to_kendall_0_6)
         std::cout << fmt::format("\nMean Kendall reaches 0.6 at {} batches per pipeline.\n",

@@ -122,6 +122,10 @@ TEST_CASE("learning holds each pipeline out and judges both models on its own ba
         }
         // Curve points 1 and 2 (8 exceeds the 3 batches any run has).
         CHECK(p["curve"].size() == 2);
+        // Autotune's loop: batches 1 and 2, each after retraining on the ones before.
+        CHECK(p["in_run_batches"] == 2);
+        CHECK(p["in_run"]["kendall"].get<double>() >= -1);
+        CHECK(p["in_run_start"]["kendall"].get<double>() <= 1);
     }
     // The starting weights, then the first 1 and 2 batches of each other
     // pipeline (6 and 12 samples each, 2 pipelines, 3 models), then all.

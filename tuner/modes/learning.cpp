@@ -10,6 +10,7 @@
 #include <set>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "common/elapsed.h"
 #include "common/errors.h"
@@ -31,14 +32,24 @@ struct SampleRef {
     int index = 0;
 };
 
+// The samples of one (database, run, batch).
+struct JudgedBatch {
+    std::size_t db = 0;
+    int64_t run = 0;
+    int batch = 0;
+    std::vector<SampleRef> refs;
+};
+
 // One pipeline's measured samples, from every database: its training
 // groups (one per stage structure), each sample's Autotune batch, and the
 // batches to judge (two or more samples each).
 struct PipelineData {
     std::string name;
     std::vector<TrainingGroup> groups;
-    std::vector<std::vector<int>> batch_of;     // [group][index]: its batch number within its run
-    std::vector<std::vector<SampleRef>> judged; // the samples of each (database, run, batch)
+    std::vector<std::size_t> group_db;        // [group]: the database it came from
+    std::vector<std::vector<int64_t>> run_of; // [group][index]: its run
+    std::vector<std::vector<int>> batch_of;   // [group][index]: its batch number within its run
+    std::vector<JudgedBatch> judged;          // batches of two or more samples
     int samples = 0;
 
     double runtime(const SampleRef &r) const {
@@ -71,14 +82,18 @@ std::vector<PipelineData> load_pipelines(const LearningOptions &opt, std::string
             PipelineData &p = by_name[pipeline_name(first)];
             p.name = pipeline_name(first);
             std::vector<int> batch_of;
+            std::vector<int64_t> run_of;
             for (std::size_t i = 0; i < g.measured.size(); ++i) {
                 const db::MeasuredSample &m = measured[g.measured[i]];
                 batch_of.push_back(m.batch);
+                run_of.push_back(m.run_id);
                 batches[{p.name, d, m.run_id, m.batch}].push_back({p.groups.size(), static_cast<int>(i)});
             }
             p.samples += static_cast<int>(g.measured.size());
             p.groups.push_back(std::move(g));
             p.batch_of.push_back(std::move(batch_of));
+            p.run_of.push_back(std::move(run_of));
+            p.group_db.push_back(d);
         }
     }
     if (devices.size() > 1) {
@@ -94,7 +109,9 @@ std::vector<PipelineData> load_pipelines(const LearningOptions &opt, std::string
                         " in the databases given (measured samples come from `gpusched tune`)");
     device = *devices.begin();
     for (auto &[key, refs] : batches)
-        if (refs.size() >= 2) by_name[std::get<0>(key)].judged.push_back(refs);
+        if (refs.size() >= 2)
+            by_name[std::get<0>(key)].judged.push_back(
+                {std::get<1>(key), std::get<2>(key), std::get<3>(key), refs});
     std::vector<PipelineData> out;
     for (auto &[name, p] : by_name)
         if (!p.judged.empty()) out.push_back(std::move(p));
@@ -114,40 +131,59 @@ std::vector<std::vector<double>> predict(const NetworkWeights &weights, const Pi
     return out;
 }
 
-ModelFigures judge(const std::vector<std::vector<double>> &predicted, const PipelineData &p) {
-    ModelFigures f;
-    f.pick_ratio = f.top1 = f.top5 = 0;
-    for (const auto &refs : p.judged) {
-        std::vector<double> pred, meas;
-        for (const SampleRef &r : refs) {
-            pred.push_back(predicted[r.group][static_cast<std::size_t>(r.index)]);
-            meas.push_back(p.runtime(r));
-        }
-        // A batch with constant predictions or times orders nothing: tau 0, accuracy a coin's.
-        f.kendall += db::kendall_tau_b(pred, meas).value_or(0.0);
-        f.pairwise += pairwise_accuracy(pred, meas).value_or(0.5);
-        f.pick_ratio += 1.0 + best_predicted_slowdown(pred, meas);
-        f.top1 += top_k_score(pred, meas, 1);
-        f.top5 += top_k_score(pred, meas, 5);
+ModelFigures judge_batch(const std::vector<std::vector<double>> &predicted, const PipelineData &p,
+                         const JudgedBatch &batch) {
+    std::vector<double> pred, meas;
+    for (const SampleRef &r : batch.refs) {
+        pred.push_back(predicted[r.group][static_cast<std::size_t>(r.index)]);
+        meas.push_back(p.runtime(r));
     }
-    const double n = static_cast<double>(p.judged.size());
-    f.kendall /= n;
-    f.pairwise /= n;
-    f.pick_ratio /= n;
-    f.top1 /= n;
-    f.top5 /= n;
+    ModelFigures f;
+    // A batch with constant predictions or times orders nothing: tau 0, accuracy a coin's.
+    f.kendall = db::kendall_tau_b(pred, meas).value_or(0.0);
+    f.pairwise = pairwise_accuracy(pred, meas).value_or(0.5);
+    f.pick_ratio = 1.0 + best_predicted_slowdown(pred, meas);
+    f.top1 = top_k_score(pred, meas, 1);
+    f.top5 = top_k_score(pred, meas, 5);
     return f;
+}
+
+// Arithmetic means of per-batch figures.
+ModelFigures mean_over_batches(const std::vector<ModelFigures> &v) {
+    ModelFigures m;
+    m.pick_ratio = m.top1 = m.top5 = 0;
+    for (const auto &f : v) {
+        m.kendall += f.kendall;
+        m.pairwise += f.pairwise;
+        m.pick_ratio += f.pick_ratio;
+        m.top1 += f.top1;
+        m.top5 += f.top5;
+    }
+    const double n = static_cast<double>(std::max<std::size_t>(1, v.size()));
+    m.kendall /= n;
+    m.pairwise /= n;
+    m.pick_ratio /= n;
+    m.top1 /= n;
+    m.top5 /= n;
+    return m;
+}
+
+ModelFigures judge(const std::vector<std::vector<double>> &predicted, const PipelineData &p) {
+    std::vector<ModelFigures> per_batch;
+    for (const JudgedBatch &b : p.judged)
+        per_batch.push_back(judge_batch(predicted, p, b));
+    return mean_over_batches(per_batch);
 }
 
 double average_sample_ratio(const PipelineData &p) {
     double sum = 0;
-    for (const auto &refs : p.judged) {
-        double best = p.runtime(refs[0]), mean = 0;
-        for (const SampleRef &r : refs) {
+    for (const JudgedBatch &b : p.judged) {
+        double best = p.runtime(b.refs[0]), mean = 0;
+        for (const SampleRef &r : b.refs) {
             best = std::min(best, p.runtime(r));
             mean += p.runtime(r);
         }
-        sum += mean / static_cast<double>(refs.size()) / best;
+        sum += mean / static_cast<double>(b.refs.size()) / best;
     }
     return sum / static_cast<double>(p.judged.size());
 }
@@ -170,6 +206,26 @@ std::vector<PipelineSamples> training_set(const std::vector<PipelineData> &all, 
                 }
             if (s.states.size() >= 2) data.push_back(std::move(s));
         }
+    }
+    return data;
+}
+
+// The pipeline's own samples of one run before `batch`: what Autotune's
+// retraining after batch - 1 trains on (its default, --train-on run).
+std::vector<PipelineSamples> earlier_batches(const PipelineData &p, const JudgedBatch &until) {
+    std::vector<PipelineSamples> data;
+    for (std::size_t g = 0; g < p.groups.size(); ++g) {
+        if (p.group_db[g] != until.db) continue;
+        const PipelineSamples &from = p.groups[g].samples;
+        PipelineSamples s;
+        s.name = from.name;
+        s.stages = from.stages;
+        for (std::size_t i = 0; i < from.states.size(); ++i)
+            if (p.run_of[g][i] == until.run && p.batch_of[g][i] < until.batch) {
+                s.states.push_back(from.states[i]);
+                s.runtimes_ms.push_back(from.runtimes_ms[i]);
+            }
+        if (s.states.size() >= 2) data.push_back(std::move(s));
     }
     return data;
 }
@@ -295,13 +351,60 @@ LearningReport evaluate_learning(const LearningOptions &opt) {
         }
     });
 
-    std::vector<ModelFigures> starts, held;
+    // Autotune's own loop: each batch after the first judged by the start
+    // retrained on the run's earlier batches of this pipeline alone.
+    struct InRunTask {
+        std::size_t pipeline, batch;
+    };
+    std::vector<InRunTask> in_run_tasks;
+    for (std::size_t i = 0; i < data.size(); ++i)
+        for (std::size_t j = 0; j < data[i].judged.size(); ++j)
+            if (data[i].judged[j].batch > 0) in_run_tasks.push_back({i, j});
+    std::vector<std::optional<std::pair<ModelFigures, ModelFigures>>> in_run(in_run_tasks.size());
+    run_parallel(in_run_tasks.size(), opt.jobs, [&](std::size_t t) {
+        const PipelineData &p = data[in_run_tasks[t].pipeline];
+        const JudgedBatch &batch = p.judged[in_run_tasks[t].batch];
+        const std::vector<PipelineSamples> train = earlier_batches(p, batch);
+        if (train.empty()) return;
+        NetworkWeights weights = start.weights;
+        train_network(weights, train, training);
+        in_run[t] = std::make_pair(judge_batch(predict(start.weights, p, start_ctx), p, batch),
+                                   judge_batch(predict(weights, p, training.formula), p, batch));
+    });
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        std::vector<ModelFigures> before, after;
+        PipelineLearning &r = report.pipelines[i];
+        for (std::size_t t = 0; t < in_run_tasks.size(); ++t) {
+            if (in_run_tasks[t].pipeline != i || !in_run[t]) continue;
+            const auto &[s0, s1] = *in_run[t];
+            before.push_back(s0);
+            after.push_back(s1);
+            // Within 1%: the same pick, or one as fast.
+            r.in_run_pick_slower += s1.pick_ratio > s0.pick_ratio * 1.01;
+            r.in_run_pick_faster += s1.pick_ratio < s0.pick_ratio * 0.99;
+        }
+        r.in_run_batches = static_cast<int>(before.size());
+        if (!before.empty()) {
+            r.in_run_start = mean_over_batches(before);
+            r.in_run = mean_over_batches(after);
+        }
+    }
+
+    std::vector<ModelFigures> starts, held, in_run_starts, in_run_models;
     for (const auto &r : report.pipelines) {
+        if (r.in_run) {
+            in_run_starts.push_back(*r.in_run_start);
+            in_run_models.push_back(*r.in_run);
+        }
         starts.push_back(r.start);
         held.push_back(r.held_out);
     }
     report.mean_start = mean_of(starts);
     report.mean_held_out = mean_of(held);
+    if (!in_run_models.empty()) {
+        report.mean_in_run_start = mean_of(in_run_starts);
+        report.mean_in_run = mean_of(in_run_models);
+    }
     report.curve.push_back({0, static_cast<int>(starts.size()), 0, false, report.mean_start});
     for (std::size_t c = 0; c < curve.size(); ++c) {
         std::vector<ModelFigures> at;

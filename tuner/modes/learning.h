@@ -9,7 +9,10 @@
 //    (Anderson et al. 2021, figure 8) and TenSet's top-1 / top-5 scores;
 //  - the device-transfer curve: the same, trained on only the first k
 //    batches of every other pipeline (k = 1, 2, 4, 8): how many batches of
-//    a new device's samples the model needs before its ranking holds.
+//    a new device's samples the model needs before its ranking holds;
+//  - Autotune's own loop: each later batch of a run judged by the starting
+//    weights retrained on the run's earlier batches (what the next batch's
+//    search would use) against the starting weights.
 //
 // Each batch is judged on its own because a batch is what the model ranks
 // in use (Autotune's next batch, Top 5's candidates); figures are means
@@ -57,6 +60,12 @@ struct PipelineLearning {
     int trained_on = 0;              // samples of the other pipelines (hold-one-out)
     ModelFigures start, held_out;
     std::vector<std::optional<ModelFigures>> curve; // per LearningOptions::curve; none: no data that far
+    // Autotune's own retraining (--train-on run): each batch after a run's
+    // first judged by the starting weights retrained on the run's earlier
+    // batches, and by the starting weights; none without such a batch.
+    std::optional<ModelFigures> in_run_start, in_run;
+    int in_run_batches = 0;
+    int in_run_pick_slower = 0, in_run_pick_faster = 0; // batches, beyond 1%
 };
 
 struct CurvePoint {
@@ -71,6 +80,7 @@ struct LearningReport {
     std::string device;
     std::vector<PipelineLearning> pipelines;
     ModelFigures mean_start, mean_held_out;
+    std::optional<ModelFigures> mean_in_run_start, mean_in_run;
     std::vector<CurvePoint> curve;             // the starting weights first
     std::optional<int> batches_to_kendall_0_6; // first curve point whose mean tau >= 0.6
     double seconds = 0;
