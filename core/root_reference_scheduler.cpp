@@ -112,9 +112,9 @@ void schedule_all_at_root(const Halide::Pipeline &pipeline, const Halide::Target
 // (tuner/measure/validation/output_file.h, ComparisonTolerance). A longer
 // serial sum may drift past it (16.7 million squares: 2%). Building the
 // blocked reference for every reduction of 64 or more terms cost minutes
-// on sgemm (a 4096-term dot product per output, computed serially with a
-// 64-partial intermediate: 4 GFLOP per partial row) and spent a tuning run's
-// whole budget before its first sample, for no verdict it could change.
+// on sgemm (a 2048-term dot product per output, computed serially through
+// a 2048 x 2048 x 64 intermediate of 1 GiB) and spent a tuning run's whole
+// budget before its first sample, for no verdict it could change.
 constexpr int64_t kLongestExactEnoughSum = 8192;
 
 // The split of each long float reduction into about sqrt(N) partials. The
