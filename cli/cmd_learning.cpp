@@ -55,7 +55,11 @@ nlohmann::json report_json(const LearningReport &r) {
              {"in_run_start", p.in_run_start ? figures_json(*p.in_run_start) : nlohmann::json()},
              {"in_run", p.in_run ? figures_json(*p.in_run) : nlohmann::json()},
              {"in_run_pick_slower", p.in_run_pick_slower},
-             {"in_run_pick_faster", p.in_run_pick_faster}});
+             {"in_run_pick_faster", p.in_run_pick_faster},
+             {"in_run_if_better", p.in_run_if_better ? figures_json(*p.in_run_if_better) : nlohmann::json()},
+             {"if_better_kept", p.if_better_kept},
+             {"if_better_pick_slower", p.if_better_pick_slower},
+             {"if_better_pick_faster", p.if_better_pick_faster}});
     }
     nlohmann::json curve = nlohmann::json::array();
     for (const auto &c : r.curve)
@@ -71,6 +75,8 @@ nlohmann::json report_json(const LearningReport &r) {
         {"mean_held_out", figures_json(r.mean_held_out)},
         {"mean_in_run_start", r.mean_in_run_start ? figures_json(*r.mean_in_run_start) : nlohmann::json()},
         {"mean_in_run", r.mean_in_run ? figures_json(*r.mean_in_run) : nlohmann::json()},
+        {"mean_in_run_if_better",
+         r.mean_in_run_if_better ? figures_json(*r.mean_in_run_if_better) : nlohmann::json()},
         {"curve", curve},
         {"batches_to_kendall_0_6",
          r.batches_to_kendall_0_6 ? nlohmann::json(*r.batches_to_kendall_0_6) : nlohmann::json()},
@@ -163,6 +169,31 @@ void print_markdown(const LearningReport &r, const LearningArgs &a) {
                                  pair(b.top5, f.top5, "{:.2f}"), slower, faster);
     } else {
         std::cout << "| (no run with two or more batches) | | | | | | | |\n";
+    }
+    std::cout
+        << "\nThe same under --retrain if-better (the start kept where 2-fold cross-validation on the "
+           "earlier batches says the retraining ranks and picks worse).\n\n"
+           "| pipeline | batches judged | start kept | Kendall | pick / best | top-1 | pick slower / faster "
+           "than the start's |\n|---|---|---|---|---|---|---|\n";
+    int kept = 0;
+    slower = faster = 0;
+    for (const auto &p : r.pipelines) {
+        if (!p.in_run_if_better) continue;
+        const ModelFigures &b = *p.in_run_start, &f = *p.in_run_if_better;
+        std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} / {} |\n", p.name, p.in_run_batches,
+                                 p.if_better_kept, pair(b.kendall, f.kendall, "{:.2f}"),
+                                 pair(b.pick_ratio, f.pick_ratio, "{:.2f}"), pair(b.top1, f.top1, "{:.2f}"),
+                                 p.if_better_pick_slower, p.if_better_pick_faster);
+        kept += p.if_better_kept;
+        slower += p.if_better_pick_slower;
+        faster += p.if_better_pick_faster;
+    }
+    if (r.mean_in_run_if_better) {
+        const ModelFigures &b = *r.mean_in_run_start, &f = *r.mean_in_run_if_better;
+        std::cout << fmt::format("| mean | {} | {} | {} | {} | {} | {} / {} |\n", judged, kept,
+                                 pair(b.kendall, f.kendall, "{:.2f}"),
+                                 pair(b.pick_ratio, f.pick_ratio, "{:.2f}"), pair(b.top1, f.top1, "{:.2f}"),
+                                 slower, faster);
     }
     if (r.batches_to_kendall_0_6)
         std::cout << fmt::format("\nMean Kendall reaches 0.6 at {} batches per pipeline.\n",

@@ -16,6 +16,7 @@
 #include "common/errors.h"
 #include "costmodel/default_weights.h"
 #include "costmodel/ranking_metrics.h"
+#include "costmodel/retraining_check.h"
 #include "costmodel/training.h"
 #include "costmodel/weights_file.h"
 #include "db/database.h"
@@ -360,7 +361,11 @@ LearningReport evaluate_learning(const LearningOptions &opt) {
     for (std::size_t i = 0; i < data.size(); ++i)
         for (std::size_t j = 0; j < data[i].judged.size(); ++j)
             if (data[i].judged[j].batch > 0) in_run_tasks.push_back({i, j});
-    std::vector<std::optional<std::pair<ModelFigures, ModelFigures>>> in_run(in_run_tasks.size());
+    struct InRunFigures {
+        ModelFigures start, always, if_better;
+        bool kept = false; // if-better kept the start
+    };
+    std::vector<std::optional<InRunFigures>> in_run(in_run_tasks.size());
     run_parallel(in_run_tasks.size(), opt.jobs, [&](std::size_t t) {
         const PipelineData &p = data[in_run_tasks[t].pipeline];
         const JudgedBatch &batch = p.judged[in_run_tasks[t].batch];
@@ -368,33 +373,46 @@ LearningReport evaluate_learning(const LearningOptions &opt) {
         if (train.empty()) return;
         NetworkWeights weights = start.weights;
         train_network(weights, train, training);
-        in_run[t] = std::make_pair(judge_batch(predict(start.weights, p, start_ctx), p, batch),
-                                   judge_batch(predict(weights, p, training.formula), p, batch));
+        InRunFigures f;
+        f.start = judge_batch(predict(start.weights, p, start_ctx), p, batch);
+        f.always = judge_batch(predict(weights, p, training.formula), p, batch);
+        f.kept = cross_validate_retraining(start.weights, train, training).keep_start();
+        f.if_better = f.kept ? f.start : f.always;
+        in_run[t] = f;
     });
     for (std::size_t i = 0; i < data.size(); ++i) {
-        std::vector<ModelFigures> before, after;
+        std::vector<ModelFigures> before, after, guarded;
         PipelineLearning &r = report.pipelines[i];
+        // Within 1%: the same pick, or one as fast.
+        auto slower = [](const ModelFigures &a, const ModelFigures &b) {
+            return a.pick_ratio > b.pick_ratio * 1.01;
+        };
         for (std::size_t t = 0; t < in_run_tasks.size(); ++t) {
             if (in_run_tasks[t].pipeline != i || !in_run[t]) continue;
-            const auto &[s0, s1] = *in_run[t];
-            before.push_back(s0);
-            after.push_back(s1);
-            // Within 1%: the same pick, or one as fast.
-            r.in_run_pick_slower += s1.pick_ratio > s0.pick_ratio * 1.01;
-            r.in_run_pick_faster += s1.pick_ratio < s0.pick_ratio * 0.99;
+            const InRunFigures &f = *in_run[t];
+            before.push_back(f.start);
+            after.push_back(f.always);
+            guarded.push_back(f.if_better);
+            r.in_run_pick_slower += slower(f.always, f.start);
+            r.in_run_pick_faster += slower(f.start, f.always);
+            r.if_better_kept += f.kept;
+            r.if_better_pick_slower += slower(f.if_better, f.start);
+            r.if_better_pick_faster += slower(f.start, f.if_better);
         }
         r.in_run_batches = static_cast<int>(before.size());
         if (!before.empty()) {
             r.in_run_start = mean_over_batches(before);
             r.in_run = mean_over_batches(after);
+            r.in_run_if_better = mean_over_batches(guarded);
         }
     }
 
-    std::vector<ModelFigures> starts, held, in_run_starts, in_run_models;
+    std::vector<ModelFigures> starts, held, in_run_starts, in_run_models, in_run_guarded;
     for (const auto &r : report.pipelines) {
         if (r.in_run) {
             in_run_starts.push_back(*r.in_run_start);
             in_run_models.push_back(*r.in_run);
+            in_run_guarded.push_back(*r.in_run_if_better);
         }
         starts.push_back(r.start);
         held.push_back(r.held_out);
@@ -404,6 +422,7 @@ LearningReport evaluate_learning(const LearningOptions &opt) {
     if (!in_run_models.empty()) {
         report.mean_in_run_start = mean_of(in_run_starts);
         report.mean_in_run = mean_of(in_run_models);
+        report.mean_in_run_if_better = mean_of(in_run_guarded);
     }
     report.curve.push_back({0, static_cast<int>(starts.size()), 0, false, report.mean_start});
     for (std::size_t c = 0; c < curve.size(); ++c) {

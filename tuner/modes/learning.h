@@ -66,6 +66,11 @@ struct PipelineLearning {
     std::optional<ModelFigures> in_run_start, in_run;
     int in_run_batches = 0;
     int in_run_pick_slower = 0, in_run_pick_faster = 0; // batches, beyond 1%
+    // The same under --retrain if-better: the start kept where 2-fold
+    // cross-validation on the earlier batches says the retraining is worse.
+    std::optional<ModelFigures> in_run_if_better;
+    int if_better_kept = 0;
+    int if_better_pick_slower = 0, if_better_pick_faster = 0;
 };
 
 struct CurvePoint {
@@ -80,7 +85,7 @@ struct LearningReport {
     std::string device;
     std::vector<PipelineLearning> pipelines;
     ModelFigures mean_start, mean_held_out;
-    std::optional<ModelFigures> mean_in_run_start, mean_in_run;
+    std::optional<ModelFigures> mean_in_run_start, mean_in_run, mean_in_run_if_better;
     std::vector<CurvePoint> curve;             // the starting weights first
     std::optional<int> batches_to_kendall_0_6; // first curve point whose mean tau >= 0.6
     double seconds = 0;
