@@ -8,7 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/gpu_choice.h"
 #include "cli/value_checks.h"
+#include "tuner/modes/learning.h"
 #include "tuner/report/html_report.h"
 #include "tuner/user_paths.h"
 
@@ -18,6 +20,9 @@ namespace {
 struct ReportArgs {
     std::string db_path, output, pipeline, since;
     std::optional<int64_t> run_id;
+    bool learning = false;
+    std::string gpu = "h100", device;
+    int jobs = 0;
 };
 
 } // namespace
@@ -34,6 +39,15 @@ Action add_report_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--since", args->since,
                     "Only runs started at or after this UTC date: YYYY-MM-DD[THH:MM[:SS[.mmm]]]");
     cmd->add_option("-o,--output", args->output, "The HTML file to write")->required();
+    cmd->add_flag("--learning", args->learning,
+                  "Also draw whether retraining learns (as `gpusched learning`: trains hold-one-out models, "
+                  "a minute for 16 pipelines)");
+    cmd->add_option("--gpu", args->gpu, "With --learning: the GPU profile the samples were measured on")
+        ->capture_default_str();
+    cmd->add_option("--device", args->device,
+                    "With --learning: the measuring device, if the database has several");
+    cmd->add_option("-j,--jobs", args->jobs, "With --learning: models trained at once (0: every core)")
+        ->check(CLI::Range(0, 4096));
     return [args, &global]() {
         report::ReportFilter filter;
         filter.run_id = args->run_id;
@@ -41,8 +55,17 @@ Action add_report_command(CLI::App &app, const GlobalOptions &global) {
         filter.since = args->since;
         check_output_file(args->output, "--output");
         const std::string path = args->db_path.empty() ? db::default_database_path() : args->db_path;
-        const report::ReportWritten w =
-            report::write_report(path, filter, args->output, "gpusched " + version_string());
+        std::optional<LearningReport> learning;
+        if (args->learning) {
+            LearningOptions lo;
+            lo.db_paths = {path};
+            lo.device = args->device;
+            lo.gpu = resolve_gpu(args->gpu);
+            lo.jobs = args->jobs;
+            learning = evaluate_learning(lo);
+        }
+        const report::ReportWritten w = report::write_report(
+            path, filter, args->output, "gpusched " + version_string(), std::move(learning));
         if (global.json) {
             std::cout
                 << nlohmann::json{{"output", args->output}, {"runs", w.runs}, {"sections", w.groups}}.dump(2)

@@ -184,3 +184,25 @@ TEST_CASE("learning refuses a database without two pipelines of measured batches
     CHECK(missing.exit_code != 0);
     CHECK(missing.err.find("absent.sqlite") != std::string::npos);
 }
+
+TEST_CASE("report --learning draws figure 8 and the transfer curve from the same figures",
+          "[learning][report]") {
+    test::TempDir dir;
+    fill_batches(dir / "db.sqlite", 3, 3, 6, Times::Analytic);
+    const ProcessResult r = test::run_gpusched(
+        {"report", "--db", dir / "db.sqlite", "--learning", "-j", "2", "-o", dir / "report.html"});
+    INFO(r.err);
+    REQUIRE(r.ok());
+    const std::string html = test::read_file(dir / "report.html");
+    CHECK(html.find("<section class=\"card\" id=\"learning\" data-pipelines=\"3\">") != std::string::npos);
+    // Per pipeline: the default weights, hold-one-out and Autotune's loop (3 batches: judged from the
+    // second).
+    CHECK(html.find("data-kind=\"learning-pick\" data-points=\"9\"") != std::string::npos);
+    // Kendall and top-1 at 0 (the default weights), 1, 2 and all 3 batches.
+    CHECK(html.find("data-kind=\"learning-curve\" data-points=\"8\"") != std::string::npos);
+    // Without --learning, no training and no section.
+    const ProcessResult plain =
+        test::run_gpusched({"report", "--db", dir / "db.sqlite", "-o", dir / "plain.html"});
+    REQUIRE(plain.ok());
+    CHECK(test::read_file(dir / "plain.html").find("id=\"learning\"") == std::string::npos);
+}

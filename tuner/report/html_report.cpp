@@ -15,6 +15,7 @@
 
 #include "common/errors.h"
 #include "tuner/report/html_text.h"
+#include "tuner/report/learning_section.h"
 #include "tuner/report/svg_plot.h"
 
 namespace gpusched::report {
@@ -462,6 +463,7 @@ std::string render_html_report(const ReportData &data, const std::string &genera
     s += runs_table(data);
     for (std::size_t i = 0; i < data.groups.size(); ++i)
         s += group_section(data.groups[i], i + 1);
+    if (data.learning) s += learning_section(*data.learning);
     return s + "</main>\n</body>\n</html>\n";
 }
 
@@ -491,9 +493,11 @@ void write_html_report(const ReportData &data, const std::string &generated_by, 
 }
 
 ReportWritten write_report(const std::string &db_path, const ReportFilter &filter,
-                           const std::string &out_path, const std::string &generated_by) {
+                           const std::string &out_path, const std::string &generated_by,
+                           std::optional<LearningReport> learning) {
     db::Database database = db::Database::open_existing(db_path);
-    const ReportData data = load_report_data(database, filter);
+    ReportData data = load_report_data(database, filter);
+    data.learning = std::move(learning);
     write_html_report(data, generated_by, out_path);
     return ReportWritten{data.runs.size(), data.groups.size()};
 }

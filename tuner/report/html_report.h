@@ -13,6 +13,7 @@
 //
 // Every string from the database is HTML-escaped (html_text.h).
 
+#include <optional>
 #include <string>
 
 #include "tuner/report/report_data.h"
@@ -37,7 +38,9 @@ struct ReportWritten {
 // `filter` selects and writes the report to `out_path`. Throws UserError
 // (empty selection, bad --since, unwritable path) or db::DbError (missing,
 // corrupt or newer database). `gpusched report` and the nightly call this.
+// With `learning`, the page also draws those figures (learning_section.h).
 ReportWritten write_report(const std::string &db_path, const ReportFilter &filter,
-                           const std::string &out_path, const std::string &generated_by);
+                           const std::string &out_path, const std::string &generated_by,
+                           std::optional<LearningReport> learning = std::nullopt);
 
 } // namespace gpusched::report

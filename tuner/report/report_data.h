@@ -21,6 +21,8 @@
 #include "db/database.h"
 #include "db/sample_store.h"
 
+#include "tuner/modes/learning.h"
+
 namespace gpusched::report {
 
 // Which runs the report covers. Set fields combine (all must hold); none
@@ -109,6 +111,8 @@ struct ReportData {
     std::string filter; // ReportFilter::describe()
     std::vector<RunListing> runs;
     std::vector<DeviceGroup> groups;
+    // `report --learning`: the retraining figures (learning_section.h).
+    std::optional<LearningReport> learning;
 };
 
 // Reads everything the report needs. Throws UserError when the filter
