@@ -12,11 +12,15 @@
 
 #include "common/gpu_profile.h"
 #include "costmodel/analytic_cost_model.h"
+#include "costmodel/cost_formula.h"
+#include "costmodel/default_weights.h"
 #include "costmodel/featurization_blob.h"
 #include "costmodel/tools/synthetic_states.h"
+#include "costmodel/training.h"
 #include "costmodel/weights_file.h"
 #include "db/sample_store.h"
 #include "test_support.h"
+#include "tuner/modes/training_groups.h"
 #include "tuner/subprocess.h"
 
 using namespace gpusched;
@@ -87,7 +91,7 @@ TEST_CASE("retrain of one pipeline uses only its samples", "[retrain]") {
     CHECK(r.out.find("\"samples\": 10") != std::string::npos);
 }
 
-TEST_CASE("retrain trains on a pipeline whose samples have two stage structures as two groups", "[retrain]") {
+TEST_CASE("retrain trains on a pipeline whose samples have two stage structures as one group", "[retrain]") {
     // Before: "sample N has a different stage count than its pipeline's
     // other samples", and Autotune never retrained such a pipeline.
     test::TempDir dir;
@@ -98,7 +102,47 @@ TEST_CASE("retrain trains on a pipeline whose samples have two stage structures 
     REQUIRE(r.ok());
     const auto j = nlohmann::json::parse(r.out);
     CHECK(j["samples"] == 24);
-    CHECK(j["pipelines"] == 4); // two pipelines, two stage structures each
+    CHECK(j["pipelines"] == 2); // each pipeline's two structures train together
+}
+
+TEST_CASE("grouping a pipeline's samples of two stage structures keeps every sample's prediction",
+          "[retrain]") {
+    const GpuProfile gpu = *find_builtin_gpu_profile("h100");
+    std::mt19937_64 rng(3);
+    // An unsplit pipeline and one with an extra stage, as a split reduction's intermediate adds.
+    const SyntheticPipeline a = random_synthetic_pipeline(rng), b = random_synthetic_pipeline(rng);
+    std::vector<db::MeasuredSample> measured;
+    std::vector<PipelineSamples> alone(2);
+    for (int i = 0; i < 10; ++i) {
+        const SyntheticPipeline &p = i % 2 ? b : a;
+        const StateFeatures state = random_synthetic_state(p, gpu, rng);
+        db::MeasuredSample m;
+        m.sample_id = i + 1;
+        m.pipeline_id = 7;
+        m.generator_name = "split_or_not";
+        m.runtime_ms = 1.0 + i;
+        const auto blob = serialize_featurization(p.stages, state);
+        m.featurization.assign(blob.begin(), blob.end());
+        measured.push_back(m);
+        PipelineSamples &own = alone[static_cast<std::size_t>(i % 2)];
+        own.stages = p.stages;
+        own.states.push_back(state);
+        own.runtimes_ms.push_back(m.runtime_ms);
+    }
+    const std::vector<TrainingGroup> groups = group_for_training(measured, "test");
+    REQUIRE(groups.size() == 1);
+    CHECK(groups[0].samples.states.size() == 10);
+    CHECK(groups[0].samples.stages.size() == a.stages.size() + b.stages.size());
+    const WeightsFile w = default_weights();
+    const FormulaContext ctx = formula_context_for(gpu);
+    const std::vector<double> together = predict_runtimes(w.weights, groups[0].samples, ctx);
+    const std::vector<double> unsplit = predict_runtimes(w.weights, alone[0], ctx);
+    const std::vector<double> split = predict_runtimes(w.weights, alone[1], ctx);
+    for (std::size_t i = 0; i < 10; ++i) {
+        INFO("sample " << i);
+        CHECK(groups[0].measured[i] == i);
+        CHECK(together[i] == Approx(i % 2 ? split[i / 2] : unsplit[i / 2]).epsilon(1e-12));
+    }
 }
 
 TEST_CASE("retrain with no benchmarked samples says what is missing", "[retrain][bad-input]") {

@@ -2,7 +2,6 @@
 
 #include <cstring>
 #include <map>
-#include <set>
 #include <utility>
 
 #include "common/errors.h"
@@ -11,12 +10,10 @@
 namespace gpusched {
 namespace {
 
-// The stages' features, byte for byte: equal keys, one stage list.
-std::string structure_key(const std::vector<PipelineFeatures> &stages) {
-    std::string key(stages.size() * sizeof(PipelineFeatures::values), '\0');
-    for (std::size_t i = 0; i < stages.size(); ++i)
-        std::memcpy(&key[i * sizeof(PipelineFeatures::values)], stages[i].values.data(),
-                    sizeof(PipelineFeatures::values));
+// A stage's features, byte for byte: equal keys, one stage of the union.
+std::string stage_key(const PipelineFeatures &stage) {
+    std::string key(sizeof(PipelineFeatures::values), '\0');
+    std::memcpy(&key[0], stage.values.data(), sizeof(PipelineFeatures::values));
     return key;
 }
 
@@ -25,8 +22,8 @@ std::string structure_key(const std::vector<PipelineFeatures> &stages) {
 std::vector<TrainingGroup> group_for_training(const std::vector<db::MeasuredSample> &measured,
                                               const std::string &source) {
     std::vector<TrainingGroup> groups;
-    std::map<std::pair<int64_t, std::string>, std::size_t> index;
-    std::map<int64_t, std::set<std::size_t>> structures; // pipeline -> its groups
+    std::map<int64_t, std::size_t> group_of;
+    std::vector<std::map<std::string, int>> union_index; // per group: stage key -> index in its stages
     for (std::size_t i = 0; i < measured.size(); ++i) {
         const db::MeasuredSample &m = measured[i];
         FeaturizationSample f;
@@ -36,26 +33,36 @@ std::vector<TrainingGroup> group_for_training(const std::vector<db::MeasuredSamp
         } catch (const std::exception &e) {
             throw UserError(std::string(e.what()) + " in '" + source + "'");
         }
-        const auto key = std::make_pair(m.pipeline_id, structure_key(f.pipeline));
-        auto it = index.find(key);
-        if (it == index.end()) {
-            it = index.emplace(key, groups.size()).first;
+        auto it = group_of.find(m.pipeline_id);
+        if (it == group_of.end()) {
+            it = group_of.emplace(m.pipeline_id, groups.size()).first;
             TrainingGroup g;
             g.pipeline_id = m.pipeline_id;
             g.samples.name = m.generator_name + " " + m.params + " on " + m.gpu;
-            g.samples.stages = std::move(f.pipeline);
             groups.push_back(std::move(g));
-            structures[m.pipeline_id].insert(it->second);
+            union_index.emplace_back();
         }
         TrainingGroup &g = groups[it->second];
+        std::map<std::string, int> &index = union_index[it->second];
+        // Renumber the sample's rows into the group's stages.
+        std::vector<int> renumbered(f.pipeline.size());
+        for (std::size_t s = 0; s < f.pipeline.size(); ++s) {
+            const auto [at, added] =
+                index.emplace(stage_key(f.pipeline[s]), static_cast<int>(g.samples.stages.size()));
+            if (added) g.samples.stages.push_back(f.pipeline[s]);
+            renumbered[s] = at->second;
+        }
+        for (int &id : f.state.stage_ids) {
+            if (id < 0 || static_cast<std::size_t>(id) >= renumbered.size())
+                throw UserError("featurization of sample " + std::to_string(m.sample_id) + " in '" + source +
+                                "' has a row for stage " + std::to_string(id) + " of " +
+                                std::to_string(renumbered.size()));
+            id = renumbered[static_cast<std::size_t>(id)];
+        }
         g.samples.states.push_back(std::move(f.state));
         g.samples.runtimes_ms.push_back(m.runtime_ms);
         g.measured.push_back(i);
     }
-    for (const auto &[pipeline, members] : structures)
-        if (members.size() > 1)
-            for (std::size_t g : members)
-                groups[g].samples.name += " (" + std::to_string(groups[g].samples.stages.size()) + " stages)";
     return groups;
 }
 

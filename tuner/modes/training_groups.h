@@ -1,12 +1,16 @@
 #pragma once
-// Measured samples as the cost model trains on them: one group per pipeline
-// and stage structure. A schedule that splits a reduction across threads
-// (core/reduction_split.h) adds the split's intermediate as a stage, so its
-// samples carry other pipeline features than the same pipeline's unsplit
-// ones; the network is evaluated against one list of stages per group, and
-// the training loss compares samples within a group only. Grouping by
-// pipeline alone refused every pipeline whose searches split some samples
-// and not others (histogram_equalize on an H100: Autotune never retrained).
+// Measured samples as the cost model trains on them: one group per pipeline,
+// whose stage list is the union of its samples' stages. A schedule that
+// splits a reduction across threads (core/reduction_split.h) adds the
+// split's intermediate as a stage, so its sample carries other stages than
+// the same pipeline's unsplit ones; each sample's rows are renumbered into
+// the union (the network judges each stage by its own features alone, so a
+// sample's prediction does not change). Within a group the loss compares
+// every pair, split against unsplit too: on an H100, histogram_equalize's
+// unsplit samples ran 10-30x slower than its split ones at the same
+// predicted cost, and only that comparison can teach it. (Before, such a
+// pipeline was refused: "a different stage count than its pipeline's other
+// samples", and Autotune never retrained it.)
 
 #include <cstddef>
 #include <string>
@@ -19,7 +23,7 @@ namespace gpusched {
 
 struct TrainingGroup {
     int64_t pipeline_id = 0;
-    PipelineSamples samples; // named "<generator> <params> on <gpu>", plus its stage count when split
+    PipelineSamples samples;           // named "<generator> <params> on <gpu>"
     std::vector<std::size_t> measured; // per state: its index in the measured samples given
 };
 
