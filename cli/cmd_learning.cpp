@@ -24,7 +24,7 @@ struct LearningArgs {
     std::string device, gpu = "h100", weights;
     std::vector<int> curve = {1, 2, 4, 8};
     int epochs = 100, jobs = 0;
-    double learning_rate = 1e-3;
+    double learning_rate = 1e-3, anchor = 0;
     uint64_t seed = 1;
 };
 
@@ -224,6 +224,10 @@ Action add_learning_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--learning-rate", args->learning_rate, "Adam learning rate")
         ->check(finite_number_at_least(0, true))
         ->capture_default_str();
+    cmd->add_option("--anchor", args->anchor,
+                    "Weight of the squared distance to the starting weights added to the training loss")
+        ->check(finite_number_at_least(0, false))
+        ->capture_default_str();
     cmd->add_option("--seed", args->seed, "Seed of each training's validation split and batches")
         ->check(unsigned_whole_number())
         ->capture_default_str();
@@ -244,6 +248,7 @@ Action add_learning_command(CLI::App &app, const GlobalOptions &global) {
         opt.curve = args->curve;
         opt.epochs = args->epochs;
         opt.learning_rate = args->learning_rate;
+        opt.anchor_weight = args->anchor;
         opt.seed = args->seed;
         opt.jobs = args->jobs;
         const LearningReport r = evaluate_learning(opt);

@@ -122,6 +122,7 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
     }
 
     std::vector<double> params = to_double(weights.flatten());
+    const std::vector<double> anchor = params;
     const LossWeights loss_weights{opt.throughput_weight, opt.ranking_weight, opt.negative_penalty,
                                    opt.scale_weight};
     TrainingReport report;
@@ -158,6 +159,9 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
         for (const auto &[p, batch] : batches) {
             std::fill(grad.begin(), grad.end(), 0.0);
             epoch_loss += batch_loss(params, pipes[p], batch, loss_weights, &grad);
+            if (opt.anchor_weight > 0)
+                for (std::size_t i = 0; i < np; ++i)
+                    grad[i] += 2 * opt.anchor_weight * (params[i] - anchor[i]);
             ++step;
             const double c1 = 1.0 - std::pow(opt.beta1, double(step));
             const double c2 = 1.0 - std::pow(opt.beta2, double(step));

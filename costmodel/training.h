@@ -43,6 +43,9 @@ struct TrainingOptions {
     double throughput_weight = 1;   // the paper's relative-throughput term (network_gradient.h)
     double ranking_weight = 0;      // the optional pairwise ranking term (network_gradient.h)
     double scale_weight = 0;        // the optional mean-log-ratio scale term (network_gradient.h)
+    // Weight of sum (w - w_start)^2 added to each batch's loss: keeps what
+    // the starting weights knew where a few samples say little.
+    double anchor_weight = 0;
     std::uint64_t seed = 1;
     FormulaContext formula; // the GPU the runtimes were measured on; the formula trained for
     // The cost-formula version the starting weights were trained for: the

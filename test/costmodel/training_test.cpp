@@ -147,3 +147,27 @@ TEST_CASE(
         CHECK(mixed >= alone - 0.1);
     }
 }
+
+TEST_CASE("an anchor weight keeps training near the starting weights", "[training]") {
+    const auto data = known_structure_data(3, 24, 4);
+    TrainingOptions opt;
+    opt.epochs = 40;
+    opt.learning_rate = 1e-2;
+    opt.formula = formula_context_for(test::h100());
+    const NetworkWeights start = NetworkWeights::initial(2);
+    auto distance = [&](double anchor) {
+        TrainingOptions o = opt;
+        o.anchor_weight = anchor;
+        NetworkWeights w = start;
+        train_network(w, data, o);
+        const std::vector<float> a = w.flatten(), b = start.flatten();
+        double d = 0;
+        for (std::size_t i = 0; i < a.size(); ++i)
+            d += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+        return std::sqrt(d);
+    };
+    const double free = distance(0), anchored = distance(10);
+    INFO("distance from the start: free " << free << ", anchored " << anchored);
+    CHECK(free > 0);
+    CHECK(anchored < free / 5);
+}

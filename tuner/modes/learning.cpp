@@ -304,6 +304,7 @@ LearningReport evaluate_learning(const LearningOptions &opt) {
     TrainingOptions training;
     training.epochs = opt.epochs;
     training.learning_rate = opt.learning_rate;
+    training.anchor_weight = opt.anchor_weight;
     training.seed = opt.seed;
     training.formula = formula_context_for(opt.gpu);
     training.initial_formula_version = start.formula_version;

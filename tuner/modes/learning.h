@@ -39,6 +39,7 @@ struct LearningOptions {
     std::string initial_weights; // empty: the embedded defaults
     std::vector<int> curve = {1, 2, 4, 8};
     int epochs = 100;
+    double anchor_weight = 0; // TrainingOptions::anchor_weight
     double learning_rate = 1e-3;
     uint64_t seed = 1;
     int jobs = 0; // trainings at once; 0: every core
