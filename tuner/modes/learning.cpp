@@ -149,21 +149,24 @@ ModelFigures judge_batch(const std::vector<std::vector<double>> &predicted, cons
     return f;
 }
 
-// Arithmetic means of per-batch figures.
-ModelFigures mean_over_batches(const std::vector<ModelFigures> &v) {
+// Means of figures: arithmetic, except the pick's slowdown over pipelines,
+// a ratio one pipeline's outlier would otherwise decide: geometric there.
+enum class PickMean { Arithmetic, Geometric };
+
+ModelFigures mean_of(const std::vector<ModelFigures> &v, PickMean pick = PickMean::Geometric) {
     ModelFigures m;
     m.pick_ratio = m.top1 = m.top5 = 0;
     for (const auto &f : v) {
         m.kendall += f.kendall;
         m.pairwise += f.pairwise;
-        m.pick_ratio += f.pick_ratio;
+        m.pick_ratio += pick == PickMean::Geometric ? std::log(f.pick_ratio) : f.pick_ratio;
         m.top1 += f.top1;
         m.top5 += f.top5;
     }
     const double n = static_cast<double>(std::max<std::size_t>(1, v.size()));
     m.kendall /= n;
     m.pairwise /= n;
-    m.pick_ratio /= n;
+    m.pick_ratio = pick == PickMean::Geometric ? std::exp(m.pick_ratio / n) : m.pick_ratio / n;
     m.top1 /= n;
     m.top5 /= n;
     return m;
@@ -173,7 +176,7 @@ ModelFigures judge(const std::vector<std::vector<double>> &predicted, const Pipe
     std::vector<ModelFigures> per_batch;
     for (const JudgedBatch &b : p.judged)
         per_batch.push_back(judge_batch(predicted, p, b));
-    return mean_over_batches(per_batch);
+    return mean_of(per_batch, PickMean::Arithmetic);
 }
 
 double average_sample_ratio(const PipelineData &p) {
@@ -236,29 +239,6 @@ int count_samples(const std::vector<PipelineSamples> &data) {
     for (const auto &p : data)
         n += static_cast<int>(p.states.size());
     return n;
-}
-
-// Means over pipelines: arithmetic for tau, accuracy and the top-k scores
-// (all bounded), geometric for the pick's slowdown, a ratio one pipeline's
-// outlier would otherwise decide.
-ModelFigures mean_of(const std::vector<ModelFigures> &v) {
-    ModelFigures m;
-    m.top1 = m.top5 = 0;
-    double log_pick = 0;
-    for (const auto &f : v) {
-        m.kendall += f.kendall;
-        m.pairwise += f.pairwise;
-        log_pick += std::log(f.pick_ratio);
-        m.top1 += f.top1;
-        m.top5 += f.top5;
-    }
-    const double n = static_cast<double>(std::max<std::size_t>(1, v.size()));
-    m.kendall /= n;
-    m.pairwise /= n;
-    m.pick_ratio = std::exp(log_pick / n);
-    m.top1 /= n;
-    m.top5 /= n;
-    return m;
 }
 
 // Runs tasks 0..n-1 on `jobs` threads; the first exception is rethrown
@@ -402,9 +382,9 @@ LearningReport evaluate_learning(const LearningOptions &opt) {
         }
         r.in_run_batches = static_cast<int>(before.size());
         if (!before.empty()) {
-            r.in_run_start = mean_over_batches(before);
-            r.in_run = mean_over_batches(after);
-            r.in_run_if_better = mean_over_batches(guarded);
+            r.in_run_start = mean_of(before, PickMean::Arithmetic);
+            r.in_run = mean_of(after, PickMean::Arithmetic);
+            r.in_run_if_better = mean_of(guarded, PickMean::Arithmetic);
         }
     }
 
