@@ -231,6 +231,62 @@ TEST_CASE("autotune resumed after a SIGKILL in the middle of a batch loses and d
     CHECK(fs::exists(dir / "out/tiny_stencil.schedule.h"));
 }
 
+TEST_CASE("autotune killed while retraining between batches resumes by retraining and loses no sample",
+          "[autotune][resume]") {
+    test::TempDir dir;
+    const std::string db_path = dir / "db.sqlite";
+    // Many epochs: retraining on batch 0's 4 samples takes seconds, a window to kill in.
+    std::vector<std::string> args = autotune_args(dir, "out", "tiny_stencil", 2, 4);
+    const auto epochs = std::find(args.begin(), args.end(), "--epochs");
+    REQUIRE(epochs != args.end());
+    *(epochs + 1) = "100000";
+    const pid_t pid = test::spawn_gpusched(args, dir / "first.log");
+    // Batch 0 measured (its statistics stored) and batch 1 not begun: retraining.
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(3);
+    bool retraining = false;
+    while (!retraining && std::chrono::steady_clock::now() < give_up) {
+        retraining =
+            count_or_zero(db_path,
+                          "SELECT count(*) FROM autotune_batches WHERE batch = 0 AND status = 'measured'") ==
+                1 &&
+            count_or_zero(db_path, "SELECT count(*) FROM autotune_batches WHERE batch = 1") == 0;
+        if (!retraining) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    REQUIRE(retraining);
+    REQUIRE(kill(pid, SIGKILL) == 0);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    INFO("the killed run's log: " << test::read_file(dir / "first.log"));
+    REQUIRE(WIFSIGNALED(status));
+    CHECK(test::sql_text(db_path, "PRAGMA integrity_check") == "ok");
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples WHERE batch = 0 AND benchmark IS NOT NULL") ==
+          4);
+    CHECK(test::sql_int(db_path, "SELECT count(*) FROM autotune_batches WHERE batch = 1") == 0);
+    const std::string ids_before = test::stored_sample_keys(db_path);
+
+    // The resume retrains after batch 0 (fewer epochs: the same code path) and measures batch 1.
+    ProcessResult r =
+        test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
+                            dir / "out", "--db", db_path, "-j", "2", "--epochs", "20", "--json"});
+    INFO("resume stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["resumed"] == true);
+    CHECK(j["samples"] == 8);
+    check_complete_and_unique(db_path, 1, 2, 4);
+    CHECK(test::stored_sample_keys(db_path).rfind(ids_before, 0) == 0);
+    // Batch 1 searched with the weights the resume's retraining wrote and recorded.
+    const std::string weights = test::sql_text(
+        db_path,
+        "SELECT w.path FROM autotune_batches b JOIN weights w ON w.id = b.weights_id WHERE b.batch = 1");
+    CHECK(fs::exists(weights));
+    CHECK(test::sql_int(db_path,
+                        "SELECT count(DISTINCT search_config ->> '$.weights_path') FROM samples WHERE "
+                        "batch = 1") == 1);
+    CHECK(test::sql_text(db_path, "SELECT status FROM runs WHERE id = 1") == "finished");
+    CHECK(test::sql_text(db_path, "PRAGMA integrity_check") == "ok");
+}
+
 TEST_CASE("autotune stopped by SIGTERM or SIGINT marks the run interrupted and exits 130 and its resume "
           "completes it "
           "with no sample doubled",
