@@ -264,10 +264,9 @@ TEST_CASE("autotune killed while retraining between batches resumes by retrainin
     CHECK(test::sql_int(db_path, "SELECT count(*) FROM autotune_batches WHERE batch = 1") == 0);
     const std::string ids_before = test::stored_sample_keys(db_path);
 
-    // The resume retrains after batch 0 (fewer epochs: the same code path) and measures batch 1.
-    ProcessResult r =
-        test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1", "-o",
-                            dir / "out", "--db", db_path, "-j", "2", "--epochs", "20", "--json"});
+    // The resume (the run's stored options) retrains after batch 0 and measures batch 1.
+    ProcessResult r = test::run_gpusched({"tune", "--mode", "autotune", "--device", "opencl", "--resume", "1",
+                                          "-o", dir / "out", "--db", db_path, "-j", "2", "--json"});
     INFO("resume stdout: " << r.out << "\nstderr: " << r.err);
     REQUIRE(r.ok());
     const auto j = nlohmann::json::parse(r.out);
