@@ -70,6 +70,9 @@ struct TuneArgs {
     // The options one mode has and the other lacks: given to the other, they
     // are refused, not ignored (a --time-budget a Top 5 ignored would run on).
     std::vector<const CLI::Option *> top5_only, autotune_only;
+    // What a run is (its search, batches, training and timing): stored with
+    // it, so `--resume` refuses them rather than ignore a different value.
+    std::vector<const CLI::Option *> fixed_by_run;
 };
 
 // Refuses the options of the mode not chosen, naming the first one given.
@@ -80,6 +83,19 @@ void refuse_other_modes_options(const TuneArgs &a) {
             throw UserError(o->get_name() + " is " + (autotune ? "Top 5's" : "Autotune's") + " (--mode " +
                             (autotune ? "top5" : "autotune") + "), not " +
                             (autotune ? "Autotune's" : "Top 5's"));
+}
+
+// A resume continues the run as it was started: an option that would change
+// it, given again, is refused, naming it and the run.
+void refuse_options_a_resume_keeps(const TuneArgs &a) {
+    if (a.resume == 0) return;
+    for (const CLI::Option *o : a.fixed_by_run)
+        if (o->count() > 0)
+            throw UserError(
+                o->get_name() + ": a resumed run keeps the options it started with (run " +
+                std::to_string(a.resume) +
+                "); a resume takes --time-budget, --max-samples, --baselines, -j and the executor's "
+                "options");
 }
 
 // The executor the arguments name; the mode fills in device and timing.
@@ -715,8 +731,14 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
             ->capture_default_str());
     add_autotune_options(cmd, *args);
     add_executor_options(cmd, *args);
+    for (const char *name :
+         {"--iterations", "--batch", "--from-scratch", "--train-on", "--retrain", "--epochs",
+          "--learning-rate", "--gpu", "--seed", "--beam-size", "--passes", "--dropout", "--search-config",
+          "--weights", "--min-time", "--min-reps", "--max-reps"})
+        args->fixed_by_run.push_back(cmd->get_option(name));
     return [args, &global]() {
         refuse_other_modes_options(*args);
+        refuse_options_a_resume_keeps(*args);
         return args->mode == "autotune" ? run_autotune_command(*args, global)
                                         : run_top5_command(*args, global);
     };

@@ -496,6 +496,24 @@ TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes 
     CHECK(schedule_source_unavailable("li2019") == "unknown schedule source 'li2019'");
 }
 
+TEST_CASE("autotune --resume refuses an option that would change the run instead of ignoring it",
+          "[autotune][bad-input]") {
+    test::TempDir dir;
+    for (const std::vector<std::string> &given :
+         {std::vector<std::string>{"--epochs", "20"}, {"--batch", "4"}, {"--seed", "9"}, {"--gpu", "a100"}}) {
+        std::vector<std::string> args = {"tune",           "--mode", "autotune", "--device",  "opencl",
+                                         "--resume",       "1",      "-o",       dir / "out", "--db",
+                                         dir / "db.sqlite"};
+        args.insert(args.end(), given.begin(), given.end());
+        const ProcessResult r = test::run_gpusched(args);
+        INFO(given[0] << ": " << r.err);
+        CHECK(r.exit_code == 1);
+        CHECK(r.err.find(given[0] + ": a resumed run keeps the options it started with (run 1)") !=
+              std::string::npos);
+    }
+    CHECK_FALSE(fs::exists(dir / "db.sqlite")); // refused before the database is touched
+}
+
 TEST_CASE("autotune refuses an unknown baseline in one line before any work", "[autotune][bad-input]") {
     test::TempDir dir;
     ProcessResult r =
