@@ -55,12 +55,14 @@ Action add_report_command(CLI::App &app, const GlobalOptions &global) {
         filter.since = args->since;
         check_output_file(args->output, "--output");
         const std::string path = args->db_path.empty() ? db::default_database_path() : args->db_path;
+        // Checked whether or not --learning asks for it: a wrong value is never silently unused.
+        const GpuProfile gpu = resolve_gpu(args->gpu);
         std::optional<LearningReport> learning;
         if (args->learning) {
             LearningOptions lo;
             lo.db_paths = {path};
             lo.device = args->device;
-            lo.gpu = resolve_gpu(args->gpu);
+            lo.gpu = gpu;
             lo.jobs = args->jobs;
             learning = evaluate_learning(lo);
         }

@@ -232,7 +232,22 @@ const std::map<std::string, std::map<std::string, Kind>> &option_kinds() {
               {"--run", Kind::RunId},
               {"--pipeline", Kind::Free},
               {"--since", Kind::Date},
-              {"--output", Kind::OutputFile}}},
+              {"--output", Kind::OutputFile},
+              {"--gpu", Kind::Choice},
+              {"--device",
+               Kind::Free}, // a device with no samples is learning's own error (test_learning.cpp)
+              {"--jobs", Kind::Natural}}},
+            {"learning",
+             {{"--db", Kind::Database},
+              {"--device", Kind::Free},
+              {"--gpu", Kind::Choice},
+              {"--weights", Kind::InputFile},
+              {"--curve", Kind::Count},
+              {"--epochs", Kind::Count},
+              {"--learning-rate", Kind::Positive},
+              {"--anchor", Kind::NonNegative},
+              {"--seed", Kind::Seed},
+              {"--jobs", Kind::Natural}}},
             {"bench",
              {{"--suite", Kind::InputFile},
               {"--build-dir", Kind::InputDir},
@@ -411,6 +426,9 @@ std::vector<std::string> command_line(const std::string &command, const std::str
     } else if (command == "report") {
         db::Database::open(db);
         after = {"--db", db, "-o", dir / "report.html"};
+    } else if (command == "learning") {
+        db::Database::open(db);
+        after = {"--db", db};
     } else if (command == "bench") {
         after = {"--suite",     GPUSCHED_SOURCE_DIR "/benchmarks/suite.json",
                  "--build-dir", GPUSCHED_BUILD_DIR,
