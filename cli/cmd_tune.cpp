@@ -732,7 +732,7 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     add_autotune_options(cmd, *args);
     add_executor_options(cmd, *args);
     for (const char *name :
-         {"--iterations", "--batch", "--from-scratch", "--train-on", "--retrain", "--epochs",
+         {"--iterations", "--batch", "--samples", "--from-scratch", "--train-on", "--retrain", "--epochs",
           "--learning-rate", "--gpu", "--seed", "--beam-size", "--passes", "--dropout", "--search-config",
           "--weights", "--min-time", "--min-reps", "--max-reps"})
         args->fixed_by_run.push_back(cmd->get_option(name));

@@ -409,6 +409,9 @@ std::vector<std::string> command_line(const std::string &command, const std::str
                  "-o",        dir / "out",
                  "--db",      db};
         if (!autotune) after.insert(after.end(), {"--top", "1"});
+        // A resume takes the run's own GPU and batch size: given, they are refused (cmd_tune.cpp).
+        if (option == "--resume")
+            after = {"--device", "opencl", "--mode", "autotune", "-o", dir / "out", "--db", db};
     } else if (command.rfind("db", 0) == 0) {
         db::Database::open(db); // an empty database, as a new user's
         before = {"db", "--db", db};
