@@ -88,17 +88,8 @@ std::string pair(double a, double b, const char *format) {
     return fmt::format(fmt::runtime(format), a) + " → " + fmt::format(fmt::runtime(format), b);
 }
 
-void print_markdown(const LearningReport &r, const LearningArgs &a) {
-    int samples = 0, batches = 0;
-    for (const auto &p : r.pipelines) {
-        samples += p.samples;
-        batches += p.batches;
-    }
-    std::cout << fmt::format(
-        "Learning on {}: {} pipelines, {} measured samples in {} batches; models trained "
-        "from {} for {} epochs (GPU profile {}); {:.0f} s.\n\n",
-        r.device, r.pipelines.size(), samples, batches, a.weights.empty() ? "the default weights" : a.weights,
-        a.epochs, a.gpu, r.seconds);
+// Per pipeline, the start against the hold-one-out model.
+void print_held_out(const LearningReport &r) {
     std::cout
         << "Hold-one-out: each pipeline judged by the starting weights → by them retrained on the other "
            "pipelines' samples (means over its batches, and over pipelines: geometric for the pick; pick: "
@@ -131,6 +122,10 @@ void print_markdown(const LearningReport &r, const LearningArgs &a) {
         "Held-out Kendall above the starting weights' on {} of {} pipelines; the held-out "
         "model's pick faster on {}, slower on {}, within 1% on {}.\n\n",
         better_tau, n, better_pick, worse_pick, n - better_pick - worse_pick);
+}
+
+// The transfer curve, the start first.
+void print_curve(const LearningReport &r) {
     std::cout
         << "Device transfer: hold-one-out models trained on only the first k batches of each other "
            "pipeline (k = 0: the starting weights), means over pipelines.\n\n"
@@ -144,6 +139,10 @@ void print_markdown(const LearningReport &r, const LearningArgs &a) {
                                  c.mean.kendall, c.mean.pairwise, c.mean.pick_ratio, c.mean.top1,
                                  c.mean.top5);
     }
+}
+
+// Autotune's loop, each retraining adopted.
+void print_autotune_loop(const LearningReport &r) {
     std::cout
         << "\nAutotune's own loop: each batch after a run's first, judged by the starting weights → by "
            "them retrained on that run's earlier batches (--train-on run, always adopted).\n\n"
@@ -170,13 +169,16 @@ void print_markdown(const LearningReport &r, const LearningArgs &a) {
     } else {
         std::cout << "| (no run with two or more batches) | | | | | | | |\n";
     }
+}
+
+// Autotune's loop under --retrain if-better.
+void print_if_better(const LearningReport &r) {
     std::cout
         << "\nThe same under --retrain if-better (the start kept where 2-fold cross-validation on the "
            "earlier batches says the retraining ranks and picks worse).\n\n"
            "| pipeline | batches judged | start kept | Kendall | pick / best | top-1 | pick slower / faster "
            "than the start's |\n|---|---|---|---|---|---|---|\n";
-    int kept = 0;
-    slower = faster = 0;
+    int kept = 0, slower = 0, faster = 0, judged = 0;
     for (const auto &p : r.pipelines) {
         if (!p.in_run_if_better) continue;
         const ModelFigures &b = *p.in_run_start, &f = *p.in_run_if_better;
@@ -185,6 +187,7 @@ void print_markdown(const LearningReport &r, const LearningArgs &a) {
                                  pair(b.pick_ratio, f.pick_ratio, "{:.2f}"), pair(b.top1, f.top1, "{:.2f}"),
                                  p.if_better_pick_slower, p.if_better_pick_faster);
         kept += p.if_better_kept;
+        judged += p.in_run_batches;
         slower += p.if_better_pick_slower;
         faster += p.if_better_pick_faster;
     }
@@ -195,6 +198,23 @@ void print_markdown(const LearningReport &r, const LearningArgs &a) {
                                  pair(b.pick_ratio, f.pick_ratio, "{:.2f}"), pair(b.top1, f.top1, "{:.2f}"),
                                  slower, faster);
     }
+}
+
+void print_markdown(const LearningReport &r, const LearningArgs &a) {
+    int samples = 0, batches = 0;
+    for (const auto &p : r.pipelines) {
+        samples += p.samples;
+        batches += p.batches;
+    }
+    std::cout << fmt::format(
+        "Learning on {}: {} pipelines, {} measured samples in {} batches; models trained "
+        "from {} for {} epochs (GPU profile {}); {:.0f} s.\n\n",
+        r.device, r.pipelines.size(), samples, batches, a.weights.empty() ? "the default weights" : a.weights,
+        a.epochs, a.gpu, r.seconds);
+    print_held_out(r);
+    print_curve(r);
+    print_autotune_loop(r);
+    print_if_better(r);
     if (r.batches_to_kendall_0_6)
         std::cout << fmt::format("\nMean Kendall reaches 0.6 at {} batches per pipeline.\n",
                                  *r.batches_to_kendall_0_6);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <set>
@@ -192,9 +193,11 @@ double average_sample_ratio(const PipelineData &p) {
     return sum / static_cast<double>(p.judged.size());
 }
 
-// The other pipelines' samples of batches below max_batch (none: all).
+// The other pipelines' samples of batches below max_batch (kAllBatches: all).
+constexpr int kAllBatches = std::numeric_limits<int>::max();
+
 std::vector<PipelineSamples> training_set(const std::vector<PipelineData> &all, std::size_t held_out,
-                                          std::optional<int> max_batch) {
+                                          int max_batch) {
     std::vector<PipelineSamples> data;
     for (std::size_t j = 0; j < all.size(); ++j) {
         if (j == held_out) continue;
@@ -204,7 +207,7 @@ std::vector<PipelineSamples> training_set(const std::vector<PipelineData> &all, 
             s.name = from.name;
             s.stages = from.stages;
             for (std::size_t i = 0; i < from.states.size(); ++i)
-                if (!max_batch || all[j].batch_of[g][i] < *max_batch) {
+                if (all[j].batch_of[g][i] < max_batch) {
                     s.states.push_back(from.states[i]);
                     s.runtimes_ms.push_back(from.runtimes_ms[i]);
                 }
@@ -268,6 +271,141 @@ template <typename Task> void run_parallel(std::size_t n, int jobs, const Task &
     if (failure) std::rethrow_exception(failure);
 }
 
+// What every model is judged with: the starting weights (and the formula
+// version they were trained for) and the options each retraining uses.
+struct Models {
+    WeightsFile start;
+    FormulaContext start_ctx;
+    TrainingOptions training;
+};
+
+// Hold-one-out, and the transfer curve's models: for each pipeline, the
+// start trained on all other pipelines' samples, and on only their first
+// curve[c] batches. Adds each curve point's training samples to curve_trained.
+void judge_held_out(const std::vector<PipelineData> &data, const Models &m, const std::vector<int> &curve,
+                    int jobs, LearningReport &report, std::vector<int> &curve_trained) {
+    std::mutex curve_mutex;
+    // Task t: pipeline t / (curve + 1); slot 0 all batches, slot s the first curve[s - 1].
+    run_parallel(data.size() * (curve.size() + 1), jobs, [&](std::size_t t) {
+        const std::size_t i = t / (curve.size() + 1), slot = t % (curve.size() + 1);
+        const int max_batch = slot == 0 ? kAllBatches : curve[slot - 1];
+        const std::vector<PipelineSamples> train = training_set(data, i, max_batch);
+        if (train.empty()) return;
+        NetworkWeights weights = m.start.weights;
+        train_network(weights, train, m.training);
+        const ModelFigures f = judge(predict(weights, data[i], m.training.formula), data[i]);
+        PipelineLearning &r = report.pipelines[i];
+        if (slot == 0) {
+            r.held_out = f;
+            r.trained_on = count_samples(train);
+        } else {
+            r.curve[slot - 1] = f;
+            std::lock_guard<std::mutex> lock(curve_mutex);
+            curve_trained[slot - 1] += count_samples(train);
+        }
+    });
+}
+
+// Autotune's own loop: each batch after a run's first, judged by the start
+// retrained on the run's earlier batches of this pipeline alone (adopted
+// always, and under --retrain if-better), against the start.
+void judge_autotune_loop(const std::vector<PipelineData> &data, const Models &m, int jobs,
+                         LearningReport &report) {
+    struct Task {
+        std::size_t pipeline, batch;
+    };
+    std::vector<Task> tasks;
+    for (std::size_t i = 0; i < data.size(); ++i)
+        for (std::size_t j = 0; j < data[i].judged.size(); ++j)
+            if (data[i].judged[j].batch > 0) tasks.push_back({i, j});
+    struct Figures {
+        ModelFigures start, always, if_better;
+        bool kept = false; // if-better kept the start
+    };
+    std::vector<std::optional<Figures>> judged(tasks.size());
+    run_parallel(tasks.size(), jobs, [&](std::size_t t) {
+        const PipelineData &p = data[tasks[t].pipeline];
+        const JudgedBatch &batch = p.judged[tasks[t].batch];
+        const std::vector<PipelineSamples> train = earlier_batches(p, batch);
+        if (train.empty()) return;
+        NetworkWeights weights = m.start.weights;
+        train_network(weights, train, m.training);
+        Figures f;
+        f.start = judge_batch(predict(m.start.weights, p, m.start_ctx), p, batch);
+        f.always = judge_batch(predict(weights, p, m.training.formula), p, batch);
+        f.kept = cross_validate_retraining(m.start.weights, train, m.training).keep_start();
+        f.if_better = f.kept ? f.start : f.always;
+        judged[t] = f;
+    });
+    // Within 1%: the same pick, or one as fast.
+    auto slower = [](const ModelFigures &a, const ModelFigures &b) {
+        return a.pick_ratio > b.pick_ratio * 1.01;
+    };
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        std::vector<ModelFigures> before, after, guarded;
+        PipelineLearning &r = report.pipelines[i];
+        for (std::size_t t = 0; t < tasks.size(); ++t) {
+            if (tasks[t].pipeline != i || !judged[t]) continue;
+            const Figures &f = *judged[t];
+            before.push_back(f.start);
+            after.push_back(f.always);
+            guarded.push_back(f.if_better);
+            r.in_run_pick_slower += slower(f.always, f.start);
+            r.in_run_pick_faster += slower(f.start, f.always);
+            r.if_better_kept += f.kept;
+            r.if_better_pick_slower += slower(f.if_better, f.start);
+            r.if_better_pick_faster += slower(f.start, f.if_better);
+        }
+        r.in_run_batches = static_cast<int>(before.size());
+        if (!before.empty()) {
+            r.in_run_start = mean_of(before, PickMean::Arithmetic);
+            r.in_run = mean_of(after, PickMean::Arithmetic);
+            r.in_run_if_better = mean_of(guarded, PickMean::Arithmetic);
+        }
+    }
+}
+
+// The means over pipelines and the transfer curve, from the start to the
+// full hold-one-out models (most_batches: the most any run has).
+void summarize(const std::vector<int> &curve, const std::vector<int> &curve_trained, int most_batches,
+               LearningReport &report) {
+    std::vector<ModelFigures> starts, held, in_run_starts, in_run_models, in_run_guarded;
+    int all_trained = 0;
+    for (const auto &r : report.pipelines) {
+        if (r.in_run) {
+            in_run_starts.push_back(*r.in_run_start);
+            in_run_models.push_back(*r.in_run);
+            in_run_guarded.push_back(*r.in_run_if_better);
+        }
+        starts.push_back(r.start);
+        held.push_back(r.held_out);
+        all_trained += r.trained_on;
+    }
+    report.mean_start = mean_of(starts);
+    report.mean_held_out = mean_of(held);
+    if (!in_run_models.empty()) {
+        report.mean_in_run_start = mean_of(in_run_starts);
+        report.mean_in_run = mean_of(in_run_models);
+        report.mean_in_run_if_better = mean_of(in_run_guarded);
+    }
+    report.curve.push_back({0, static_cast<int>(starts.size()), 0, false, report.mean_start});
+    for (std::size_t c = 0; c < curve.size(); ++c) {
+        std::vector<ModelFigures> at;
+        for (const auto &r : report.pipelines)
+            if (r.curve[c]) at.push_back(*r.curve[c]);
+        if (!at.empty())
+            report.curve.push_back(
+                {curve[c], static_cast<int>(at.size()), curve_trained[c], false, mean_of(at)});
+    }
+    report.curve.push_back(
+        {most_batches, static_cast<int>(held.size()), all_trained, true, report.mean_held_out});
+    for (const CurvePoint &p : report.curve)
+        if (p.mean.kendall >= 0.6) {
+            report.batches_to_kendall_0_6 = p.batches;
+            break;
+        }
+}
+
 } // namespace
 
 LearningReport evaluate_learning(const LearningOptions &opt) {
@@ -277,17 +415,16 @@ LearningReport evaluate_learning(const LearningOptions &opt) {
         if (k < 1) throw UserError("--curve: batch counts must be 1 or more, not " + std::to_string(k));
     LearningReport report;
     const std::vector<PipelineData> data = load_pipelines(opt, report.device);
-    const WeightsFile start =
-        opt.initial_weights.empty() ? default_weights() : read_weights_file(opt.initial_weights);
-    FormulaContext start_ctx = formula_context_for(opt.gpu);
-    start_ctx.version = start.formula_version;
-    TrainingOptions training;
-    training.epochs = opt.epochs;
-    training.learning_rate = opt.learning_rate;
-    training.anchor_weight = opt.anchor_weight;
-    training.seed = opt.seed;
-    training.formula = formula_context_for(opt.gpu);
-    training.initial_formula_version = start.formula_version;
+    Models m;
+    m.start = opt.initial_weights.empty() ? default_weights() : read_weights_file(opt.initial_weights);
+    m.start_ctx = formula_context_for(opt.gpu);
+    m.start_ctx.version = m.start.formula_version;
+    m.training.epochs = opt.epochs;
+    m.training.learning_rate = opt.learning_rate;
+    m.training.anchor_weight = opt.anchor_weight;
+    m.training.seed = opt.seed;
+    m.training.formula = formula_context_for(opt.gpu);
+    m.training.initial_formula_version = m.start.formula_version;
 
     // The batch counts no pipeline has as many batches as are left out: the
     // model trained on "the first k" would be the full hold-one-out one.
@@ -307,123 +444,13 @@ LearningReport evaluate_learning(const LearningOptions &opt) {
         r.samples = data[i].samples;
         r.batches = static_cast<int>(data[i].judged.size());
         r.average_sample_ratio = average_sample_ratio(data[i]);
-        r.start = judge(predict(start.weights, data[i], start_ctx), data[i]);
+        r.start = judge(predict(m.start.weights, data[i], m.start_ctx), data[i]);
         r.curve.assign(curve.size(), std::nullopt);
     }
-    // Task t: pipeline t / (curve + 1), trained on all other samples
-    // (slot 0) or on their first curve[slot - 1] batches.
     std::vector<int> curve_trained(curve.size(), 0);
-    std::mutex curve_mutex;
-    run_parallel(data.size() * (curve.size() + 1), opt.jobs, [&](std::size_t t) {
-        const std::size_t i = t / (curve.size() + 1), slot = t % (curve.size() + 1);
-        const std::optional<int> max_batch = slot == 0 ? std::nullopt : std::optional<int>(curve[slot - 1]);
-        const std::vector<PipelineSamples> train = training_set(data, i, max_batch);
-        if (train.empty()) return;
-        NetworkWeights weights = start.weights;
-        train_network(weights, train, training);
-        const ModelFigures f = judge(predict(weights, data[i], training.formula), data[i]);
-        PipelineLearning &r = report.pipelines[i];
-        if (slot == 0) {
-            r.held_out = f;
-            r.trained_on = count_samples(train);
-        } else {
-            r.curve[slot - 1] = f;
-            std::lock_guard<std::mutex> lock(curve_mutex);
-            curve_trained[slot - 1] += count_samples(train);
-        }
-    });
-
-    // Autotune's own loop: each batch after the first judged by the start
-    // retrained on the run's earlier batches of this pipeline alone.
-    struct InRunTask {
-        std::size_t pipeline, batch;
-    };
-    std::vector<InRunTask> in_run_tasks;
-    for (std::size_t i = 0; i < data.size(); ++i)
-        for (std::size_t j = 0; j < data[i].judged.size(); ++j)
-            if (data[i].judged[j].batch > 0) in_run_tasks.push_back({i, j});
-    struct InRunFigures {
-        ModelFigures start, always, if_better;
-        bool kept = false; // if-better kept the start
-    };
-    std::vector<std::optional<InRunFigures>> in_run(in_run_tasks.size());
-    run_parallel(in_run_tasks.size(), opt.jobs, [&](std::size_t t) {
-        const PipelineData &p = data[in_run_tasks[t].pipeline];
-        const JudgedBatch &batch = p.judged[in_run_tasks[t].batch];
-        const std::vector<PipelineSamples> train = earlier_batches(p, batch);
-        if (train.empty()) return;
-        NetworkWeights weights = start.weights;
-        train_network(weights, train, training);
-        InRunFigures f;
-        f.start = judge_batch(predict(start.weights, p, start_ctx), p, batch);
-        f.always = judge_batch(predict(weights, p, training.formula), p, batch);
-        f.kept = cross_validate_retraining(start.weights, train, training).keep_start();
-        f.if_better = f.kept ? f.start : f.always;
-        in_run[t] = f;
-    });
-    for (std::size_t i = 0; i < data.size(); ++i) {
-        std::vector<ModelFigures> before, after, guarded;
-        PipelineLearning &r = report.pipelines[i];
-        // Within 1%: the same pick, or one as fast.
-        auto slower = [](const ModelFigures &a, const ModelFigures &b) {
-            return a.pick_ratio > b.pick_ratio * 1.01;
-        };
-        for (std::size_t t = 0; t < in_run_tasks.size(); ++t) {
-            if (in_run_tasks[t].pipeline != i || !in_run[t]) continue;
-            const InRunFigures &f = *in_run[t];
-            before.push_back(f.start);
-            after.push_back(f.always);
-            guarded.push_back(f.if_better);
-            r.in_run_pick_slower += slower(f.always, f.start);
-            r.in_run_pick_faster += slower(f.start, f.always);
-            r.if_better_kept += f.kept;
-            r.if_better_pick_slower += slower(f.if_better, f.start);
-            r.if_better_pick_faster += slower(f.start, f.if_better);
-        }
-        r.in_run_batches = static_cast<int>(before.size());
-        if (!before.empty()) {
-            r.in_run_start = mean_of(before, PickMean::Arithmetic);
-            r.in_run = mean_of(after, PickMean::Arithmetic);
-            r.in_run_if_better = mean_of(guarded, PickMean::Arithmetic);
-        }
-    }
-
-    std::vector<ModelFigures> starts, held, in_run_starts, in_run_models, in_run_guarded;
-    for (const auto &r : report.pipelines) {
-        if (r.in_run) {
-            in_run_starts.push_back(*r.in_run_start);
-            in_run_models.push_back(*r.in_run);
-            in_run_guarded.push_back(*r.in_run_if_better);
-        }
-        starts.push_back(r.start);
-        held.push_back(r.held_out);
-    }
-    report.mean_start = mean_of(starts);
-    report.mean_held_out = mean_of(held);
-    if (!in_run_models.empty()) {
-        report.mean_in_run_start = mean_of(in_run_starts);
-        report.mean_in_run = mean_of(in_run_models);
-        report.mean_in_run_if_better = mean_of(in_run_guarded);
-    }
-    report.curve.push_back({0, static_cast<int>(starts.size()), 0, false, report.mean_start});
-    for (std::size_t c = 0; c < curve.size(); ++c) {
-        std::vector<ModelFigures> at;
-        for (const auto &r : report.pipelines)
-            if (r.curve[c]) at.push_back(*r.curve[c]);
-        if (!at.empty())
-            report.curve.push_back(
-                {curve[c], static_cast<int>(at.size()), curve_trained[c], false, mean_of(at)});
-    }
-    int all_trained = 0;
-    for (const auto &r : report.pipelines)
-        all_trained += r.trained_on;
-    report.curve.push_back(
-        {most_batches, static_cast<int>(held.size()), all_trained, true, report.mean_held_out});
-    for (const CurvePoint &p : report.curve)
-        if (p.mean.kendall >= 0.6) {
-            report.batches_to_kendall_0_6 = p.batches;
-            break;
-        }
+    judge_held_out(data, m, curve, opt.jobs, report, curve_trained);
+    judge_autotune_loop(data, m, opt.jobs, report);
+    summarize(curve, curve_trained, most_batches, report);
     report.seconds = seconds_since(t0);
     return report;
 }
