@@ -52,7 +52,13 @@ struct PipelineData {
     std::vector<std::vector<int64_t>> run_of; // [group][index]: its run
     std::vector<std::vector<int>> batch_of;   // [group][index]: its batch number within its run
     std::vector<JudgedBatch> judged;          // batches of two or more samples
-    int samples = 0;
+
+    int sample_count() const {
+        int n = 0;
+        for (const TrainingGroup &g : groups)
+            n += static_cast<int>(g.measured.size());
+        return n;
+    }
 
     double runtime(const SampleRef &r) const {
         return groups[r.group].samples.runtimes_ms[static_cast<std::size_t>(r.index)];
@@ -77,8 +83,7 @@ std::vector<PipelineData> load_pipelines(const LearningOptions &opt, std::string
         db::TrainingFilter filter;
         filter.device = opt.device;
         const std::vector<db::MeasuredSample> measured = db::SampleStore(database).measured_samples(filter);
-        for (const auto &m : measured)
-            devices.insert(m.device.empty() ? "(unnamed)" : m.device);
+        add_measuring_devices(measured, devices);
         for (TrainingGroup &g : group_for_training(measured, path)) {
             const db::MeasuredSample &first = measured[g.measured.front()];
             PipelineData &p = by_name[pipeline_name(first)];
@@ -91,20 +96,13 @@ std::vector<PipelineData> load_pipelines(const LearningOptions &opt, std::string
                 run_of.push_back(m.run_id);
                 batches[{p.name, d, m.run_id, m.batch}].push_back({p.groups.size(), static_cast<int>(i)});
             }
-            p.samples += static_cast<int>(g.measured.size());
             p.groups.push_back(std::move(g));
             p.batch_of.push_back(std::move(batch_of));
             p.run_of.push_back(std::move(run_of));
             p.group_db.push_back(d);
         }
     }
-    if (devices.size() > 1) {
-        std::string names;
-        for (const auto &n : devices)
-            names += (names.empty() ? "" : ", ") + n;
-        throw UserError("the samples were measured on " + std::to_string(devices.size()) + " devices (" +
-                        names + "); choose one with --device, times of different devices are never mixed");
-    }
+    refuse_mixed_devices(devices, "");
     if (devices.empty())
         throw UserError("no measured sample with a featurization" +
                         (opt.device.empty() ? std::string() : " on device '" + opt.device + "'") +
@@ -193,6 +191,19 @@ double average_sample_ratio(const PipelineData &p) {
     return sum / static_cast<double>(p.judged.size());
 }
 
+// The samples of a group that `keep(index)` keeps, in the same stages.
+template <typename Keep> PipelineSamples subset(const PipelineSamples &from, const Keep &keep) {
+    PipelineSamples s;
+    s.name = from.name;
+    s.stages = from.stages;
+    for (std::size_t i = 0; i < from.states.size(); ++i)
+        if (keep(i)) {
+            s.states.push_back(from.states[i]);
+            s.runtimes_ms.push_back(from.runtimes_ms[i]);
+        }
+    return s;
+}
+
 // The other pipelines' samples of batches below max_batch (kAllBatches: all).
 constexpr int kAllBatches = std::numeric_limits<int>::max();
 
@@ -202,15 +213,8 @@ std::vector<PipelineSamples> training_set(const std::vector<PipelineData> &all, 
     for (std::size_t j = 0; j < all.size(); ++j) {
         if (j == held_out) continue;
         for (std::size_t g = 0; g < all[j].groups.size(); ++g) {
-            const PipelineSamples &from = all[j].groups[g].samples;
-            PipelineSamples s;
-            s.name = from.name;
-            s.stages = from.stages;
-            for (std::size_t i = 0; i < from.states.size(); ++i)
-                if (all[j].batch_of[g][i] < max_batch) {
-                    s.states.push_back(from.states[i]);
-                    s.runtimes_ms.push_back(from.runtimes_ms[i]);
-                }
+            PipelineSamples s = subset(all[j].groups[g].samples,
+                                       [&](std::size_t i) { return all[j].batch_of[g][i] < max_batch; });
             if (s.states.size() >= 2) data.push_back(std::move(s));
         }
     }
@@ -223,15 +227,9 @@ std::vector<PipelineSamples> earlier_batches(const PipelineData &p, const Judged
     std::vector<PipelineSamples> data;
     for (std::size_t g = 0; g < p.groups.size(); ++g) {
         if (p.group_db[g] != until.db) continue;
-        const PipelineSamples &from = p.groups[g].samples;
-        PipelineSamples s;
-        s.name = from.name;
-        s.stages = from.stages;
-        for (std::size_t i = 0; i < from.states.size(); ++i)
-            if (p.run_of[g][i] == until.run && p.batch_of[g][i] < until.batch) {
-                s.states.push_back(from.states[i]);
-                s.runtimes_ms.push_back(from.runtimes_ms[i]);
-            }
+        PipelineSamples s = subset(p.groups[g].samples, [&](std::size_t i) {
+            return p.run_of[g][i] == until.run && p.batch_of[g][i] < until.batch;
+        });
         if (s.states.size() >= 2) data.push_back(std::move(s));
     }
     return data;
@@ -309,7 +307,8 @@ void judge_held_out(const std::vector<PipelineData> &data, const Models &m, cons
 // Autotune's own loop: each batch after a run's first, judged by the start
 // retrained on the run's earlier batches of this pipeline alone (adopted
 // always, and under --retrain if-better), against the start.
-void judge_autotune_loop(const std::vector<PipelineData> &data, const Models &m, int jobs,
+void judge_autotune_loop(const std::vector<PipelineData> &data, const Models &m,
+                         const std::vector<std::vector<std::vector<double>>> &start_predictions, int jobs,
                          LearningReport &report) {
     struct Task {
         std::size_t pipeline, batch;
@@ -331,7 +330,7 @@ void judge_autotune_loop(const std::vector<PipelineData> &data, const Models &m,
         NetworkWeights weights = m.start.weights;
         train_network(weights, train, m.training);
         Figures f;
-        f.start = judge_batch(predict(m.start.weights, p, m.start_ctx), p, batch);
+        f.start = judge_batch(start_predictions[tasks[t].pipeline], p, batch);
         f.always = judge_batch(predict(weights, p, m.training.formula), p, batch);
         f.kept = cross_validate_retraining(m.start.weights, train, m.training).keep_start();
         f.if_better = f.kept ? f.start : f.always;
@@ -438,18 +437,22 @@ LearningReport evaluate_learning(const LearningOptions &opt) {
         if (k < most_batches) curve.push_back(k);
 
     report.pipelines.resize(data.size());
+    // The start's predictions, once: every model is judged against them.
+    std::vector<std::vector<std::vector<double>>> start_predictions;
+    for (const PipelineData &p : data)
+        start_predictions.push_back(predict(m.start.weights, p, m.start_ctx));
     for (std::size_t i = 0; i < data.size(); ++i) {
         PipelineLearning &r = report.pipelines[i];
         r.name = data[i].name;
-        r.samples = data[i].samples;
+        r.samples = data[i].sample_count();
         r.batches = static_cast<int>(data[i].judged.size());
         r.average_sample_ratio = average_sample_ratio(data[i]);
-        r.start = judge(predict(m.start.weights, data[i], m.start_ctx), data[i]);
+        r.start = judge(start_predictions[i], data[i]);
         r.curve.assign(curve.size(), std::nullopt);
     }
     std::vector<int> curve_trained(curve.size(), 0);
     judge_held_out(data, m, curve, opt.jobs, report, curve_trained);
-    judge_autotune_loop(data, m, opt.jobs, report);
+    judge_autotune_loop(data, m, start_predictions, opt.jobs, report);
     summarize(curve, curve_trained, most_batches, report);
     report.seconds = seconds_since(t0);
     return report;

@@ -54,16 +54,8 @@ RetrainResult retrain_from_database(const RetrainOptions &opt, db::Database &dat
     const auto measured = store.measured_samples(filter);
     if (opt.device.empty()) {
         std::set<std::string> devices;
-        for (const auto &m : measured)
-            devices.insert(m.device.empty() ? "(unnamed)" : m.device);
-        if (devices.size() > 1) {
-            std::string names;
-            for (const auto &d : devices)
-                names += (names.empty() ? "" : ", ") + d;
-            throw UserError("the samples in '" + opt.db_path + "' were measured on " +
-                            std::to_string(devices.size()) + " devices (" + names +
-                            "); choose one with --device, times of different devices are never mixed");
-        }
+        add_measuring_devices(measured, devices);
+        refuse_mixed_devices(devices, " in '" + opt.db_path + "'");
     }
 
     // One group per pipeline and stage structure (training_groups.h).

@@ -19,6 +19,21 @@ std::string stage_key(const PipelineFeatures &stage) {
 
 } // namespace
 
+void add_measuring_devices(const std::vector<db::MeasuredSample> &measured, std::set<std::string> &devices) {
+    for (const auto &m : measured)
+        devices.insert(m.device.empty() ? "(unnamed)" : m.device);
+}
+
+void refuse_mixed_devices(const std::set<std::string> &devices, const std::string &where) {
+    if (devices.size() < 2) return;
+    std::string names;
+    for (const auto &d : devices)
+        names += (names.empty() ? "" : ", ") + d;
+    throw UserError("the samples" + where + " were measured on " + std::to_string(devices.size()) +
+                    " devices (" + names +
+                    "); choose one with --device, times of different devices are never mixed");
+}
+
 std::vector<TrainingGroup> group_for_training(const std::vector<db::MeasuredSample> &measured,
                                               const std::string &source) {
     std::vector<TrainingGroup> groups;

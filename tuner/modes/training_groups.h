@@ -13,6 +13,7 @@
 // samples", and Autotune never retrained it.)
 
 #include <cstddef>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,13 @@ struct TrainingGroup {
     PipelineSamples samples;           // named "<generator> <params> on <gpu>"
     std::vector<std::size_t> measured; // per state: its index in the measured samples given
 };
+
+// The devices the samples were measured on ("(unnamed)" for none), added
+// to `devices`; refuse_mixed_devices() then throws a UserError naming them
+// when there are several: times of two devices never train one model.
+void add_measuring_devices(const std::vector<db::MeasuredSample> &measured, std::set<std::string> &devices);
+// `where` follows "the samples" in the message (" in 'FILE'", or empty).
+void refuse_mixed_devices(const std::set<std::string> &devices, const std::string &where);
 
 // Groups in the order of their first sample; a featurization that does not
 // parse is a UserError naming the sample and `source` (the database).
