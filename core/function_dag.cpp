@@ -434,6 +434,7 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
         for (const Type &t : n.func.output_types()) {
             n.bytes_per_point += t.bytes();
             n.max_element_bytes = std::max(n.max_element_bytes, t.bytes());
+            n.min_element_bytes = n.min_element_bytes ? std::min(n.min_element_bytes, t.bytes()) : t.bytes();
         }
         for (const Function &o : outputs)
             n.is_output = n.is_output || o.name() == n.name;

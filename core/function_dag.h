@@ -159,6 +159,7 @@ struct Node {
     std::vector<std::string> args;
     int bytes_per_point = 0; // sum over tuple elements
     int max_element_bytes = 0;
+    int min_element_bytes = 0; // the narrowest tuple element
     bool is_output = false;
     std::vector<Stage> stages;
     std::vector<int> consumers; // node indices, ascending, unique

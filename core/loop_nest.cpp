@@ -145,6 +145,30 @@ template <typename T> T take(std::vector<T> &spare) {
 
 } // namespace
 
+int64_t padded_region_points(const Region &region, int alignment) {
+    if (region.empty() || alignment <= 1) return region_points(region);
+    const int64_t inner = std::max<int64_t>(1, region[0].extent());
+    return region_points(region) / inner * ceil_div(inner, alignment) * alignment;
+}
+
+void LoopNest::count_shared_padding(Kernel &k) const {
+    k.widest_shared_element = 0;
+    for (int idx : k.stages)
+        if (stages[idx].location == ComputeLocation::Block && stages[idx].stage == 0)
+            k.widest_shared_element =
+                std::max(k.widest_shared_element, dag.nodes[stages[idx].node].max_element_bytes);
+    bool padded = false;
+    int64_t bytes = 0;
+    for (int idx : k.stages) {
+        if (stages[idx].location != ComputeLocation::Block || stages[idx].stage != 0) continue;
+        const Node &node = dag.nodes[stages[idx].node];
+        const int alignment = shared_storage_alignment(node, k.widest_shared_element);
+        padded = padded || alignment > 1;
+        bytes += padded_region_points(realization_region[stages[idx].node], alignment) * node.bytes_per_point;
+    }
+    if (padded) k.shared_bytes = bytes;
+}
+
 void LoopNest::rebuild() {
     const Decisions &d = decisions;
     const size_t n_nodes = dag.nodes.size();
@@ -441,8 +465,10 @@ void LoopNest::rebuild() {
             stages.push_back(std::move(ss));
         }
     }
-    for (Kernel &k : kernels)
+    for (Kernel &k : kernels) {
         k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
+        count_shared_padding(k);
+    }
 
     // The tree. Children in realization order: larger node index = producer.
     auto add = [&](int parent, LoopKind kind, const ScheduledStage &ss, const std::vector<int64_t> &ext) {

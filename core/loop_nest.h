@@ -75,8 +75,31 @@ struct Kernel {
     std::array<int64_t, 3> block_shape{1, 1, 1}; // max over the stages in the block
     int64_t threads_per_block = 1;
     int64_t shared_bytes = 0;
+    // The widest element among the Funcs at its Block level (shared
+    // memory); 0 when it has none. See shared_storage_alignment.
+    int widest_shared_element = 0;
     std::vector<int> stages; // indices into LoopNest::stages
 };
+
+// Halide packs a kernel's shared allocations whose lifetimes do not overlap
+// into groups and sizes a group in units of its widest element, converting
+// a narrower allocation's size by a division that rounds down
+// (FuseGPUThreadLoops, AllocGroup::insert; the same in Halide 14, 19 and
+// 21). A uint8 Func of 101 x 41 = 4141 bytes grouped with an int32 Func
+// becomes 1035 ints = 4140 bytes, and the next group, live at the same
+// time, starts on its last byte (random pipeline seed 1195: one pixel off on
+// POCL, a race on a GPU). So a Block-level Func narrower than the kernel's
+// widest stores its innermost dimension padded to a multiple of this many
+// elements (align_storage; the region computed is unchanged), which makes
+// its size in bytes a multiple of the widest element's. 1: no padding.
+inline int shared_storage_alignment(const Node &n, int widest_shared_element) {
+    return n.min_element_bytes > 0 && widest_shared_element > n.min_element_bytes
+               ? widest_shared_element / n.min_element_bytes
+               : 1;
+}
+// The points a Func at a kernel's Block level stores for `region`: its
+// innermost extent rounded up to the alignment.
+int64_t padded_region_points(const Region &region, int alignment);
 
 class LoopNest {
 public:
@@ -110,6 +133,9 @@ public:
     std::map<ProducerRef, Region> demand(const Stage &s, const std::vector<Span> &loops) const;
     // Region of the stage's own Func written over the given loop bounds.
     Region written(const Stage &s, const std::vector<Span> &loops) const;
+    // Sets k's widest_shared_element and, where a Func at its Block level is
+    // padded (shared_storage_alignment), its shared_bytes with the padding.
+    void count_shared_padding(Kernel &k) const;
 
 private:
     // The memo key of region n (at block or per-thread level) in `kernel`:

@@ -149,6 +149,16 @@ public:
     // checks at run time that the region needed fits). A Func in registers
     // (FixedSize::Storage) needs only its storage fixed (core/halide_compat.h,
     // kRegisterBoundMethod).
+    // Pads the Func's innermost dimension's storage in shared memory
+    // (core/loop_nest.h, shared_storage_alignment: Halide's packing of a
+    // kernel's shared allocations rounds a narrow one's size down).
+    void align_shared_storage(const Node &node, int alignment) {
+        if (alignment <= 1 || node.args.empty()) return;
+        var(node.args[0], false);
+        if (apply_) f_.align_storage(Var(node.args[0]), alignment);
+        body_ << "        " << handle_ << ".align_storage(" << id(node.args[0]) << ", " << alignment
+              << ");\n";
+    }
     enum class FixedSize { Computed, Storage };
     void bound_extents(const Node &node, const Region &region, FixedSize what) {
         if (!sized_by_max(node)) return;
@@ -344,6 +354,9 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d,
             break;
         case ComputeLocation::Block: {
             fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Computed);
+            fs.align_shared_storage(
+                node, shared_storage_alignment(
+                          node, nest.kernels[nest.stages[nest.stage_at[n][0]].kernel].widest_shared_element));
             const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
             fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].stable_name),
                           host.innermost_block, MemoryType::GPUShared);

@@ -297,6 +297,17 @@ std::string check_hard(const FunctionDAG &dag, const Decisions &d, const LoopNes
         if (k.shared_bytes > gpu.shared_mem_per_block_bytes)
             return "kernel " + dag.nodes[k.node].name + " uses " + std::to_string(k.shared_bytes) +
                    " bytes of shared memory per block";
+        // A scalar has no dimension to pad: narrower than the kernel's widest
+        // shared Func, Halide's packing may overlap it with the next one
+        // (core/loop_nest.h, shared_storage_alignment).
+        for (int idx : k.stages) {
+            const ScheduledStage &ss = nest.stages[idx];
+            const Node &node = dag.nodes[ss.node];
+            if (ss.location == ComputeLocation::Block && ss.stage == 0 && node.args.empty() &&
+                shared_storage_alignment(node, k.widest_shared_element) > 1)
+                return "kernel " + dag.nodes[k.node].name + " keeps the scalar " + node.name +
+                       " in shared memory beside wider Funcs";
+        }
     }
     for (const ScheduledStage &ss : nest.stages) {
         if (ss.location == ComputeLocation::Thread) continue;
