@@ -78,6 +78,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         apply_reduction_splits(outputs, splits);
     }
     auto dag = std::make_unique<FunctionDAG>(outputs);
+    mark_in_block_combining(*dag, splits);
 
     std::unique_ptr<CostModel> model = create_search_cost_model(cfg.cost_model_config, cfg.gpu);
     StateSamplingCostModel *sampler = nullptr;
@@ -98,8 +99,9 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         const double cpu_start = process_cpu_seconds();
         result = beam_search(*dag, *model, cfg.gpu, cfg.search);
         if (cfg.split_reductions && !sampler) {
-            ReductionSplitChoice choice = search_reduction_splits(outputs, *dag, result, *model, cfg.gpu,
-                                                                  cfg.search, cfg.atomic_reductions);
+            ReductionSplitChoice choice =
+                search_reduction_splits(outputs, *dag, result, *model, cfg.gpu, cfg.search,
+                                        cfg.atomic_reductions, cfg.in_block_reductions);
             split_echo = {{"variants_ranked", choice.variants_ranked},
                           {"variants_refined", choice.variants_refined},
                           {"unsplit_cost", choice.unsplit_cost},
@@ -107,13 +109,15 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
                           {"seconds_refining", choice.seconds_refining},
                           {"seconds_final", choice.seconds_final},
                           {"ranking", choice.ranking},
-                          {"refinements", choice.refinements}};
+                          {"refinements", choice.refinements},
+                          {"without_in_block", choice.without_in_block}};
             if (!choice.splits.empty()) {
                 // Split the pipeline's own Funcs the way the chosen variant's
                 // copy was, and take its decisions over by Func name.
                 splits = choice.splits;
                 apply_reduction_splits(outputs, splits);
                 dag = std::make_unique<FunctionDAG>(outputs);
+                mark_in_block_combining(*dag, splits);
                 model->set_pipeline(pipeline_features(*dag));
                 SearchResult applied =
                     evaluate_decisions(*dag, *model, cfg.gpu, decisions_from_json(*dag, choice.decisions));

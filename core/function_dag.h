@@ -222,6 +222,12 @@ struct Node {
     // shared memory, at run time (random pipeline seed 1060); the schedule
     // fixes it to the estimated extent instead (loop_nest.h, sized_by_max).
     bool region_spans_sized_rvar = false;
+    // A reduction split's level-0 intermediate whose partials the level-1
+    // intermediate (this node index) combines in block (core/reduction_split.h,
+    // in_block): the search computes it only at the Block level of that
+    // Func's update. -1 otherwise. Set by mark_in_block_combining, not by
+    // the constructor: a Function does not say which split made it.
+    int combined_in_block_of = -1;
 };
 
 // A pipeline's buffers at their estimated shapes, with its scalar params:

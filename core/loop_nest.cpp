@@ -193,7 +193,10 @@ void LoopNest::rebuild() {
         block_region[i].clear();
     }
     realizations.assign(n_nodes, 0);
-    std::vector<int> &kernel_of_node = kernel_of_node_; // kernel of stage 0 of a root Func
+    // The kernel of a root Func's last stage: the loops Halide's compute_at
+    // names are its last stage's, so a Func at its Block level is computed
+    // there (for a Func with updates: a split's partials combined in block).
+    std::vector<int> &kernel_of_node = kernel_of_node_;
     kernel_of_node.assign(n_nodes, -1);
 
     auto new_stage = [&](int n, int si, ComputeLocation loc, size_t nl) {
@@ -373,10 +376,8 @@ void LoopNest::rebuild() {
                 ss.num_realizations = 1;
                 ss.kernel = static_cast<int>(kernels.size());
                 k.block_shape = ss.thread_shape;
-                if (si == 0) {
-                    kernel_of_node[ni] = ss.kernel;
-                    block_region[ni] = written(st, ss.loops_block);
-                }
+                if (si == 0) block_region[ni] = written(st, ss.loops_block);
+                kernel_of_node[ni] = ss.kernel;
                 k.stages.push_back(static_cast<int>(stages.size()));
                 kernels.push_back(std::move(k));
                 stage_at[ni][si] = static_cast<int>(stages.size());

@@ -40,7 +40,7 @@ std::string preserved_var_name(const ReductionSplit &s, size_t k) {
 std::vector<std::string> preserved_rvar_names(const ReductionSplit &s) {
     std::vector<std::string> names;
     for (const PreservedRVar &p : s.preserved)
-        names.push_back(p.factor ? split_rvar_name(p.rvar, "i") : p.rvar);
+        names.push_back(p.factor ? split_rvar_name(p.rvar, p.outer ? "o" : "i") : p.rvar);
     return names;
 }
 
@@ -180,12 +180,81 @@ bool float_result_feeds_an_index(const FunctionDAG &dag, const Node &n, int upda
     return false;
 }
 
+// The in-block second levels of a combining update st (the level-0 split's
+// partials, whose level-0 intermediate is n's "_intm"): its innermost RVar
+// split into blocks of kInBlockPartials consecutive partials, the outer part
+// preserved. Only where the block divides that RVar's estimated extent (a
+// block past its end would size the partials' threads by a guard) and the
+// partials left fit one thread, or are added atomically.
+void add_in_block_options(const FunctionDAG &dag, const Node &n, const Stage &st, bool atomic_combining,
+                          SplittableReduction &r) {
+    const bool has_partials = std::any_of(dag.nodes.begin(), dag.nodes.end(), [&](const Node &m) {
+        return m.stable_name == n.stable_name + "_intm";
+    });
+    const auto inner =
+        std::find_if(st.loops.begin(), st.loops.end(), [](const LoopDim &l) { return l.is_rvar; });
+    if (!has_partials || inner == st.loops.end()) return;
+    int64_t other_points = 1;
+    for (auto l = std::next(inner); l != st.loops.end(); ++l)
+        if (l->is_rvar) other_points *= std::max<int64_t>(1, l->rvar_extent);
+    std::vector<Function> outputs;
+    for (const Node &m : dag.nodes)
+        if (m.is_output) outputs.push_back(m.func);
+    const bool atomic_ok = atomic_combining && atomic_combine_possible(n.func, r.update) &&
+                           !float_result_feeds_an_index(dag, n, r.update);
+    // Blocks of 256 and 1024 partials, or the whole RVar where it is one
+    // block's worth itself (a 56 x 56 channel's partials: 56 per block).
+    std::vector<int64_t> blocks(std::begin(kInBlockPartials), std::end(kInBlockPartials));
+    if (inner->rvar_extent >= 32 && inner->rvar_extent <= 1024 &&
+        std::find(blocks.begin(), blocks.end(), inner->rvar_extent) == blocks.end())
+        blocks.push_back(inner->rvar_extent);
+    for (int64_t block : blocks) {
+        if (block > inner->rvar_extent || inner->rvar_extent % block != 0) continue;
+        ReductionSplit split;
+        split.func = n.stable_name;
+        split.update = r.update;
+        split.level = 1;
+        // A piece a level-0 split left is named "r$y.r$y_i" in the loop;
+        // Halide matches RVars by the unqualified name.
+        auto unqualified = [](const std::string &v) { return v.substr(v.rfind('.') + 1); };
+        split.preserved.push_back({unqualified(inner->var), block, true});
+        for (auto l = std::next(inner); l != st.loops.end(); ++l)
+            if (l->is_rvar) split.preserved.push_back({unqualified(l->var), 0, false});
+        split.partials = inner->rvar_extent / block * other_points;
+        try {
+            split_copy(outputs, {split});
+        } catch (const Halide::Error &) {
+            continue;
+        }
+        for (bool atomic : {false, true}) {
+            if (atomic ? !atomic_ok : split.partials > kMaxSerialPartials) continue;
+            split.atomic = atomic;
+            r.options.push_back(split);
+        }
+    }
+}
+
 } // namespace
 
 bool update_sums_floats(const Function &f, int update) {
     const std::vector<Halide::Expr> &values = f.updates()[update].values();
     return std::any_of(values.begin(), values.end(),
                        [](const Halide::Expr &v) { return v.type().is_float(); });
+}
+
+void mark_in_block_combining(FunctionDAG &dag, const std::vector<ReductionSplit> &splits) {
+    auto index_of = [&](const std::string &stable) {
+        for (size_t i = 0; i < dag.nodes.size(); i++)
+            if (dag.nodes[i].stable_name == stable) return static_cast<int>(i);
+        return -1;
+    };
+    for (const ReductionSplit &s : splits) {
+        if (!s.in_block()) continue;
+        const int partials = index_of(s.func + "_intm");
+        const int combiner = index_of(s.intermediate());
+        if (partials >= 0 && combiner >= 0)
+            dag.nodes[static_cast<size_t>(partials)].combined_in_block_of = combiner;
+    }
 }
 
 void apply_reduction_splits(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits) {
@@ -227,7 +296,7 @@ std::vector<Function> split_copy(const std::vector<Function> &outputs,
 
 std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu,
                                                          const std::vector<ReductionSplit> &applied,
-                                                         bool atomic_combining) {
+                                                         bool atomic_combining, bool in_block_combining) {
     const int64_t resident_threads = int64_t(gpu.sm_count) * gpu.max_threads_per_sm;
     std::vector<SplittableReduction> out;
     std::vector<Function> outputs;
@@ -289,6 +358,15 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
                     r.options.push_back(split);
                 }
             }
+            // In block only where the level-0 partials fill a quarter of the
+            // GPU or more: the point of combining in block is to keep them
+            // all in flight. Fewer partials leave each thread a long serial
+            // chain that no combining can shorten, which the default
+            // weights do not see (they took 4096 partials of 4096 terms for
+            // the whole-image sum, 1.5% of an H100, over 65,536 atomic ones).
+            if (in_block_combining && level == 1 &&
+                r.reduction_points * r.output_points * 4 >= resident_threads)
+                add_in_block_options(dag, n, st, atomic_combining, r);
             if (!r.options.empty()) out.push_back(std::move(r));
             break; // the first reduction of a Func only: later ones read its result
         }
@@ -300,8 +378,11 @@ nlohmann::json reduction_splits_to_json(const std::vector<ReductionSplit> &split
     nlohmann::json arr = nlohmann::json::array();
     for (const ReductionSplit &s : splits) {
         nlohmann::json pieces = nlohmann::json::array();
-        for (const PreservedRVar &p : s.preserved)
-            pieces.push_back({{"rvar", p.rvar}, {"factor", p.factor}});
+        for (const PreservedRVar &p : s.preserved) {
+            nlohmann::json piece = {{"rvar", p.rvar}, {"factor", p.factor}};
+            if (p.outer) piece["outer"] = true;
+            pieces.push_back(std::move(piece));
+        }
         nlohmann::json e = {{"func", s.func},
                             {"update", s.update},
                             {"level", s.level},
@@ -325,9 +406,14 @@ std::vector<ReductionSplit> reduction_splits_from_json(const nlohmann::json &j) 
             s.partials = e.value("partials", int64_t(1));
             s.atomic = e.value("atomic", false);
             for (const auto &p : e.at("preserved"))
-                s.preserved.push_back({p.at("rvar").get<std::string>(), p.at("factor").get<int64_t>()});
+                s.preserved.push_back({p.at("rvar").get<std::string>(), p.at("factor").get<int64_t>(),
+                                       p.value("outer", false)});
             if (s.preserved.empty())
                 throw std::invalid_argument("a split of '" + s.func + "' preserves nothing");
+            for (const PreservedRVar &p : s.preserved)
+                if (p.outer && (p.factor <= 0 || s.level != 1))
+                    throw std::invalid_argument("a split of '" + s.func +
+                                                "' keeps an outer part of a whole RVar, or at level 0");
             out.push_back(std::move(s));
         }
     } catch (const std::exception &e) {

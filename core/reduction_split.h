@@ -30,6 +30,18 @@
 //   out_intm2(w) += out_intm(r.o * 512 + w) (512 parallel points)
 //   out() += out_intm2(r.i)                 (512 serial steps)
 //
+// or the second level combines consecutive partials inside a block
+// (in_block): the classic two-step GPU reduction in one launch.
+//
+//   out_intm2(v) += out_intm(v * 256 + r.i) (1024 blocks; per block, the 256
+//                                            partials it combines are computed
+//                                            by 256 threads in shared memory)
+//   out() += out_intm2(r.o)                 (1024 steps, serial or atomic)
+//
+// The search then has one place for out_intm: the Block level of
+// out_intm2's update (Node::combined_in_block_of). Its threads fill the GPU
+// (262144 in all) and the partials never leave the chip.
+//
 // A split changes the pipeline (a new Func), so it cannot be one more step
 // of the beam search over one FunctionDAG: the plugin searches each variant
 // of the pipeline (core/reduction_split_search.h) and keeps the cheapest.
@@ -56,10 +68,16 @@ namespace gpusched {
 
 // One preserved piece of the reduction domain: a whole RVar (factor 0), or
 // the inner `factor` iterations of an RVar split into outer and inner.
+// Or, with outer set, the outer part of an RVar split by `factor`: the
+// inner `factor` iterations are reduced in the intermediate (in-block
+// combining of a second level).
 struct PreservedRVar {
     std::string rvar;
     int64_t factor = 0;
-    bool operator==(const PreservedRVar &o) const { return rvar == o.rvar && factor == o.factor; }
+    bool outer = false;
+    bool operator==(const PreservedRVar &o) const {
+        return rvar == o.rvar && factor == o.factor && outer == o.outer;
+    }
 };
 
 struct ReductionSplit {
@@ -76,6 +94,14 @@ struct ReductionSplit {
     // point. Only a last level, and only for a single 32-bit value (CUDA and
     // OpenCL have no atomics for Tuples or narrower types).
     bool atomic = false;
+    // A level-1 split whose intermediate combines consecutive partials of
+    // the level-0 intermediate, which is then computed per block of its
+    // update (shared memory): set where a preserved piece is an outer part.
+    bool in_block() const {
+        for (const PreservedRVar &p : preserved)
+            if (p.outer) return true;
+        return false;
+    }
     bool operator==(const ReductionSplit &o) const {
         return func == o.func && update == o.update && level == o.level && preserved == o.preserved &&
                atomic == o.atomic;
@@ -96,6 +122,9 @@ inline constexpr int kMaxSplitLevels = 2;
 // combining loop split: one thread combining a thousand partials waits on a
 // thousand loads one after another.
 inline constexpr int64_t kSecondLevelFrom = 1024;
+// Partials one block combines in shared memory (in_block): a few warps'
+// worth up to a whole block of threads.
+inline constexpr int64_t kInBlockPartials[] = {256, 1024};
 
 // One reduction the search may split, and the splits it may choose.
 struct SplittableReduction {
@@ -113,7 +142,9 @@ struct SplittableReduction {
 // missing, at most a quarter of the domain and the level's limit) and near
 // the square root of the domain (as many partials as iterations each);
 // at level 0, each also with an atomic combining update where Halide's GPU
-// backends allow one (a single 32-bit value) and atomic_combining is set.
+// backends allow one (a single 32-bit value) and atomic_combining is set;
+// at level 1, also in-block combining (in_block) where in_block_combining is
+// set and the level-0 partials fill a quarter of the GPU.
 // Only the first such update of a Func, and only splits Halide accepts
 // (tried on a copy of the pipeline). `applied`: the
 // splits dag's pipeline already has; a Func split there is offered the next
@@ -121,7 +152,8 @@ struct SplittableReduction {
 // most kMaxSerialPartials partials; their intermediates are offered none.
 std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu,
                                                          const std::vector<ReductionSplit> &applied = {},
-                                                         bool atomic_combining = true);
+                                                         bool atomic_combining = true,
+                                                         bool in_block_combining = true);
 
 // Whether an update of f computes some float value: its sum depends on the
 // order of the terms (an integer sum does not).
@@ -143,6 +175,12 @@ void apply_reduction_splits(const std::vector<Halide::Internal::Function> &outpu
 // handle (a `::Halide::Func` already bound in that scope).
 std::string reduction_split_source(const ReductionSplit &split, const std::string &func_handle,
                                    const std::string &intermediate_handle);
+
+// Marks, in a DAG of a pipeline these splits were applied to, each level-0
+// intermediate whose level-1 split combines in block: its only place is the
+// Block level of the level-1 intermediate's update
+// (Node::combined_in_block_of).
+void mark_in_block_combining(FunctionDAG &dag, const std::vector<ReductionSplit> &splits);
 
 nlohmann::json reduction_splits_to_json(const std::vector<ReductionSplit> &splits);
 // Throws UserError on a malformed list.

@@ -20,6 +20,7 @@ SearchResult search_variant(const std::vector<Function> &outputs, const std::vec
                             CostModel &model, const GpuProfile &gpu, const SearchConfig &config,
                             nlohmann::json *decisions) {
     FunctionDAG dag(split_copy(outputs, splits));
+    mark_in_block_combining(dag, splits);
     model.set_pipeline(pipeline_features(dag));
     SearchResult r = beam_search(dag, model, gpu, config);
     if (decisions) *decisions = decisions_to_json(dag, r.decisions);
@@ -31,7 +32,7 @@ SearchResult search_variant(const std::vector<Function> &outputs, const std::vec
 ReductionSplitChoice search_reduction_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
                                              const SearchResult &unsplit, CostModel &model,
                                              const GpuProfile &gpu, const SearchConfig &config,
-                                             bool atomic_combining) {
+                                             bool atomic_combining, bool in_block_combining) {
     ReductionSplitChoice choice;
     choice.result = unsplit;
     choice.unsplit_cost = unsplit.cost;
@@ -44,6 +45,9 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
     greedy.passes = 1;
     greedy.dropout = 0;
     std::vector<ReductionSplit> chosen;
+    // The same choices, but of the refined variants that combine nowhere in
+    // block where an in-block one was picked (see without_in_block).
+    std::vector<ReductionSplit> plain;
     // The pipeline as written is dag, already the model's pipeline.
     double chosen_cost = beam_search(dag, model, gpu, greedy).cost;
     // The two best greedy rankings of a reduction are searched again with a
@@ -72,28 +76,42 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
             ranked.emplace_back(*cost, splits);
             choice.variants_ranked++;
         };
-        // Each split of option's combining loop (a second level), ranked.
-        auto rank_second_levels = [&](const ReductionSplit &option) {
+        // The splits of option's combining loop (a second level) that
+        // `wanted` accepts, each ranked.
+        auto rank_second_levels = [&](const ReductionSplit &option, auto wanted) {
             std::vector<ReductionSplit> variant = chosen;
             variant.push_back(option);
             std::vector<SplittableReduction> combine;
             try {
-                combine = reduction_split_options(FunctionDAG(split_copy(outputs, variant)), gpu, variant);
+                combine = reduction_split_options(FunctionDAG(split_copy(outputs, variant)), gpu, variant,
+                                                  atomic_combining, in_block_combining);
             } catch (const UserError &) {
                 return;
             }
             for (const SplittableReduction &c : combine) {
                 if (c.func != option.func) continue;
                 for (const ReductionSplit &second : c.options)
-                    rank({option, second});
+                    if (wanted(second)) rank({option, second});
             }
+        };
+        const auto any = [](const ReductionSplit &) { return true; };
+        const auto in_block = [](const ReductionSplit &s) { return s.in_block(); };
+        const auto not_in_block = [](const ReductionSplit &s) { return !s.in_block(); };
+        // Partials enough to keep a quarter of the GPU busy: worth combining
+        // in block (reduction_split_options offers it only then).
+        const int64_t resident_threads = int64_t(gpu.sm_count) * gpu.max_threads_per_sm;
+        auto fills_quarter = [&](const ReductionSplit &option) {
+            return in_block_combining && !option.atomic &&
+                   option.partials * r.output_points * 4 >= resident_threads;
         };
         for (const ReductionSplit &option : r.options) {
             // Too many partials for one thread: only with its combining loop split too.
-            if (option.atomic || option.partials <= kMaxSerialPartials)
+            if (option.atomic || option.partials <= kMaxSerialPartials) {
                 rank({option});
-            else
-                rank_second_levels(option);
+                if (fills_quarter(option)) rank_second_levels(option, in_block);
+            } else {
+                rank_second_levels(option, any);
+            }
         }
         // Fewer, but still a long serial chain in the combining thread: the
         // best such one-level split is also tried with its combining loop
@@ -109,7 +127,10 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
         }
         if (best_long) {
             const ReductionSplit option = best_long->second[0]; // a copy: rank() grows `ranked`
-            rank_second_levels(option);
+            if (fills_quarter(option))
+                rank_second_levels(option, not_in_block); // its in-block levels are ranked above
+            else
+                rank_second_levels(option, any);
         }
         for (const auto &[cost, splits] : ranked)
             choice.ranking.push_back(
@@ -120,34 +141,73 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
             ranked.pop_back();
         if (ranked.empty()) continue; // no split of this reduction beats the choice so far
         size_t pick = 0;
+        std::optional<size_t> plain_pick; // the best refined that combines nowhere in block
+        const auto combines_in_block = [&](size_t i) {
+            return std::any_of(ranked[i].second.begin(), ranked[i].second.end(),
+                               [](const ReductionSplit &s) { return s.in_block(); });
+        };
         if (ranked.size() >= 2 && refine.beam_size > 1) {
-            double best_refined = 0;
-            nlohmann::json refined_costs = nlohmann::json::array();
-            for (size_t i = 0; i < 2; i++) {
+            // The two best, and the two best that combine nowhere in block:
+            // an in-block variant's greedy tiling (its combining update one
+            // point per block) can rank it above the variant the refinement
+            // would have picked without it (random_s2: 0.164 then 0.184).
+            std::vector<size_t> candidates = {0, 1};
+            for (size_t i = 0, plain_seen = 0; i < ranked.size() && plain_seen < 2; i++) {
+                if (combines_in_block(i)) continue;
+                plain_seen++;
+                if (std::find(candidates.begin(), candidates.end(), i) == candidates.end())
+                    candidates.push_back(i);
+            }
+            double best_refined = 0, best_plain = 0;
+            nlohmann::json greedy_costs = nlohmann::json::array(), refined_costs = nlohmann::json::array();
+            for (size_t c = 0; c < candidates.size(); c++) {
+                const size_t i = candidates[c];
                 std::vector<ReductionSplit> variant = chosen;
                 variant.insert(variant.end(), ranked[i].second.begin(), ranked[i].second.end());
                 const auto t0 = std::chrono::steady_clock::now();
                 const double refined = search_variant(outputs, variant, model, gpu, refine, nullptr).cost;
                 choice.seconds_refining += seconds_since(t0);
                 choice.variants_refined++;
+                greedy_costs.push_back(ranked[i].first);
                 refined_costs.push_back(refined);
-                if (i == 0 || refined < best_refined) {
+                if (c == 0 || refined < best_refined) {
                     best_refined = refined;
                     pick = i;
                 }
+                if (!combines_in_block(i) && (!plain_pick || refined < best_plain)) {
+                    best_plain = refined;
+                    plain_pick = i;
+                }
             }
-            choice.refinements.push_back({{"func", r.func},
-                                          {"greedy_costs", {ranked[0].first, ranked[1].first}},
-                                          {"refined_costs", refined_costs},
-                                          {"picked", pick}});
+            choice.refinements.push_back(
+                {{"func", r.func},
+                 {"greedy_costs", greedy_costs},
+                 {"refined_costs", refined_costs},
+                 {"picked", std::find(candidates.begin(), candidates.end(), pick) - candidates.begin()}});
         }
         chosen_cost = ranked[pick].first;
         chosen.insert(chosen.end(), ranked[pick].second.begin(), ranked[pick].second.end());
+        const size_t plain_index = combines_in_block(pick) && plain_pick ? *plain_pick : pick;
+        plain.insert(plain.end(), ranked[plain_index].second.begin(), ranked[plain_index].second.end());
     }
     if (!chosen.empty()) {
         nlohmann::json decisions;
         const auto t0 = std::chrono::steady_clock::now();
         SearchResult split = search_variant(outputs, chosen, model, gpu, config, &decisions);
+        if (!(plain == chosen)) {
+            // A small beam ranked the in-block choice first; the full search
+            // may not (softmax under the analytic model: 0.0450 against 0.0437).
+            nlohmann::json plain_decisions;
+            SearchResult without = search_variant(outputs, plain, model, gpu, config, &plain_decisions);
+            const bool keep_plain = without.cost < split.cost;
+            choice.without_in_block = {
+                {"splits", reduction_splits_to_json(plain)}, {"cost", without.cost}, {"kept", keep_plain}};
+            if (keep_plain) {
+                chosen = plain;
+                split = std::move(without);
+                decisions = std::move(plain_decisions);
+            }
+        }
         choice.seconds_final = seconds_since(t0);
         if (split.cost < unsplit.cost) {
             choice.splits = chosen;

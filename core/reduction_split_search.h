@@ -44,16 +44,24 @@ struct ReductionSplitChoice {
     // Every variant ranked, in the order tried: {"func", "splits", "greedy_cost"}
     // (the record's reduction_split_search.ranking: why a split won or lost).
     nlohmann::json ranking = nlohmann::json::array();
-    // Each reduction whose two best were compared again: {"func",
-    // "greedy_costs", "refined_costs", "picked"} (0: the greedy best).
+    // Each reduction whose best were compared again: {"func",
+    // "greedy_costs", "refined_costs", "picked"} (0: the greedy best), the
+    // two best and the two best that combine nowhere in block.
     nlohmann::json refinements = nlohmann::json::array();
+    // Where the choice combines in block: the full search's cost of the
+    // same choice with each in-block pick replaced by the best refined one
+    // that does not ({"splits", "cost", "kept"}); the cheaper is kept, so
+    // in-block combining never leaves a worse predicted cost. Null otherwise.
+    nlohmann::json without_in_block;
 };
 
 // unsplit: dag's full beam search, already done by the caller with dag as
-// the model's pipeline. atomic_combining: offer atomic combining updates.
+// the model's pipeline. atomic_combining: offer atomic combining updates;
+// in_block_combining: second levels that combine in block.
 ReductionSplitChoice search_reduction_splits(const std::vector<Halide::Internal::Function> &outputs,
                                              const FunctionDAG &dag, const SearchResult &unsplit,
                                              CostModel &model, const GpuProfile &gpu,
-                                             const SearchConfig &config, bool atomic_combining = true);
+                                             const SearchConfig &config, bool atomic_combining = true,
+                                             bool in_block_combining = true);
 
 } // namespace gpusched

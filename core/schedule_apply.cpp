@@ -357,7 +357,9 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d,
             fs.align_shared_storage(
                 node, shared_storage_alignment(
                           node, nest.kernels[nest.stages[nest.stage_at[n][0]].kernel].widest_shared_element));
-            const StageVars &host = stage_vars[nest.stage_at[fd.host][0]];
+            // compute_at names a loop of the host's last stage (a split's
+            // partials combined in block sit in its update's kernel).
+            const StageVars &host = stage_vars[nest.stage_at[fd.host].back()];
             fs.compute_at(Func(dag.nodes[fd.host].func), ident(dag.nodes[fd.host].stable_name),
                           host.innermost_block, MemoryType::GPUShared);
             for (size_t s = 0; s < node.stages.size(); s++) {

@@ -100,6 +100,11 @@ const std::vector<SearchOption> kOptions = {
     {"atomic_reductions", "boolean", "a split may combine its partials with atomic updates",
      [](const nlohmann::json &v, PluginConfig &c) { c.atomic_reductions = boolean(v, "atomic_reductions"); },
      [](const PluginConfig &c) { return nlohmann::json(c.atomic_reductions); }},
+    {"in_block_reductions", "boolean", "a split's second level may combine its partials a block at a time",
+     [](const nlohmann::json &v, PluginConfig &c) {
+         c.in_block_reductions = boolean(v, "in_block_reductions");
+     },
+     [](const PluginConfig &c) { return nlohmann::json(c.in_block_reductions); }},
     {"cost_model", "string", "the cost model: network (default) or analytic",
      [](const nlohmann::json &v, PluginConfig &c) {
          if (!v.is_string()) bad("cost_model", "must be a string, got " + v.dump());

@@ -38,6 +38,9 @@ struct PluginConfig {
     // in whatever order the GPU's threads reach the output): off for outputs
     // that must be the same bits on every run.
     bool atomic_reductions = true;
+    // A second level may combine consecutive partials in block
+    // (core/reduction_split.h, in_block): off to search the space without it.
+    bool in_block_reductions = true;
     nlohmann::json cost_model_config = nlohmann::json::object(); // cost_model, weights_path
 };
 

@@ -405,6 +405,48 @@ std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisi
     return out;
 }
 
+namespace {
+
+// The Block-level placements of a split's partials in the kernel of the
+// update that combines them (Node::combined_in_block_of): each serial
+// tiling of their pure loops, the rest of each loop's extent in threads.
+// None where the combiner is not a Func at root, or something else reads
+// the partials.
+std::vector<FuncDecision> in_block_partials_options(const FunctionDAG &dag, const Decisions &parent, int n,
+                                                    const GpuProfile &gpu, RegionMemo *memo) {
+    const Node &node = dag.nodes[n];
+    const int host = node.combined_in_block_of;
+    std::set<int> eff;
+    if (!effective_consumers(dag, parent, n, eff) || eff != std::set<int>{host} ||
+        parent.funcs[host].location != ComputeLocation::Root)
+        return {};
+    Decisions base = parent;
+    FuncDecision &f = base.funcs[n];
+    f.location = ComputeLocation::Block;
+    f.host = host;
+    f.tiled = true;
+    f.stages.clear();
+    for (const Stage &st : node.stages)
+        f.stages.push_back(
+            StageTiling{std::vector<int64_t>(st.loops.size(), 1), std::vector<int64_t>(st.loops.size(), 1)});
+    LoopNest nest(dag, base, memo);
+    const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
+    std::vector<std::vector<int64_t>> opts;
+    const std::vector<int> tl = tileable_loops(node.stages[0]);
+    for (int l : tl)
+        opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
+    std::vector<FuncDecision> out;
+    for (const auto &combo : cartesian(opts)) {
+        FuncDecision c = f;
+        for (size_t q = 0; q < tl.size(); q++)
+            c.stages[0].serial[tl[q]] = combo[q];
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+} // namespace
+
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                             const GpuProfile &gpu, bool root_or_inline_only,
                                             RegionMemo *memo) {
@@ -426,6 +468,13 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             return f;
         };
         if (node.is_output) {
+            candidates.push_back(with(ComputeLocation::Root, -1));
+        } else if (node.combined_in_block_of >= 0) {
+            // A split's partials that its second level combines in block:
+            // per block of the combiner's update, one thread per partial
+            // (core/reduction_split.h, in_block), or at root where the
+            // combiner's tiling leaves no such placement within the limits.
+            candidates = in_block_partials_options(dag, parent, n, gpu, memo);
             candidates.push_back(with(ComputeLocation::Root, -1));
         } else if (node.always_inline) {
             candidates.push_back(with(ComputeLocation::Inline, -1));
@@ -534,6 +583,14 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 }
             }
         }
+    } else if (parent.funcs[n].location == ComputeLocation::Root &&
+               step.phase == static_cast<int>(node.stages.size()) &&
+               std::any_of(dag.nodes.begin(), dag.nodes.end(),
+                           [&](const Node &p) { return p.combined_in_block_of == n; })) {
+        // The update that combines a split's partials in block: one of its
+        // points per block, so that the block's threads are the partials it
+        // combines (their Block-level placement sizes them by this tile).
+        candidates.push_back(parent.funcs[n]);
     } else if (parent.funcs[n].location == ComputeLocation::Root) {
         const int si = step.phase - 1;
         const Stage &st = node.stages[si];

@@ -4,6 +4,8 @@
 // the same values, and that the split survives the record and the source.
 #include "test/catch2_compat.h"
 
+#include <optional>
+
 #include "core/beam_search.h"
 #include "core/loop_nest.h"
 #include "core/reduction_split.h"
@@ -298,12 +300,69 @@ TEST_CASE("the search splits a whole-image sum into thousands of partials that n
     const std::string src = schedule_and_lower({p.out}, c, index);
     CHECK(src.find("::Halide::Func sos_sum_intm = sos_sum.update(0)") != std::string::npos);
     CHECK(src.find("sos_sum_intm.gpu_threads(") != std::string::npos); // the partials run in parallel
-    if (last.atomic) {
+    if (last.in_block()) {
+        // The partials per block of the second level's update (shared memory).
+        CHECK(src.find("sos_sum_intm.compute_at(sos_sum_intm2") != std::string::npos);
+        if (last.atomic) CHECK(src.find("sos_sum.update(0).atomic();") != std::string::npos);
+    } else if (last.atomic) {
         CHECK(src.find("sos_sum.update(0).atomic();") != std::string::npos);
         CHECK(src.find("sos_sum.update(0).gpu_threads(") != std::string::npos); // so does the combining
     } else {
         CHECK(src.find("sos_sum_intm2.gpu_threads(") != std::string::npos);
     }
+}
+
+TEST_CASE("a second level that combines partials in block computes them in shared memory one thread each, "
+          "one block per combined point, and the schedule lowers for CUDA",
+          "[search][reduction_split]") {
+    SumOfSquares p("sos_inblock");
+    const std::string name = p.out.name();
+    const auto outputs = functions({p.out});
+    const std::map<std::string, int> index = get_func_indices(Halide::Pipeline(p.out));
+    const ReductionSplit first{name, 0, 0, {{"r$x", 0}, {"r$y", 64}}, 262144};
+    // The combining loop (4096 x 64 partials) is offered in-block levels of
+    // 256 and 1024 consecutive partials, serial and atomic.
+    const std::vector<SplittableReduction> r =
+        reduction_split_options(FunctionDAG(split_copy(outputs, {first})), h100(), {first});
+    REQUIRE(r.size() == 1);
+    std::optional<ReductionSplit> in_block;
+    for (const ReductionSplit &s : r[0].options)
+        if (s.in_block() && !s.atomic && s.preserved[0].factor == 256) in_block = s;
+    REQUIRE(in_block);
+    CHECK(in_block->partials == 4096 / 256 * 64);
+    Chosen c;
+    c.splits = {first, *in_block};
+    apply_reduction_splits(outputs, c.splits);
+    FunctionDAG dag(outputs);
+    mark_in_block_combining(dag, c.splits);
+    int partials = -1, combiner = -1;
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        if (dag.nodes[n].stable_name == name + "_intm") partials = static_cast<int>(n);
+        if (dag.nodes[n].stable_name == name + "_intm2") combiner = static_cast<int>(n);
+    }
+    REQUIRE(partials >= 0);
+    REQUIRE(combiner >= 0);
+    CHECK(dag.nodes[partials].combined_in_block_of == combiner);
+    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
+    model->set_pipeline(pipeline_features(dag));
+    SearchConfig cfg;
+    cfg.beam_size = 4;
+    cfg.passes = 1;
+    c.decisions = beam_search(dag, *model, h100(), cfg).decisions;
+    REQUIRE(c.decisions.funcs[partials].location == ComputeLocation::Block);
+    CHECK(c.decisions.funcs[partials].host == combiner);
+    // One combined point per block, its 256 partials one thread each: all
+    // 262,144 partials in one kernel, in shared memory.
+    LoopNest nest(dag, c.decisions);
+    const ScheduledStage &combine = nest.stages.at(nest.stage_at[combiner].back());
+    const Kernel &k = nest.kernels.at(combine.kernel);
+    CHECK(k.num_blocks == 1024);
+    CHECK(k.threads_per_block == 256);
+    CHECK(k.shared_bytes == 256 * 4);
+    CHECK(nest.stages.at(nest.stage_at[partials][0]).kernel == combine.kernel);
+    const std::string src = schedule_and_lower({p.out}, c, index);
+    CHECK(src.find(".rfactor({{::Halide::RVar(\"r$x_o\")") != std::string::npos);
+    CHECK(src.find(name + "_intm.compute_at(" + name + "_intm2") != std::string::npos);
 }
 
 TEST_CASE("an atomic combining update runs its partials in parallel threads and the schedule lowers for CUDA",
@@ -359,7 +418,10 @@ TEST_CASE(
         std::vector<ReductionSplit> splits;
         if (levels >= 1) splits.push_back({out.name(), 0, 0, {{"r$x", 32}, {"r$y", 0}}, 32 * H});
         // The combining loop (32 x 70 partials) split again into 7 (a tail).
-        if (levels >= 2) splits.push_back({out.name(), 0, 1, {{"r$y", 7}}, 7});
+        if (levels == 2) splits.push_back({out.name(), 0, 1, {{"r$y", 7}}, 7});
+        // Or the 32 x 70 partials combined 8 at a time in block (an outer
+        // piece kept: 4 x 70 partials of the partials; 8 divides 32).
+        if (levels == 3) splits.push_back({out.name(), 0, 1, {{"r$x_i", 8, true}, {"r$y", 0}}, 4 * H});
         // Or combined with atomic stores (here on the CPU, in serial order).
         if (levels < 0) {
             splits.push_back({out.name(), 0, 0, {{"r$x", 32}, {"r$y", 0}}, 32 * H});
@@ -375,6 +437,7 @@ TEST_CASE(
     const int serial = build(0);
     CHECK(build(1) == serial);
     CHECK(build(2) == serial);
+    CHECK(build(3) == serial);
     CHECK(build(-1) == serial);
 }
 
@@ -437,6 +500,17 @@ TEST_CASE("reduction splits round-trip through the record with their atomic comb
     splits[0].atomic = true;
     CHECK(reduction_splits_from_json(reduction_splits_to_json(splits)) == splits);
     CHECK(reduction_splits_to_json(splits)[0].at("atomic") == true);
+    // An in-block second level keeps the outer piece of its split.
+    splits = {{"f", 1, 0, {{"r$x", 0}, {"r$y", 64}}, 262144},
+              {"f", 1, 1, {{"r$x", 256, true}, {"r$y_i", 0}}, 1024}};
+    splits[1].atomic = true;
+    CHECK(reduction_splits_from_json(reduction_splits_to_json(splits)) == splits);
+    CHECK(splits[1].in_block());
+    CHECK(!splits[0].in_block());
+    CHECK_THROWS_WITH(
+        reduction_splits_from_json(nlohmann::json::parse(
+            R"([{"func": "f", "update": 0, "preserved": [{"rvar": "r", "factor": 8, "outer": true}]}])")),
+        Catch::Contains("outer part"));
     CHECK_THROWS_WITH(reduction_splits_from_json(nlohmann::json::parse(R"([{"func": "f", "update": 0}])")),
                       Catch::Contains("reduction_splits"));
     CHECK_THROWS_WITH(

@@ -339,6 +339,7 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"check_launches", false},
                          {"split_reductions", false},
                          {"atomic_reductions", false},
+                         {"in_block_reductions", false},
                          {"cost_model", "analytic"},
                          {"weights_path", "w.weights"},
                          {"gpu_profile", "a100"},
