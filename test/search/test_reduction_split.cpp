@@ -101,6 +101,17 @@ Chosen search_and_split(const std::vector<Func> &outs) {
     return c;
 }
 
+// The default weights' pick at a small beam (4 x 1): enough to place and
+// tile a split's Funcs.
+Decisions small_beam_decisions(const FunctionDAG &dag) {
+    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
+    model->set_pipeline(pipeline_features(dag));
+    SearchConfig cfg;
+    cfg.beam_size = 4;
+    cfg.passes = 1;
+    return beam_search(dag, *model, h100(), cfg).decisions;
+}
+
 std::string schedule_and_lower(const std::vector<Func> &outs, const Chosen &c,
                                const std::map<std::string, int> &get_func_index) {
     FunctionDAG dag(functions(outs));
@@ -343,12 +354,7 @@ TEST_CASE("a second level that combines partials in block computes them in share
     REQUIRE(partials >= 0);
     REQUIRE(combiner >= 0);
     CHECK(dag.nodes[partials].combined_in_block_of == combiner);
-    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
-    model->set_pipeline(pipeline_features(dag));
-    SearchConfig cfg;
-    cfg.beam_size = 4;
-    cfg.passes = 1;
-    c.decisions = beam_search(dag, *model, h100(), cfg).decisions;
+    c.decisions = small_beam_decisions(dag);
     REQUIRE(c.decisions.funcs[partials].location == ComputeLocation::Block);
     CHECK(c.decisions.funcs[partials].host == combiner);
     // One combined point per block, its 256 partials one thread each: all
@@ -386,12 +392,7 @@ TEST_CASE("an atomic combining update runs its partials in parallel threads and 
     CHECK(out->stages[1].atomic);
     for (size_t l = 0; l < out->stages[1].loops.size(); l++)
         CHECK(out->stages[1].tileable(l));
-    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
-    model->set_pipeline(pipeline_features(dag));
-    SearchConfig cfg;
-    cfg.beam_size = 4;
-    cfg.passes = 1;
-    c.decisions = beam_search(dag, *model, h100(), cfg).decisions;
+    c.decisions = small_beam_decisions(dag);
     // The combining loop over 262,144 partials: thousands of blocks of threads.
     LoopNest nest(dag, c.decisions);
     const ScheduledStage &combine = nest.stages.at(nest.stage_at[out - dag.nodes.data()][1]);
