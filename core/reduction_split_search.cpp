@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <optional>
 
 #include "common/elapsed.h"
@@ -16,16 +17,35 @@ namespace {
 // The beam with which the two best-ranked splits of a reduction are compared.
 constexpr int kRefineBeam = 8;
 
+// Searches already made of a variant at a beam, by variant and beam: the
+// search without in-block combining (run where that option mattered) ranks
+// and refines mostly the same variants again, and the search is
+// deterministic, so each is searched once.
+using VariantMemo = std::map<std::string, std::pair<SearchResult, nlohmann::json>>;
+
 SearchResult search_variant(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits,
                             CostModel &model, const GpuProfile &gpu, const SearchConfig &config,
-                            nlohmann::json *decisions) {
+                            nlohmann::json *decisions, VariantMemo &memo) {
+    const std::string key = std::to_string(config.beam_size) + "x" + std::to_string(config.passes) + " " +
+                            reduction_splits_to_json(splits).dump();
+    if (auto known = memo.find(key); known != memo.end()) {
+        if (decisions) *decisions = known->second.second;
+        return known->second.first;
+    }
     FunctionDAG dag(split_copy(outputs, splits));
     mark_in_block_combining(dag, splits);
     model.set_pipeline(pipeline_features(dag));
     SearchResult r = beam_search(dag, model, gpu, config);
-    if (decisions) *decisions = decisions_to_json(dag, r.decisions);
+    nlohmann::json d = decisions_to_json(dag, r.decisions);
+    if (decisions) *decisions = d;
+    memo.emplace(key, std::make_pair(r, std::move(d)));
     return r;
 }
+
+ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
+                                   const SearchResult &unsplit, CostModel &model, const GpuProfile &gpu,
+                                   const SearchConfig &config, bool atomic_combining, bool in_block_combining,
+                                   VariantMemo &memo);
 
 } // namespace
 
@@ -33,6 +53,17 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
                                              const SearchResult &unsplit, CostModel &model,
                                              const GpuProfile &gpu, const SearchConfig &config,
                                              bool atomic_combining, bool in_block_combining) {
+    VariantMemo memo;
+    return search_splits(outputs, dag, unsplit, model, gpu, config, atomic_combining, in_block_combining,
+                         memo);
+}
+
+namespace {
+
+ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
+                                   const SearchResult &unsplit, CostModel &model, const GpuProfile &gpu,
+                                   const SearchConfig &config, bool atomic_combining, bool in_block_combining,
+                                   VariantMemo &memo) {
     ReductionSplitChoice choice;
     choice.result = unsplit;
     choice.unsplit_cost = unsplit.cost;
@@ -45,9 +76,9 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
     greedy.passes = 1;
     greedy.dropout = 0;
     std::vector<ReductionSplit> chosen;
-    // The same choices, but of the refined variants that combine nowhere in
-    // block where an in-block one was picked (see without_in_block).
-    std::vector<ReductionSplit> plain;
+    // Whether some reduction's pick combines in block: only then can the
+    // choices differ from those of the search without the option.
+    bool picked_in_block = false;
     // The pipeline as written is dag, already the model's pipeline.
     double chosen_cost = beam_search(dag, model, gpu, greedy).cost;
     // The two best greedy rankings of a reduction are searched again with a
@@ -67,7 +98,7 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
             const auto t0 = std::chrono::steady_clock::now();
             std::optional<double> cost;
             try {
-                cost = search_variant(outputs, variant, model, gpu, greedy, nullptr).cost;
+                cost = search_variant(outputs, variant, model, gpu, greedy, nullptr, memo).cost;
             } catch (const UserError &) {
                 // the split pipeline cannot be bounded (FunctionDAG says why)
             }
@@ -141,31 +172,29 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
             ranked.pop_back();
         if (ranked.empty()) continue; // no split of this reduction beats the choice so far
         size_t pick = 0;
-        std::optional<size_t> plain_pick; // the best refined that combines nowhere in block
         const auto combines_in_block = [&](size_t i) {
             return std::any_of(ranked[i].second.begin(), ranked[i].second.end(),
                                [](const ReductionSplit &s) { return s.in_block(); });
         };
         if (ranked.size() >= 2 && refine.beam_size > 1) {
-            // The two best, and the two best that combine nowhere in block:
-            // an in-block variant's greedy tiling (its combining update one
-            // point per block) can rank it above the variant the refinement
-            // would have picked without it (random_s2: 0.164 then 0.184).
-            std::vector<size_t> candidates = {0, 1};
-            for (size_t i = 0, plain_seen = 0; i < ranked.size() && plain_seen < 2; i++) {
-                if (combines_in_block(i)) continue;
-                plain_seen++;
-                if (std::find(candidates.begin(), candidates.end(), i) == candidates.end())
-                    candidates.push_back(i);
-            }
-            double best_refined = 0, best_plain = 0;
+            // The two best without in-block combining (the variants the
+            // search without the option compares), and any in-block one
+            // among the two best: where none of those wins, the pick is the
+            // one the search without the option makes.
+            std::vector<size_t> candidates;
+            for (size_t i = 0; i < ranked.size() && candidates.size() < 2; i++)
+                if (!combines_in_block(i)) candidates.push_back(i);
+            for (size_t i = 0; i < 2; i++)
+                if (combines_in_block(i)) candidates.push_back(i);
+            double best_refined = 0;
             nlohmann::json greedy_costs = nlohmann::json::array(), refined_costs = nlohmann::json::array();
             for (size_t c = 0; c < candidates.size(); c++) {
                 const size_t i = candidates[c];
                 std::vector<ReductionSplit> variant = chosen;
                 variant.insert(variant.end(), ranked[i].second.begin(), ranked[i].second.end());
                 const auto t0 = std::chrono::steady_clock::now();
-                const double refined = search_variant(outputs, variant, model, gpu, refine, nullptr).cost;
+                const double refined =
+                    search_variant(outputs, variant, model, gpu, refine, nullptr, memo).cost;
                 choice.seconds_refining += seconds_since(t0);
                 choice.variants_refined++;
                 greedy_costs.push_back(ranked[i].first);
@@ -174,10 +203,6 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
                     best_refined = refined;
                     pick = i;
                 }
-                if (!combines_in_block(i) && (!plain_pick || refined < best_plain)) {
-                    best_plain = refined;
-                    plain_pick = i;
-                }
             }
             choice.refinements.push_back(
                 {{"func", r.func},
@@ -185,39 +210,52 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
                  {"refined_costs", refined_costs},
                  {"picked", std::find(candidates.begin(), candidates.end(), pick) - candidates.begin()}});
         }
+        picked_in_block = picked_in_block || combines_in_block(pick);
         chosen_cost = ranked[pick].first;
         chosen.insert(chosen.end(), ranked[pick].second.begin(), ranked[pick].second.end());
-        const size_t plain_index = combines_in_block(pick) && plain_pick ? *plain_pick : pick;
-        plain.insert(plain.end(), ranked[plain_index].second.begin(), ranked[plain_index].second.end());
     }
     if (!chosen.empty()) {
         nlohmann::json decisions;
         const auto t0 = std::chrono::steady_clock::now();
-        SearchResult split = search_variant(outputs, chosen, model, gpu, config, &decisions);
-        if (!(plain == chosen)) {
-            // A small beam ranked the in-block choice first; the full search
-            // may not (softmax under the analytic model: 0.0450 against 0.0437).
-            nlohmann::json plain_decisions;
-            SearchResult without = search_variant(outputs, plain, model, gpu, config, &plain_decisions);
-            const bool keep_plain = without.cost < split.cost;
-            choice.without_in_block = {
-                {"splits", reduction_splits_to_json(plain)}, {"cost", without.cost}, {"kept", keep_plain}};
-            if (keep_plain) {
-                chosen = plain;
-                split = std::move(without);
-                decisions = std::move(plain_decisions);
-            }
-        }
+        SearchResult split = search_variant(outputs, chosen, model, gpu, config, &decisions, memo);
         choice.seconds_final = seconds_since(t0);
         if (split.cost < unsplit.cost) {
             choice.splits = chosen;
             choice.result = std::move(split);
             choice.decisions = std::move(decisions);
-            return choice;
         }
     }
+    // An in-block pick changes what the later reductions are ranked with,
+    // and a small beam's ranking is not the full search's: the choice can
+    // end worse than the search without the option would have (random_s2:
+    // 0.164 then 0.184; softmax under the analytic model 0.0437 then
+    // 0.0450). So then the search without it runs too (mostly from the
+    // memo) and the cheaper is kept: the option never leaves a worse
+    // predicted cost.
+    if (in_block_combining && picked_in_block) {
+        model.set_pipeline(pipeline_features(dag)); // the search below starts from dag as written
+        ReductionSplitChoice without =
+            search_splits(outputs, dag, unsplit, model, gpu, config, atomic_combining, false, memo);
+        const bool keep_without = without.result.cost < choice.result.cost;
+        choice.without_in_block = {{"splits", reduction_splits_to_json(without.splits)},
+                                   {"cost", without.result.cost},
+                                   {"kept", keep_without}};
+        choice.variants_ranked += without.variants_ranked;
+        choice.variants_refined += without.variants_refined;
+        choice.seconds_ranking += without.seconds_ranking;
+        choice.seconds_refining += without.seconds_refining;
+        choice.seconds_final += without.seconds_final;
+        if (keep_without) {
+            choice.splits = std::move(without.splits);
+            choice.result = std::move(without.result);
+            choice.decisions = std::move(without.decisions);
+        }
+    }
+    if (!choice.splits.empty()) return choice;
     model.set_pipeline(pipeline_features(dag));
     return choice;
 }
+
+} // namespace
 
 } // namespace gpusched

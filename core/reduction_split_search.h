@@ -45,13 +45,14 @@ struct ReductionSplitChoice {
     // (the record's reduction_split_search.ranking: why a split won or lost).
     nlohmann::json ranking = nlohmann::json::array();
     // Each reduction whose best were compared again: {"func",
-    // "greedy_costs", "refined_costs", "picked"} (0: the greedy best), the
-    // two best and the two best that combine nowhere in block.
+    // "greedy_costs", "refined_costs", "picked"} (an index into those
+    // lists): the two best that combine nowhere in block, then any in-block
+    // variant among the two best.
     nlohmann::json refinements = nlohmann::json::array();
-    // Where the choice combines in block: the full search's cost of the
-    // same choice with each in-block pick replaced by the best refined one
-    // that does not ({"splits", "cost", "kept"}); the cheaper is kept, so
-    // in-block combining never leaves a worse predicted cost. Null otherwise.
+    // Where an in-block split was picked: the same search without in-block
+    // combining ({"splits", "cost", "kept"}); the cheaper result is kept, so
+    // the option never leaves a worse predicted cost. Null otherwise. The
+    // counts and seconds above include that search.
     nlohmann::json without_in_block;
 };
 

@@ -587,10 +587,19 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                step.phase == static_cast<int>(node.stages.size()) &&
                std::any_of(dag.nodes.begin(), dag.nodes.end(),
                            [&](const Node &p) { return p.combined_in_block_of == n; })) {
-        // The update that combines a split's partials in block: one of its
-        // points per block, so that the block's threads are the partials it
-        // combines (their Block-level placement sizes them by this tile).
-        candidates.push_back(parent.funcs[n]);
+        // The update that combines a split's partials in block: 1 to 8 of
+        // its points per block, one thread each, so that the block's
+        // threads are the partials it combines (their Block-level placement
+        // sizes them by this tile, and the thread limit prunes the rest).
+        const int si = step.phase - 1;
+        const std::vector<int> tl = tileable_loops(node.stages[si]);
+        const std::vector<Span> bounds = dag.loop_bounds(node.stages[si], node.region);
+        for (int64_t b = 1; b <= 8; b *= 2) {
+            if (b > 1 && (tl.empty() || b > bounds[tl[0]].extent())) break;
+            FuncDecision c = parent.funcs[n];
+            if (!tl.empty()) c.stages[si].thread[tl[0]] = b;
+            candidates.push_back(std::move(c));
+        }
     } else if (parent.funcs[n].location == ComputeLocation::Root) {
         const int si = step.phase - 1;
         const Stage &st = node.stages[si];
