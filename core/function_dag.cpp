@@ -713,6 +713,12 @@ int FunctionDAG::node_index(const std::string &name) const {
     return -1;
 }
 
+int FunctionDAG::stable_node_index(const std::string &stable_name) const {
+    for (size_t i = 0; i < nodes.size(); i++)
+        if (nodes[i].stable_name == stable_name) return static_cast<int>(i);
+    return -1;
+}
+
 EstimatedShapes FunctionDAG::estimated_shapes() const {
     EstimatedShapes s;
     s.values = param_values;

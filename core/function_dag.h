@@ -43,7 +43,7 @@ using Region = std::vector<Span>;
 
 // One loop of a stage.
 struct LoopDim {
-    std::string var; // Halide's name of the Var / RVar
+    std::string var; // Halide's name of the Var / RVar (see unqualified_var_name)
     bool is_rvar = false;
     int func_arg = -1;                     // pure loops: which argument of the Func it iterates
     int64_t rvar_min = 0, rvar_extent = 1; // RVars: the estimated domain
@@ -51,6 +51,12 @@ struct LoopDim {
     // RDom(0, in.width())), so the real one is not rvar_extent at other sizes.
     bool rvar_sized_by_params = false;
 };
+
+// A split RVar of a rfactor intermediate is named after the RVar it came
+// from ("r$y.r$y_o"); Halide's scheduling calls take the last part.
+inline std::string unqualified_var_name(const std::string &name) {
+    return name.substr(name.rfind('.') + 1);
+}
 
 // A producer reference: a Func of the DAG or an input image.
 struct ProducerRef {
@@ -256,6 +262,8 @@ public:
     VarValues param_values; // estimates of scalar params and buffer shapes
 
     int node_index(const std::string &name) const; // -1 if none
+    // By the name records and sources use (core/stable_names.h); -1 if none.
+    int stable_node_index(const std::string &stable_name) const;
     // param_values, and every output buffer at its Func's estimated region
     // (the sizes the search planned for).
     EstimatedShapes estimated_shapes() const;

@@ -151,22 +151,20 @@ int64_t padded_region_points(const Region &region, int alignment) {
     return region_points(region) / inner * ceil_div(inner, alignment) * alignment;
 }
 
-void LoopNest::count_shared_padding(Kernel &k) const {
+void LoopNest::count_shared_memory(Kernel &k) const {
     k.widest_shared_element = 0;
     for (int idx : k.stages)
         if (stages[idx].location == ComputeLocation::Block && stages[idx].stage == 0)
             k.widest_shared_element =
                 std::max(k.widest_shared_element, dag.nodes[stages[idx].node].max_element_bytes);
-    bool padded = false;
-    int64_t bytes = 0;
+    k.shared_bytes = 0;
     for (int idx : k.stages) {
         if (stages[idx].location != ComputeLocation::Block || stages[idx].stage != 0) continue;
         const Node &node = dag.nodes[stages[idx].node];
-        const int alignment = shared_storage_alignment(node, k.widest_shared_element);
-        padded = padded || alignment > 1;
-        bytes += padded_region_points(realization_region[stages[idx].node], alignment) * node.bytes_per_point;
+        k.shared_bytes += padded_region_points(realization_region[stages[idx].node],
+                                               shared_storage_alignment(node, k.widest_shared_element)) *
+                          node.bytes_per_point;
     }
-    if (padded) k.shared_bytes = bytes;
 }
 
 void LoopNest::rebuild() {
@@ -425,7 +423,6 @@ void LoopNest::rebuild() {
                 Kernel &k = kernels[kernel];
                 for (int q = 0; q < 3; q++)
                     k.block_shape[q] = std::max(k.block_shape[q], ss.thread_shape[q]);
-                k.shared_bytes += region_points(r) * node.bytes_per_point * (si == 0 ? 1 : 0);
                 k.stages.push_back(static_cast<int>(stages.size()));
                 stage_at[ni][si] = static_cast<int>(stages.size());
                 stages.push_back(std::move(ss));
@@ -468,7 +465,7 @@ void LoopNest::rebuild() {
     }
     for (Kernel &k : kernels) {
         k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
-        count_shared_padding(k);
+        count_shared_memory(k);
     }
 
     // The tree. Children in realization order: larger node index = producer.

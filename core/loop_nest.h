@@ -133,9 +133,9 @@ public:
     std::map<ProducerRef, Region> demand(const Stage &s, const std::vector<Span> &loops) const;
     // Region of the stage's own Func written over the given loop bounds.
     Region written(const Stage &s, const std::vector<Span> &loops) const;
-    // Sets k's widest_shared_element and, where a Func at its Block level is
-    // padded (shared_storage_alignment), its shared_bytes with the padding.
-    void count_shared_padding(Kernel &k) const;
+    // Sets k's widest_shared_element and its shared_bytes: the Funcs at its
+    // Block level, each padded as shared_storage_alignment says.
+    void count_shared_memory(Kernel &k) const;
 
 private:
     // The memo key of region n (at block or per-thread level) in `kernel`:

@@ -186,20 +186,14 @@ bool float_result_feeds_an_index(const FunctionDAG &dag, const Node &n, int upda
 // preserved. Only where the block divides that RVar's estimated extent (a
 // block past its end would size the partials' threads by a guard) and the
 // partials left fit one thread, or are added atomically.
-void add_in_block_options(const FunctionDAG &dag, const Node &n, const Stage &st, bool atomic_combining,
-                          SplittableReduction &r) {
-    const bool has_partials = std::any_of(dag.nodes.begin(), dag.nodes.end(), [&](const Node &m) {
-        return m.stable_name == n.stable_name + "_intm";
-    });
+void add_in_block_options(const FunctionDAG &dag, const std::vector<Function> &outputs, const Node &n,
+                          const Stage &st, bool atomic_combining, SplittableReduction &r) {
     const auto inner =
         std::find_if(st.loops.begin(), st.loops.end(), [](const LoopDim &l) { return l.is_rvar; });
-    if (!has_partials || inner == st.loops.end()) return;
+    if (dag.stable_node_index(n.stable_name + "_intm") < 0 || inner == st.loops.end()) return;
     int64_t other_points = 1;
     for (auto l = std::next(inner); l != st.loops.end(); ++l)
         if (l->is_rvar) other_points *= std::max<int64_t>(1, l->rvar_extent);
-    std::vector<Function> outputs;
-    for (const Node &m : dag.nodes)
-        if (m.is_output) outputs.push_back(m.func);
     const bool atomic_ok = atomic_combining && atomic_combine_possible(n.func, r.update) &&
                            !float_result_feeds_an_index(dag, n, r.update);
     // Blocks of 256 and 1024 partials, or the whole RVar where it is one
@@ -216,10 +210,9 @@ void add_in_block_options(const FunctionDAG &dag, const Node &n, const Stage &st
         split.level = 1;
         // A piece a level-0 split left is named "r$y.r$y_i" in the loop;
         // Halide matches RVars by the unqualified name.
-        auto unqualified = [](const std::string &v) { return v.substr(v.rfind('.') + 1); };
-        split.preserved.push_back({unqualified(inner->var), block, true});
+        split.preserved.push_back({unqualified_var_name(inner->var), block, true});
         for (auto l = std::next(inner); l != st.loops.end(); ++l)
-            if (l->is_rvar) split.preserved.push_back({unqualified(l->var), 0, false});
+            if (l->is_rvar) split.preserved.push_back({unqualified_var_name(l->var), 0, false});
         split.partials = inner->rvar_extent / block * other_points;
         try {
             split_copy(outputs, {split});
@@ -243,15 +236,10 @@ bool update_sums_floats(const Function &f, int update) {
 }
 
 void mark_in_block_combining(FunctionDAG &dag, const std::vector<ReductionSplit> &splits) {
-    auto index_of = [&](const std::string &stable) {
-        for (size_t i = 0; i < dag.nodes.size(); i++)
-            if (dag.nodes[i].stable_name == stable) return static_cast<int>(i);
-        return -1;
-    };
     for (const ReductionSplit &s : splits) {
         if (!s.in_block()) continue;
-        const int partials = index_of(s.func + "_intm");
-        const int combiner = index_of(s.intermediate());
+        const int partials = dag.stable_node_index(s.func + "_intm");
+        const int combiner = dag.stable_node_index(s.intermediate());
         if (partials >= 0 && combiner >= 0)
             dag.nodes[static_cast<size_t>(partials)].combined_in_block_of = combiner;
     }
@@ -358,15 +346,9 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
                     r.options.push_back(split);
                 }
             }
-            // In block only where the level-0 partials fill a quarter of the
-            // GPU or more: the point of combining in block is to keep them
-            // all in flight. Fewer partials leave each thread a long serial
-            // chain that no combining can shorten, which the default
-            // weights do not see (they took 4096 partials of 4096 terms for
-            // the whole-image sum, 1.5% of an H100, over 65,536 atomic ones).
             if (in_block_combining && level == 1 &&
-                r.reduction_points * r.output_points * 4 >= resident_threads)
-                add_in_block_options(dag, n, st, atomic_combining, r);
+                worth_combining_in_block(r.reduction_points, r.output_points, gpu))
+                add_in_block_options(dag, outputs, n, st, atomic_combining, r);
             if (!r.options.empty()) out.push_back(std::move(r));
             break; // the first reduction of a Func only: later ones read its result
         }

@@ -128,12 +128,10 @@ ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const F
         const auto any = [](const ReductionSplit &) { return true; };
         const auto in_block = [](const ReductionSplit &s) { return s.in_block(); };
         const auto not_in_block = [](const ReductionSplit &s) { return !s.in_block(); };
-        // Partials enough to keep a quarter of the GPU busy: worth combining
-        // in block (reduction_split_options offers it only then).
-        const int64_t resident_threads = int64_t(gpu.sm_count) * gpu.max_threads_per_sm;
+        // The options reduction_split_options gives in-block second levels.
         auto fills_quarter = [&](const ReductionSplit &option) {
             return in_block_combining && !option.atomic &&
-                   option.partials * r.output_points * 4 >= resident_threads;
+                   worth_combining_in_block(option.partials, r.output_points, gpu);
         };
         for (const ReductionSplit &option : r.options) {
             // Too many partials for one thread: only with its combining loop split too.

@@ -131,10 +131,9 @@ std::vector<ReductionSplit> blocked_float_sums(const std::vector<Halide::Interna
     std::vector<ReductionSplit> chosen;
     for (const SplittableReduction &r :
          reduction_split_options(dag, unlimited, {}, /*atomic_combining=*/false)) {
-        const Node *node = nullptr;
-        for (const Node &n : dag.nodes)
-            if (n.stable_name == r.func) node = &n;
-        if (!node) continue;
+        const int index = dag.stable_node_index(r.func);
+        if (index < 0) continue;
+        const Node *node = &dag.nodes[static_cast<size_t>(index)];
         if (!update_sums_floats(node->func, r.update) || r.reduction_points <= kLongestExactEnoughSum)
             continue;
         const double want = std::log2(std::sqrt(static_cast<double>(r.reduction_points)));

@@ -36,15 +36,13 @@ public:
         std::string id = "v" + std::to_string(vars_.size()) + "_" + ident(name);
         vars_[name] = {id, rvar};
         decls_ << "        " << (rvar ? "::Halide::RVar " : "::Halide::Var ") << id << "(\""
-               << unqualified(name) << "\");\n";
+               << unqualified_var_name(name) << "\");\n";
     }
     VarOrRVar vr(const std::string &name) const {
         auto it = vars_.find(name);
-        return it->second.second ? VarOrRVar(RVar(unqualified(name))) : VarOrRVar(Var(unqualified(name)));
+        return it->second.second ? VarOrRVar(RVar(unqualified_var_name(name)))
+                                 : VarOrRVar(Var(unqualified_var_name(name)));
     }
-    // A split RVar of a rfactor intermediate is named after the RVar it
-    // came from ("r$y.r$y_o"); Halide's scheduling calls take the last part.
-    static std::string unqualified(const std::string &name) { return name.substr(name.rfind('.') + 1); }
     std::string id(const std::string &name) const { return vars_.at(name).first; }
     Halide::Stage stage(int s) { return s == 0 ? Halide::Stage(f_) : f_.update(s - 1); }
     std::string stage_src(int s) const {

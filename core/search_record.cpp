@@ -99,8 +99,7 @@ Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr)
             f.location = location_from_name(j.at("location").get<std::string>());
             if (!j.at("host").is_null()) {
                 const std::string host = j.at("host").get<std::string>();
-                for (size_t h = 0; h < dag.nodes.size() && f.host < 0; h++)
-                    if (dag.nodes[h].stable_name == host) f.host = static_cast<int>(h);
+                f.host = dag.stable_node_index(host);
                 if (f.host < 0) throw UserError("gpusched replay: Func '" + name + "' has an unknown host");
             }
             for (const auto &s : j.at("stages")) {

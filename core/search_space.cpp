@@ -407,42 +407,31 @@ std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisi
 
 namespace {
 
-// The Block-level placements of a split's partials in the kernel of the
-// update that combines them (Node::combined_in_block_of): each serial
-// tiling of their pure loops, the rest of each loop's extent in threads.
-// None where the combiner is not a Func at root, or something else reads
-// the partials.
-std::vector<FuncDecision> in_block_partials_options(const FunctionDAG &dag, const Decisions &parent, int n,
-                                                    const GpuProfile &gpu, RegionMemo *memo) {
-    const Node &node = dag.nodes[n];
-    const int host = node.combined_in_block_of;
-    std::set<int> eff;
-    if (!effective_consumers(dag, parent, n, eff) || eff != std::set<int>{host} ||
-        parent.funcs[host].location != ComputeLocation::Root)
-        return {};
-    Decisions base = parent;
-    FuncDecision &f = base.funcs[n];
-    f.location = ComputeLocation::Block;
-    f.host = host;
-    f.tiled = true;
-    f.stages.clear();
-    for (const Stage &st : node.stages)
-        f.stages.push_back(
-            StageTiling{std::vector<int64_t>(st.loops.size(), 1), std::vector<int64_t>(st.loops.size(), 1)});
-    LoopNest nest(dag, base, memo);
+// Each serial tiling of the pure loops of n, which `nest` places at a
+// kernel's Block level (its decision's tilings all 1), the rest of each
+// loop's extent in threads.
+void add_block_tilings(const LoopNest &nest, int n, const GpuProfile &gpu, std::vector<FuncDecision> &out) {
     const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
     std::vector<std::vector<int64_t>> opts;
-    const std::vector<int> tl = tileable_loops(node.stages[0]);
+    const std::vector<int> tl = tileable_loops(nest.dag.nodes[n].stages[0]);
     for (int l : tl)
         opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
-    std::vector<FuncDecision> out;
     for (const auto &combo : cartesian(opts)) {
-        FuncDecision c = f;
+        FuncDecision c = nest.decisions.funcs[n];
         for (size_t q = 0; q < tl.size(); q++)
             c.stages[0].serial[tl[q]] = combo[q];
         out.push_back(std::move(c));
     }
-    return out;
+}
+
+// Whether a split's partials may go to the Block level of the update that
+// combines them (Node::combined_in_block_of): only that Func reads them, and
+// it is at root.
+bool partials_fit_in_block(const FunctionDAG &dag, const Decisions &parent, int n) {
+    const int host = dag.nodes[n].combined_in_block_of;
+    std::set<int> eff;
+    return effective_consumers(dag, parent, n, eff) && eff == std::set<int>{host} &&
+           parent.funcs[host].location == ComputeLocation::Root;
 }
 
 } // namespace
@@ -474,7 +463,11 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             // per block of the combiner's update, one thread per partial
             // (core/reduction_split.h, in_block), or at root where the
             // combiner's tiling leaves no such placement within the limits.
-            candidates = in_block_partials_options(dag, parent, n, gpu, memo);
+            if (partials_fit_in_block(dag, parent, n)) {
+                Decisions base = parent;
+                base.funcs[n] = with(ComputeLocation::Block, node.combined_in_block_of);
+                add_block_tilings(LoopNest(dag, base, memo), n, gpu, candidates);
+            }
             candidates.push_back(with(ComputeLocation::Root, -1));
         } else if (node.always_inline) {
             candidates.push_back(with(ComputeLocation::Inline, -1));
@@ -534,19 +527,8 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 for (size_t i = 0; i < nest.stages.size(); i++)
                     if (eff.count(nest.stages[i].node)) readers.push_back(static_cast<int>(i));
                 if (!(node.reads_vary_with_tile || node.paths_move_apart) ||
-                    extent_fixed_as_tile_moves(dag, nest, n, readers, false)) {
-                    const ScheduledStage &ss = nest.stages[nest.stage_at[n][0]];
-                    std::vector<std::vector<int64_t>> opts;
-                    std::vector<int> tl = tileable_loops(node.stages[0]);
-                    for (int l : tl)
-                        opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
-                    for (const auto &combo : cartesian(opts)) {
-                        FuncDecision c = base.funcs[n];
-                        for (size_t q = 0; q < tl.size(); q++)
-                            c.stages[0].serial[tl[q]] = combo[q];
-                        candidates.push_back(std::move(c));
-                    }
-                }
+                    extent_fixed_as_tile_moves(dag, nest, n, readers, false))
+                    add_block_tilings(nest, n, gpu, candidates);
             }
             // Thread level: all uses in one single-stage consumer (or in Funcs
             // at its thread level), through affine footprints only, and
