@@ -98,7 +98,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         const auto wall_start = std::chrono::steady_clock::now();
         const double cpu_start = process_cpu_seconds();
         result = beam_search(*dag, *model, cfg.gpu, cfg.search);
-        if (cfg.split_reductions && !sampler) {
+        if (cfg.split_reductions) {
             ReductionSplitChoice choice =
                 search_reduction_splits(outputs, *dag, result, *model, cfg.gpu, cfg.search,
                                         cfg.atomic_reductions, cfg.in_block_reductions);

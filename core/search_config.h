@@ -31,8 +31,8 @@ struct PluginConfig {
     // limits (core/launch_check.h). Off only to study what it catches.
     bool check_launches = true;
     // Search splits of small-output reductions across threads
-    // (core/reduction_split_search.h). Not with dump_states_path: the dumped
-    // states must all be of one pipeline.
+    // (core/reduction_split_search.h). With dump_states_path the variants'
+    // states are dumped too, each under its own pipeline.
     bool split_reductions = true;
     // A split may combine its partials with an atomic update (in parallel,
     // in whatever order the GPU's threads reach the output): off for outputs

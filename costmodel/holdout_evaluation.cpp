@@ -92,25 +92,38 @@ RankingView mean_view(const std::vector<RankingView> &views) {
     return m;
 }
 
-std::vector<bool> choose_held_out(const std::vector<std::string> &groups, double fraction,
-                                  std::uint64_t seed) {
+std::vector<bool> choose_held_out(const std::vector<std::string> &groups, double fraction, std::uint64_t seed,
+                                  const std::vector<std::string> &names) {
     if (!(fraction >= 0 && fraction < 1))
         throw std::invalid_argument("choose_held_out: fraction must be in [0, 1)");
+    if (!names.empty() && names.size() != groups.size())
+        throw std::invalid_argument("choose_held_out: one name per group entry, or none");
+    // Units: the distinct names of each group, each with its entries.
+    std::map<std::string, std::vector<std::vector<std::size_t>>> members;
+    std::map<std::pair<std::string, std::string>, std::size_t> unit_of;
+    for (std::size_t i = 0; i < groups.size(); ++i) {
+        auto &units = members[groups[i]];
+        if (names.empty()) {
+            units.push_back({i});
+            continue;
+        }
+        auto [it, added] = unit_of.try_emplace({groups[i], names[i]}, units.size());
+        if (added) units.emplace_back();
+        units[it->second].push_back(i);
+    }
     std::vector<bool> held(groups.size(), false);
-    std::map<std::string, std::vector<std::size_t>> members;
-    for (std::size_t i = 0; i < groups.size(); ++i)
-        members[groups[i]].push_back(i);
     std::mt19937_64 rng(seed);
-    for (auto &[name, idx] : members) {
-        if (fraction == 0 || idx.size() < 2) continue;
-        auto n = static_cast<std::size_t>(std::lround(fraction * static_cast<double>(idx.size())));
-        n = std::clamp<std::size_t>(n, 1, idx.size() - 1);
+    for (auto &[group, units] : members) {
+        if (fraction == 0 || units.size() < 2) continue;
+        auto n = static_cast<std::size_t>(std::lround(fraction * static_cast<double>(units.size())));
+        n = std::clamp<std::size_t>(n, 1, units.size() - 1);
         // Fisher-Yates with our own draws: std::shuffle's sequence differs
         // between standard libraries, and the split is part of a recipe.
-        for (std::size_t i = idx.size() - 1; i > 0; --i)
-            std::swap(idx[i], idx[rng() % (i + 1)]);
+        for (std::size_t i = units.size() - 1; i > 0; --i)
+            std::swap(units[i], units[rng() % (i + 1)]);
         for (std::size_t k = 0; k < n; ++k)
-            held[idx[k]] = true;
+            for (std::size_t i : units[k])
+                held[i] = true;
     }
     return held;
 }

@@ -51,10 +51,14 @@ HeldOutRanking rank_held_out(const std::vector<double> &predicted, const std::ve
 RankingView mean_view(const std::vector<RankingView> &views);
 
 // Which pipelines to hold out, whole: within each group name (e.g. "suite",
-// "random"), round(fraction x n) of them, at least one when fraction > 0 and
-// the group has two or more, chosen by a shuffle seeded with `seed` of the
-// group's pipelines in the order given. true = held out.
-std::vector<bool> choose_held_out(const std::vector<std::string> &groups, double fraction,
-                                  std::uint64_t seed);
+// "random"), round(fraction x n) of its n pipeline names, at least one when
+// fraction > 0 and the group has two or more, chosen by a shuffle seeded
+// with `seed` of the group's names in order of first appearance. Entries
+// with the same group and name (a pipeline and its reduction-split variants,
+// whose features differ) are held out or kept together, so no variant of a
+// held-out pipeline is trained on. names empty: every entry its own name.
+// true = held out.
+std::vector<bool> choose_held_out(const std::vector<std::string> &groups, double fraction, std::uint64_t seed,
+                                  const std::vector<std::string> &names = {});
 
 } // namespace gpusched

@@ -16,9 +16,13 @@ StateSamplingCostModel::StateSamplingCostModel(std::unique_ptr<CostModel> inner,
 }
 
 void StateSamplingCostModel::set_pipeline(std::vector<PipelineFeatures> stage_features) {
-    pipeline_ = stage_features;
-    sample_.clear();
-    seen_ = 0;
+    const std::uint32_t key = pipeline_features_key(stage_features);
+    auto [it, added] = reservoirs_.try_emplace(key);
+    if (added) {
+        it->second.pipeline = stage_features;
+        order_.push_back(key);
+    }
+    current_ = &it->second;
     inner_->set_pipeline(std::move(stage_features));
 }
 
@@ -26,30 +30,48 @@ void StateSamplingCostModel::evaluate(const std::vector<const StateFeatures *> &
                                       std::vector<double> &costs,
                                       std::vector<std::vector<double>> *per_stage) {
     inner_->evaluate(states, costs, per_stage);
+    if (!current_) return; // no pipeline set: nothing to key the states by
     for (const StateFeatures *s : states) {
         // Algorithm R: the n-th state replaces a random slot with
         // probability capacity / n.
-        seen_++;
-        if (sample_.size() < capacity_) {
-            sample_.push_back(*s);
+        current_->seen++;
+        if (current_->sample.size() < capacity_) {
+            current_->sample.push_back(*s);
             continue;
         }
-        std::uint64_t slot = rng_() % static_cast<std::uint64_t>(seen_);
-        if (slot < capacity_) sample_[slot] = *s;
+        std::uint64_t slot = rng_() % static_cast<std::uint64_t>(current_->seen);
+        if (slot < capacity_) current_->sample[slot] = *s;
     }
 }
 
+std::int64_t StateSamplingCostModel::states_seen() const {
+    return current_ ? current_->seen : 0;
+}
+
+const std::vector<StateFeatures> &StateSamplingCostModel::sample() const {
+    static const std::vector<StateFeatures> none;
+    return current_ ? current_->sample : none;
+}
+
+std::size_t StateSamplingCostModel::pipelines_sampled() const {
+    std::size_t n = 0;
+    for (const auto &[key, r] : reservoirs_)
+        n += r.seen > 0 ? 1 : 0;
+    return n;
+}
+
 void StateSamplingCostModel::write(const std::string &path) const {
-    const std::uint32_t key = pipeline_features_key(pipeline_);
     std::vector<FeatureRowsRecord> records;
-    records.reserve(sample_.size());
-    for (const StateFeatures &s : sample_) {
-        FeatureRowsRecord r;
-        r.pipeline_key = key;
-        r.runtime_ms = std::numeric_limits<double>::quiet_NaN();
-        r.pipeline = pipeline_;
-        r.state = s;
-        records.push_back(std::move(r));
+    for (std::uint32_t key : order_) {
+        const Reservoir &r = reservoirs_.at(key);
+        for (const StateFeatures &s : r.sample) {
+            FeatureRowsRecord rec;
+            rec.pipeline_key = key;
+            rec.runtime_ms = std::numeric_limits<double>::quiet_NaN();
+            rec.pipeline = r.pipeline;
+            rec.state = s;
+            records.push_back(std::move(rec));
+        }
     }
     write_feature_rows(path, records);
 }

@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
-# Collects the states real gpusched searches cost, on the suite apps and on
-# seeded random pipelines, into one feature-rows file: the training set the
-# default weights are fitted on (docs/costmodel.md, "The default weights").
+# Collects the states real gpusched searches cost, on the suite apps, the
+# reduction-shaped apps and seeded random pipelines, into one feature-rows
+# file: the training set the default weights are fitted on
+# (docs/costmodel.md, "The default weights").
+#
+# Every search also ranks the reduction-split variants of its pipeline
+# (core/reduction_split_search.h); their states are dumped too, each variant
+# under its own pipeline key and with the name of the pipeline it came
+# from, so a fit learns what splitting a serial reduction is worth and a
+# held-out pipeline is held out with its variants.
 #
 # Each pipeline is searched several ways so the set covers what One Shot
 # sees (one beam search + greedy samples with dropout, network-guided with
@@ -25,13 +32,16 @@
 #
 # Usage:
 #   costmodel/tools/collect_search_states.sh [--build DIR] [--generators DIR] [--out DIR]
-#       [--random N] [--timeout S] [--jobs N] [--keep-runs]
+#       [--random N] [--random-reductions N] [--timeout S] [--jobs N] [--keep-runs]
 #   --build       build tree with core/libgpusched_autoscheduler.so and
 #                 costmodel/gpusched_merge_feature_rows (default: build)
 #   --generators  build tree with benchmarks/apps/*.generator and
 #                 benchmarks/random_pipeline/random_pipeline.generator (default: --build)
 #   --out         output folder (default: /tmp/gpusched-search-states)
 #   --random      random pipelines, seeds 1..N (default 20)
+#   --random-reductions
+#                 random pipelines with small-output reductions
+#                 (reductions=true size=small), seeds 1..N (default 10)
 #   --timeout     seconds per generator run (default 600)
 #   --jobs        pipelines collected at once (default 1); the result does
 #                 not depend on it (every run is seeded and writes its own files)
@@ -50,6 +60,7 @@ build="$repo/build"
 generators=""
 out="/tmp/gpusched-search-states"
 random_count=20
+reduction_count=10
 timeout_s=600
 keep_runs=0
 max_jobs=1
@@ -59,6 +70,7 @@ while [ $# -gt 0 ]; do
     --generators) generators="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
     --random) random_count="$2"; shift 2 ;;
+    --random-reductions) reduction_count="$2"; shift 2 ;;
     --timeout) timeout_s="$2"; shift 2 ;;
     --jobs) max_jobs="$2"; shift 2 ;;
     --keep-runs) keep_runs=1; shift ;;
@@ -77,16 +89,16 @@ done
 mapfile -t select_gpusched < <(python3 "$(dirname "$0")/../../benchmarks/halide_generator_args.py" "$plugin" gpusched)
 [ ${#select_gpusched[@]} -gt 0 ] || { echo "collect_search_states.sh: cannot read $plugin's Halide" >&2; exit 2; }
 
-# suite.json lists the apps; read it with jq, or python3 where jq is missing.
+# A suite file lists apps; read it with jq, or python3 where jq is missing.
 suite_apps() {
   if command -v jq >/dev/null; then
     jq -r '.apps[] | [.name, .generator, .generator_name, ([.params | to_entries[] | "\(.key)=\(.value)"] | join(" "))] | @tsv' \
-      "$repo/benchmarks/suite.json"
+      "$1"
   else
     python3 -c 'import json,sys
 for a in json.load(open(sys.argv[1]))["apps"]:
     print("\t".join([a["name"], a["generator"], a["generator_name"], " ".join("%s=%s" % kv for kv in a["params"].items())]))' \
-      "$repo/benchmarks/suite.json"
+      "$1"
   fi
 }
 
@@ -154,7 +166,15 @@ throttle() {
 while IFS=$'\t' read -r name gen gen_name params; do
   throttle
   collect_pipeline suite "$name" "$generators/$gen" "$gen_name" "$params" &
-done < <(suite_apps)
+done < <(suite_apps "$repo/benchmarks/suite.json")
+# The reduction-shaped apps (issue 27) are a group of their own, so the
+# hold-out takes some of them (histogram_equalize is in both suites: it is
+# collected once, with the suite).
+while IFS=$'\t' read -r name gen gen_name params; do
+  grep -q "\"$name\"" "$repo/benchmarks/suite.json" && continue
+  throttle
+  collect_pipeline ml "$name" "$generators/$gen" "$gen_name" "$params" &
+done < <(suite_apps "$repo/benchmarks/suite-ml.json")
 
 # Random pipelines: sizes and stage counts cycle with the seed so the set
 # spans small and large images and short and long pipelines; num_outputs=0
@@ -167,6 +187,12 @@ for ((seed = 1; seed <= random_count; seed++)); do
   throttle
   collect_pipeline random "random-s$seed" "$generators/benchmarks/random_pipeline/random_pipeline.generator" \
     random_pipeline "seed=$seed size=$size max_stages=$max_stages num_outputs=0" &
+done
+for ((seed = 1; seed <= reduction_count; seed++)); do
+  throttle
+  collect_pipeline random-reductions "random-red-s$seed" \
+    "$generators/benchmarks/random_pipeline/random_pipeline.generator" random_pipeline \
+    "seed=$seed size=small max_stages=12 reductions=true num_outputs=0" &
 done
 wait
 

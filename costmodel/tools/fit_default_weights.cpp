@@ -344,7 +344,10 @@ int main(int argc, char **argv) {
         if (!a.pipeline_names.empty()) name_pipelines(a.pipeline_names, data, groups);
 
         // Whole pipelines held out; the rest trained on (possibly subsampled).
-        const std::vector<bool> held = choose_held_out(groups, a.holdout_fraction, a.seed);
+        std::vector<std::string> names;
+        for (const auto &p : data)
+            names.push_back(p.name);
+        const std::vector<bool> held = choose_held_out(groups, a.holdout_fraction, a.seed, names);
         std::vector<PipelineSamples> train, held_out;
         std::mt19937_64 subsample_rng(a.seed);
         for (std::size_t i = 0; i < data.size(); ++i) {

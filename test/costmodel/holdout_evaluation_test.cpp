@@ -3,6 +3,8 @@
 #include "test/catch2_compat.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -104,4 +106,35 @@ TEST_CASE("whole-pipeline hold-out takes a share of every group and keeps one to
     CHECK(std::none_of(none.begin(), none.end(), [](bool b) { return b; }));
     const auto most = choose_held_out({"a", "a"}, 0.9, 1);
     CHECK(most[0] != most[1]);
+}
+
+TEST_CASE("a pipeline and its split variants of the same name are held out or trained on together",
+          "[holdout]") {
+    // Twelve pipelines, the first four with two more variants each (the
+    // merge tool names a variant after the pipeline it came from).
+    std::vector<std::string> groups, names;
+    for (int i = 0; i < 12; ++i)
+        for (int v = 0; v < (i < 4 ? 3 : 1); ++v) {
+            groups.push_back("suite");
+            names.push_back("p" + std::to_string(i));
+        }
+    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+        const auto held = choose_held_out(groups, 0.25, seed, names);
+        std::map<std::string, std::set<bool>> fate;
+        for (std::size_t i = 0; i < names.size(); ++i)
+            fate[names[i]].insert(held[i]);
+        int held_names = 0;
+        for (const auto &[name, f] : fate) {
+            INFO("seed " << seed << ", " << name);
+            CHECK(f.size() == 1);
+            held_names += f.count(true) ? 1 : 0;
+        }
+        CHECK(held_names == 3); // round(0.25 x 12 names), not a share of the 20 entries
+    }
+    // Every name distinct: the same choice as without names.
+    std::vector<std::string> distinct;
+    for (std::size_t i = 0; i < groups.size(); ++i)
+        distinct.push_back("q" + std::to_string(i));
+    CHECK(choose_held_out(groups, 0.25, 3, distinct) == choose_held_out(groups, 0.25, 3));
+    CHECK_THROWS(choose_held_out(groups, 0.25, 3, {"too", "few"}));
 }

@@ -117,3 +117,39 @@ TEST_CASE("state sampling is deterministic per seed and its file reads back as o
         CHECK(same_state(back[0].states[i], a.sample()[i]));
     CHECK(back[0].stages.size() == p.stages.size());
 }
+
+TEST_CASE("state sampling keeps one sample per pipeline and goes on with a pipeline set again",
+          "[sampling]") {
+    // A search costs states of the pipeline as written and of each
+    // reduction-split variant; each is a pipeline of its own in the file.
+    std::mt19937_64 rng(9);
+    SyntheticPipeline p = random_synthetic_pipeline(rng), q = random_synthetic_pipeline(rng);
+    REQUIRE(pipeline_features_key(p.stages) != pipeline_features_key(q.stages));
+    std::vector<StateFeatures> ps = some_states(p, 12), qs = some_states(q, 3);
+    StateSamplingCostModel s(make_cost_model(nlohmann::json{{"cost_model", "analytic"}}, test::h100()), 8, 1);
+    std::vector<double> c;
+    s.set_pipeline(p.stages);
+    s.evaluate(pointers(std::vector<StateFeatures>(ps.begin(), ps.begin() + 5)), c);
+    s.set_pipeline(q.stages);
+    s.evaluate(pointers(qs), c);
+    CHECK(s.states_seen() == 3);
+    CHECK(s.sample().size() == 3);
+    s.set_pipeline(p.stages); // back to the first: its sample goes on
+    s.evaluate(pointers(std::vector<StateFeatures>(ps.begin() + 5, ps.end())), c);
+    CHECK(s.states_seen() == 12);
+    CHECK(s.sample().size() == 8);
+    for (int i : indices_in(s.sample(), ps))
+        CHECK(i >= 0);
+    CHECK(s.pipelines_sampled() == 2);
+
+    const std::string path = std::string(GPUSCHED_COSTMODEL_TEST_TMP) + "/two_pipelines.rows";
+    s.write(path);
+    std::vector<PipelineSamples> back = read_feature_rows(path);
+    REQUIRE(back.size() == 2);
+    // In the order the pipelines were first set, each with its own features.
+    CHECK(back[0].states.size() == 8);
+    CHECK(back[0].stages.size() == p.stages.size());
+    CHECK(back[1].states.size() == 3);
+    CHECK(back[1].stages.size() == q.stages.size());
+    CHECK(indices_in(back[1].states, qs) == std::vector<int>{0, 1, 2});
+}

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "costmodel/default_weights.h"
+#include "costmodel/feature_rows_file.h"
 #include "costmodel/weights_file.h"
 #include "db/database.h"
 #include "db/migrations.h"
@@ -458,4 +459,37 @@ TEST_CASE("One Shot prints the chosen schedule's GPU fill and stores every sampl
     // weighted figure, which stages under 1% of the work also pull down).
     CHECK(test::sql_int(db, "SELECT count(*) FROM samples WHERE gpu_fill NOT BETWEEN 0 AND 1 OR "
                             "gpu_fill_least NOT BETWEEN 0 AND 1") == 0);
+}
+
+TEST_CASE("the states a search dumps for training include every reduction-split variant's under its own "
+          "pipeline",
+          "[oneshot][dump_states]") {
+    // The default weights are fitted on dumped states; without the split
+    // variants' states nothing teaches them that a split sum beats a serial one.
+    test::TempDir dir;
+    auto dumped = [&](const std::string &name, const std::string &extra) {
+        const std::string config = dir / (name + ".json");
+        const std::string rows = dir / (name + ".rows");
+        test::write_file(config,
+                         R"({"dump_states_path": ")" + rows + R"(", "dump_states_max": 16)" + extra + "}");
+        ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "float_total",
+                                              "--samples", "1", "--no-validate", "-o", dir / name, "--db",
+                                              dir / (name + ".sqlite"), "--search-config", config});
+        INFO(r.out << r.err);
+        REQUIRE(r.exit_code == 0);
+        return gpusched::read_feature_rows(rows);
+    };
+    const std::vector<gpusched::PipelineSamples> serial = dumped("serial", R"(, "split_reductions": false)");
+    REQUIRE(serial.size() == 1);
+    const std::vector<gpusched::PipelineSamples> split = dumped("split", "");
+    // The pipeline as written first (the same features as without splits),
+    // then variants, each with more stages (the split's intermediates).
+    REQUIRE(split.size() >= 3);
+    CHECK(split[0].name == serial[0].name);
+    for (std::size_t i = 1; i < split.size(); ++i) {
+        INFO("variant " << i);
+        CHECK(split[i].stages.size() > split[0].stages.size());
+        CHECK(!split[i].states.empty());
+        CHECK(split[i].states.size() <= 16);
+    }
 }
