@@ -135,14 +135,36 @@ std::vector<double> predict_samples(const std::vector<double> &params, const Pre
 
 double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe,
                   const std::vector<int> &samples, const LossWeights &weights, std::vector<double> *grad) {
+    std::vector<BatchMember> members;
+    members.reserve(samples.size());
+    for (int s : samples)
+        members.push_back({&pipe, s});
+    return batch_loss(params, members, weights, grad);
+}
+
+double batch_loss(const std::vector<double> &params, const std::vector<BatchMember> &samples,
+                  const LossWeights &weights, std::vector<double> *grad) {
     const double negative_penalty = weights.negative_penalty;
     if (samples.empty()) return 0.0;
     if (grad && grad->size() != NetworkWeights::num_parameters())
         throw std::invalid_argument("batch_loss: gradient vector has the wrong size");
-    const std::size_t num_stages = pipe.stages.size();
-    std::vector<H1> h1(num_stages);
-    for (std::size_t s = 0; s < num_stages; ++s)
-        h1[s] = pipeline_head(params, pipe.stages[s]);
+    // The pipelines the batch draws on, each's stage embeddings once.
+    std::vector<const PreparedPipeline *> pipes;
+    std::vector<std::size_t> pipe_of(samples.size());
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+        auto it = std::find(pipes.begin(), pipes.end(), samples[i].pipe);
+        pipe_of[i] = static_cast<std::size_t>(it - pipes.begin());
+        if (it == pipes.end()) pipes.push_back(samples[i].pipe);
+    }
+    std::vector<std::vector<H1>> h1(pipes.size());
+    for (std::size_t q = 0; q < pipes.size(); ++q) {
+        h1[q].resize(pipes[q]->stages.size());
+        for (std::size_t s = 0; s < pipes[q]->stages.size(); ++s)
+            h1[q][s] = pipeline_head(params, pipes[q]->stages[s]);
+    }
+    auto sample_at = [&](std::size_t i) -> const PreparedSample & {
+        return samples[i].pipe->samples[static_cast<std::size_t>(samples[i].sample)];
+    };
 
     // Forward, keeping each row's activations for the backward pass.
     std::vector<std::vector<RowActivations>> acts(samples.size());
@@ -150,10 +172,11 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
     std::size_t total_rows = 0;
     double t_ref = INFINITY;
     for (std::size_t i = 0; i < samples.size(); ++i) {
-        const PreparedSample &ps = pipe.samples[static_cast<std::size_t>(samples[i])];
+        const PreparedSample &ps = sample_at(i);
         acts[i].resize(ps.rows.size());
         for (std::size_t r = 0; r < ps.rows.size(); ++r) {
-            row_forward(params, h1[static_cast<std::size_t>(ps.rows[r].stage_id)], ps.rows[r], acts[i][r]);
+            row_forward(params, h1[pipe_of[i]][static_cast<std::size_t>(ps.rows[r].stage_id)], ps.rows[r],
+                        acts[i][r]);
             predicted[i] += acts[i][r].cost;
         }
         total_rows += ps.rows.size();
@@ -167,7 +190,7 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
     std::vector<double> p(samples.size()), t(samples.size());
     std::vector<bool> clamped(samples.size());
     for (std::size_t i = 0; i < samples.size(); ++i) {
-        t[i] = pipe.samples[static_cast<std::size_t>(samples[i])].runtime_ms;
+        t[i] = sample_at(i).runtime_ms;
         clamped[i] = !(predicted[i] > kMinPredictedCostMs);
         p[i] = clamped[i] ? kMinPredictedCostMs : predicted[i];
     }
@@ -214,11 +237,13 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
     if (!grad) return loss;
 
     std::vector<double> &g = *grad;
-    std::vector<H1> dh1(num_stages, H1{});
+    std::vector<std::vector<H1>> dh1(pipes.size());
+    for (std::size_t q = 0; q < pipes.size(); ++q)
+        dh1[q].assign(pipes[q]->stages.size(), H1{});
     std::array<double, kNumCoefficients> dz;
     std::array<double, kHiddenWidth> dh;
     for (std::size_t i = 0; i < samples.size(); ++i) {
-        const PreparedSample &ps = pipe.samples[static_cast<std::size_t>(samples[i])];
+        const PreparedSample &ps = sample_at(i);
         for (std::size_t r = 0; r < ps.rows.size(); ++r) {
             const PreparedRow &row = ps.rows[r];
             const RowActivations &a = acts[i][r];
@@ -238,7 +263,7 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
                 }
                 g[kCb + m] += dz[m];
             }
-            H1 &d1 = dh1[static_cast<std::size_t>(row.stage_id)];
+            H1 &d1 = dh1[pipe_of[i]][static_cast<std::size_t>(row.stage_id)];
             for (int k = 0; k < kPipelineEmbedding; ++k)
                 d1[k] += dh[k];
             for (int k = 0; k < kScheduleEmbedding; ++k) {
@@ -251,14 +276,16 @@ double batch_loss(const std::vector<double> &params, const PreparedPipeline &pip
             }
         }
     }
-    for (std::size_t s = 0; s < num_stages; ++s) {
-        for (int k = 0; k < kPipelineEmbedding; ++k) {
-            const double d = dh1[s][k];
-            if (d == 0) continue;
-            double *gw = &g[kPw + std::size_t(k) * kNumPipelineFeatures];
-            for (int j = 0; j < kNumPipelineFeatures; ++j)
-                gw[j] += d * pipe.stages[s][j];
-            g[kPb + k] += d;
+    for (std::size_t q = 0; q < pipes.size(); ++q) {
+        for (std::size_t s = 0; s < pipes[q]->stages.size(); ++s) {
+            for (int k = 0; k < kPipelineEmbedding; ++k) {
+                const double d = dh1[q][s][k];
+                if (d == 0) continue;
+                double *gw = &g[kPw + std::size_t(k) * kNumPipelineFeatures];
+                for (int j = 0; j < kNumPipelineFeatures; ++j)
+                    gw[j] += d * pipes[q]->stages[s][j];
+                g[kPb + k] += d;
+            }
         }
     }
     return loss;

@@ -80,6 +80,18 @@ struct LossWeights {
 // (grad->size() must be NetworkWeights::num_parameters()).
 double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe,
                   const std::vector<int> &samples, const LossWeights &weights, std::vector<double> *grad);
+
+// One sample of a batch that may draw on several pipelines: the same
+// computation written several ways (a pipeline and its reduction-split
+// variants, each with its own stages), whose runtimes compare directly. The
+// loss is the same formula over the members, each predicted with its own
+// pipeline's features.
+struct BatchMember {
+    const PreparedPipeline *pipe = nullptr;
+    int sample = 0;
+};
+double batch_loss(const std::vector<double> &params, const std::vector<BatchMember> &samples,
+                  const LossWeights &weights, std::vector<double> *grad);
 // The paper's loss: relative throughput plus the penalty.
 inline double batch_loss(const std::vector<double> &params, const PreparedPipeline &pipe,
                          const std::vector<int> &samples, double negative_penalty,

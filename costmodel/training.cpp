@@ -25,9 +25,22 @@ std::vector<float> to_float(const std::vector<double> &v) {
     return out;
 }
 
-struct Split {
-    std::vector<int> train, validation;
+struct Batch {
+    std::vector<BatchMember> members;
+    bool comparable = false; // drawn from a comparable set: the ranking term across pipelines
 };
+
+// Chunks of batch_size (a last chunk of one sample is dropped: it orders nothing).
+void add_chunks(std::vector<Batch> &batches, const std::vector<BatchMember> &members, int batch_size,
+                bool comparable) {
+    const auto size = static_cast<std::size_t>(batch_size);
+    for (std::size_t b = 0; b < members.size(); b += size) {
+        Batch batch{{members.begin() + static_cast<std::ptrdiff_t>(b),
+                     members.begin() + static_cast<std::ptrdiff_t>(std::min(members.size(), b + size))},
+                    comparable};
+        if (batch.members.size() >= 2) batches.push_back(std::move(batch));
+    }
+}
 
 RankingQuality quality(const std::vector<double> &params, const std::vector<PreparedPipeline> &pipes,
                        const std::vector<std::vector<int>> &subsets, const LossWeights &loss_weights) {
@@ -125,6 +138,12 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
     const std::vector<double> anchor = params;
     const LossWeights loss_weights{opt.throughput_weight, opt.ranking_weight, opt.negative_penalty,
                                    opt.scale_weight};
+    const LossWeights comparable_weights{0, opt.comparable_ranking_weight, opt.negative_penalty, 0};
+    for (const auto &set : opt.comparable_sets)
+        for (std::size_t p : set)
+            if (p >= pipes.size())
+                throw std::invalid_argument("train_network: a comparable set names pipeline " +
+                                            std::to_string(p) + " of " + std::to_string(pipes.size()));
     TrainingReport report;
     // The starting weights are judged with the terms they were trained for.
     std::vector<PreparedPipeline> as_trained;
@@ -141,24 +160,34 @@ TrainingReport train_network(NetworkWeights &weights, const std::vector<Pipeline
     std::vector<double> m(np, 0.0), v(np, 0.0), grad(np);
     long step = 0;
     for (int epoch = 0; epoch < opt.epochs; ++epoch) {
-        // Batches: chunks of each pipeline's shuffled training samples, visited in random order.
-        std::vector<std::pair<std::size_t, std::vector<int>>> batches;
+        // Batches: chunks of each pipeline's shuffled training samples, and
+        // of each comparable set's samples mixed, visited in random order.
+        std::vector<Batch> batches;
         for (std::size_t p = 0; p < pipes.size(); ++p) {
             std::vector<int> idx = train_idx[p];
             if (idx.size() < 2) continue;
             std::shuffle(idx.begin(), idx.end(), rng);
-            for (std::size_t b = 0; b < idx.size(); b += static_cast<std::size_t>(opt.batch_size)) {
-                std::vector<int> batch(
-                    idx.begin() + static_cast<std::ptrdiff_t>(b),
-                    idx.begin() + static_cast<std::ptrdiff_t>(std::min(idx.size(), b + opt.batch_size)));
-                if (batch.size() >= 2) batches.emplace_back(p, std::move(batch));
+            std::vector<BatchMember> members;
+            for (int i : idx)
+                members.push_back({&pipes[p], i});
+            add_chunks(batches, members, opt.batch_size, false);
+        }
+        if (opt.comparable_ranking_weight > 0) {
+            for (const auto &set : opt.comparable_sets) {
+                std::vector<BatchMember> members;
+                for (std::size_t p : set)
+                    for (int i : train_idx.at(p))
+                        members.push_back({&pipes[p], i});
+                std::shuffle(members.begin(), members.end(), rng);
+                add_chunks(batches, members, opt.batch_size, true);
             }
         }
         std::shuffle(batches.begin(), batches.end(), rng);
         double epoch_loss = 0;
-        for (const auto &[p, batch] : batches) {
+        for (const Batch &batch : batches) {
             std::fill(grad.begin(), grad.end(), 0.0);
-            epoch_loss += batch_loss(params, pipes[p], batch, loss_weights, &grad);
+            epoch_loss += batch_loss(params, batch.members,
+                                     batch.comparable ? comparable_weights : loss_weights, &grad);
             if (opt.anchor_weight > 0)
                 for (std::size_t i = 0; i < np; ++i)
                     grad[i] += 2 * opt.anchor_weight * (params[i] - anchor[i]);

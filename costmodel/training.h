@@ -46,6 +46,15 @@ struct TrainingOptions {
     // Weight of sum (w - w_start)^2 added to each batch's loss: keeps what
     // the starting weights knew where a few samples say little.
     double anchor_weight = 0;
+    // Sets of pipelines (indices into the data) whose runtimes compare
+    // directly across pipelines: the complete schedules of a pipeline and of
+    // its reduction-split variants. The search picks a variant by comparing
+    // predicted costs across them, which batches within one pipeline never
+    // teach. Each epoch adds, per set, batches of its pipelines' training
+    // samples mixed, under the ranking term with comparable_ranking_weight
+    // (0: no such batches).
+    std::vector<std::vector<std::size_t>> comparable_sets;
+    double comparable_ranking_weight = 0;
     std::uint64_t seed = 1;
     FormulaContext formula; // the GPU the runtimes were measured on; the formula trained for
     // The cost-formula version the starting weights were trained for: the

@@ -43,6 +43,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -67,7 +68,7 @@ struct Args {
     std::vector<std::string> compare;
     int synthesize = 0, states_per_pipeline = 64, epochs = 300, batch_size = 64, max_states_per_pipeline = 0;
     double learning_rate = 3e-3, holdout_fraction = 0, throughput_weight = 1, ranking_weight = 0,
-           scale_weight = 0;
+           scale_weight = 0, variant_ranking_weight = 0;
     unsigned long long seed = 1;
 };
 
@@ -78,7 +79,8 @@ struct Args {
                  "[--epochs N] [--learning-rate X] [--batch-size N] [--seed N] [--init WEIGHTS] "
                  "[--pipeline-names TSV] [--holdout-fraction F] [--compare WEIGHTS|default]... "
                  "[--max-states-per-pipeline N] [--batch-within pipeline|step] [--throughput-weight W] "
-                 "[--ranking-weight W] [--scale-weight W] [--report FILE] --out WEIGHTS\n",
+                 "[--ranking-weight W] [--scale-weight W] [--variant-ranking-weight W] [--report FILE] --out "
+                 "WEIGHTS\n",
                  why.c_str());
     std::exit(2);
 }
@@ -139,6 +141,8 @@ Args parse(int argc, char **argv) {
             a.ranking_weight = number(value());
         else if (k == "--scale-weight")
             a.scale_weight = number(value());
+        else if (k == "--variant-ranking-weight")
+            a.variant_ranking_weight = number(value());
         else
             usage("unknown argument " + k);
     }
@@ -154,6 +158,10 @@ Args parse(int argc, char **argv) {
         a.throughput_weight + a.ranking_weight <= 0)
         usage("--throughput-weight, --ranking-weight and --scale-weight must be >= 0, and the first two not "
               "both 0");
+    if (!(a.variant_ranking_weight >= 0)) usage("--variant-ranking-weight must be >= 0");
+    if (a.variant_ranking_weight > 0 && (a.batch_within != "step" || a.pipeline_names.empty()))
+        usage("--variant-ranking-weight needs --batch-within step and --pipeline-names (variants share a "
+              "name)");
     return a;
 }
 
@@ -207,12 +215,22 @@ PipelineSamples subsample(PipelineSamples p, int max_states, std::mt19937_64 &rn
 
 // Each pipeline's same-step groups (holdout_evaluation.h) of at least
 // min_group states as pipelines of their own; smaller groups are dropped.
-std::vector<PipelineSamples> split_by_step(std::vector<PipelineSamples> pipes, int min_group) {
+// final_group_of[i] is the group of pipeline i's complete schedules (its
+// states with the most stages decided), or -1 where that group was dropped.
+std::vector<PipelineSamples> split_by_step(std::vector<PipelineSamples> pipes, int min_group,
+                                           std::vector<long> &final_group_of) {
     std::vector<PipelineSamples> out;
-    for (auto &p : pipes) {
+    final_group_of.assign(pipes.size(), -1);
+    for (std::size_t pi = 0; pi < pipes.size(); ++pi) {
+        PipelineSamples &p = pipes[pi];
+        std::size_t most_rows = 0;
+        for (const auto &s : p.states)
+            most_rows = std::max(most_rows, s.stage_ids.size());
         const auto groups = same_step_groups(p.states, min_group);
         for (std::size_t g = 0; g < groups.size(); ++g) {
             PipelineSamples q{p.name + " step group " + std::to_string(g), p.stages, {}, {}};
+            if (p.states[static_cast<std::size_t>(groups[g].front())].stage_ids.size() == most_rows)
+                final_group_of[pi] = static_cast<long>(out.size());
             for (int i : groups[g]) {
                 q.states.push_back(std::move(p.states[static_cast<std::size_t>(i)]));
                 q.runtimes_ms.push_back(p.runtimes_ms[static_cast<std::size_t>(i)]);
@@ -221,6 +239,25 @@ std::vector<PipelineSamples> split_by_step(std::vector<PipelineSamples> pipes, i
         }
     }
     return out;
+}
+
+// The comparable sets of train_network: per name shared by two or more
+// pipelines (a pipeline and its reduction-split variants), their groups of
+// complete schedules.
+std::vector<std::vector<std::size_t>> variant_sets(const std::vector<std::string> &names,
+                                                   const std::vector<long> &final_group_of) {
+    std::map<std::string, std::vector<std::size_t>> by_name;
+    std::vector<std::string> order;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (final_group_of[i] < 0) continue;
+        auto [it, added] = by_name.try_emplace(names[i]);
+        if (added) order.push_back(names[i]);
+        it->second.push_back(static_cast<std::size_t>(final_group_of[i]));
+    }
+    std::vector<std::vector<std::size_t>> sets;
+    for (const std::string &n : order)
+        if (by_name[n].size() >= 2) sets.push_back(by_name[n]);
+    return sets;
 }
 
 // Ranks each held-out pipeline's states with the weights through
@@ -239,6 +276,72 @@ std::vector<HeldOutRanking> rank_pipelines(const WeightsFile &weights, const Gpu
         out.push_back(rank_held_out(predicted, p.runtimes_ms, p.states));
     }
     return out;
+}
+
+// What the search does with a pipeline's split variants, on held-out
+// pipelines: in each variant the complete schedule predicted fastest, then
+// the variant whose pick is predicted fastest. Its teacher runtime over the
+// teacher's fastest complete schedule of any variant, as a geometric mean
+// over held-out pipelines with two or more variants (1 = always the best).
+struct VariantChoice {
+    double geomean_ratio = 1;
+    int pipelines = 0, best_variant = 0;
+};
+
+VariantChoice variant_choice(const WeightsFile &weights, const GpuProfile &gpu,
+                             const std::vector<PipelineSamples> &held_out) {
+    struct Pick {
+        double predicted, teacher, teacher_best;
+    };
+    std::map<std::string, std::vector<Pick>> by_name;
+    for (const auto &p : held_out) {
+        std::size_t most_rows = 0;
+        for (const auto &s : p.states)
+            most_rows = std::max(most_rows, s.stage_ids.size());
+        std::vector<const StateFeatures *> complete;
+        std::vector<double> teacher;
+        for (std::size_t i = 0; i < p.states.size(); ++i)
+            if (p.states[i].stage_ids.size() == most_rows) {
+                complete.push_back(&p.states[i]);
+                teacher.push_back(p.runtimes_ms[i]);
+            }
+        NetworkCostModel model(weights, gpu);
+        model.set_pipeline(p.stages);
+        std::vector<double> predicted;
+        model.evaluate(complete, predicted);
+        const auto best = static_cast<std::size_t>(std::min_element(predicted.begin(), predicted.end()) -
+                                                   predicted.begin());
+        by_name[p.name].push_back(
+            {predicted[best], teacher[best], *std::min_element(teacher.begin(), teacher.end())});
+    }
+    VariantChoice v;
+    double log_sum = 0;
+    for (const auto &[name, picks] : by_name) {
+        if (picks.size() < 2) continue;
+        const Pick &chosen = *std::min_element(picks.begin(), picks.end(), [](const Pick &x, const Pick &y) {
+            return x.predicted < y.predicted;
+        });
+        double best = INFINITY;
+        for (const Pick &q : picks)
+            best = std::min(best, q.teacher_best);
+        log_sum += std::log(chosen.teacher / best);
+        v.pipelines++;
+        double best_pick = INFINITY;
+        for (const Pick &q : picks)
+            best_pick = std::min(best_pick, q.teacher);
+        v.best_variant += chosen.teacher == best_pick ? 1 : 0;
+    }
+    if (v.pipelines > 0) v.geomean_ratio = std::exp(log_sum / v.pipelines);
+    return v;
+}
+
+std::string variant_choice_text(const VariantChoice &v) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "split variants of %d pipelines: the pick %.3fx the best complete schedule (geomean), "
+                  "best variant in %d",
+                  v.pipelines, v.geomean_ratio, v.best_variant);
+    return buf;
 }
 
 std::string view_text(const RankingView &v) {
@@ -358,7 +461,15 @@ int main(int argc, char **argv) {
         }
         data.clear();
         std::size_t training_pipelines = train.size();
-        if (a.batch_within == "step") train = split_by_step(std::move(train), 4);
+        std::vector<std::vector<std::size_t>> comparable_sets;
+        if (a.batch_within == "step") {
+            std::vector<std::string> train_names;
+            for (const auto &p : train)
+                train_names.push_back(p.name);
+            std::vector<long> final_group_of;
+            train = split_by_step(std::move(train), 4, final_group_of);
+            if (a.variant_ranking_weight > 0) comparable_sets = variant_sets(train_names, final_group_of);
+        }
 
         std::size_t states = 0, rows = 0;
         for (const auto &p : train) {
@@ -374,6 +485,9 @@ int main(int argc, char **argv) {
                      "%zu pipelines (%zu states) held out\n",
                      training_pipelines, states, rows, a.batch_within.c_str(), train.size(), held_out.size(),
                      held_states);
+        if (!comparable_sets.empty())
+            std::fprintf(stderr, "ranking across the complete schedules of %zu pipelines' split variants\n",
+                         comparable_sets.size());
 
         const WeightsFile start =
             a.init.empty() ? WeightsFile{NetworkWeights::initial(a.seed), ""} : read_weights_file(a.init);
@@ -387,6 +501,8 @@ int main(int argc, char **argv) {
         opt.throughput_weight = a.throughput_weight;
         opt.ranking_weight = a.ranking_weight;
         opt.scale_weight = a.scale_weight;
+        opt.comparable_sets = comparable_sets;
+        opt.comparable_ranking_weight = a.variant_ranking_weight;
         opt.formula = formula_context_for(*gpu);
         opt.progress = progress;
         const TrainingReport rep = train_network(w, train, opt);
@@ -398,7 +514,13 @@ int main(int argc, char **argv) {
             (a.init.empty() ? ", from NetworkWeights::initial" : ", from " + a.init) + ", loss " +
             std::to_string(a.throughput_weight) + " x relative throughput + " +
             std::to_string(a.ranking_weight) + " x pairwise ranking + " + std::to_string(a.scale_weight) +
-            " x mean log ratio squared) to " +
+            " x mean log ratio squared" +
+            (a.variant_ranking_weight > 0
+                 ? ", + " + std::to_string(a.variant_ranking_weight) +
+                       " x pairwise ranking across the complete schedules of " +
+                       std::to_string(comparable_sets.size()) + " pipelines' reduction-split variants"
+                 : std::string()) +
+            ") to " +
             (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu->name
                                      : std::string("measured runtimes")) +
             " on " + rows_origin + "; " + std::to_string(training_pipelines) + " pipelines, " +
@@ -422,12 +544,15 @@ int main(int argc, char **argv) {
             for (const auto &m : models)
                 results.push_back(rank_pipelines(m.second, *gpu, held_out));
             std::string names;
+            std::set<std::string> named; // a pipeline's split variants share its name
             for (const auto &p : held_out)
-                names += (names.empty() ? "" : ", ") + p.name;
+                if (named.insert(p.name).second) names += (names.empty() ? "" : ", ") + p.name;
             prov += "; held out whole (never trained on): " + std::to_string(held_out.size()) +
                     " pipelines (" + names + "), " + std::to_string(held_states) + " states";
             for (std::size_t m = 0; m < models.size(); ++m) {
-                const std::string line = summary(results[m]);
+                const std::string line =
+                    summary(results[m]) + "; " +
+                    variant_choice_text(variant_choice(models[m].second, *gpu, held_out));
                 std::printf("held out, %s: %s\n", models[m].first.c_str(), line.c_str());
                 prov +=
                     "; held out, " + (m == 0 ? std::string("these weights") : models[m].first) + ": " + line;

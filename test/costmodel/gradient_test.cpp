@@ -201,3 +201,42 @@ TEST_CASE(
     CHECK(batch_loss(p.params, doubled, batch, LossWeights{0, 1, 0}, nullptr) ==
           Approx(batch_loss(p.params, p.pipe, batch, LossWeights{0, 1, 0}, nullptr)).epsilon(1e-12));
 }
+
+TEST_CASE("gradient: a batch drawing on two pipelines matches central finite differences", "[gradient]") {
+    // The ranking across a pipeline's split variants: each sample predicted
+    // with its own pipeline's features, one loss over all of them.
+    Problem a = make_problem(35), b = make_problem(36);
+    b.params = a.params;
+    std::vector<BatchMember> members;
+    for (int i = 0; i < 8; ++i)
+        members.push_back({i % 2 ? &a.pipe : &b.pipe, i});
+    std::vector<int> only_a = {0, 1, 2, 3, 4, 5, 6, 7};
+    std::vector<BatchMember> members_a;
+    for (int i : only_a)
+        members_a.push_back({&a.pipe, i});
+    const LossWeights lw{0.5, 2, 0.01, 0.7};
+    // One pipeline's members: exactly the one-pipeline loss.
+    CHECK(batch_loss(a.params, members_a, lw, nullptr) == batch_loss(a.params, a.pipe, only_a, lw, nullptr));
+
+    std::vector<double> grad(a.params.size(), 0.0);
+    const double loss = batch_loss(a.params, members, lw, &grad);
+    REQUIRE(std::isfinite(loss));
+    REQUIRE(loss > 0);
+    std::mt19937_64 rng(10);
+    std::uniform_int_distribution<std::size_t> pick(0, a.params.size() - 1);
+    int nonzero = 0, mismatches = 0;
+    for (int q = 0; q < 300; ++q) {
+        const std::size_t i = pick(rng);
+        const double h = 1e-6 * std::max(1.0, std::abs(a.params[i]));
+        std::vector<double> plus = a.params, minus = a.params;
+        plus[i] += h;
+        minus[i] -= h;
+        const double fd =
+            (batch_loss(plus, members, lw, nullptr) - batch_loss(minus, members, lw, nullptr)) / (2 * h);
+        if (grad[i] != 0) nonzero++;
+        const double tol = 1e-5 + 1e-3 * std::max(std::abs(fd), std::abs(grad[i]));
+        if (std::abs(fd - grad[i]) > tol) mismatches++;
+    }
+    CHECK(mismatches == 0);
+    CHECK(nonzero > 50);
+}

@@ -171,3 +171,65 @@ TEST_CASE("an anchor weight keeps training near the starting weights", "[trainin
     CHECK(free > 0);
     CHECK(anchored < free / 5);
 }
+
+TEST_CASE("ranking across comparable pipelines teaches which pipeline's schedules are faster, which batches "
+          "within each cannot",
+          "[training]") {
+    // A reduction and its split variant are two pipelines; the search
+    // compares their predicted costs. The ranking loss within one pipeline
+    // does not depend on the pipeline's scale, so training on A fast / B 30x
+    // slower and on A 30x slower / B fast gives the same weights: at least
+    // one of the two orders A and B wrongly. Batches mixing A's and B's
+    // samples tell them apart.
+    const std::vector<PipelineSamples> base = known_structure_data(2, 32, 8);
+    auto scaled = [&](int slow) {
+        std::vector<PipelineSamples> d = base;
+        for (double &t : d[static_cast<std::size_t>(slow)].runtimes_ms)
+            t *= 30;
+        return d;
+    };
+    TrainingOptions opt;
+    opt.epochs = 120;
+    opt.learning_rate = 1e-2;
+    opt.batch_size = 16;
+    opt.throughput_weight = 0;
+    opt.ranking_weight = 1;
+    opt.formula = formula_context_for(test::h100());
+    // Share of (A state, B state) pairs the weights order as the data does.
+    auto cross_order = [&](const NetworkWeights &w, const std::vector<PipelineSamples> &d) {
+        const std::vector<double> pa = predict_runtimes(w, d[0], opt.formula),
+                                  pb = predict_runtimes(w, d[1], opt.formula);
+        int right = 0, pairs = 0;
+        for (std::size_t i = 0; i < pa.size(); ++i)
+            for (std::size_t j = 0; j < pb.size(); ++j, ++pairs)
+                right += (pa[i] < pb[j]) == (d[0].runtimes_ms[i] < d[1].runtimes_ms[j]) ? 1 : 0;
+        return double(right) / pairs;
+    };
+    auto trained = [&](const std::vector<PipelineSamples> &d, double across) {
+        TrainingOptions o = opt;
+        o.comparable_sets = {{0, 1}};
+        o.comparable_ranking_weight = across;
+        NetworkWeights w = NetworkWeights::initial(3);
+        train_network(w, d, o);
+        return cross_order(w, d);
+    };
+    const double within_b_slow = trained(scaled(1), 0), within_a_slow = trained(scaled(0), 0);
+    const double across_b_slow = trained(scaled(1), 1), across_a_slow = trained(scaled(0), 1);
+    INFO("pairs ordered right: within pipelines only " << within_b_slow << " (B slow), " << within_a_slow
+                                                       << " (A slow); across too " << across_b_slow << ", "
+                                                       << across_a_slow);
+    CHECK(std::min(within_b_slow, within_a_slow) < 0.6);
+    CHECK(across_b_slow > 0.9);
+    CHECK(across_a_slow > 0.9);
+}
+
+TEST_CASE("training refuses a comparable set naming a pipeline it does not have", "[training]") {
+    std::vector<PipelineSamples> data = known_structure_data(2, 8, 2);
+    TrainingOptions opt;
+    opt.epochs = 1;
+    opt.comparable_sets = {{0, 2}};
+    opt.comparable_ranking_weight = 1;
+    opt.formula = formula_context_for(test::h100());
+    NetworkWeights w = NetworkWeights::initial(1);
+    CHECK_THROWS_WITH(train_network(w, data, opt), Catch::Contains("comparable set names pipeline 2"));
+}
