@@ -297,9 +297,27 @@ void LoopNest::rebuild() {
         }
         const size_t key = static_cast<size_t>(n) * kResidues + static_cast<size_t>(shift);
         if (!shifted_done[side][key]) {
-            Region r = consumers_in_kernel(n, kernel, per_thread, shift);
-            if (!r.empty()) dag.grow_by_updates(n, r);
-            shifted[side][key] = std::move(r);
+            // Remembered across builds like the unshifted regions (it depends
+            // on the same decisions, and on the shift): a Func sized by its
+            // maximum needs its consumers' regions at every shift, and
+            // without the memo each of its misses walked their whole chain
+            // again (camera_pipe's demosaic: most of the search's time).
+            // The shift leads the key, negative: unshifted keys lead with n.
+            std::vector<int64_t> shift_key;
+            const Region *known = nullptr;
+            if (memo_) {
+                below_root_key(n, kernel, per_thread, shift_key);
+                shift_key.insert(shift_key.begin(), -shift);
+                known = memo_->find(shift_key);
+            }
+            if (known) {
+                shifted[side][key] = *known;
+            } else {
+                Region r = consumers_in_kernel(n, kernel, per_thread, shift);
+                if (!r.empty()) dag.grow_by_updates(n, r);
+                if (memo_) memo_->insert(shift_key, r);
+                shifted[side][key] = std::move(r);
+            }
             shifted_done[side][key] = 1;
         }
         return shifted[side][key];

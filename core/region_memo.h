@@ -10,7 +10,9 @@
 // step changes one Func's decision, and a Func's region depends only on the
 // decisions of the Funcs above it in its kernel and on which Funcs it is
 // read through inline (LoopNest builds the key): most builds ask for regions
-// an earlier build already computed.
+// an earlier build already computed. A sized_by_max Func's region at each
+// tile shift is remembered the same way (its key leads with the negated
+// shift), so a miss walks only its direct consumers, not their chains.
 //
 // The key is the exact content those regions depend on, compared whole (no
 // hash-only match), so a hit returns what the build would compute and the
