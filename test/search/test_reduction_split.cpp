@@ -4,6 +4,7 @@
 // the same values, and that the split survives the record and the source.
 #include "test/catch2_compat.h"
 
+#include <algorithm>
 #include <optional>
 
 #include "core/beam_search.h"
@@ -309,17 +310,23 @@ TEST_CASE("the search splits a whole-image sum into thousands of partials that n
     CHECK((last.atomic || (c.splits.size() == 2 && last.level == 1 && last.partials <= kMaxSerialPartials)));
     CHECK(c.cost < c.unsplit_cost / 2);
     const std::string src = schedule_and_lower({p.out}, c, index);
-    CHECK(src.find("::Halide::Func sos_sum_intm = sos_sum.update(0)") != std::string::npos);
-    CHECK(src.find("sos_sum_intm.gpu_threads(") != std::string::npos); // the partials run in parallel
+    INFO(src);
+    // Halide names a Func uniquely per process ("sos_sum$1" where a test
+    // before this one made a "sos_sum"), and the source writes that name
+    // as an identifier ("sos_sum_1").
+    std::string out = p.out.name();
+    std::replace(out.begin(), out.end(), '$', '_');
+    CHECK(src.find("::Halide::Func " + out + "_intm = " + out + ".update(0)") != std::string::npos);
+    CHECK(src.find(out + "_intm.gpu_threads(") != std::string::npos); // the partials run in parallel
     if (last.in_block()) {
         // The partials per block of the second level's update (shared memory).
-        CHECK(src.find("sos_sum_intm.compute_at(sos_sum_intm2") != std::string::npos);
-        if (last.atomic) CHECK(src.find("sos_sum.update(0).atomic();") != std::string::npos);
+        CHECK(src.find(out + "_intm.compute_at(" + out + "_intm2") != std::string::npos);
+        if (last.atomic) CHECK(src.find(out + ".update(0).atomic();") != std::string::npos);
     } else if (last.atomic) {
-        CHECK(src.find("sos_sum.update(0).atomic();") != std::string::npos);
-        CHECK(src.find("sos_sum.update(0).gpu_threads(") != std::string::npos); // so does the combining
+        CHECK(src.find(out + ".update(0).atomic();") != std::string::npos);
+        CHECK(src.find(out + ".update(0).gpu_threads(") != std::string::npos); // so does the combining
     } else {
-        CHECK(src.find("sos_sum_intm2.gpu_threads(") != std::string::npos);
+        CHECK(src.find(out + "_intm2.gpu_threads(") != std::string::npos);
     }
 }
 
