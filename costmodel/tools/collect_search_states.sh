@@ -199,6 +199,16 @@ wait
 shopt -s nullglob
 inputs=("$out"/runs/*/*.rows)
 [ ${#inputs[@]} -gt 0 ] || { echo "collect_search_states.sh: no run produced states (see $runs_tsv)" >&2; exit 1; }
+# The merged file is about as large as the per-run files, which stay until
+# it is written: a full disk midway would fail every process on the machine.
+need_kb=$(du -sk "$out/runs" | cut -f1)
+free_kb=$(df -Pk "$out" | awk 'NR == 2 {print $4}')
+if [ "$free_kb" -lt "$need_kb" ]; then
+  echo "collect_search_states.sh: the merge needs about $((need_kb / 1024)) MiB in $out, only $((free_kb / 1024)) MiB" \
+    "are free; the runs are kept in $out/runs: free some space and merge them with" \
+    "$merge --out $out/search_states.rows --names-out $out/search_states.pipelines.tsv $out/runs/*/*.rows" >&2
+  exit 1
+fi
 "$merge" --out "$out/search_states.rows" --names-out "$out/search_states.pipelines.tsv" "${inputs[@]}"
 if [ "$keep_runs" -eq 0 ]; then rm -rf "$out/runs"; fi
 rm -rf "$out/tmp"
