@@ -137,6 +137,15 @@ struct Lanes {
     int regular_warp = -1, tail_warp = -1;
 };
 
+// The next lane's coordinates in a block of shape[0] x shape[1] x any.
+inline void next_lane(int64_t (&c)[3], const std::array<int64_t, 3> &shape) {
+    if (++c[0] < shape[0]) return;
+    c[0] = 0;
+    if (++c[1] < shape[1]) return;
+    c[1] = 0;
+    ++c[2];
+}
+
 Lanes make_lanes(const LoopNest &nest, const ScheduledStage &ss, const Stage &st, int warp_size) {
     const Kernel &k = nest.kernels[ss.kernel];
     Lanes L;
@@ -155,9 +164,12 @@ Lanes make_lanes(const LoopNest &nest, const ScheduledStage &ss, const Stage &st
     }
     const ScheduledStage &shape_src = host ? *host : ss;
     const Stage &shape_stage = host ? nest.dag.nodes[host->node].stages[host->stage] : st;
-    for (int64_t lane = 0; lane < T; lane++) {
-        int64_t c[3] = {lane % k.block_shape[0], (lane / k.block_shape[0]) % k.block_shape[1],
-                        lane / (k.block_shape[0] * k.block_shape[1])};
+    // The lane's coordinates in the block, (lane % x, lane / x % y, lane /
+    // (x * y)), counted up instead of divided out: this loop runs for every
+    // thread of the block, for every stage featurized, and the divisions were
+    // most of featurize_stage's own time on kernels of many Funcs.
+    int64_t c[3] = {0, 0, 0};
+    for (int64_t lane = 0; lane < T; lane++, next_lane(c, k.block_shape)) {
         bool act = true;
         for (int q = 0; q < 3; q++)
             act = act && c[q] < shape_src.thread_shape[q];
@@ -177,8 +189,9 @@ Lanes make_lanes(const LoopNest &nest, const ScheduledStage &ss, const Stage &st
         }
     }
     std::vector<int64_t> per_warp(L.warps, 0);
-    for (int64_t lane = 0; lane < T; lane++)
-        per_warp[lane / warp_size] += L.active[lane] ? 1 : 0;
+    for (int64_t w = 0, lane = 0; w < L.warps; w++)
+        for (int64_t end = std::min<int64_t>(T, lane + warp_size); lane < end; lane++)
+            per_warp[w] += L.active[lane] ? 1 : 0;
     for (int64_t w = 0; w < L.warps; w++) {
         if (!per_warp[w]) continue;
         L.active_warps++;
