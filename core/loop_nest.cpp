@@ -48,6 +48,34 @@ const Region &LoopNest::allocation(const ProducerRef &p) const {
 }
 
 std::map<ProducerRef, Region> LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
+    if (!memo_) return demand_walk(s, loop_bounds);
+    // What it depends on: the stage, its bounds and which Funcs are inlined.
+    std::vector<int64_t> key;
+    key.reserve(3 + 2 * loop_bounds.size() + dag.nodes.size() / 64 + 1);
+    key.push_back(s.node);
+    key.push_back(s.index);
+    key.push_back(static_cast<int64_t>(loop_bounds.size()));
+    for (const Span &b : loop_bounds) {
+        key.push_back(b.min);
+        key.push_back(b.max);
+    }
+    uint64_t bits = 0;
+    for (size_t c = 0; c < dag.nodes.size(); c++) {
+        if (location(static_cast<int>(c)) == ComputeLocation::Inline) bits |= uint64_t(1) << (c % 64);
+        if (c % 64 == 63) {
+            key.push_back(static_cast<int64_t>(bits));
+            bits = 0;
+        }
+    }
+    key.push_back(static_cast<int64_t>(bits));
+    if (const RegionMemo::Demand *known = memo_->find_demand(key)) return *known;
+    std::map<ProducerRef, Region> out = demand_walk(s, loop_bounds);
+    memo_->insert_demand(key, out);
+    return out;
+}
+
+std::map<ProducerRef, Region> LoopNest::demand_walk(const Stage &s,
+                                                    const std::vector<Span> &loop_bounds) const {
     std::map<ProducerRef, Region> out;
     // Each inlined Func is expanded once, over the union of what its callers
     // need (drain_in_dag_order).

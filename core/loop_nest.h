@@ -104,7 +104,8 @@ int64_t padded_region_points(const Region &region, int alignment);
 class LoopNest {
 public:
     // memo (optional, shared by the nests of one search) remembers the
-    // regions of Funcs below root across builds (core/region_memo.h).
+    // regions of Funcs below root and what stages read across builds
+    // (core/region_memo.h); demand() reads it too, so it must outlive the nest.
     LoopNest(const FunctionDAG &dag, const Decisions &d, RegionMemo *memo = nullptr);
     // Recomputes the nest from the (changed) decisions it refers to, reusing
     // the storage of the previous build: the search checks and featurizes
@@ -131,6 +132,8 @@ public:
     // Regions of non-inlined producers a stage needs over the given loop
     // bounds, following inlined Funcs through to what they read.
     std::map<ProducerRef, Region> demand(const Stage &s, const std::vector<Span> &loops) const;
+    // The same, always walked (demand() takes it from the memo where it can).
+    std::map<ProducerRef, Region> demand_walk(const Stage &s, const std::vector<Span> &loops) const;
     // Region of the stage's own Func written over the given loop bounds.
     Region written(const Stage &s, const std::vector<Span> &loops) const;
     // Sets k's widest_shared_element and its shared_bytes: the Funcs at its

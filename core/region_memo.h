@@ -14,13 +14,20 @@
 // tile shift is remembered the same way (its key leads with the negated
 // shift), so a miss walks only its direct consumers, not their chains.
 //
-// The key is the exact content those regions depend on, compared whole (no
-// hash-only match), so a hit returns what the build would compute and the
-// search's results are the same with and without the memo. Memory is
-// bounded: past max_bytes the memo is emptied and starts over.
+// It also remembers what a stage reads at given loop bounds
+// (LoopNest::demand): a function of the stage, the bounds and which Funcs
+// are inlined, asked three times per stage featurized and by every region
+// walk above; in a kernel of many Funcs most of its stages keep their bounds
+// when one decision changes.
+//
+// The keys are the exact content those results depend on, compared whole
+// (no hash-only match), so a hit returns what the build would compute and
+// the search's results are the same with and without the memo. Memory is
+// bounded: past max_bytes a table is emptied and starts over.
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -36,15 +43,22 @@ public:
     const Region *find(const std::vector<int64_t> &key);
     void insert(const std::vector<int64_t> &key, const Region &region);
 
-    int64_t hits = 0, misses = 0, resets = 0;
+    // What a stage reads (LoopNest::demand) stored under key, or null.
+    using Demand = std::map<ProducerRef, Region>;
+    const Demand *find_demand(const std::vector<int64_t> &key);
+    void insert_demand(const std::vector<int64_t> &key, const Demand &demand);
+
+    int64_t hits = 0, misses = 0, resets = 0; // of the regions below root
+    int64_t demand_hits = 0, demand_misses = 0;
 
 private:
     struct KeyHash {
         size_t operator()(const std::vector<int64_t> &k) const;
     };
     std::unordered_map<std::vector<int64_t>, Region, KeyHash> regions_;
+    std::unordered_map<std::vector<int64_t>, Demand, KeyHash> demands_;
     size_t max_bytes_;
-    size_t bytes_ = 0;
+    size_t bytes_ = 0, demand_bytes_ = 0;
 };
 
 } // namespace gpusched

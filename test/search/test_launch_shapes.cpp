@@ -17,6 +17,7 @@
 #include <Halide.h>
 
 #include "core/beam_search.h"
+#include "core/featurize_schedule.h"
 #include "core/kernel_assertions.h"
 #include "core/launch_check.h"
 #include "core/loop_nest.h"
@@ -283,8 +284,11 @@ TEST_CASE("every pyramid schedule the search space keeps launches within the lim
 
 // Walks the pruned space as the search does: at every step, the nests of all
 // the children of the current state are built with one memo, and each must
-// have the regions a nest built without the memo has. Returns the memo's hits.
-template <typename P, typename... Args> int64_t check_region_memo_matches(int walks, Args... args) {
+// have the regions and the features (which read what each stage demands,
+// also memoized) of a nest built without the memo. Returns the memo's hits
+// of regions below root and of demands.
+template <typename P, typename... Args>
+std::pair<int64_t, int64_t> check_region_memo_matches(int walks, Args... args) {
     P p(args...);
     FunctionDAG dag(p.outputs());
     RegionMemo memo;
@@ -299,11 +303,16 @@ template <typename P, typename... Args> int64_t check_region_memo_matches(int wa
                 CHECK(with.realization_region[n] == without.realization_region[n]);
                 CHECK(with.block_region[n] == without.block_region[n]);
             }
+            const StateFeatures fw = featurize(with, h100()), fo = featurize(without, h100());
+            REQUIRE(fw.schedule.size() == fo.schedule.size());
+            CHECK(fw.stage_ids == fo.stage_ids);
+            for (size_t r = 0; r < fw.schedule.size(); r++)
+                CHECK(fw.schedule[r].values == fo.schedule[r].values);
         }
     };
     for (int w = 0; w < walks; w++)
         random_walk(dag, rng, compare);
-    return memo.hits;
+    return {memo.hits, memo.demand_hits};
 }
 
 TEST_CASE("a Func read along two paths that move apart is flagged and every schedule kept launches within "
@@ -319,11 +328,16 @@ TEST_CASE("a Func read along two paths that move apart is flagged and every sche
     CHECK(check_schedules_launch<TransposePaths>(24) > 0);
 }
 
-TEST_CASE("regions taken from the search's region memo are the ones the nest computes without it",
+TEST_CASE("regions and features from nests built with the search's region memo are the ones computed "
+          "without it",
           "[search][launch]") {
     // Pyramids and rounding chains: the regions sized over every tile start.
-    CHECK(check_region_memo_matches<Pyramid>(4, 4, 1024, 1024) > 0);
-    CHECK(check_region_memo_matches<UpsampleChain>(6) > 0);
+    const auto [pyramid_regions, pyramid_demands] = check_region_memo_matches<Pyramid>(4, 4, 1024, 1024);
+    CHECK(pyramid_regions > 0);
+    CHECK(pyramid_demands > 0);
+    const auto [chain_regions, chain_demands] = check_region_memo_matches<UpsampleChain>(6);
+    CHECK(chain_regions > 0);
+    CHECK(chain_demands > 0);
     // A scan's Func stays at root; the memo must not change that either.
     check_region_memo_matches<Scan>(3);
 }
