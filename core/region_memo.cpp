@@ -15,14 +15,25 @@ size_t RegionMemo::KeyHash::operator()(const std::vector<int64_t> &k) const {
     return static_cast<size_t>(h);
 }
 
-const Region *RegionMemo::find(const std::vector<int64_t> &key) {
-    auto it = regions_.find(key);
-    if (it == regions_.end()) {
+namespace {
+
+// The value stored under key in one of the tables, or null, counted.
+template <typename Table>
+const typename Table::mapped_type *find_counted(Table &table, const std::vector<int64_t> &key, int64_t &hits,
+                                                int64_t &misses) {
+    auto it = table.find(key);
+    if (it == table.end()) {
         misses++;
         return nullptr;
     }
     hits++;
     return &it->second;
+}
+
+} // namespace
+
+const Region *RegionMemo::find(const std::vector<int64_t> &key) {
+    return find_counted(regions_, key, hits, misses);
 }
 
 void RegionMemo::insert(const std::vector<int64_t> &key, const Region &region) {
@@ -37,13 +48,7 @@ void RegionMemo::insert(const std::vector<int64_t> &key, const Region &region) {
 }
 
 const RegionMemo::Demand *RegionMemo::find_demand(const std::vector<int64_t> &key) {
-    auto it = demands_.find(key);
-    if (it == demands_.end()) {
-        demand_misses++;
-        return nullptr;
-    }
-    demand_hits++;
-    return &it->second;
+    return find_counted(demands_, key, demand_hits, demand_misses);
 }
 
 void RegionMemo::insert_demand(const std::vector<int64_t> &key, const Demand &demand) {
