@@ -59,15 +59,7 @@ std::map<ProducerRef, Region> LoopNest::demand(const Stage &s, const std::vector
         key.push_back(b.min);
         key.push_back(b.max);
     }
-    uint64_t bits = 0;
-    for (size_t c = 0; c < dag.nodes.size(); c++) {
-        if (location(static_cast<int>(c)) == ComputeLocation::Inline) bits |= uint64_t(1) << (c % 64);
-        if (c % 64 == 63) {
-            key.push_back(static_cast<int64_t>(bits));
-            bits = 0;
-        }
-    }
-    key.push_back(static_cast<int64_t>(bits));
+    append_inlined_bits(static_cast<int>(dag.nodes.size()), key);
     if (const RegionMemo::Demand *known = memo_->find_demand(key)) return *known;
     std::map<ProducerRef, Region> out = demand_walk(s, loop_bounds);
     memo_->insert_demand(key, out);
@@ -111,6 +103,18 @@ LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d, RegionMemo *memo
     rebuild();
 }
 
+void LoopNest::append_inlined_bits(int count, std::vector<int64_t> &key) const {
+    uint64_t bits = 0;
+    for (int c = 0; c < count; c++) {
+        if (location(c) == ComputeLocation::Inline) bits |= uint64_t(1) << (c % 64);
+        if (c % 64 == 63) {
+            key.push_back(static_cast<int64_t>(bits));
+            bits = 0;
+        }
+    }
+    key.push_back(static_cast<int64_t>(bits));
+}
+
 void LoopNest::below_root_key(int n, int kernel, bool per_thread, std::vector<int64_t> &key) const {
     key.clear();
     key.push_back(n);
@@ -120,15 +124,7 @@ void LoopNest::below_root_key(int n, int kernel, bool per_thread, std::vector<in
     key.push_back(per_thread ? decisions.funcs[n].host : -1);
     // demand() reads through inlined Funcs; only consumers (lower indices)
     // lie between n's readers and n.
-    uint64_t bits = 0;
-    for (int c = 0; c < n; c++) {
-        if (location(c) == ComputeLocation::Inline) bits |= uint64_t(1) << (c % 64);
-        if (c % 64 == 63) {
-            key.push_back(static_cast<int64_t>(bits));
-            bits = 0;
-        }
-    }
-    key.push_back(static_cast<int64_t>(bits));
+    append_inlined_bits(n, key);
     for (int c = 0; c < n; c++) {
         bool in_kernel = false;
         for (int idx : stage_at[c])

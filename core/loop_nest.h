@@ -146,6 +146,9 @@ private:
     // which Funcs above n are inlined, and the decisions of the Funcs above
     // n in the kernel). Funcs above n must already be built.
     void below_root_key(int n, int kernel, bool per_thread, std::vector<int64_t> &key) const;
+    // Appends which of Funcs 0..count-1 are inlined, 64 to a word: part of
+    // every memo key whose result demand() reads through inlined Funcs.
+    void append_inlined_bits(int count, std::vector<int64_t> &key) const;
 
     RegionMemo *memo_;
     std::vector<int64_t> key_;
