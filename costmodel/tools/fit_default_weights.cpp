@@ -213,6 +213,15 @@ PipelineSamples subsample(PipelineSamples p, int max_states, std::mt19937_64 &rn
     return out;
 }
 
+// The rows of a pipeline's complete schedules: its states with the most
+// stages decided (the split-variant comparisons are between those).
+std::size_t complete_schedule_rows(const std::vector<StateFeatures> &states) {
+    std::size_t most = 0;
+    for (const auto &s : states)
+        most = std::max(most, s.stage_ids.size());
+    return most;
+}
+
 // Each pipeline's same-step groups (holdout_evaluation.h) of at least
 // min_group states as pipelines of their own; smaller groups are dropped.
 // final_group_of[i] is the group of pipeline i's complete schedules (its
@@ -223,9 +232,7 @@ std::vector<PipelineSamples> split_by_step(std::vector<PipelineSamples> pipes, i
     final_group_of.assign(pipes.size(), -1);
     for (std::size_t pi = 0; pi < pipes.size(); ++pi) {
         PipelineSamples &p = pipes[pi];
-        std::size_t most_rows = 0;
-        for (const auto &s : p.states)
-            most_rows = std::max(most_rows, s.stage_ids.size());
+        const std::size_t most_rows = complete_schedule_rows(p.states);
         const auto groups = same_step_groups(p.states, min_group);
         for (std::size_t g = 0; g < groups.size(); ++g) {
             PipelineSamples q{p.name + " step group " + std::to_string(g), p.stages, {}, {}};
@@ -295,9 +302,7 @@ VariantChoice variant_choice(const WeightsFile &weights, const GpuProfile &gpu,
     };
     std::map<std::string, std::vector<Pick>> by_name;
     for (const auto &p : held_out) {
-        std::size_t most_rows = 0;
-        for (const auto &s : p.states)
-            most_rows = std::max(most_rows, s.stage_ids.size());
+        const std::size_t most_rows = complete_schedule_rows(p.states);
         std::vector<const StateFeatures *> complete;
         std::vector<double> teacher;
         for (std::size_t i = 0; i < p.states.size(); ++i)
