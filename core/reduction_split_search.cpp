@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/elapsed.h"
+#include "core/gpu_fill.h"
 #include "core/search_record.h"
 
 namespace gpusched {
@@ -14,32 +15,52 @@ using Halide::Internal::Function;
 
 namespace {
 
-// The beam with which the two best-ranked splits of a reduction are compared.
+// The beam with which the best-ranked splits of a reduction are compared.
 constexpr int kRefineBeam = 8;
 
 // Searches already made of a variant at a beam, by variant and beam: the
 // search without in-block combining (run where that option mattered) ranks
 // and refines mostly the same variants again, and the search is
 // deterministic, so each is searched once.
-using VariantMemo = std::map<std::string, std::pair<SearchResult, nlohmann::json>>;
+struct VariantSearch {
+    SearchResult result;
+    nlohmann::json decisions; // result.decisions by Func name
+    GpuFill fill;             // of the result
+};
 
-SearchResult search_variant(const std::vector<Function> &outputs, const std::vector<ReductionSplit> &splits,
-                            CostModel &model, const GpuProfile &gpu, const SearchConfig &config,
-                            nlohmann::json *decisions, VariantMemo &memo) {
+// The least fill among the significant kernels that compute a stage of
+// these Funcs (1 where none does): how much of the GPU one reduction's
+// split leaves busy, whatever the other reductions' kernels do.
+double fill_of_funcs(const GpuFill &fill, const std::vector<std::string> &funcs) {
+    double least = 1;
+    for (const KernelFill &k : fill.kernels) {
+        if (k.work_share < GpuFill::kSignificantShare) continue;
+        const bool computes = std::any_of(k.stages.begin(), k.stages.end(), [&](const std::string &stage) {
+            const std::string func = stage.substr(0, stage.find(".update("));
+            return std::find(funcs.begin(), funcs.end(), func) != funcs.end();
+        });
+        if (computes) least = std::min(least, k.fill);
+    }
+    return least;
+}
+using VariantMemo = std::map<std::string, VariantSearch>;
+
+// The search of a variant at config's beam, from the memo where it was made
+// before (the map's entries stay where they are, so the reference lasts).
+const VariantSearch &search_variant(const std::vector<Function> &outputs,
+                                    const std::vector<ReductionSplit> &splits, CostModel &model,
+                                    const GpuProfile &gpu, const SearchConfig &config, VariantMemo &memo) {
     const std::string key = std::to_string(config.beam_size) + "x" + std::to_string(config.passes) + " " +
                             reduction_splits_to_json(splits).dump();
-    if (auto known = memo.find(key); known != memo.end()) {
-        if (decisions) *decisions = known->second.second;
-        return known->second.first;
-    }
+    if (auto known = memo.find(key); known != memo.end()) return known->second;
     FunctionDAG dag(split_copy(outputs, splits));
     mark_in_block_combining(dag, splits);
     model.set_pipeline(pipeline_features(dag));
-    SearchResult r = beam_search(dag, model, gpu, config);
-    nlohmann::json d = decisions_to_json(dag, r.decisions);
-    if (decisions) *decisions = d;
-    memo.emplace(key, std::make_pair(r, std::move(d)));
-    return r;
+    VariantSearch v;
+    v.result = beam_search(dag, model, gpu, config);
+    v.decisions = decisions_to_json(dag, v.result.decisions);
+    v.fill = gpu_fill(dag, v.result.decisions, v.result.features, gpu);
+    return memo.emplace(key, std::move(v)).first->second;
 }
 
 ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
@@ -48,6 +69,22 @@ ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const F
                                    VariantMemo &memo);
 
 } // namespace
+
+size_t pick_refined(const std::vector<std::pair<double, double>> &refined) {
+    size_t cheapest = 0;
+    for (size_t i = 1; i < refined.size(); i++)
+        if (refined[i].first < refined[cheapest].first) cheapest = i;
+    size_t pick = cheapest;
+    const double within = refined[cheapest].first * (1 + kFillTieTolerance);
+    for (size_t i = 0; i < refined.size(); i++) {
+        const double fill = std::min(1.0, refined[i].second),
+                     picked_fill = std::min(1.0, refined[pick].second);
+        if (refined[i].first <= within &&
+            (fill > picked_fill || (fill == picked_fill && refined[i].first < refined[pick].first)))
+            pick = i;
+    }
+    return pick;
+}
 
 ReductionSplitChoice search_reduction_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
                                              const SearchResult &unsplit, CostModel &model,
@@ -90,21 +127,33 @@ ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const F
     SearchConfig refine = greedy;
     refine.beam_size = std::min(config.beam_size, kRefineBeam);
     for (const SplittableReduction &r : reductions) {
-        std::vector<std::pair<double, std::vector<ReductionSplit>>>
-            ranked; // greedy cost, this reduction's split(s)
+        struct Ranked {
+            double cost = 0;                    // greedy
+            double fill = 1;                    // fill_of_funcs of the greedy schedule
+            std::vector<ReductionSplit> splits; // this reduction's split(s)
+        };
+        std::vector<Ranked> ranked;
+        // The Funcs whose kernels a variant's fill is taken from.
+        auto split_funcs = [&](const std::vector<ReductionSplit> &splits) {
+            std::vector<std::string> funcs = {r.func};
+            for (const ReductionSplit &split : splits)
+                funcs.push_back(split.intermediate());
+            return funcs;
+        };
         auto rank = [&](const std::vector<ReductionSplit> &splits) {
             std::vector<ReductionSplit> variant = chosen;
             variant.insert(variant.end(), splits.begin(), splits.end());
             const auto t0 = std::chrono::steady_clock::now();
-            std::optional<double> cost;
+            const VariantSearch *searched = nullptr;
             try {
-                cost = search_variant(outputs, variant, model, gpu, greedy, nullptr, memo).cost;
+                searched = &search_variant(outputs, variant, model, gpu, greedy, memo);
             } catch (const UserError &) {
                 // the split pipeline cannot be bounded (FunctionDAG says why)
             }
             choice.seconds_ranking += seconds_since(t0);
-            if (!cost) return;
-            ranked.emplace_back(*cost, splits);
+            if (!searched) return;
+            ranked.push_back(
+                {searched->result.cost, fill_of_funcs(searched->fill, split_funcs(splits)), splits});
             choice.variants_ranked++;
         };
         // The splits of option's combining loop (a second level) that
@@ -147,31 +196,33 @@ ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const F
         // split (the best only: every one of them costs a greedy search per
         // second-level option, and the random pipelines' search took 2.5x
         // as long when all were tried).
-        const std::pair<double, std::vector<ReductionSplit>> *best_long = nullptr;
-        for (const auto &entry : ranked) {
-            if (entry.second.size() != 1 || entry.second[0].atomic ||
-                entry.second[0].partials < kSecondLevelFrom)
+        const Ranked *best_long = nullptr;
+        for (const Ranked &entry : ranked) {
+            if (entry.splits.size() != 1 || entry.splits[0].atomic ||
+                entry.splits[0].partials < kSecondLevelFrom)
                 continue;
-            if (!best_long || entry.first < best_long->first) best_long = &entry;
+            if (!best_long || entry.cost < best_long->cost) best_long = &entry;
         }
         if (best_long) {
-            const ReductionSplit option = best_long->second[0]; // a copy: rank() grows `ranked`
+            const ReductionSplit option = best_long->splits[0]; // a copy: rank() grows `ranked`
             if (fills_quarter(option))
                 rank_second_levels(option, not_in_block); // its in-block levels are ranked above
             else
                 rank_second_levels(option, any);
         }
-        for (const auto &[cost, splits] : ranked)
-            choice.ranking.push_back(
-                {{"func", r.func}, {"splits", reduction_splits_to_json(splits)}, {"greedy_cost", cost}});
+        for (const Ranked &entry : ranked)
+            choice.ranking.push_back({{"func", r.func},
+                                      {"splits", reduction_splits_to_json(entry.splits)},
+                                      {"greedy_cost", entry.cost},
+                                      {"fill", entry.fill}});
         std::stable_sort(ranked.begin(), ranked.end(),
-                         [](const auto &a, const auto &b) { return a.first < b.first; });
-        while (!ranked.empty() && !(ranked.back().first < chosen_cost))
+                         [](const Ranked &a, const Ranked &b) { return a.cost < b.cost; });
+        while (!ranked.empty() && !(ranked.back().cost < chosen_cost))
             ranked.pop_back();
         if (ranked.empty()) continue; // no split of this reduction beats the choice so far
         size_t pick = 0;
         const auto combines_in_block = [&](size_t i) {
-            return std::any_of(ranked[i].second.begin(), ranked[i].second.end(),
+            return std::any_of(ranked[i].splits.begin(), ranked[i].splits.end(),
                                [](const ReductionSplit &s) { return s.in_block(); });
         };
         if (ranked.size() >= 2 && refine.beam_size > 1) {
@@ -184,43 +235,53 @@ ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const F
                 if (!combines_in_block(i)) candidates.push_back(i);
             for (size_t i = 0; i < 2; i++)
                 if (combines_in_block(i)) candidates.push_back(i);
-            double best_refined = 0;
-            nlohmann::json greedy_costs = nlohmann::json::array(), refined_costs = nlohmann::json::array();
+            // And the one filling the GPU best among those whose greedy cost
+            // ties the best (kFillTieTolerance): the tie pick_refined breaks
+            // may be with a variant ranked third or lower.
+            std::optional<size_t> fullest;
+            for (size_t i = 0; i < ranked.size(); i++)
+                if (!combines_in_block(i) && ranked[i].cost <= ranked[0].cost * (1 + kFillTieTolerance) &&
+                    (!fullest || std::min(1.0, ranked[i].fill) > std::min(1.0, ranked[*fullest].fill)))
+                    fullest = i;
+            if (fullest && std::find(candidates.begin(), candidates.end(), *fullest) == candidates.end())
+                candidates.push_back(*fullest);
+            nlohmann::json greedy_costs = nlohmann::json::array(), refined_costs = nlohmann::json::array(),
+                           fills = nlohmann::json::array();
+            std::vector<std::pair<double, double>> refined; // cost, fill_of_funcs; per candidate
             for (size_t c = 0; c < candidates.size(); c++) {
                 const size_t i = candidates[c];
                 std::vector<ReductionSplit> variant = chosen;
-                variant.insert(variant.end(), ranked[i].second.begin(), ranked[i].second.end());
+                variant.insert(variant.end(), ranked[i].splits.begin(), ranked[i].splits.end());
                 const auto t0 = std::chrono::steady_clock::now();
-                const double refined =
-                    search_variant(outputs, variant, model, gpu, refine, nullptr, memo).cost;
+                const VariantSearch &v = search_variant(outputs, variant, model, gpu, refine, memo);
                 choice.seconds_refining += seconds_since(t0);
                 choice.variants_refined++;
-                greedy_costs.push_back(ranked[i].first);
-                refined_costs.push_back(refined);
-                if (c == 0 || refined < best_refined) {
-                    best_refined = refined;
-                    pick = i;
-                }
+                const double fill = fill_of_funcs(v.fill, split_funcs(ranked[i].splits));
+                greedy_costs.push_back(ranked[i].cost);
+                refined_costs.push_back(v.result.cost);
+                fills.push_back(fill);
+                refined.emplace_back(v.result.cost, fill);
             }
-            choice.refinements.push_back(
-                {{"func", r.func},
-                 {"greedy_costs", greedy_costs},
-                 {"refined_costs", refined_costs},
-                 {"picked", std::find(candidates.begin(), candidates.end(), pick) - candidates.begin()}});
+            const size_t picked = pick_refined(refined);
+            pick = candidates[picked];
+            choice.refinements.push_back({{"func", r.func},
+                                          {"greedy_costs", greedy_costs},
+                                          {"refined_costs", refined_costs},
+                                          {"fills", fills},
+                                          {"picked", picked}});
         }
         picked_in_block = picked_in_block || combines_in_block(pick);
-        chosen_cost = ranked[pick].first;
-        chosen.insert(chosen.end(), ranked[pick].second.begin(), ranked[pick].second.end());
+        chosen_cost = ranked[pick].cost;
+        chosen.insert(chosen.end(), ranked[pick].splits.begin(), ranked[pick].splits.end());
     }
     if (!chosen.empty()) {
-        nlohmann::json decisions;
         const auto t0 = std::chrono::steady_clock::now();
-        SearchResult split = search_variant(outputs, chosen, model, gpu, config, &decisions, memo);
+        const VariantSearch &split = search_variant(outputs, chosen, model, gpu, config, memo);
         choice.seconds_final = seconds_since(t0);
-        if (split.cost < unsplit.cost) {
+        if (split.result.cost < unsplit.cost) {
             choice.splits = chosen;
-            choice.result = std::move(split);
-            choice.decisions = std::move(decisions);
+            choice.result = split.result;
+            choice.decisions = split.decisions;
         }
     }
     // An in-block pick changes what the later reductions are ranked with,

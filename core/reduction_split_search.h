@@ -14,7 +14,10 @@
 // combining in parallel, is ranked alone); the best-ranked option with
 // kSecondLevelFrom partials or more is also ranked with each such split. Where two or more options
 // beat the choice so far, the two best are compared again with a beam of 8
-// (one pass), and the better kept. Then the pipeline as written and the
+// (one pass), with the one filling the GPU best among those whose greedy
+// cost is within kFillTieTolerance of the best, and the best kept (where
+// their costs are within kFillTieTolerance, the one filling more of the
+// GPU). Then the pipeline as written and the
 // chosen variant get the full beam search, and the cheaper by the same cost
 // model wins: splitting never makes the predicted cost worse than not
 // splitting.
@@ -45,7 +48,7 @@ struct ReductionSplitChoice {
     // (the record's reduction_split_search.ranking: why a split won or lost).
     nlohmann::json ranking = nlohmann::json::array();
     // Each reduction whose best were compared again: {"func",
-    // "greedy_costs", "refined_costs", "picked"} (an index into those
+    // "greedy_costs", "refined_costs", "fills", "picked"} (an index into those
     // lists): the two best that combine nowhere in block, then any in-block
     // variant among the two best.
     nlohmann::json refinements = nlohmann::json::array();
@@ -55,6 +58,21 @@ struct ReductionSplitChoice {
     // counts and seconds above include that search.
     nlohmann::json without_in_block;
 };
+
+// Refined costs this close (relative) are a tie the cost model cannot
+// resolve, and the split whose schedule fills more of the GPU in its
+// least-filled kernel wins it. The learned model's ranking error within one
+// pipeline is around 10% (docs/costmodel.md); on layer_norm it put 8
+// partials a row 0.3% and 0.9% ahead of 32, which leave half the GPU idle
+// and which the analytic model judges 1.2x slower.
+inline constexpr double kFillTieTolerance = 0.02;
+
+// Which of the refined candidates ({cost, fill}: the least fill of the
+// significant kernels that compute the reduction or its intermediates) a
+// reduction keeps: the cheapest, unless another within kFillTieTolerance of
+// its cost fills more of the GPU (fills above 1 count as 1); among equal
+// fills, the cheaper.
+size_t pick_refined(const std::vector<std::pair<double, double>> &refined);
 
 // unsplit: dag's full beam search, already done by the caller with dag as
 // the model's pipeline. atomic_combining: offer atomic combining updates;

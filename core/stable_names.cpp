@@ -36,14 +36,32 @@ bool parse_intermediate(const std::string &name, std::string &func, uint64_t &co
 
 std::map<std::string, std::string> stable_func_names(const std::vector<std::string> &halide_names) {
     std::map<std::string, std::string> stable;
-    std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> intermediates; // by Func
+    std::vector<std::pair<std::string, std::pair<uint64_t, std::string>>> parsed; // Func, {order, name}
     for (const std::string &name : halide_names) {
         std::string func;
         uint64_t counter = 0;
         if (parse_intermediate(name, func, counter))
-            intermediates[func].emplace_back(counter, name);
+            parsed.push_back({func, {counter, name}});
         else
             stable[name] = name;
+    }
+    // Halide writes a name it has given before with every '$' as '_'
+    // before its counter: the second intermediate of "sum$1" is
+    // "sum_1_intm$4". Such a prefix names the Func that has it with '_' in
+    // place of '$' where exactly one does and none is called the prefix.
+    std::map<std::string, std::vector<std::string>> by_underscored;
+    for (const auto &entry : stable) {
+        if (entry.first.find('$') == std::string::npos) continue;
+        std::string underscored = entry.first;
+        std::replace(underscored.begin(), underscored.end(), '$', '_');
+        by_underscored[underscored].push_back(entry.first);
+    }
+    std::map<std::string, std::vector<std::pair<uint64_t, std::string>>> intermediates; // by Func
+    for (auto &[func, order] : parsed) {
+        auto written = by_underscored.find(func);
+        const bool renamed =
+            !stable.count(func) && written != by_underscored.end() && written->second.size() == 1;
+        intermediates[renamed ? written->second[0] : func].push_back(order);
     }
     std::map<std::string, int> uses;
     for (const auto &[name, s] : stable)

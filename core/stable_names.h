@@ -9,7 +9,10 @@
 // intermediate of a Func, so within one pipeline it orders them by creation:
 // the first intermediate of `out` is "out_intm", the second (a split of the
 // first split's combining loop) "out_intm2", and so on
-// (ReductionSplit::intermediate() names them the same way).
+// (ReductionSplit::intermediate() names them the same way). A Func whose
+// own name has a counter ("sum$1", a name used twice) keeps it in its
+// intermediates' stable names ("sum$1_intm"), although Halide writes its
+// later ones "sum_1_intm$4".
 
 #include <map>
 #include <string>

@@ -378,7 +378,46 @@ TEST_CASE("a second level that combines partials in block computes them in share
     CHECK(nest.stages.at(nest.stage_at[partials][0]).kernel == combine.kernel);
     const std::string src = schedule_and_lower({p.out}, c, index);
     CHECK(src.find(".rfactor({{::Halide::RVar(\"r$x_o\")") != std::string::npos);
-    CHECK(src.find(name + "_intm.compute_at(" + name + "_intm2") != std::string::npos);
+    // The source's handles are C++ names: a Func name Halide made unique
+    // ("sos_inblock$4", where another name's counter shares its hash) has '_' for '$'.
+    std::string handle = name;
+    std::replace(handle.begin(), handle.end(), '$', '_');
+    CHECK(src.find(handle + "_intm.compute_at(" + handle + "_intm2") != std::string::npos);
+}
+
+TEST_CASE("a Func whose name Halide made unique keeps its in-block second level and its intermediates' "
+          "names however many copies were split before",
+          "[search][reduction_split]") {
+    // Two Funcs called "sos_dup": the second is "sos_dup$1", and once its
+    // intermediate's name was given (the copies the options are tried on),
+    // Halide writes the next "sos_dup_1_intm$N".
+    SumOfSquares earlier("sos_dup"), p("sos_dup");
+    const std::string name = p.out.name();
+    REQUIRE(name.find('$') != std::string::npos);
+    const auto outputs = functions({p.out});
+    const ReductionSplit first{name, 0, 0, {{"r$x", 0}, {"r$y", 64}}, 262144};
+    for (int copies = 0; copies < 2; copies++) {
+        const std::vector<SplittableReduction> r =
+            reduction_split_options(FunctionDAG(split_copy(outputs, {first})), h100(), {first});
+        REQUIRE(r.size() == 1);
+        CHECK(std::any_of(r[0].options.begin(), r[0].options.end(),
+                          [](const ReductionSplit &s) { return s.in_block(); }));
+    }
+    const std::vector<SplittableReduction> r =
+        reduction_split_options(FunctionDAG(split_copy(outputs, {first})), h100(), {first});
+    REQUIRE(r.size() == 1);
+    std::optional<ReductionSplit> in_block;
+    for (const ReductionSplit &s : r[0].options)
+        if (s.in_block() && !s.atomic) in_block = s;
+    REQUIRE(in_block);
+    apply_reduction_splits(outputs, {first, *in_block});
+    FunctionDAG dag(outputs);
+    mark_in_block_combining(dag, {first, *in_block});
+    const int partials = dag.stable_node_index(name + "_intm"),
+              combiner = dag.stable_node_index(name + "_intm2");
+    REQUIRE(partials >= 0);
+    REQUIRE(combiner >= 0);
+    CHECK(dag.nodes[partials].combined_in_block_of == combiner);
 }
 
 TEST_CASE("an atomic combining update runs its partials in parallel threads and the schedule lowers for CUDA",
@@ -501,6 +540,44 @@ TEST_CASE("a row softmax gets its row reductions split and lowers for CUDA", "[s
     schedule_and_lower({p.out}, c, index);
 }
 
+TEST_CASE("refined splits of a reduction within 2% of the cheapest go to the one filling more of the GPU, "
+          "a cheaper one beyond that wins",
+          "[search][reduction_split]") {
+    // {refined cost, fill of the reduction's kernels}
+    CHECK(pick_refined({{1.0, 0.3}, {1.01, 0.9}}) == 1);
+    CHECK(pick_refined({{1.0, 0.3}, {1.05, 0.9}}) == 0);
+    CHECK(pick_refined({{1.01, 0.9}, {1.0, 0.3}, {1.015, 0.95}}) == 2);
+    // Fills beyond the whole GPU are no better than the whole GPU: the cheaper.
+    CHECK(pick_refined({{1.0, 1.0}, {1.01, 4.0}}) == 0);
+    CHECK(pick_refined({{1.01, 0.5}, {1.0, 0.5}}) == 1);
+
+    // The search's own refinements of a row softmax's two reductions, with
+    // the default weights: each keeps, among the candidates that tie the
+    // cheapest, the one whose kernels fill the GPU most.
+    Softmax p;
+    const auto outputs = functions({p.out});
+    FunctionDAG dag(outputs);
+    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
+    model->set_pipeline(pipeline_features(dag));
+    SearchConfig cfg;
+    cfg.beam_size = 8;
+    cfg.passes = 1;
+    const SearchResult unsplit = beam_search(dag, *model, h100(), cfg);
+    const ReductionSplitChoice choice = search_reduction_splits(outputs, dag, unsplit, *model, h100(), cfg);
+    REQUIRE(choice.refinements.size() >= 1);
+    for (const nlohmann::json &r : choice.refinements) {
+        const std::vector<double> costs = r.at("refined_costs"), fills = r.at("fills");
+        REQUIRE(costs.size() == fills.size());
+        const size_t picked = r.at("picked");
+        REQUIRE(picked < costs.size());
+        const double cheapest = *std::min_element(costs.begin(), costs.end());
+        CHECK(costs[picked] <= cheapest * (1 + kFillTieTolerance));
+        for (size_t i = 0; i < costs.size(); i++)
+            if (costs[i] <= cheapest * (1 + kFillTieTolerance))
+                CHECK(std::min(1.0, fills[i]) <= std::min(1.0, fills[picked]));
+    }
+}
+
 TEST_CASE("reduction splits round-trip through the record with their atomic combining, and a malformed list "
           "is refused naming the key",
           "[search][reduction_split][record]") {
@@ -543,6 +620,17 @@ TEST_CASE("rfactor's intermediates are named by their order of creation, without
     CHECK(later.at("out_intm$12") == "out_intm2");
     CHECK(later.at("h_intm$4") == "h_intm");
     CHECK(stable_func_names({"out_intm$x"}).at("out_intm$x") == "out_intm$x");
+    // A Func named twice ("out$2"): Halide writes its intermediates' names
+    // with '_' for '$' once it has given them before, and they are still its.
+    auto counted = stable_func_names({"out", "out$2", "out$2_intm", "out_2_intm$1", "out_intm$7"});
+    CHECK(counted.at("out$2_intm") == "out$2_intm");
+    CHECK(counted.at("out_2_intm$1") == "out$2_intm2");
+    CHECK(counted.at("out_intm$7") == "out_intm");
+    auto counted_later = stable_func_names({"out$2", "out_2_intm$3", "out_2_intm$6"});
+    CHECK(counted_later.at("out_2_intm$3") == "out$2_intm");
+    CHECK(counted_later.at("out_2_intm$6") == "out$2_intm2");
+    // A Func that is called the prefix keeps its intermediates.
+    CHECK(stable_func_names({"out$2", "out_2", "out_2_intm$3"}).at("out_2_intm$3") == "out_2_intm");
     // A Func of the user's already called what an intermediate would be: Halide's names stay.
     auto clash = stable_func_names({"out_intm2", "out_intm$3", "out_intm$5"});
     CHECK(clash.at("out_intm2") == "out_intm2");

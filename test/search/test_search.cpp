@@ -243,8 +243,9 @@ TEST_CASE("a replayed record whose decisions the search cannot produce is refuse
     // consumers that are not where the decisions say (it crashed on one).
     test_pipelines::DiamondChain p(2, 256);
     FunctionDAG dag(p.outputs());
-    const int out = dag.node_index("diamond_out"), d2 = dag.node_index("diamond_2"),
-              d1 = dag.node_index("diamond_1");
+    // By the Funcs' own names: Halide makes a name used before unique ("diamond_1$2").
+    const std::string out_name = p.out.name(), d2_name = p.level[2].name(), d1_name = p.level[1].name();
+    const int out = dag.node_index(out_name), d2 = dag.node_index(d2_name), d1 = dag.node_index(d1_name);
     REQUIRE((out >= 0 && d2 >= 0 && d1 >= 0));
     Decisions d = initial_decisions(dag);
     for (FuncDecision &f : d.funcs)
@@ -265,25 +266,26 @@ TEST_CASE("a replayed record whose decisions the search cannot produce is refuse
     // Inside out's kernel, but diamond_2 (a kernel of its own) reads it.
     d.funcs[d1].host = out;
     CHECK_THROWS_WITH(decisions_from_json(dag, decisions_to_json(dag, d)),
-                      Catch::Contains("'diamond_1'") && Catch::Contains("'diamond_2' reads it from outside"));
+                      Catch::Contains("'" + d1_name + "'") &&
+                          Catch::Contains("'" + d2_name + "' reads it from outside"));
     // A host that is not a kernel.
     d.funcs[d1].host = d2;
     d.funcs[d2].location = ComputeLocation::Inline;
     d.funcs[d2].tiled = false;
     d.funcs[d2].stages.clear();
     CHECK_THROWS_WITH(decisions_from_json(dag, decisions_to_json(dag, d)),
-                      Catch::Contains("'diamond_1'") && Catch::Contains("host is not a Func at root"));
+                      Catch::Contains("'" + d1_name + "'") && Catch::Contains("host is not a Func at root"));
     // An output inlined; a tile size of 0.
     at_root(d2);
     d.funcs[out].location = ComputeLocation::Inline;
     d.funcs[out].tiled = false;
     d.funcs[out].stages.clear();
     CHECK_THROWS_WITH(decisions_from_json(dag, decisions_to_json(dag, d)),
-                      Catch::Contains("'diamond_out' is inlined"));
+                      Catch::Contains("'" + out_name + "' is inlined"));
     at_root(out);
     d.funcs[d2].stages = {StageTiling{{0}, {32}}};
     CHECK_THROWS_WITH(decisions_from_json(dag, decisions_to_json(dag, d)),
-                      Catch::Contains("'diamond_2' has a tile size below 1"));
+                      Catch::Contains("'" + d2_name + "' has a tile size below 1"));
 }
 
 TEST_CASE("config errors name the key", "[config]") {
