@@ -99,9 +99,9 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         const double cpu_start = process_cpu_seconds();
         result = beam_search(*dag, *model, cfg.gpu, cfg.search);
         if (cfg.split_reductions) {
-            ReductionSplitChoice choice =
-                search_reduction_splits(outputs, *dag, result, *model, cfg.gpu, cfg.search,
-                                        cfg.atomic_reductions, cfg.in_block_reductions);
+            ReductionSplitChoice choice = search_reduction_splits(
+                outputs, *dag, result, *model, cfg.gpu, cfg.search, cfg.atomic_reductions,
+                cfg.in_block_reductions, cfg.split_tie_tolerance);
             split_echo = {{"variants_ranked", choice.variants_ranked},
                           {"variants_refined", choice.variants_refined},
                           {"unsplit_cost", choice.unsplit_cost},

@@ -66,16 +66,16 @@ const VariantSearch &search_variant(const std::vector<Function> &outputs,
 ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
                                    const SearchResult &unsplit, CostModel &model, const GpuProfile &gpu,
                                    const SearchConfig &config, bool atomic_combining, bool in_block_combining,
-                                   VariantMemo &memo);
+                                   double tie_tolerance, VariantMemo &memo);
 
 } // namespace
 
-size_t pick_refined(const std::vector<std::pair<double, double>> &refined) {
+size_t pick_refined(const std::vector<std::pair<double, double>> &refined, double tie_tolerance) {
     size_t cheapest = 0;
     for (size_t i = 1; i < refined.size(); i++)
         if (refined[i].first < refined[cheapest].first) cheapest = i;
     size_t pick = cheapest;
-    const double within = refined[cheapest].first * (1 + kFillTieTolerance);
+    const double within = refined[cheapest].first * (1 + tie_tolerance);
     for (size_t i = 0; i < refined.size(); i++) {
         const double fill = std::min(1.0, refined[i].second),
                      picked_fill = std::min(1.0, refined[pick].second);
@@ -89,10 +89,11 @@ size_t pick_refined(const std::vector<std::pair<double, double>> &refined) {
 ReductionSplitChoice search_reduction_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
                                              const SearchResult &unsplit, CostModel &model,
                                              const GpuProfile &gpu, const SearchConfig &config,
-                                             bool atomic_combining, bool in_block_combining) {
+                                             bool atomic_combining, bool in_block_combining,
+                                             double tie_tolerance) {
     VariantMemo memo;
     return search_splits(outputs, dag, unsplit, model, gpu, config, atomic_combining, in_block_combining,
-                         memo);
+                         tie_tolerance, memo);
 }
 
 namespace {
@@ -100,7 +101,7 @@ namespace {
 ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
                                    const SearchResult &unsplit, CostModel &model, const GpuProfile &gpu,
                                    const SearchConfig &config, bool atomic_combining, bool in_block_combining,
-                                   VariantMemo &memo) {
+                                   double tie_tolerance, VariantMemo &memo) {
     ReductionSplitChoice choice;
     choice.result = unsplit;
     choice.unsplit_cost = unsplit.cost;
@@ -236,11 +237,11 @@ ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const F
             for (size_t i = 0; i < 2; i++)
                 if (combines_in_block(i)) candidates.push_back(i);
             // And the one filling the GPU best among those whose greedy cost
-            // ties the best (kFillTieTolerance): the tie pick_refined breaks
+            // ties the best (tie_tolerance): the tie pick_refined breaks
             // may be with a variant ranked third or lower.
             std::optional<size_t> fullest;
             for (size_t i = 0; i < ranked.size(); i++)
-                if (!combines_in_block(i) && ranked[i].cost <= ranked[0].cost * (1 + kFillTieTolerance) &&
+                if (!combines_in_block(i) && ranked[i].cost <= ranked[0].cost * (1 + tie_tolerance) &&
                     (!fullest || std::min(1.0, ranked[i].fill) > std::min(1.0, ranked[*fullest].fill)))
                     fullest = i;
             if (fullest && std::find(candidates.begin(), candidates.end(), *fullest) == candidates.end())
@@ -262,13 +263,20 @@ ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const F
                 fills.push_back(fill);
                 refined.emplace_back(v.result.cost, fill);
             }
-            const size_t picked = pick_refined(refined);
+            const size_t picked = pick_refined(refined, tie_tolerance);
             pick = candidates[picked];
             choice.refinements.push_back({{"func", r.func},
                                           {"greedy_costs", greedy_costs},
                                           {"refined_costs", refined_costs},
                                           {"fills", fills},
                                           {"picked", picked}});
+        } else if (ranked.size() >= 2) {
+            // A greedy search (a sample's): no refinement, so the greedy
+            // costs themselves are what a tie is broken on.
+            std::vector<std::pair<double, double>> greedy_ranked;
+            for (const Ranked &entry : ranked)
+                greedy_ranked.emplace_back(entry.cost, entry.fill);
+            pick = pick_refined(greedy_ranked, tie_tolerance);
         }
         picked_in_block = picked_in_block || combines_in_block(pick);
         chosen_cost = ranked[pick].cost;
@@ -293,8 +301,8 @@ ReductionSplitChoice search_splits(const std::vector<Function> &outputs, const F
     // predicted cost.
     if (in_block_combining && picked_in_block) {
         model.set_pipeline(pipeline_features(dag)); // the search below starts from dag as written
-        ReductionSplitChoice without =
-            search_splits(outputs, dag, unsplit, model, gpu, config, atomic_combining, false, memo);
+        ReductionSplitChoice without = search_splits(outputs, dag, unsplit, model, gpu, config,
+                                                     atomic_combining, false, tie_tolerance, memo);
         const bool keep_without = without.result.cost < choice.result.cost;
         choice.without_in_block = {{"splits", reduction_splits_to_json(without.splits)},
                                    {"cost", without.result.cost},

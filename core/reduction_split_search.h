@@ -15,9 +15,10 @@
 // kSecondLevelFrom partials or more is also ranked with each such split. Where two or more options
 // beat the choice so far, the two best are compared again with a beam of 8
 // (one pass), with the one filling the GPU best among those whose greedy
-// cost is within kFillTieTolerance of the best, and the best kept (where
-// their costs are within kFillTieTolerance, the one filling more of the
-// GPU). Then the pipeline as written and the
+// cost is within tie_tolerance of the best, and the best kept (where
+// their costs are within tie_tolerance, the one filling more of the
+// GPU; a greedy search, which refines nothing, breaks the same ties among
+// its greedy costs). Then the pipeline as written and the
 // chosen variant get the full beam search, and the cheaper by the same cost
 // model wins: splitting never makes the predicted cost worse than not
 // splitting.
@@ -32,6 +33,18 @@
 
 #include "core/beam_search.h"
 #include "core/reduction_split.h"
+
+namespace gpusched {
+
+// Predicted costs of a reduction's splits this close (relative) are a tie
+// the cost model cannot resolve, and the split whose schedule fills more of
+// the GPU wins it. The learned model's ranking regret within one pipeline is
+// around 10% (docs/costmodel.md); on layer_norm it put 8 partials a row
+// 0.3-2.9% ahead of 32 (beam and greedy samples), which leave half the GPU
+// idle and which the analytic model judges 1.2-1.3x slower.
+inline constexpr double kSplitTieTolerance = 0.05;
+
+} // namespace gpusched
 
 namespace gpusched {
 
@@ -59,28 +72,22 @@ struct ReductionSplitChoice {
     nlohmann::json without_in_block;
 };
 
-// Refined costs this close (relative) are a tie the cost model cannot
-// resolve, and the split whose schedule fills more of the GPU in its
-// least-filled kernel wins it. The learned model's ranking error within one
-// pipeline is around 10% (docs/costmodel.md); on layer_norm it put 8
-// partials a row 0.3% and 0.9% ahead of 32, which leave half the GPU idle
-// and which the analytic model judges 1.2x slower.
-inline constexpr double kFillTieTolerance = 0.02;
-
 // Which of the refined candidates ({cost, fill}: the least fill of the
 // significant kernels that compute the reduction or its intermediates) a
-// reduction keeps: the cheapest, unless another within kFillTieTolerance of
-// its cost fills more of the GPU (fills above 1 count as 1); among equal
-// fills, the cheaper.
-size_t pick_refined(const std::vector<std::pair<double, double>> &refined);
+// reduction keeps: the cheapest, unless another within tie_tolerance of its
+// cost (relative) fills more of the GPU (fills above 1 count as 1); among
+// equal fills, the cheaper.
+size_t pick_refined(const std::vector<std::pair<double, double>> &refined, double tie_tolerance);
 
 // unsplit: dag's full beam search, already done by the caller with dag as
 // the model's pipeline. atomic_combining: offer atomic combining updates;
-// in_block_combining: second levels that combine in block.
+// in_block_combining: second levels that combine in block. tie_tolerance:
+// PluginConfig::split_tie_tolerance.
 ReductionSplitChoice search_reduction_splits(const std::vector<Halide::Internal::Function> &outputs,
                                              const FunctionDAG &dag, const SearchResult &unsplit,
                                              CostModel &model, const GpuProfile &gpu,
                                              const SearchConfig &config, bool atomic_combining = true,
-                                             bool in_block_combining = true);
+                                             bool in_block_combining = true,
+                                             double tie_tolerance = kSplitTieTolerance);
 
 } // namespace gpusched

@@ -105,6 +105,14 @@ const std::vector<SearchOption> kOptions = {
          c.in_block_reductions = boolean(v, "in_block_reductions");
      },
      [](const PluginConfig &c) { return nlohmann::json(c.in_block_reductions); }},
+    {"split_tie_tolerance", "number in [0, 1)",
+     "splits of a reduction whose predicted costs are this close (relative) are a tie, kept by GPU fill",
+     [](const nlohmann::json &v, PluginConfig &c) {
+         if (!v.is_number() || v.get<double>() < 0 || v.get<double>() >= 1)
+             bad("split_tie_tolerance", "must be a number in [0, 1), got " + v.dump());
+         c.split_tie_tolerance = v.get<double>();
+     },
+     [](const PluginConfig &c) { return nlohmann::json(c.split_tie_tolerance); }},
     {"cost_model", "string", "the cost model: network (default) or analytic",
      [](const nlohmann::json &v, PluginConfig &c) {
          if (!v.is_string()) bad("cost_model", "must be a string, got " + v.dump());

@@ -15,6 +15,7 @@
 
 #include "common/gpu_profile.h"
 #include "core/beam_search.h"
+#include "core/reduction_split_search.h"
 
 namespace gpusched {
 
@@ -41,6 +42,10 @@ struct PluginConfig {
     // A second level may combine consecutive partials in block
     // (core/reduction_split.h, in_block): off to search the space without it.
     bool in_block_reductions = true;
+    // Predicted costs of a reduction's splits this close (relative) are a
+    // tie the cost model cannot resolve, broken by GPU fill
+    // (core/reduction_split_search.h); 0: the cheapest always.
+    double split_tie_tolerance = kSplitTieTolerance;
     nlohmann::json cost_model_config = nlohmann::json::object(); // cost_model, weights_path
 };
 

@@ -540,16 +540,19 @@ TEST_CASE("a row softmax gets its row reductions split and lowers for CUDA", "[s
     schedule_and_lower({p.out}, c, index);
 }
 
-TEST_CASE("refined splits of a reduction within 2% of the cheapest go to the one filling more of the GPU, "
-          "a cheaper one beyond that wins",
-          "[search][reduction_split]") {
-    // {refined cost, fill of the reduction's kernels}
-    CHECK(pick_refined({{1.0, 0.3}, {1.01, 0.9}}) == 1);
-    CHECK(pick_refined({{1.0, 0.3}, {1.05, 0.9}}) == 0);
-    CHECK(pick_refined({{1.01, 0.9}, {1.0, 0.3}, {1.015, 0.95}}) == 2);
+TEST_CASE(
+    "refined splits of a reduction that tie within the tolerance go to the one filling more of the GPU, "
+    "a cheaper one beyond it wins",
+    "[search][reduction_split]") {
+    // {refined cost, fill of the reduction's kernels}, a tolerance of 2%
+    CHECK(pick_refined({{1.0, 0.3}, {1.01, 0.9}}, 0.02) == 1);
+    CHECK(pick_refined({{1.0, 0.3}, {1.05, 0.9}}, 0.02) == 0);
+    CHECK(pick_refined({{1.01, 0.9}, {1.0, 0.3}, {1.015, 0.95}}, 0.02) == 2);
     // Fills beyond the whole GPU are no better than the whole GPU: the cheaper.
-    CHECK(pick_refined({{1.0, 1.0}, {1.01, 4.0}}) == 0);
-    CHECK(pick_refined({{1.01, 0.5}, {1.0, 0.5}}) == 1);
+    CHECK(pick_refined({{1.0, 1.0}, {1.01, 4.0}}, 0.02) == 0);
+    CHECK(pick_refined({{1.01, 0.5}, {1.0, 0.5}}, 0.02) == 1);
+    // No tolerance: the cheapest always.
+    CHECK(pick_refined({{1.0, 0.3}, {1.0001, 0.9}}, 0) == 0);
 
     // The search's own refinements of a row softmax's two reductions, with
     // the default weights: each keeps, among the candidates that tie the
@@ -565,15 +568,16 @@ TEST_CASE("refined splits of a reduction within 2% of the cheapest go to the one
     const SearchResult unsplit = beam_search(dag, *model, h100(), cfg);
     const ReductionSplitChoice choice = search_reduction_splits(outputs, dag, unsplit, *model, h100(), cfg);
     REQUIRE(choice.refinements.size() >= 1);
+    const double tolerance = kSplitTieTolerance;
     for (const nlohmann::json &r : choice.refinements) {
         const std::vector<double> costs = r.at("refined_costs"), fills = r.at("fills");
         REQUIRE(costs.size() == fills.size());
         const size_t picked = r.at("picked");
         REQUIRE(picked < costs.size());
         const double cheapest = *std::min_element(costs.begin(), costs.end());
-        CHECK(costs[picked] <= cheapest * (1 + kFillTieTolerance));
+        CHECK(costs[picked] <= cheapest * (1 + tolerance));
         for (size_t i = 0; i < costs.size(); i++)
-            if (costs[i] <= cheapest * (1 + kFillTieTolerance))
+            if (costs[i] <= cheapest * (1 + tolerance))
                 CHECK(std::min(1.0, fills[i]) <= std::min(1.0, fills[picked]));
     }
 }

@@ -293,6 +293,8 @@ TEST_CASE("config errors name the key", "[config]") {
     CHECK_THROWS_WITH(parse_plugin_config(json{{"beam_sise", 3}}), Catch::Contains("beam_sise"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"beam_size", 0}}), Catch::Contains("beam_size"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"dropout", 1.5}}), Catch::Contains("dropout"));
+    CHECK_THROWS_WITH(parse_plugin_config(json{{"split_tie_tolerance", -0.1}}),
+                      Catch::Contains("split_tie_tolerance"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"gpu_profile", "gtx9000"}}), Catch::Contains("gpu_profile"));
     CHECK_THROWS_WITH(parse_plugin_config(json{{"dump_states_path", ""}}),
                       Catch::Contains("dump_states_path"));
@@ -342,6 +344,7 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"split_reductions", false},
                          {"atomic_reductions", false},
                          {"in_block_reductions", false},
+                         {"split_tie_tolerance", 0.125},
                          {"cost_model", "analytic"},
                          {"weights_path", "w.weights"},
                          {"gpu_profile", "a100"},
