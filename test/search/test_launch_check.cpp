@@ -110,6 +110,7 @@ namespace {
 struct OddStart {
     Pipeline pipeline;
     gpusched::EstimatedShapes shapes;
+    std::string coarse; // its name: Halide makes it unique ("coarse$1") when made again
 };
 OddStart odd_start_pipeline(const std::string &name, int coarse_extent, int width) {
     ImageParam in(Float(32), 1, "in");
@@ -125,7 +126,7 @@ OddStart odd_start_pipeline(const std::string &name, int coarse_extent, int widt
     out.gpu_tile(x, xo, xi, 64, TailStrategy::ShiftInwards);
     up.compute_at(out, xo).gpu_threads(x);
     coarse.compute_at(out, xo).bound_extent(x, coarse_extent).gpu_threads(x);
-    return {Pipeline(out), shapes};
+    return {Pipeline(out), shapes, coarse.name()};
 }
 
 } // namespace
@@ -136,32 +137,33 @@ TEST_CASE(
     // Bounding coarse to 34 makes Halide check, inside the kernel, that the
     // block starts at an even column; the GPU code drops that check and the
     // odd blocks read what was never computed.
-    const auto [p, shapes] = odd_start_pipeline("odd_start", 34, 256);
+    const auto [p, shapes, coarse] = odd_start_pipeline("odd_start", 34, 256);
     const auto assertions = gpusched::kernel_assertions(p, kCuda);
     REQUIRE_FALSE(assertions.empty());
     CHECK(assertions[0].kernel == "odd_start");
-    CHECK(assertions[0].bound == "coarse.x");
+    CHECK(assertions[0].bound == coarse + ".x");
     REQUIRE(shapes.outputs == std::vector<std::string>{"odd_start"});
     CHECK(shapes.values.at("odd_start.extent.0") == 256);
     // At the estimated 256 columns every block starts at a multiple of 64;
     // at 257 the last one starts at 193.
     const std::string failure = gpusched::first_failure(assertions[0], shapes);
     INFO(failure);
-    CHECK(contains(failure, "kernel of 'odd_start' checks that the bound of coarse.x covers what is read"));
+    CHECK(contains(failure,
+                   "kernel of 'odd_start' checks that the bound of " + coarse + ".x covers what is read"));
     // Halide 14 names the block loop odd_start.s0.x.xo.__block_id_x, later
     // ones odd_start.s0.x.xo.block_id_x.
     CHECK(contains(failure, "fails when odd_start is 257 at odd_start.s0.x.xo."));
     CHECK(contains(failure, "block_id_x = 4"));
     CHECK_FALSE(contains(failure, "__thread_id_x")); // the condition does not read it
     const std::string v = gpusched::check_kernel_launches(p, kCuda, h100(), shapes);
-    CHECK(contains(v, "bound of coarse.x"));
+    CHECK(contains(v, "bound of " + coarse + ".x"));
 }
 
 TEST_CASE("a bound that covers a block at any start passes the check Halide leaves in the kernel",
           "[launch_check]") {
     // Sized for the odd start: Halide still cannot prove it for every start
     // and keeps a check in the kernel, which holds at every size and block.
-    const auto [p, shapes] = odd_start_pipeline("any_start", 35, 256);
+    [[maybe_unused]] const auto [p, shapes, coarse] = odd_start_pipeline("any_start", 35, 256);
     for (const auto &a : gpusched::kernel_assertions(p, kCuda))
         CHECK(gpusched::first_failure(a, shapes) == "");
     CHECK(gpusched::check_kernel_launches(p, kCuda, h100(), shapes).empty());
