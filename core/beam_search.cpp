@@ -98,6 +98,24 @@ struct Pass {
         return *scratch;
     }
 
+    // At a root Func's tiling step, whether a candidate fails the soft
+    // criteria, known without its nest (root_tiling_meets_soft); its hard
+    // limits are then checked only if it is ever taken.
+    std::vector<std::vector<std::vector<Span>>> root_loops; // [node][stage], built when first needed
+    RootTilingScratch tiling_scratch;
+    bool fails_soft_without_nest(const FuncDecision &f, StepId id) {
+        if (id.phase == 0 || f.location != ComputeLocation::Root) return false;
+        const Node &node = dag.nodes[id.node];
+        const size_t si = static_cast<size_t>(id.phase - 1);
+        if (root_loops.empty()) root_loops.resize(dag.nodes.size());
+        std::vector<std::vector<Span>> &loops = root_loops[id.node];
+        if (loops.empty())
+            for (const Stage &st : node.stages)
+                loops.push_back(dag.loop_bounds(st, node.region));
+        const StageTiling *t = f.tiled && si < f.stages.size() ? &f.stages[si] : nullptr;
+        return !root_tiling_meets_soft(node.stages[si], loops[si], t, gpu, config.limits, tiling_scratch);
+    }
+
     // The parent being expanded and its structural hash at the penalty depth.
     const State *parent = nullptr;
     uint64_t parent_penalty_hash = 0;
@@ -170,19 +188,33 @@ struct Pass {
         if (!config.hierarchical_sampling) {
             // All candidates that pass pruning; soft criteria apply only when
             // some sibling meets them.
+            // A candidate known to fail the soft criteria without its nest
+            // (`unchecked`) is built only where no sibling passes them.
             std::vector<Verdict> verdict(opts.size());
+            std::vector<bool> unchecked(opts.size(), false);
             bool any_ok = false;
             for (size_t i = 0; i < opts.size(); i++) {
+                if (fails_soft_without_nest(opts[i], id)) {
+                    verdict[i] = Verdict::Soft;
+                    unchecked[i] = true;
+                    continue;
+                }
                 verdict[i] = classify_candidate(nest_for(opts[i], n), id, gpu, config.limits);
                 if (verdict[i] == Verdict::Hard) stats.states_pruned_hard++;
                 any_ok = any_ok || verdict[i] == Verdict::Ok;
             }
             const Verdict take = any_ok ? Verdict::Ok : Verdict::Soft;
             for (size_t i = 0; i < opts.size(); i++) {
-                if (verdict[i] == take)
-                    add_featurized(nest_for(opts[i], n), n);
-                else if (verdict[i] == Verdict::Soft)
+                if (verdict[i] == take) {
+                    const LoopNest &nest = nest_for(opts[i], n);
+                    if (unchecked[i] && classify_candidate(nest, id, gpu, config.limits) == Verdict::Hard) {
+                        stats.states_pruned_hard++;
+                        continue;
+                    }
+                    add_featurized(nest, n);
+                } else if (verdict[i] == Verdict::Soft) {
                     stats.states_pruned_soft++;
+                }
             }
             return;
         }
@@ -202,7 +234,10 @@ struct Pass {
             if (b.empty()) bucket_order.push_back(h);
             b.push_back(i);
         }
-        std::vector<size_t> soft;
+        // Candidates failing only the soft criteria, in the order examined;
+        // those known to fail them without a nest (`unchecked`) still have
+        // their hard limits to check.
+        std::vector<std::pair<size_t, bool>> soft; // option, unchecked
         for (uint64_t h : bucket_order) {
             std::vector<size_t> &b = buckets[h];
             size_t want =
@@ -215,20 +250,29 @@ struct Pass {
             soft.clear();
             size_t q = 0;
             for (; q < b.size() && ok < want; q++) {
+                if (fails_soft_without_nest(opts[b[q]], id)) {
+                    soft.emplace_back(b[q], true);
+                    continue;
+                }
                 const LoopNest &nest = nest_for(opts[b[q]], n);
                 Verdict v = classify_candidate(nest, id, gpu, config.limits);
                 if (v == Verdict::Ok) {
                     add_featurized(nest, n);
                     ok++;
                 } else if (v == Verdict::Soft) {
-                    soft.push_back(b[q]);
+                    soft.emplace_back(b[q], false);
                 } else {
                     stats.states_pruned_hard++;
                 }
             }
-            for (size_t i : soft) {
+            for (const auto &[i, unchecked] : soft) {
                 if (ok < want) {
-                    add_featurized(nest_for(opts[i], n), n);
+                    const LoopNest &nest = nest_for(opts[i], n);
+                    if (unchecked && classify_candidate(nest, id, gpu, config.limits) == Verdict::Hard) {
+                        stats.states_pruned_hard++;
+                        continue;
+                    }
+                    add_featurized(nest, n);
                     ok++;
                 } else {
                     stats.states_pruned_soft++;

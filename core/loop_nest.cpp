@@ -4,6 +4,8 @@
 #include <cassert>
 #include <functional>
 
+#include "core/root_stage_launch.h"
+
 namespace gpusched {
 
 namespace {
@@ -243,15 +245,7 @@ void LoopNest::rebuild() {
         }
     };
     auto assign_slots = [](ScheduledStage &ss, const Stage &st) {
-        ss.thread_slot.assign(st.loops.size(), -1);
-        int slot = 0;
-        for (size_t i = 0; i < st.loops.size() && slot < 3; i++) {
-            if (st.tileable(i) && ss.thread[i] > 1) {
-                ss.thread_slot[i] = slot;
-                ss.thread_shape[slot++] = ss.thread[i];
-            }
-        }
-        ss.threads = ss.thread_shape[0] * ss.thread_shape[1] * ss.thread_shape[2];
+        ss.threads = assign_thread_slots(st, ss.thread, ss.thread_slot, ss.thread_shape);
     };
     // The region of node n per block (per thread of its host, for Thread
     // level) when the kernel's tile is moved by `shift` points in every pure
@@ -396,21 +390,11 @@ void LoopNest::rebuild() {
                 k.threads_per_block = 1;
                 k.shared_bytes = 0;
                 k.stages.clear();
-                for (size_t i = 0; i < nl; i++) {
-                    int64_t ext = ss.loops_realization[i].extent();
-                    if (!st.tileable(i)) {
-                        ss.serial[i] = ext;
-                        continue;
-                    }
-                    if (t) {
-                        ss.serial[i] = std::min(ext, t->serial[i]);
-                        ss.thread[i] = std::min(ceil_div(ext, ss.serial[i]), t->thread[i]);
-                    }
-                    int64_t tile = ss.serial[i] * ss.thread[i];
-                    ss.block[i] = ceil_div(ext, tile);
-                    k.num_blocks *= ss.block[i];
-                    ss.loops_block[i] = tile_at(ss.loops_realization[i], tile, ss.block[i] / 2);
-                }
+                k.num_blocks = tile_root_stage(st, ss.loops_realization, t, ss.serial, ss.thread, ss.block);
+                for (size_t i = 0; i < nl; i++)
+                    if (st.tileable(i))
+                        ss.loops_block[i] =
+                            tile_at(ss.loops_realization[i], ss.serial[i] * ss.thread[i], ss.block[i] / 2);
                 assign_slots(ss, st);
                 middle_thread_tile(ss);
                 ss.num_realizations = 1;

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/loop_nest.h"
+#include "core/root_stage_launch.h"
 
 namespace gpusched {
 
@@ -354,18 +355,28 @@ bool meets_soft(const FunctionDAG &dag, const LoopNest &nest, const GpuProfile &
         if (ss.node != step.node || ss.location == ComputeLocation::Thread) continue;
         // A root Func is only tiled in its later steps: judge its tiling then.
         if (ss.location == ComputeLocation::Root && (step.phase == 0 || ss.stage != step.phase - 1)) continue;
-        const Kernel &k = nest.kernels[ss.kernel];
-        if (ss.location == ComputeLocation::Root &&
-            static_cast<double>(k.num_blocks) < limits.min_blocks_per_sm * gpu.sm_count)
-            return false;
-        int64_t lanes = (ss.threads + gpu.warp_size - 1) / gpu.warp_size * gpu.warp_size;
-        if (static_cast<double>(ss.threads) < limits.min_lane_utilization * static_cast<double>(lanes))
+        if (!launch_meets_soft(ss.location == ComputeLocation::Root, nest.kernels[ss.kernel].num_blocks,
+                               ss.threads, gpu, limits))
             return false;
     }
     return true;
 }
 
 } // namespace
+
+bool launch_meets_soft(bool root, int64_t num_blocks, int64_t threads, const GpuProfile &gpu,
+                       const PruningLimits &limits) {
+    if (root && static_cast<double>(num_blocks) < limits.min_blocks_per_sm * gpu.sm_count) return false;
+    const int64_t lanes = (threads + gpu.warp_size - 1) / gpu.warp_size * gpu.warp_size;
+    return static_cast<double>(threads) >= limits.min_lane_utilization * static_cast<double>(lanes);
+}
+
+bool root_tiling_meets_soft(const Stage &st, const std::vector<Span> &loops, const StageTiling *tiling,
+                            const GpuProfile &gpu, const PruningLimits &limits, RootTilingScratch &scratch) {
+    const int64_t blocks = tile_root_stage(st, loops, tiling, scratch.serial, scratch.thread, scratch.block);
+    const int64_t threads = assign_thread_slots(st, scratch.thread, scratch.slot, scratch.shape);
+    return launch_meets_soft(true, blocks, threads, gpu, limits);
+}
 
 int num_steps(const FunctionDAG &dag) {
     int n = 0;

@@ -13,6 +13,7 @@
 // contain all uses, at most 3 thread loops, splits no larger than extents)
 // and within the hard limits of the GpuProfile.
 
+#include <array>
 #include <cstdint>
 #include <set>
 #include <vector>
@@ -83,6 +84,27 @@ Verdict classify_candidate(const LoopNest &nest, StepId step, const GpuProfile &
 // True when the step cannot change this state (a pass-through step: the Func
 // is not a kernel of its own, so it has no tiling step of its own).
 bool is_pass_through(const Decisions &d, StepId step);
+
+// The soft criteria on one stage's launch: a root stage's kernel launches at
+// least min_blocks_per_sm blocks per SM, and every stage's threads fill
+// min_lane_utilization of the warps they occupy.
+bool launch_meets_soft(bool root, int64_t num_blocks, int64_t threads, const GpuProfile &gpu,
+                       const PruningLimits &limits);
+
+// At a root Func's tiling step, a candidate's soft verdict without its loop
+// nest: the judged stage's launch depends only on its loops over the Func's
+// region (FunctionDAG::loop_bounds of Node::region) and its tiling
+// (core/root_stage_launch.h). False exactly when the candidate fails the
+// soft criteria there: classify_candidate then answers Soft, or Hard where it
+// also breaks a hard limit, which this does not check. The scratch keeps
+// the per-loop vectors' storage between calls.
+struct RootTilingScratch {
+    std::vector<int64_t> serial, thread, block;
+    std::vector<int> slot;
+    std::array<int64_t, 3> shape{1, 1, 1};
+};
+bool root_tiling_meets_soft(const Stage &st, const std::vector<Span> &loops, const StageTiling *tiling,
+                            const GpuProfile &gpu, const PruningLimits &limits, RootTilingScratch &scratch);
 
 // Candidates with pruning applied (soft criteria relative to all siblings).
 std::vector<Decisions> enumerate_children(const FunctionDAG &dag, const Decisions &parent, StepId step,

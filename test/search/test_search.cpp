@@ -200,6 +200,52 @@ TEST_CASE("too few blocks for the SMs is pruned when there is a choice", "[searc
     }
 }
 
+TEST_CASE("at a root tiling step the soft verdict known without the loop nest is the nest's own",
+          "[search][pruning]") {
+    // The search skips building the nest of a tiling that fails the soft
+    // criteria (root_tiling_meets_soft): every candidate of every tiling
+    // step of these pipelines, each Func put at root where it may be.
+    test_pipelines::Reductions red;
+    test_pipelines::Staged staged(false);
+    test_pipelines::Copy copy(false, 2048, 2048);
+    int ok = 0, soft = 0;
+    for (const auto &outputs : {red.outputs(), staged.outputs(), copy.outputs()}) {
+        FunctionDAG dag(outputs);
+        Decisions s = initial_decisions(dag);
+        RootTilingScratch scratch;
+        for (int step = 0; step < num_steps(dag); step++) {
+            const StepId id = step_at(dag, step);
+            const std::vector<Decisions> candidates = enumerate_candidates(dag, s, id, h100());
+            REQUIRE(!candidates.empty());
+            if (id.phase > 0 && s.funcs[id.node].location == ComputeLocation::Root) {
+                const Node &node = dag.nodes[id.node];
+                const Stage &st = node.stages[id.phase - 1];
+                const std::vector<Span> loops = dag.loop_bounds(st, node.region);
+                for (const Decisions &c : candidates) {
+                    const FuncDecision &f = c.funcs[id.node];
+                    const bool meets =
+                        root_tiling_meets_soft(st, loops, f.tiled ? &f.stages.at(id.phase - 1) : nullptr,
+                                               h100(), PruningLimits{}, scratch);
+                    const Verdict v = classify_candidate(dag, c, id, h100(), PruningLimits{});
+                    CHECK((v != Verdict::Ok || meets));
+                    CHECK((v != Verdict::Soft || !meets));
+                    ok += v == Verdict::Ok;
+                    soft += v == Verdict::Soft;
+                }
+            }
+            // Go on from a candidate at root where there is one, so the Func's tiling steps come.
+            const std::vector<Decisions> kids = enumerate_children(dag, s, id, h100(), PruningLimits{});
+            REQUIRE(!kids.empty());
+            s = kids.front();
+            for (const Decisions &k : kids)
+                if (k.funcs[id.node].location == ComputeLocation::Root) s = k;
+        }
+    }
+    // Both verdicts were met, so the checks above compared something.
+    CHECK(ok > 10);
+    CHECK(soft > 10);
+}
+
 TEST_CASE("a root-only search puts every Func at root, inlining only what must be", "[search]") {
     // Validation's device reference: the device's arithmetic under the
     // simplest GPU schedule, one kernel per Func.
