@@ -101,8 +101,8 @@ struct Pass {
     // At a root Func's tiling step, whether a candidate fails the soft
     // criteria, known without its nest (root_tiling_meets_soft); its hard
     // limits are then checked only if it is ever taken.
-    std::vector<std::vector<std::vector<Span>>> root_loops; // [node][stage], built when first needed
-    RootTilingScratch tiling_scratch;
+    std::vector<std::vector<std::vector<Span>>> root_loops{}; // [node][stage], built when first needed
+    RootTilingScratch tiling_scratch{};
     bool fails_soft_without_nest(const FuncDecision &f, StepId id) {
         if (id.phase == 0 || f.location != ComputeLocation::Root) return false;
         const Node &node = dag.nodes[id.node];
