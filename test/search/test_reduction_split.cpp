@@ -79,18 +79,25 @@ struct Chosen {
     double cost = 0, unsplit_cost = 0;
 };
 
-// What the plugin does: search as written, search the splits, and apply the
-// chosen ones to the pipeline's own Funcs.
-Chosen search_and_split(const std::vector<Func> &outs) {
-    const auto outputs = functions(outs);
+// The plugin's search with the default weights at beam 8: the pipeline as
+// written, then its splits.
+ReductionSplitChoice search_splits_at_beam_8(const std::vector<Halide::Internal::Function> &outputs,
+                                             int passes) {
     FunctionDAG dag(outputs);
     std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
     model->set_pipeline(pipeline_features(dag));
     SearchConfig cfg;
     cfg.beam_size = 8;
-    cfg.passes = 2;
+    cfg.passes = passes;
     const SearchResult unsplit = beam_search(dag, *model, h100(), cfg);
-    ReductionSplitChoice choice = search_reduction_splits(outputs, dag, unsplit, *model, h100(), cfg);
+    return search_reduction_splits(outputs, dag, unsplit, *model, h100(), cfg);
+}
+
+// What the plugin does: search as written, search the splits, and apply the
+// chosen ones to the pipeline's own Funcs.
+Chosen search_and_split(const std::vector<Func> &outs) {
+    const auto outputs = functions(outs);
+    const ReductionSplitChoice choice = search_splits_at_beam_8(outputs, 2);
     Chosen c;
     c.splits = choice.splits;
     c.cost = choice.result.cost;
@@ -558,15 +565,7 @@ TEST_CASE(
     // the default weights: each keeps, among the candidates that tie the
     // cheapest, the one whose kernels fill the GPU most.
     Softmax p;
-    const auto outputs = functions({p.out});
-    FunctionDAG dag(outputs);
-    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
-    model->set_pipeline(pipeline_features(dag));
-    SearchConfig cfg;
-    cfg.beam_size = 8;
-    cfg.passes = 1;
-    const SearchResult unsplit = beam_search(dag, *model, h100(), cfg);
-    const ReductionSplitChoice choice = search_reduction_splits(outputs, dag, unsplit, *model, h100(), cfg);
+    const ReductionSplitChoice choice = search_splits_at_beam_8(functions({p.out}), 1);
     REQUIRE(choice.refinements.size() >= 1);
     const double tolerance = kSplitTieTolerance;
     for (const nlohmann::json &r : choice.refinements) {
