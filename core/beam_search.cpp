@@ -116,6 +116,19 @@ struct Pass {
         return !root_tiling_meets_soft(node.stages[si], loops[si], t, gpu, config.limits, tiling_scratch);
     }
 
+    // Featurizes a candidate that passed pruning, or one known to fail only
+    // the soft criteria without its nest (`unchecked`: its hard limits not
+    // yet checked, which may refuse it). Whether it was added.
+    bool add_unless_hard(const FuncDecision &f, int n, StepId id, bool unchecked) {
+        const LoopNest &nest = nest_for(f, n);
+        if (unchecked && classify_candidate(nest, id, gpu, config.limits) == Verdict::Hard) {
+            stats.states_pruned_hard++;
+            return false;
+        }
+        add_featurized(nest, n);
+        return true;
+    }
+
     // The parent being expanded and its structural hash at the penalty depth.
     const State *parent = nullptr;
     uint64_t parent_penalty_hash = 0;
@@ -205,16 +218,10 @@ struct Pass {
             }
             const Verdict take = any_ok ? Verdict::Ok : Verdict::Soft;
             for (size_t i = 0; i < opts.size(); i++) {
-                if (verdict[i] == take) {
-                    const LoopNest &nest = nest_for(opts[i], n);
-                    if (unchecked[i] && classify_candidate(nest, id, gpu, config.limits) == Verdict::Hard) {
-                        stats.states_pruned_hard++;
-                        continue;
-                    }
-                    add_featurized(nest, n);
-                } else if (verdict[i] == Verdict::Soft) {
+                if (verdict[i] == take)
+                    add_unless_hard(opts[i], n, id, unchecked[i]);
+                else if (verdict[i] == Verdict::Soft)
                     stats.states_pruned_soft++;
-                }
             }
             return;
         }
@@ -267,13 +274,7 @@ struct Pass {
             }
             for (const auto &[i, unchecked] : soft) {
                 if (ok < want) {
-                    const LoopNest &nest = nest_for(opts[i], n);
-                    if (unchecked && classify_candidate(nest, id, gpu, config.limits) == Verdict::Hard) {
-                        stats.states_pruned_hard++;
-                        continue;
-                    }
-                    add_featurized(nest, n);
-                    ok++;
+                    if (add_unless_hard(opts[i], n, id, unchecked)) ok++;
                 } else {
                     stats.states_pruned_soft++;
                 }

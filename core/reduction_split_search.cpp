@@ -28,6 +28,8 @@ struct VariantSearch {
     GpuFill fill;             // of the result
 };
 
+using VariantMemo = std::map<std::string, VariantSearch>;
+
 // The least fill among the significant kernels that compute a stage of
 // these Funcs (1 where none does): how much of the GPU one reduction's
 // split leaves busy, whatever the other reductions' kernels do.
@@ -43,7 +45,6 @@ double fill_of_funcs(const GpuFill &fill, const std::vector<std::string> &funcs)
     }
     return least;
 }
-using VariantMemo = std::map<std::string, VariantSearch>;
 
 // The search of a variant at config's beam, from the memo where it was made
 // before (the map's entries stay where they are, so the reference lasts).

@@ -44,10 +44,6 @@ namespace gpusched {
 // idle and which the analytic model judges 1.2-1.3x slower.
 inline constexpr double kSplitTieTolerance = 0.05;
 
-} // namespace gpusched
-
-namespace gpusched {
-
 struct ReductionSplitChoice {
     std::vector<ReductionSplit> splits; // empty: the pipeline as written
     SearchResult result;                // the full search of the chosen variant
@@ -63,7 +59,8 @@ struct ReductionSplitChoice {
     // Each reduction whose best were compared again: {"func",
     // "greedy_costs", "refined_costs", "fills", "picked"} (an index into those
     // lists): the two best that combine nowhere in block, then any in-block
-    // variant among the two best.
+    // variant among the two best, then the best-filling variant whose greedy
+    // cost ties the best, where it is none of those.
     nlohmann::json refinements = nlohmann::json::array();
     // Where an in-block split was picked: the same search without in-block
     // combining ({"splits", "cost", "kept"}); the cheaper result is kept, so
