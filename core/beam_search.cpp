@@ -54,6 +54,17 @@ struct State {
 
 using Frozen = std::vector<std::optional<FuncDecision>>; // per Func
 
+// Per search, per root stage: its tiling options and whether each meets the
+// soft criteria (root_tiling_meets_soft), both independent of the state
+// being expanded; every parent of every pass at that step shares them.
+struct RootStageTilings {
+    bool built = false;
+    std::vector<Span> loops;   // the stage's loops over its Func's region
+    RootTilingOptions options; // root_tiling_options
+    std::vector<int8_t> soft;  // per option: 1 meets, 0 fails, -1 not judged yet
+};
+using RootTilingCache = std::vector<std::vector<RootStageTilings>>; // [node][stage]
+
 void materialize(State &s) {
     if (s.changed < 0) return;
     auto d = std::make_shared<Decisions>(*s.base);
@@ -72,6 +83,7 @@ struct Pass {
     SearchStats &stats;
     FeatureMemo *memo;
     RegionMemo *regions;                    // shared by every nest of the search
+    RootTilingCache *root_tilings;          // shared by every pass of the search
     const Frozen *frozen;                   // null: nothing frozen
     bool prepass;                           // root/inline options only (sec. 3.2)
     int index;                              // hash depths: sampling index + 1, penalty index
@@ -91,6 +103,10 @@ struct Pass {
 
     const LoopNest &nest_for(const FuncDecision &f, int n) {
         work.funcs[n] = f;
+        return nest_for_work();
+    }
+    // The nest of `work` as it is (its step Func's decision already written).
+    const LoopNest &nest_for_work() {
         if (!scratch)
             scratch = std::make_unique<LoopNest>(dag, work, regions);
         else
@@ -101,26 +117,40 @@ struct Pass {
     // At a root Func's tiling step, whether a candidate fails the soft
     // criteria, known without its nest (root_tiling_meets_soft); its hard
     // limits are then checked only if it is ever taken.
-    std::vector<std::vector<std::vector<Span>>> root_loops{}; // [node][stage], built when first needed
     RootTilingScratch tiling_scratch{};
+    RootStageTilings &root_stage(StepId id) {
+        RootTilingCache &cache = *root_tilings;
+        if (cache.empty()) cache.resize(dag.nodes.size());
+        std::vector<RootStageTilings> &stages = cache[id.node];
+        if (stages.empty()) stages.resize(dag.nodes[id.node].stages.size());
+        const int si = id.phase - 1;
+        RootStageTilings &r = stages[si];
+        if (!r.built) {
+            const Node &node = dag.nodes[id.node];
+            r.loops = dag.loop_bounds(node.stages[si], node.region);
+            r.options = root_tiling_options(dag, id.node, si, gpu);
+            r.soft.assign(r.options.size(), -1);
+            r.built = true;
+        }
+        return r;
+    }
     bool fails_soft_without_nest(const FuncDecision &f, StepId id) {
         if (id.phase == 0 || f.location != ComputeLocation::Root) return false;
-        const Node &node = dag.nodes[id.node];
         const size_t si = static_cast<size_t>(id.phase - 1);
-        if (root_loops.empty()) root_loops.resize(dag.nodes.size());
-        std::vector<std::vector<Span>> &loops = root_loops[id.node];
-        if (loops.empty())
-            for (const Stage &st : node.stages)
-                loops.push_back(dag.loop_bounds(st, node.region));
         const StageTiling *t = f.tiled && si < f.stages.size() ? &f.stages[si] : nullptr;
-        return !root_tiling_meets_soft(node.stages[si], loops[si], t, gpu, config.limits, tiling_scratch);
+        return !root_tiling_meets_soft(dag.nodes[id.node].stages[si], root_stage(id).loops, t, gpu,
+                                       config.limits, tiling_scratch);
     }
 
     // Featurizes a candidate that passed pruning, or one known to fail only
     // the soft criteria without its nest (`unchecked`: its hard limits not
     // yet checked, which may refuse it). Whether it was added.
     bool add_unless_hard(const FuncDecision &f, int n, StepId id, bool unchecked) {
-        const LoopNest &nest = nest_for(f, n);
+        work.funcs[n] = f;
+        return add_work_unless_hard(n, id, unchecked);
+    }
+    bool add_work_unless_hard(int n, StepId id, bool unchecked) {
+        const LoopNest &nest = nest_for_work();
         if (unchecked && classify_candidate(nest, id, gpu, config.limits) == Verdict::Hard) {
             stats.states_pruned_hard++;
             return false;
@@ -186,8 +216,13 @@ struct Pass {
             }
             stats.states_pruned_hard++;
         }
-        std::vector<FuncDecision> opts =
-            enumerate_options(dag, *p.d, id, gpu, prepass || config.root_only, regions);
+        // A root tiling step's options are the same for every parent: the
+        // sampled search writes each into `work` from the per-search list
+        // instead of enumerating a decision per option and parent.
+        RootStageTilings *rt =
+            config.hierarchical_sampling && is_root_tiling_step(dag, *p.d, id) ? &root_stage(id) : nullptr;
+        std::vector<FuncDecision> opts;
+        if (!rt) opts = enumerate_options(dag, *p.d, id, gpu, prepass || config.root_only, regions);
         if (config.root_only && id.phase == 0) {
             opts.erase(std::remove_if(opts.begin(), opts.end(),
                                       [&](const FuncDecision &f) {
@@ -197,7 +232,8 @@ struct Pass {
                                       }),
                        opts.end());
         }
-        stats.states_enumerated += static_cast<int64_t>(opts.size());
+        const size_t count = rt ? rt->options.size() : opts.size();
+        stats.states_enumerated += static_cast<int64_t>(count);
         if (!config.hierarchical_sampling) {
             // All candidates that pass pruning; soft criteria apply only when
             // some sibling meets them.
@@ -231,12 +267,29 @@ struct Pass {
         // Pruning is checked lazily in the shuffled order, so unsampled
         // candidates never cost a loop nest; a bucket with too few members
         // passing the soft criteria is topped up with ones failing only those.
+        // Option i becomes the step Func's decision in `work`.
+        const int si = id.phase - 1;
+        auto select = [&](size_t i) {
+            if (rt)
+                rt->options.apply(i, work.funcs[n].stages[si]);
+            else
+                work.funcs[n] = opts[i];
+        };
+        // Whether the selected option i fails the soft criteria, known
+        // without its nest (a root tiling's verdict is judged once per search).
+        auto fails_soft = [&](size_t i) {
+            if (!rt) return fails_soft_without_nest(work.funcs[n], id);
+            int8_t &known = rt->soft[i];
+            if (known < 0) known = fails_soft_without_nest(work.funcs[n], id) ? 0 : 1;
+            return known == 0;
+        };
         std::unordered_map<uint64_t, std::vector<size_t>> buckets;
         std::vector<uint64_t> bucket_order;
         const int depth = std::min(index + 1, config.sampling_max_depth);
         const uint64_t rest = structural_hash(*p.d, depth) - func_structural_hash(n, p.d->funcs[n], depth);
-        for (size_t i = 0; i < opts.size(); i++) {
-            uint64_t h = rest + func_structural_hash(n, opts[i], depth);
+        for (size_t i = 0; i < count; i++) {
+            select(i);
+            uint64_t h = rest + func_structural_hash(n, work.funcs[n], depth);
             auto &b = buckets[h];
             if (b.empty()) bucket_order.push_back(h);
             b.push_back(i);
@@ -257,11 +310,12 @@ struct Pass {
             soft.clear();
             size_t q = 0;
             for (; q < b.size() && ok < want; q++) {
-                if (fails_soft_without_nest(opts[b[q]], id)) {
+                select(b[q]);
+                if (fails_soft(b[q])) {
                     soft.emplace_back(b[q], true);
                     continue;
                 }
-                const LoopNest &nest = nest_for(opts[b[q]], n);
+                const LoopNest &nest = nest_for_work();
                 Verdict v = classify_candidate(nest, id, gpu, config.limits);
                 if (v == Verdict::Ok) {
                     add_featurized(nest, n);
@@ -274,7 +328,8 @@ struct Pass {
             }
             for (const auto &[i, unchecked] : soft) {
                 if (ok < want) {
-                    if (add_unless_hard(opts[i], n, id, unchecked)) ok++;
+                    select(i);
+                    if (add_work_unless_hard(n, id, unchecked)) ok++;
                 } else {
                     stats.states_pruned_soft++;
                 }
@@ -469,6 +524,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     FeatureMemo memo(config.memo_max_bytes);
     FeatureMemo *memo_ptr = config.memoize ? &memo : nullptr;
     RegionMemo regions;
+    RootTilingCache root_tilings;
     std::vector<State> start(1);
     start[0].d = std::make_shared<const Decisions>(initial_decisions(dag));
 
@@ -477,8 +533,8 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
         config.freezing && dag.nodes.size() >= static_cast<size_t>(std::max(0, config.freezing_min_funcs));
     if (freeze) {
         auto tp = Clock::now();
-        Pass pre{dag,  model, gpu,     config,  rng, stats, memo_ptr, &regions, nullptr,
-                 true, 0,     nullptr, nullptr, {},  {},    {},       {}};
+        Pass pre{dag,     model, gpu, config,  rng,     stats, memo_ptr, &regions, &root_tilings,
+                 nullptr, true,  0,   nullptr, nullptr, {},    {},       {},       {}};
         std::vector<State> beam = pre.run(start);
         if (const State *best = cheapest(beam)) {
             frozen = choose_frozen(dag, *best);
@@ -505,6 +561,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
                stats,
                memo_ptr,
                &regions,
+               &root_tilings,
                frozen.empty() ? nullptr : &frozen,
                false,
                pass,

@@ -447,6 +447,68 @@ bool partials_fit_in_block(const FunctionDAG &dag, const Decisions &parent, int 
 
 } // namespace
 
+RootTilingOptions root_tiling_options(const FunctionDAG &dag, int n, int si, const GpuProfile &gpu) {
+    const Stage &st = dag.nodes[n].stages[si];
+    RootTilingOptions out;
+    out.loops = tileable_loops(st);
+    if (out.loops.empty()) {
+        out.count = 1; // nothing to tile: the parent's decision unchanged
+        return out;
+    }
+    const std::vector<Span> bounds = dag.loop_bounds(st, dag.nodes[n].region);
+    const size_t k = out.loops.size();
+    std::vector<std::vector<int64_t>> sopts;
+    for (int l : out.loops)
+        sopts.push_back(serial_options(bounds[l].extent(), gpu.warp_size));
+    for (const auto &serial : cartesian(sopts)) {
+        // Thread sizes (sec. 4.2): 16/32/64 on the first loop with at
+        // least 16 iterations left, powers of two up to 16 elsewhere; a
+        // split never exceeds the loop.
+        int inner = -1;
+        for (size_t q = 0; q < k && inner < 0; q++)
+            if (bounds[out.loops[q]].extent() / serial[q] >= 16) inner = static_cast<int>(q);
+        if (inner < 0) inner = 0;
+        std::vector<std::vector<int64_t>> topts;
+        for (size_t q = 0; q < k; q++) {
+            int64_t room = bounds[out.loops[q]].extent() / serial[q];
+            std::vector<int64_t> o;
+            if (static_cast<int>(q) == inner) {
+                for (int64_t t : {16, 32, 64})
+                    if (t <= room) o.push_back(t);
+                if (o.empty()) o.push_back(std::max<int64_t>(1, room));
+            } else {
+                for (int64_t t = 1; t <= 16 && t <= room; t *= 2)
+                    o.push_back(t);
+                if (o.empty()) o.push_back(1);
+            }
+            topts.push_back(o);
+        }
+        for (const auto &thread : cartesian(topts)) {
+            out.serial.insert(out.serial.end(), serial.begin(), serial.end());
+            out.thread.insert(out.thread.end(), thread.begin(), thread.end());
+            out.count++;
+        }
+    }
+    return out;
+}
+
+void RootTilingOptions::apply(size_t i, StageTiling &t) const {
+    const size_t k = loops.size();
+    for (size_t q = 0; q < k; q++) {
+        t.serial[loops[q]] = serial[i * k + q];
+        t.thread[loops[q]] = thread[i * k + q];
+    }
+}
+
+bool is_root_tiling_step(const FunctionDAG &dag, const Decisions &parent, StepId step) {
+    const int n = step.node;
+    if (step.phase == 0 || parent.funcs[n].location != ComputeLocation::Root) return false;
+    // The update combining a split's partials in block has tilings of its own.
+    return !(step.phase == static_cast<int>(dag.nodes[n].stages.size()) &&
+             std::any_of(dag.nodes.begin(), dag.nodes.end(),
+                         [&](const Node &p) { return p.combined_in_block_of == n; }));
+}
+
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                             const GpuProfile &gpu, bool root_or_inline_only,
                                             RegionMemo *memo) {
@@ -595,46 +657,12 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
         }
     } else if (parent.funcs[n].location == ComputeLocation::Root) {
         const int si = step.phase - 1;
-        const Stage &st = node.stages[si];
-        std::vector<int> tl = tileable_loops(st);
-        std::vector<Span> bounds = dag.loop_bounds(st, node.region);
-        std::vector<std::vector<int64_t>> sopts;
-        for (int l : tl)
-            sopts.push_back(serial_options(bounds[l].extent(), gpu.warp_size));
-        for (const auto &serial : cartesian(sopts)) {
-            // Thread sizes (sec. 4.2): 16/32/64 on the first loop with at
-            // least 16 iterations left, powers of two up to 16 elsewhere; a
-            // split never exceeds the loop.
-            int inner = -1;
-            for (size_t q = 0; q < tl.size() && inner < 0; q++)
-                if (bounds[tl[q]].extent() / serial[q] >= 16) inner = static_cast<int>(q);
-            if (inner < 0) inner = 0;
-            std::vector<std::vector<int64_t>> topts;
-            for (size_t q = 0; q < tl.size(); q++) {
-                int64_t room = bounds[tl[q]].extent() / serial[q];
-                std::vector<int64_t> o;
-                if (static_cast<int>(q) == inner) {
-                    for (int64_t t : {16, 32, 64})
-                        if (t <= room) o.push_back(t);
-                    if (o.empty()) o.push_back(std::max<int64_t>(1, room));
-                } else {
-                    for (int64_t t = 1; t <= 16 && t <= room; t *= 2)
-                        o.push_back(t);
-                    if (o.empty()) o.push_back(1);
-                }
-                topts.push_back(o);
-            }
-            for (const auto &thread : cartesian(topts)) {
-                FuncDecision c = parent.funcs[n];
-                StageTiling &t = c.stages[si];
-                for (size_t q = 0; q < tl.size(); q++) {
-                    t.serial[tl[q]] = serial[q];
-                    t.thread[tl[q]] = thread[q];
-                }
-                candidates.push_back(std::move(c));
-            }
+        const RootTilingOptions options = root_tiling_options(dag, n, si, gpu);
+        for (size_t i = 0; i < options.size(); i++) {
+            FuncDecision c = parent.funcs[n];
+            options.apply(i, c.stages[si]);
+            candidates.push_back(std::move(c));
         }
-        if (tl.empty()) candidates.push_back(parent.funcs[n]);
     } else {
         candidates.push_back(parent.funcs[n]); // nothing to tile for this Func at this step
     }

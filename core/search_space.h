@@ -71,6 +71,26 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                                             const GpuProfile &gpu, bool root_or_inline_only = false,
                                             RegionMemo *memo = nullptr);
 
+// At a root Func's tiling step (is_root_tiling_step), the candidates
+// enumerate_options offers, in its order, without a decision per candidate:
+// the serial and thread sizes of the stage's tileable loops (the first three
+// pure or atomic ones), which option i writes into the stage's tiling and
+// leaves its other loops as they were. They depend only on the stage and
+// its Func's region, not on the state, so a search computes them once per
+// stage (core/beam_search.cpp).
+struct RootTilingOptions {
+    std::vector<int> loops;              // the tileable loops' indices
+    std::vector<int64_t> serial, thread; // option i's sizes: [i * loops.size() + q]
+    size_t count = 0;                    // 1 (the parent unchanged) where no loop is tileable
+    size_t size() const { return count; }
+    void apply(size_t i, StageTiling &t) const;
+};
+RootTilingOptions root_tiling_options(const FunctionDAG &dag, int n, int si, const GpuProfile &gpu);
+// Whether the step tiles a stage of a Func the parent computes at root with
+// root_tiling_options (all of them but the update that combines a split's
+// partials in block, which has options of its own).
+bool is_root_tiling_step(const FunctionDAG &dag, const Decisions &parent, StepId step);
+
 // Pruning verdict for one candidate: Hard = violates a hard limit; Soft =
 // fails a soft criterion (kept only when no sibling passes).
 enum class Verdict { Ok, Soft, Hard };
