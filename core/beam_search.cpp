@@ -114,6 +114,27 @@ struct Pass {
         return *scratch;
     }
 
+    // enumerate_options' nests of the parent with one Func's decision
+    // replaced, from the scratch nest (work holds the parent meanwhile); the
+    // Func is the parent's again afterwards.
+    class ScratchNests final : public ParentNests {
+    public:
+        ScratchNests(Pass &pass, const Decisions &parent) : pass_(pass), parent_(parent) {}
+        ~ScratchNests() override {
+            if (changed_ >= 0) pass_.work.funcs[changed_] = parent_.funcs[changed_];
+        }
+        const LoopNest &with(int n, const FuncDecision &f) override {
+            if (changed_ >= 0 && changed_ != n) pass_.work.funcs[changed_] = parent_.funcs[changed_];
+            changed_ = n;
+            return pass_.nest_for(f, n);
+        }
+
+    private:
+        Pass &pass_;
+        const Decisions &parent_;
+        int changed_ = -1;
+    };
+
     // At a root Func's tiling step, whether a candidate fails the soft
     // criteria, known without its nest (root_tiling_meets_soft); its hard
     // limits are then checked only if it is ever taken.
@@ -222,7 +243,10 @@ struct Pass {
         RootStageTilings *rt =
             config.hierarchical_sampling && is_root_tiling_step(dag, *p.d, id) ? &root_stage(id) : nullptr;
         std::vector<FuncDecision> opts;
-        if (!rt) opts = enumerate_options(dag, *p.d, id, gpu, prepass || config.root_only, regions);
+        if (!rt) {
+            ScratchNests nests(*this, *p.d);
+            opts = enumerate_options(dag, *p.d, id, gpu, prepass || config.root_only, regions, &nests);
+        }
         if (config.root_only && id.phase == 0) {
             opts.erase(std::remove_if(opts.begin(), opts.end(),
                                       [&](const FuncDecision &f) {

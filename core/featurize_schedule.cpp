@@ -10,9 +10,10 @@ namespace detail {
 
 int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes) {
     // Global loads and stores are served in 32-byte sectors. Small sorted
-    // buffer instead of a set: this runs for every warp of every state.
-    std::vector<int64_t> sectors;
-    sectors.reserve(addresses.size() * 2);
+    // buffer instead of a set, kept between calls: this runs for every
+    // serial point of every warp analysed of every state.
+    thread_local std::vector<int64_t> sectors;
+    sectors.clear();
     for (int64_t a : addresses) {
         int64_t first = (a * bytes) >> 5, last = (a * bytes + bytes - 1) >> 5;
         for (int64_t s = first; s <= last; s++)
@@ -26,8 +27,8 @@ int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, in
     // Shared memory has `banks` 4-byte banks; lanes reading the same word are
     // served together (broadcast), distinct words in one bank serialize.
     if (addresses.empty()) return 0;
-    std::vector<std::pair<int64_t, int64_t>> bank_word; // (bank, word)
-    bank_word.reserve(addresses.size() * 2);
+    thread_local std::vector<std::pair<int64_t, int64_t>> bank_word; // (bank, word); kept between calls
+    bank_word.clear();
     for (int64_t a : addresses) {
         int64_t first = (a * bytes) >> 2, last = (a * bytes + bytes - 1) >> 2;
         for (int64_t w = first; w <= last; w++)
@@ -258,9 +259,11 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
                 loop_stride[l] += *jac[i][l] * strides[i];
         }
     }
+    // Kept between calls (one per serial point per warp per access).
+    thread_local std::vector<int64_t> base, addrs, point;
     auto warp_tx = [&](int warp, double &used) {
         double tx = 0;
-        std::vector<int64_t> base, addrs;
+        base.clear();
         int64_t lo = static_cast<int64_t>(warp) * warp_size;
         int64_t hi = std::min<int64_t>(lo + warp_size, static_cast<int64_t>(L.active.size()));
         for (int64_t lane = lo; lane < hi; lane++) {
@@ -270,7 +273,7 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
                 a += loop_stride[l] * L.coord(lane, l);
             base.push_back(known ? a : lane * 1024 * warp_size);
         }
-        std::vector<int64_t> point(st.loops.size(), 0);
+        point.assign(st.loops.size(), 0);
         for (int64_t c = 0; c < enumerated; c++) {
             int64_t rem = c, offset = 0;
             for (int l : dep) {
@@ -370,14 +373,14 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     // see inlined_rows below.)
     std::vector<EffectiveAccess> accesses = collect_accesses(nest, st);
 
-    auto dm_real = nest.demand(st, ss.loops_realization);
-    auto dm_thread = nest.demand(st, ss.loops_thread);
-    auto dm_block = nest.demand(st, ss.loops_block);
+    const auto dm_real = nest.demand(st, ss.loops_realization);
+    const auto dm_thread = nest.demand(st, ss.loops_thread);
+    const auto dm_block = nest.demand(st, ss.loops_block);
     double ub = 0, ul = 0, alloc_bytes = 0;
     double lvl_bytes[3] = {0, 0, 0}, lvl_lines[3] = {0, 0, 0}, lvl_alloc[3] = {0, 0, 0};
     double thr_bytes[3] = {0, 0, 0}, thr_lines[3] = {0, 0, 0};
     double task_bytes = 0, task_lines = 0;
-    for (const auto &kv : dm_real) {
+    for (const auto &kv : *dm_real) {
         int pb = dag.producer_bytes(kv.first);
         int lvl = static_cast<int>(nest.memory_level(kv.first));
         double b = bytes_of(kv.second, pb), l = lines_of(kv.second);
@@ -389,12 +392,12 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
         lvl_lines[lvl] += l;
         lvl_alloc[lvl] += a;
     }
-    for (const auto &kv : dm_thread) {
+    for (const auto &kv : *dm_thread) {
         int lvl = static_cast<int>(nest.memory_level(kv.first));
         thr_bytes[lvl] += bytes_of(kv.second, dag.producer_bytes(kv.first));
         thr_lines[lvl] += lines_of(kv.second);
     }
-    for (const auto &kv : dm_block) {
+    for (const auto &kv : *dm_block) {
         task_bytes += bytes_of(kv.second, dag.producer_bytes(kv.first));
         task_lines += lines_of(kv.second);
     }

@@ -90,6 +90,21 @@ template <AutoschedulerFn F> void register_autoscheduler(const std::string &name
     Halide::Pipeline::add_autoscheduler(name, detail::halide_entry<F>);
 }
 
+// Runs the autoscheduler registered as `name` on p with `options` (Halide
+// 14 takes none) and returns its results: an autoscheduler calling another.
+inline Halide::AutoSchedulerResults apply_named_autoscheduler(const Halide::Pipeline &p,
+                                                              const Halide::Target &t,
+                                                              const std::string &name,
+                                                              const AutoschedulerOptions &options) {
+#if GPUSCHED_HALIDE_MAJOR >= 16
+    return p.apply_autoscheduler(t, Halide::AutoschedulerParams(name, options));
+#else
+    (void)options;
+    Halide::Pipeline handle = p; // 14's auto_schedule is not const; a handle shares the pipeline
+    return handle.auto_schedule(name, t);
+#endif
+}
+
 // Names the scheduler in its results where Halide expects the autoscheduler
 // to (14); later Halides set it from the generator's arguments.
 inline void name_results(Halide::AutoSchedulerResults *results, const std::string &name) {

@@ -49,8 +49,9 @@ const Region &LoopNest::allocation(const ProducerRef &p) const {
     return r.empty() ? dag.nodes[p.index].region : r;
 }
 
-std::map<ProducerRef, Region> LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
-    if (!memo_) return demand_walk(s, loop_bounds);
+std::shared_ptr<const std::map<ProducerRef, Region>>
+LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
+    if (!memo_) return std::make_shared<const std::map<ProducerRef, Region>>(demand_walk(s, loop_bounds));
     // What it depends on: the stage, its bounds and which Funcs are inlined.
     std::vector<int64_t> key;
     key.reserve(3 + 2 * loop_bounds.size() + dag.nodes.size() / 64 + 1);
@@ -62,8 +63,8 @@ std::map<ProducerRef, Region> LoopNest::demand(const Stage &s, const std::vector
         key.push_back(b.max);
     }
     append_inlined_bits(static_cast<int>(dag.nodes.size()), key);
-    if (const RegionMemo::Demand *known = memo_->find_demand(key)) return *known;
-    std::map<ProducerRef, Region> out = demand_walk(s, loop_bounds);
+    if (std::shared_ptr<const RegionMemo::Demand> known = memo_->find_demand(key)) return known;
+    auto out = std::make_shared<const std::map<ProducerRef, Region>>(demand_walk(s, loop_bounds));
     memo_->insert_demand(key, out);
     return out;
 }
@@ -300,9 +301,9 @@ void LoopNest::rebuild() {
                         moved[i].max += shift;
                     }
                 }
-                auto dm = demand(st, moved);
-                auto it = dm.find(ProducerRef{n, false});
-                if (it != dm.end()) merge_region(r, it->second);
+                const auto dm = demand(st, moved);
+                auto it = dm->find(ProducerRef{n, false});
+                if (it != dm->end()) merge_region(r, it->second);
             }
         }
         return r;

@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "core/function_dag.h"
@@ -130,8 +131,11 @@ public:
     const Region &allocation(const ProducerRef &p) const;
 
     // Regions of non-inlined producers a stage needs over the given loop
-    // bounds, following inlined Funcs through to what they read.
-    std::map<ProducerRef, Region> demand(const Stage &s, const std::vector<Span> &loops) const;
+    // bounds, following inlined Funcs through to what they read. Shared with
+    // the region memo where it has them (asked three times per stage
+    // featurized, a copy each was a map of vectors).
+    std::shared_ptr<const std::map<ProducerRef, Region>> demand(const Stage &s,
+                                                                const std::vector<Span> &loops) const;
     // The same, always walked (demand() takes it from the memo where it can).
     std::map<ProducerRef, Region> demand_walk(const Stage &s, const std::vector<Span> &loops) const;
     // Region of the stage's own Func written over the given loop bounds.

@@ -47,21 +47,22 @@ void RegionMemo::insert(const std::vector<int64_t> &key, const Region &region) {
     if (regions_.emplace(key, region).second) bytes_ += bytes;
 }
 
-const RegionMemo::Demand *RegionMemo::find_demand(const std::vector<int64_t> &key) {
-    return find_counted(demands_, key, demand_hits, demand_misses);
+std::shared_ptr<const RegionMemo::Demand> RegionMemo::find_demand(const std::vector<int64_t> &key) {
+    const auto *known = find_counted(demands_, key, demand_hits, demand_misses);
+    return known ? *known : nullptr;
 }
 
-void RegionMemo::insert_demand(const std::vector<int64_t> &key, const Demand &demand) {
+void RegionMemo::insert_demand(const std::vector<int64_t> &key, std::shared_ptr<const Demand> demand) {
     // Key, each producer's region in a map node, and the hash node.
     size_t bytes = key.size() * sizeof(int64_t) + 64;
-    for (const auto &[producer, region] : demand)
+    for (const auto &[producer, region] : *demand)
         bytes += region.size() * sizeof(Span) + 64;
     if (demand_bytes_ + bytes > max_bytes_) {
         demands_.clear();
         demand_bytes_ = 0;
         resets++;
     }
-    if (demands_.emplace(key, demand).second) demand_bytes_ += bytes;
+    if (demands_.emplace(key, std::move(demand)).second) demand_bytes_ += bytes;
 }
 
 } // namespace gpusched

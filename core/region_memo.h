@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -43,10 +44,11 @@ public:
     const Region *find(const std::vector<int64_t> &key);
     void insert(const std::vector<int64_t> &key, const Region &region);
 
-    // What a stage reads (LoopNest::demand) stored under key, or null.
+    // What a stage reads (LoopNest::demand) stored under key, or null;
+    // shared, so a caller's copy outlives the table being emptied.
     using Demand = std::map<ProducerRef, Region>;
-    const Demand *find_demand(const std::vector<int64_t> &key);
-    void insert_demand(const std::vector<int64_t> &key, const Demand &demand);
+    std::shared_ptr<const Demand> find_demand(const std::vector<int64_t> &key);
+    void insert_demand(const std::vector<int64_t> &key, std::shared_ptr<const Demand> demand);
 
     int64_t hits = 0, misses = 0, resets = 0; // of the regions below root
     int64_t demand_hits = 0, demand_misses = 0;
@@ -56,7 +58,7 @@ private:
         size_t operator()(const std::vector<int64_t> &k) const;
     };
     std::unordered_map<std::vector<int64_t>, Region, KeyHash> regions_;
-    std::unordered_map<std::vector<int64_t>, Demand, KeyHash> demands_;
+    std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Demand>, KeyHash> demands_;
     size_t max_bytes_;
     size_t bytes_ = 0, demand_bytes_ = 0;
 };

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -119,7 +120,7 @@ Region region_in_kernel_at(const FunctionDAG &dag, const LoopNest &nest, int ker
         return idx >= 0 && nest.stages[idx].kernel == kernel;
     };
     auto read_by = [&](const Stage &st, const std::vector<Span> &loops) {
-        for (const auto &[p, r] : nest.demand(st, loops))
+        for (const auto &[p, r] : *nest.demand(st, loops))
             if (!p.is_image && inside_kernel(p.index)) merge_region(inside[p.index], r);
     };
     const Kernel &k = nest.kernels[kernel];
@@ -204,10 +205,10 @@ bool extent_fixed_as_tile_moves(const FunctionDAG &dag, const LoopNest &nest, in
         const Stage &st = dag.nodes[ss.node].stages[ss.stage];
         const TilePositions at{st, ss.loops_thread, ss.loops_block};
         if (!fixed(at, [&](const std::vector<Span> &loops) {
-                auto dm = nest.demand(st, loops);
-                auto it = dm.find(ProducerRef{n, false});
+                const auto dm = nest.demand(st, loops);
+                auto it = dm->find(ProducerRef{n, false});
                 Region r;
-                if (it == dm.end()) return r;
+                if (it == dm->end()) return r;
                 r = it->second;
                 dag.grow_by_updates(n, r);
                 return r;
@@ -509,9 +510,40 @@ bool is_root_tiling_step(const FunctionDAG &dag, const Decisions &parent, StepId
                          [&](const Node &p) { return p.combined_in_block_of == n; }));
 }
 
+namespace {
+
+// ParentNests without a search's scratch: each nest built afresh.
+class FreshNests final : public ParentNests {
+public:
+    FreshNests(const FunctionDAG &dag, const Decisions &parent, RegionMemo *memo)
+        : dag_(dag), decisions_(parent), memo_(memo) {}
+    const LoopNest &with(int n, const FuncDecision &f) override {
+        nest_.reset();
+        decisions_.funcs[n] = f;
+        nest_ = std::make_unique<LoopNest>(dag_, decisions_, memo_);
+        return *nest_;
+    }
+
+private:
+    const FunctionDAG &dag_;
+    Decisions decisions_;
+    RegionMemo *memo_;
+    std::unique_ptr<LoopNest> nest_;
+};
+
+} // namespace
+
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
-                                            const GpuProfile &gpu, bool root_or_inline_only,
-                                            RegionMemo *memo) {
+                                            const GpuProfile &gpu, bool root_or_inline_only, RegionMemo *memo,
+                                            ParentNests *nests) {
+    std::unique_ptr<FreshNests> fresh;
+    auto nest_with = [&](int f, const FuncDecision &d) -> const LoopNest & {
+        if (!nests) {
+            fresh = std::make_unique<FreshNests>(dag, parent, memo);
+            nests = fresh.get();
+        }
+        return nests->with(f, d);
+    };
     const int n = step.node;
     const Node &node = dag.nodes[n];
     std::vector<FuncDecision> candidates;
@@ -536,11 +568,9 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             // per block of the combiner's update, one thread per partial
             // (core/reduction_split.h, in_block), or at root where the
             // combiner's tiling leaves no such placement within the limits.
-            if (partials_fit_in_block(dag, parent, n)) {
-                Decisions base = parent;
-                base.funcs[n] = with(ComputeLocation::Block, node.combined_in_block_of);
-                add_block_tilings(LoopNest(dag, base, memo), n, gpu, candidates);
-            }
+            if (partials_fit_in_block(dag, parent, n))
+                add_block_tilings(nest_with(n, with(ComputeLocation::Block, node.combined_in_block_of)), n,
+                                  gpu, candidates);
             candidates.push_back(with(ComputeLocation::Root, -1));
         } else if (node.always_inline) {
             candidates.push_back(with(ComputeLocation::Inline, -1));
@@ -593,9 +623,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
             // a scan's region per block is its reduction domain's.
             if (!root_or_inline_only && ok && k >= 0 && all_stages_pure && node.updates_stay_in_tile &&
                 dag.nodes[k].stages.size() == 1 && dag.nodes[k].stages[0].num_pure_loops() > 0) {
-                Decisions base = parent;
-                base.funcs[n] = with(ComputeLocation::Block, k);
-                LoopNest nest(dag, base, memo);
+                const LoopNest &nest = nest_with(n, with(ComputeLocation::Block, k));
                 std::vector<int> readers; // the stages of n's effective consumers (all in kernel k)
                 for (size_t i = 0; i < nest.stages.size(); i++)
                     if (eff.count(nest.stages[i].node)) readers.push_back(static_cast<int>(i));
@@ -629,7 +657,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                             if (!e.producer.is_image && e.producer.index == n && !e.affine) legal = false;
                 }
                 if (legal) {
-                    LoopNest pn(dag, parent, memo);
+                    const LoopNest &pn = nest_with(n, parent.funcs[n]);
                     int hidx = pn.stage_at[host][0];
                     if (hidx >= 0 && pn.stages[hidx].threads > 1 &&
                         (!(node.reads_vary_with_tile || node.paths_move_apart) ||

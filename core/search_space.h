@@ -63,13 +63,25 @@ bool effective_consumers(const FunctionDAG &dag, const Decisions &d, int n, std:
 // its own kernel or inlining.
 std::vector<Decisions> enumerate_candidates(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                             const GpuProfile &gpu, bool root_or_inline_only = false);
+// Where enumerate_options gets the loop nests it judges a Func's placements
+// by: the parent's, with one Func's decision replaced. The search hands in
+// its scratch nest, rebuilt in place; without one, each is built afresh.
+class LoopNest;
+class ParentNests {
+public:
+    virtual ~ParentNests() = default;
+    // The parent's nest with Func n's decision f (valid until the next call).
+    virtual const LoopNest &with(int n, const FuncDecision &f) = 0;
+};
+
 // The same candidates as the step Func's new decision only (every candidate
 // differs from the parent in that Func alone): no copy of the whole state.
-// memo: the search's region memo for the nests built here (may be null).
+// memo: the search's region memo for the nests built here (may be null);
+// nests: the parent's nests (null: built here, with memo).
 class RegionMemo;
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                             const GpuProfile &gpu, bool root_or_inline_only = false,
-                                            RegionMemo *memo = nullptr);
+                                            RegionMemo *memo = nullptr, ParentNests *nests = nullptr);
 
 // At a root Func's tiling step (is_root_tiling_step), the candidates
 // enumerate_options offers, in its order, without a decision per candidate:
@@ -98,7 +110,6 @@ Verdict classify_candidate(const FunctionDAG &dag, const Decisions &d, StepId st
                            const PruningLimits &limits);
 // The same verdict from an already built loop nest of the candidate (the
 // search featurizes that nest afterwards instead of building it twice).
-class LoopNest;
 Verdict classify_candidate(const LoopNest &nest, StepId step, const GpuProfile &gpu,
                            const PruningLimits &limits);
 // True when the step cannot change this state (a pass-through step: the Func

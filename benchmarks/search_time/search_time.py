@@ -8,18 +8,20 @@ anderson2021-paper (also randomize_tilings=1 freeze_inline_compute_root=1),
 the same for Halide's own Anderson2021 on a Halide 16 or later: the
 side-by-side table of the search against the reference, in one Halide
 (`table` writes it from the runs' JSON files): of the whole generator
-process, or (--measure autoschedule) of the autoscheduler's own call as
-gpusched's record gives it. Anderson2021 reports its own call's time only
-at HL_DEBUG_AUTOSCHEDULE=1, where it also writes megabytes of log that
-more than double that time (unsharp_mask: 5.4 s reported, 1.7 s for the
-whole process without the log), so its side has the process figure only.
+process, or (--measure call, runs made with --timed) of the autoscheduler's
+own call, the span the paper's Table 4 compares. Anderson2021 reports its
+own call's time only at HL_DEBUG_AUTOSCHEDULE=1, where it also writes
+megabytes of log that more than double that time (unsharp_mask: 5.4 s
+reported, 1.7 s for the whole process without the log), so --timed LIB
+loads a timing plugin beside either scheduler (timed_autoscheduler.cpp,
+built with the benchmarks) that calls it and measures the call's CPU.
 
   search_time.py run [--plugin LIB | --scheduler anderson2021|anderson2021-paper]
                      [--build-dir DIR] [--only a,b] [--gen LABEL=PATH[:GENERATOR][:key=value...]]...
                      [--mode beam|greedy|both] [--timeout S] [--json OUT] [--compare RECORDED.json] [--max-slowdown F]
-                     [--set KEY=JSON]...
+                     [--set KEY=JSON]... [--timed LIB]
   search_time.py compare RECORDED.json NEW.json [--max-slowdown F]
-  search_time.py table GPUSCHED.json REFERENCE.json... [--mode beam|greedy] [--measure process|autoschedule]
+  search_time.py table GPUSCHED.json REFERENCE.json... [--mode beam|greedy] [--measure process|call|autoschedule]
 
 --build-dir takes the standard set from a build with GPUSCHED_BUILD_BENCHMARKS:
 the suite's 17 apps, a 5-level pyramid (benchmarks/search_time) and five small
@@ -43,7 +45,7 @@ auto_schedule=true; 16 on: autoscheduler=NAME, autoscheduler.KEY=VALUE).
 import argparse, json, math, os, platform, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from halide_generator_args import halide_major, select_plugin  # noqa: E402
+from halide_generator_args import autoscheduler_args, halide_major, select_plugin  # noqa: E402
 
 SUITE = ["bilateral_grid", "local_laplacian", "nl_means", "lens_blur", "camera_pipe", "stencil_chain", "harris",
          "histogram_equalize", "max_filter", "unsharp_mask", "interpolate", "conv_layer", "sgemm", "iir_blur", "bgu",
@@ -104,21 +106,29 @@ def run_reaped(cmd, env, timeout, stderr_path):
     return ru, child.returncode, time.monotonic() - start, open(stderr_path).read()
 
 
-def measure(path, generator, params, scheduler, cfg, timeout):
+def measure(path, generator, params, scheduler, cfg, timeout, timed=None):
     """One generator run with -e schedule. scheduler: ("gpusched", plugin)
-    or (reference name, its plugin)."""
+    or (reference name, its plugin). timed: the timing plugin
+    (timed_autoscheduler.cpp), which then wraps the scheduler's call and
+    gives its CPU seconds (call_cpu) and wall seconds (call_wall)."""
     kind, plugin = scheduler
     work = tempfile.mkdtemp(prefix="gs-time-")
     rec_path = os.path.join(work, "record.json")
     cfg_path = os.path.join(work, "config.json")
+    timed_path = os.path.join(work, "timed.json")
     env = dict(os.environ)
+    name, options = "gpusched", None
     if kind == "gpusched":
         with open(cfg_path, "w") as f:
             json.dump(dict(cfg, record_path=rec_path), f)
         env["GPUSCHED_CONFIG"] = cfg_path
-        select = select_plugin(plugin, "gpusched")
     else:
-        select = select_plugin(plugin, "Anderson2021", REFERENCES[kind])
+        name, options = "Anderson2021", REFERENCES[kind]
+    if timed:
+        env.update(GPUSCHED_TIMED_INNER=name, GPUSCHED_TIMED_RECORD=timed_path)
+        select = ["-p", f"{plugin},{timed}"] + autoscheduler_args(halide_major(plugin), "timed", options)
+    else:
+        select = select_plugin(plugin, name, options)
     cmd = [path, "-g", generator, "-o", work, "-e", "schedule", "target=host-cuda"] + select + params
     ru, status, wall, err = run_reaped(cmd, env, timeout, os.path.join(work, "stderr.txt"))
     if ru is None:
@@ -127,6 +137,11 @@ def measure(path, generator, params, scheduler, cfg, timeout):
         return {"status": "failed", "rc": status, "stderr": err[-2000:]}
     out = {"status": "ok", "process_cpu": ru.ru_utime + ru.ru_stime, "process_wall": wall,
            "peak_rss_mb": ru.ru_maxrss / 1024.0}  # Linux reports KiB
+    if timed:
+        if not os.path.exists(timed_path):
+            return {"status": "failed", "rc": status, "stderr": "the timing plugin wrote nothing\n" + err[-2000:]}
+        t = json.load(open(timed_path))
+        out.update({"call_cpu": t["cpu_seconds"], "call_wall": t["seconds"]})
     if kind != "gpusched":
         return out
     if not os.path.exists(rec_path):
@@ -202,6 +217,14 @@ def cmd_run(a):
                      f"--halide-plugin-dir ({plugin} does not exist)")
     scheduler = (a.scheduler, plugin)
     major = halide_major(plugin)
+    timed = None
+    if a.timed:
+        timed = os.path.abspath(a.timed)
+        if not os.path.exists(timed):
+            sys.exit(f"search_time: --timed {a.timed} does not exist (build the gpusched_timed_autoscheduler target)")
+        if halide_major(timed) != major:
+            sys.exit(f"search_time: --timed {a.timed} is built for Halide {halide_major(timed)}, the scheduler's "
+                     f"plugin for Halide {major}")
     pipelines = []
     if a.build_dir:
         for app in SUITE:
@@ -231,10 +254,12 @@ def cmd_run(a):
     for m in modes:
         res = out["results"].setdefault(m, {})
         for label, path, generator, params in pipelines:
-            r = measure(path, generator, params, scheduler, dict(MODES[m], **extra_config), a.timeout)
+            r = measure(path, generator, params, scheduler, dict(MODES[m], **extra_config), a.timeout, timed)
             res[label] = r
             if r["status"] == "ok":
                 line = f"{m:6} {label:28} process cpu {r['process_cpu']:7.2f} s  {r['peak_rss_mb']:5.0f} MiB"
+                if "call_cpu" in r:
+                    line += f"  call cpu {r['call_cpu']:7.2f} s"
                 if "search_cpu" in r:
                     line += (f"  search cpu {r['search_cpu']:7.2f} s  cost {r['cost']:.5g}  states {r['states']}  "
                              f"region memo {r['region_memo_hits']}/{r['region_memo_hits'] + r['region_memo_misses']}")
@@ -263,9 +288,11 @@ def report(recorded, new, max_slowdown):
 
 
 # What a side-by-side table compares: the whole generator process's CPU
-# (with its peak RSS), or the autoscheduler's own call (wall seconds, from
-# gpusched's record; Anderson2021 has no such figure without its debug log).
-MEASURES = {"process": ("process_cpu", "CPU s (MiB)"), "autoschedule": ("autoschedule_s", "autoscheduler s")}
+# (with its peak RSS); the autoscheduler's own call as the timing plugin
+# measures it for either scheduler (CPU seconds, runs made with --timed); or
+# gpusched's call as its own record gives it (wall seconds).
+MEASURES = {"process": ("process_cpu", "CPU s (MiB)"), "call": ("call_cpu", "call CPU s"),
+            "autoschedule": ("autoschedule_s", "autoscheduler s")}
 
 
 def cell(r, measure):
@@ -323,6 +350,9 @@ def main():
     r.add_argument("--json")
     r.add_argument("--compare")
     r.add_argument("--max-slowdown", type=float, default=2.0)
+    r.add_argument("--timed", metavar="LIB",
+                   help="the timing plugin (libgpusched_timed_autoscheduler.so): also measure the "
+                        "autoscheduler's own call, the same way for either scheduler")
     r.add_argument("--set", action="append", default=[], metavar="KEY=JSON",
                    help="an extra plugin config key (docs/search.md), e.g. split_reductions=false")
     c = sub.add_parser("compare")
@@ -333,7 +363,8 @@ def main():
     t.add_argument("runs", nargs="+", help="files of `run --json`, the one to compare against first")
     t.add_argument("--mode", default="beam", choices=["beam", "greedy"])
     t.add_argument("--measure", default="process", choices=sorted(MEASURES),
-                   help="process: whole generator CPU; autoschedule: gpusched's own call (wall)")
+                   help="process: whole generator CPU; call: the autoscheduler's call (CPU, runs made "
+                        "with --timed); autoschedule: gpusched's own call (wall, from its record)")
     a = ap.parse_args()
     if a.cmd == "run":
         return cmd_run(a)

@@ -175,6 +175,59 @@ TEST_CASE("the plugin schedules a generator for CUDA and its PTX assembles for s
     }
 }
 
+#ifdef GS_TIMED_PLUGIN
+// benchmarks/search_time/timed_autoscheduler.cpp: the side-by-side
+// benchmark's measure of an autoscheduler's own call.
+TEST_CASE("the timing plugin runs gpusched unchanged and records the CPU seconds of its call", "[e2e]") {
+    const nlohmann::json cfg = {{"beam_size", 2}, {"passes", 1}, {"cost_model", "analytic"}};
+    fs::path direct_dir, timed_dir;
+    std::string log;
+    REQUIRE(run_generator("untimed", "host-cuda", cfg, direct_dir, log));
+    nlohmann::json timed_cfg = cfg;
+    timed_cfg["record_path"] = (fs::path(GS_WORK_DIR) / "timed_inner_record.json").string();
+    const fs::path times = fs::path(GS_WORK_DIR) / "timed.json";
+    fs::remove(times);
+    timed_dir = fs::path(GS_WORK_DIR) / "timed";
+    fs::remove_all(timed_dir);
+    fs::create_directories(timed_dir);
+    std::ofstream(timed_dir / "config.json") << timed_cfg.dump(2);
+    std::vector<std::string> argv = {GS_BLUR_GENERATOR,
+                                     "-g",
+                                     "gs_blur",
+                                     "-o",
+                                     timed_dir.string(),
+                                     "-e",
+                                     "schedule",
+                                     "-p",
+                                     std::string(GS_PLUGIN) + "," + GS_TIMED_PLUGIN,
+                                     "target=host-cuda"};
+    for (const std::string &a : gpusched::autoscheduler_args("timed"))
+        argv.push_back(a);
+    std::map<std::string, std::string> env = {{"GPUSCHED_CONFIG", (timed_dir / "config.json").string()},
+                                              {"GPUSCHED_TIMED_INNER", "gpusched"},
+                                              {"GPUSCHED_TIMED_RECORD", times.string()}};
+    const bool ok = run(argv, log, env);
+    INFO(log);
+    REQUIRE(ok);
+    CHECK(read_file(timed_dir / "gs_blur.schedule.h") == read_file(direct_dir / "gs_blur.schedule.h"));
+    const nlohmann::json t = nlohmann::json::parse(read_file(times));
+    CHECK(t["autoscheduler"] == "gpusched");
+    // The shim's span holds gpusched's own (its record's) and little more.
+    const nlohmann::json inner =
+        nlohmann::json::parse(read_file(timed_cfg["record_path"].get<std::string>()))["statistics"];
+    const double inner_cpu = inner["cpu_seconds_autoschedule"].get<double>();
+    CHECK(inner_cpu > 0);
+    CHECK(t["cpu_seconds"].get<double>() >= inner_cpu - 0.002);
+    CHECK(t["cpu_seconds"].get<double>() < inner_cpu + 0.5);
+    CHECK(t["seconds"].get<double>() >= inner["seconds_autoschedule"].get<double>());
+
+    // Without the autoscheduler to time, the generator fails and says what to set.
+    env.erase("GPUSCHED_TIMED_INNER");
+    CHECK_FALSE(run(argv, log, env));
+    CHECK(log.find("GPUSCHED_TIMED_INNER") != std::string::npos);
+}
+#endif
+
 TEST_CASE("a bad config key makes the generator fail, naming the key", "[e2e]") {
     fs::path dir;
     std::string log;

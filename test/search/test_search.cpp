@@ -12,6 +12,7 @@
 
 #include "core/beam_search.h"
 #include "core/loop_nest.h"
+#include "core/region_memo.h"
 #include "core/schedule_apply.h"
 #include "core/search_config.h"
 #include "core/search_record.h"
@@ -244,6 +245,57 @@ TEST_CASE("at a root tiling step the soft verdict known without the loop nest is
     // Both verdicts were met, so the checks above compared something.
     CHECK(ok > 10);
     CHECK(soft > 10);
+}
+
+TEST_CASE("enumerate_options offers the same candidates from one nest rebuilt in place as from fresh nests",
+          "[search]") {
+    // The search hands enumerate_options its scratch nest, last built for
+    // some other state, and a region memo; without them each nest is built
+    // afresh. Walks that put Funcs at every location, so the Block and
+    // Thread options (which judge the parent's nests) are offered.
+    struct InPlace final : ParentNests {
+        const FunctionDAG &dag;
+        RegionMemo memo;
+        Decisions work;
+        std::unique_ptr<LoopNest> nest;
+        explicit InPlace(const FunctionDAG &d) : dag(d) {}
+        const LoopNest &with(int n, const FuncDecision &f) override {
+            work.funcs[n] = f;
+            if (!nest)
+                nest = std::make_unique<LoopNest>(dag, work, &memo);
+            else
+                nest->rebuild();
+            return *nest;
+        }
+    };
+    test_pipelines::Staged staged(false);
+    test_pipelines::Copy copy(false, 2048, 2048);
+    test_pipelines::DiamondChain diamond(6, 4096);
+    int compared = 0, below_root = 0;
+    for (const auto &outputs : {staged.outputs(), copy.outputs(), diamond.outputs()}) {
+        FunctionDAG dag(outputs);
+        for (int walk = 0; walk < 3; walk++) {
+            InPlace scratch(dag);
+            Decisions s = initial_decisions(dag);
+            for (int step = 0; step < num_steps(dag); step++) {
+                const StepId id = step_at(dag, step);
+                scratch.work = s;
+                const std::vector<FuncDecision> fresh = enumerate_options(dag, s, id, h100());
+                const std::vector<FuncDecision> reused =
+                    enumerate_options(dag, s, id, h100(), false, &scratch.memo, &scratch);
+                CHECK(fresh == reused);
+                compared++;
+                for (const FuncDecision &f : fresh)
+                    below_root +=
+                        f.location == ComputeLocation::Block || f.location == ComputeLocation::Thread;
+                const std::vector<Decisions> kids = enumerate_children(dag, s, id, h100(), PruningLimits{});
+                REQUIRE(!kids.empty());
+                s = kids[static_cast<size_t>(walk + step) % kids.size()];
+            }
+        }
+    }
+    CHECK(compared > 20);
+    CHECK(below_root > 5); // the options judged on the parent's nests were offered
 }
 
 TEST_CASE("a root-only search puts every Func at root, inlining only what must be", "[search]") {
