@@ -15,6 +15,7 @@
 
 #include <Halide.h>
 
+#include "common/cpu_seconds.h"
 #include "common/elapsed.h"
 #include "core/beam_search.h"
 #include "core/function_dag.h"
@@ -36,18 +37,6 @@ double peak_rss_mb() {
     struct rusage ru {};
     getrusage(RUSAGE_SELF, &ru);
     return static_cast<double>(ru.ru_maxrss) / 1024.0; // Linux reports KiB
-}
-
-// CPU seconds of this process and of its children that have ended (the
-// launch check lowers in a child process).
-double cpu_with_children_seconds() {
-    struct rusage self {
-    }, children{};
-    getrusage(RUSAGE_SELF, &self);
-    getrusage(RUSAGE_CHILDREN, &children);
-    auto seconds = [](const timeval &t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
-    return seconds(self.ru_utime) + seconds(self.ru_stime) + seconds(children.ru_utime) +
-           seconds(children.ru_stime);
 }
 
 void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target,

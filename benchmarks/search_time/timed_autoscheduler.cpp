@@ -12,26 +12,16 @@
 // than its search. Wrapping both autoschedulers in this one shim measures
 // the same span for each (search_time.py --measure autoschedule).
 
-#include <sys/resource.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "common/cpu_seconds.h"
+#include "common/elapsed.h"
 #include "core/halide_compat.h"
 
 namespace {
-
-double cpu_with_children_seconds() {
-    struct rusage self {
-    }, children{};
-    getrusage(RUSAGE_SELF, &self);
-    getrusage(RUSAGE_CHILDREN, &children);
-    auto seconds = [](const timeval &t) { return static_cast<double>(t.tv_sec) + t.tv_usec * 1e-6; };
-    return seconds(self.ru_utime) + seconds(self.ru_stime) + seconds(children.ru_utime) +
-           seconds(children.ru_stime);
-}
 
 std::string required_env(const char *name) {
     const char *value = std::getenv(name);
@@ -47,10 +37,10 @@ void timed(const Halide::Pipeline &pipeline, const Halide::Target &target,
     const std::string inner = required_env("GPUSCHED_TIMED_INNER");
     const std::string record = required_env("GPUSCHED_TIMED_RECORD");
     const auto wall_start = std::chrono::steady_clock::now();
-    const double cpu_start = cpu_with_children_seconds();
+    const double cpu_start = gpusched::cpu_with_children_seconds();
     *results = gpusched::apply_named_autoscheduler(pipeline, target, inner, options);
-    const double cpu = cpu_with_children_seconds() - cpu_start;
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    const double cpu = gpusched::cpu_with_children_seconds() - cpu_start;
+    const double wall = gpusched::seconds_since(wall_start);
     FILE *out = std::fopen(record.c_str(), "w");
     if (!out) gpusched::halide_user_error("timed autoscheduler: cannot write " + record);
     std::fprintf(out, "{\"autoscheduler\": \"%s\", \"seconds\": %.6f, \"cpu_seconds\": %.6f}\n",
