@@ -120,7 +120,9 @@ Region region_in_kernel_at(const FunctionDAG &dag, const LoopNest &nest, int ker
         return idx >= 0 && nest.stages[idx].kernel == kernel;
     };
     auto read_by = [&](const Stage &st, const std::vector<Span> &loops) {
-        for (const auto &[p, r] : *nest.demand(st, loops))
+        // Named: a range-for over *demand(...) would outlive the map it owns.
+        const auto reads = nest.demand(st, loops);
+        for (const auto &[p, r] : *reads)
             if (!p.is_image && inside_kernel(p.index)) merge_region(inside[p.index], r);
     };
     const Kernel &k = nest.kernels[kernel];
