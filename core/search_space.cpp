@@ -316,9 +316,14 @@ std::string check_hard(const FunctionDAG &dag, const Decisions &d, const LoopNes
     for (const ScheduledStage &ss : nest.stages) {
         if (ss.location == ComputeLocation::Thread) continue;
         const Stage &st = dag.nodes[ss.node].stages[ss.stage];
+        // The product over its first three tileable loops (tileable_loops),
+        // counted in place: this runs for every stage of every nest checked.
         int64_t serial = 1;
-        for (int l : tileable_loops(st))
+        for (size_t l = 0, found = 0; l < st.loops.size() && found < 3; l++) {
+            if (!st.tileable(l)) continue;
             serial *= ss.serial[l];
+            found++;
+        }
         if (serial > limits.max_unrolled_serial)
             return st.name + " has serial extent " + std::to_string(serial);
     }
