@@ -249,12 +249,19 @@ std::vector<int64_t> serial_options(int64_t ext, int warp) {
 }
 
 // The first three tileable loops of a stage (pure, or an atomic update's
-// RVars) may be thread loops (Halide has 3
-// thread dimensions); their indices.
+// RVars) may be thread loops (Halide has 3 thread dimensions): f(index) for
+// each, without a vector (check_hard runs it for every stage of every nest).
+template <typename F> void for_each_tileable_loop(const Stage &st, F &&f) {
+    for (size_t i = 0, found = 0; i < st.loops.size() && found < 3; i++) {
+        if (!st.tileable(i)) continue;
+        f(static_cast<int>(i));
+        found++;
+    }
+}
+// Their indices.
 std::vector<int> tileable_loops(const Stage &st) {
     std::vector<int> r;
-    for (size_t i = 0; i < st.loops.size() && r.size() < 3; i++)
-        if (st.tileable(i)) r.push_back(static_cast<int>(i));
+    for_each_tileable_loop(st, [&](int l) { r.push_back(l); });
     return r;
 }
 
@@ -316,14 +323,8 @@ std::string check_hard(const FunctionDAG &dag, const Decisions &d, const LoopNes
     for (const ScheduledStage &ss : nest.stages) {
         if (ss.location == ComputeLocation::Thread) continue;
         const Stage &st = dag.nodes[ss.node].stages[ss.stage];
-        // The product over its first three tileable loops (tileable_loops),
-        // counted in place: this runs for every stage of every nest checked.
         int64_t serial = 1;
-        for (size_t l = 0, found = 0; l < st.loops.size() && found < 3; l++) {
-            if (!st.tileable(l)) continue;
-            serial *= ss.serial[l];
-            found++;
-        }
+        for_each_tileable_loop(st, [&](int l) { serial *= ss.serial[l]; });
         if (serial > limits.max_unrolled_serial)
             return st.name + " has serial extent " + std::to_string(serial);
     }
