@@ -58,11 +58,21 @@ void check_runner_fails_nan_output(const std::string &runner) {
     CHECK(r.out.find("mismatches: 131072 of 131072 values differ") != std::string::npos);
 }
 
+// The plugins a generator run loads (-p, comma-separated), the
+// autoscheduler it selects, and what that one needs in the environment
+// besides GPUSCHED_CONFIG.
+struct Autoscheduler {
+    std::string plugins = GS_PLUGIN;
+    std::string name = "gpusched";
+    std::map<std::string, std::string> env;
+};
+
 // Runs the generator with the plugin for `target` and config `cfg` into a
 // fresh directory (extra_args after the others, e.g. -f NAME); true if it
 // succeeded, its output in `log`.
 bool run_generator(const std::string &name, const std::string &target, const nlohmann::json &cfg,
-                   fs::path &dir, std::string &log, const std::vector<std::string> &extra_args = {}) {
+                   fs::path &dir, std::string &log, const std::vector<std::string> &extra_args = {},
+                   const Autoscheduler &autoscheduler = {}) {
     dir = fs::path(GS_WORK_DIR) / name;
     fs::remove_all(dir);
     fs::create_directories(dir);
@@ -75,12 +85,14 @@ bool run_generator(const std::string &name, const std::string &target, const nlo
                                      "-e",
                                      "static_library,h,registration,schedule,featurization",
                                      "-p",
-                                     GS_PLUGIN,
+                                     autoscheduler.plugins,
                                      "target=" + target};
-    for (const std::string &a : gpusched::autoscheduler_args("gpusched"))
+    for (const std::string &a : gpusched::autoscheduler_args(autoscheduler.name))
         argv.push_back(a);
     argv.insert(argv.end(), extra_args.begin(), extra_args.end());
-    return run(argv, log, {{"GPUSCHED_CONFIG", (dir / "config.json").string()}});
+    std::map<std::string, std::string> env = autoscheduler.env;
+    env["GPUSCHED_CONFIG"] = (dir / "config.json").string();
+    return run(argv, log, env);
 }
 
 std::string extract_ptx(const std::string &archive) {
@@ -187,26 +199,10 @@ TEST_CASE("the timing plugin runs gpusched unchanged and records the CPU seconds
     timed_cfg["record_path"] = (fs::path(GS_WORK_DIR) / "timed_inner_record.json").string();
     const fs::path times = fs::path(GS_WORK_DIR) / "timed.json";
     fs::remove(times);
-    timed_dir = fs::path(GS_WORK_DIR) / "timed";
-    fs::remove_all(timed_dir);
-    fs::create_directories(timed_dir);
-    std::ofstream(timed_dir / "config.json") << timed_cfg.dump(2);
-    std::vector<std::string> argv = {GS_BLUR_GENERATOR,
-                                     "-g",
-                                     "gs_blur",
-                                     "-o",
-                                     timed_dir.string(),
-                                     "-e",
-                                     "schedule",
-                                     "-p",
-                                     std::string(GS_PLUGIN) + "," + GS_TIMED_PLUGIN,
-                                     "target=host-cuda"};
-    for (const std::string &a : gpusched::autoscheduler_args("timed"))
-        argv.push_back(a);
-    std::map<std::string, std::string> env = {{"GPUSCHED_CONFIG", (timed_dir / "config.json").string()},
-                                              {"GPUSCHED_TIMED_INNER", "gpusched"},
-                                              {"GPUSCHED_TIMED_RECORD", times.string()}};
-    const bool ok = run(argv, log, env);
+    Autoscheduler timed{std::string(GS_PLUGIN) + "," + GS_TIMED_PLUGIN,
+                        "timed",
+                        {{"GPUSCHED_TIMED_INNER", "gpusched"}, {"GPUSCHED_TIMED_RECORD", times.string()}}};
+    const bool ok = run_generator("timed", "host-cuda", timed_cfg, timed_dir, log, {}, timed);
     INFO(log);
     REQUIRE(ok);
     CHECK(read_file(timed_dir / "gs_blur.schedule.h") == read_file(direct_dir / "gs_blur.schedule.h"));
@@ -222,8 +218,9 @@ TEST_CASE("the timing plugin runs gpusched unchanged and records the CPU seconds
     CHECK(t["seconds"].get<double>() >= inner["seconds_autoschedule"].get<double>());
 
     // Without the autoscheduler to time, the generator fails and says what to set.
-    env.erase("GPUSCHED_TIMED_INNER");
-    CHECK_FALSE(run(argv, log, env));
+    timed.env.erase("GPUSCHED_TIMED_INNER");
+    fs::path untimed_dir;
+    CHECK_FALSE(run_generator("timed_without_inner", "host-cuda", timed_cfg, untimed_dir, log, {}, timed));
     CHECK(log.find("GPUSCHED_TIMED_INNER") != std::string::npos);
 }
 #endif
