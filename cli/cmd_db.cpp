@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/optional_json.h"
 #include "cli/value_checks.h"
 #include "db/export.h"
 #include "db/sample_store.h"
@@ -29,10 +30,6 @@ struct DbArgs {
 
 std::string opt_num(const std::optional<double> &v, const char *fmtstr = "{:.4g}") {
     return v ? fmt::format(fmt::runtime(fmtstr), *v) : "-";
-}
-
-template <typename T> nlohmann::json opt_json(const std::optional<T> &v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 // `db runs`: the newest runs, one line (or object) each.

@@ -18,6 +18,7 @@
 
 #include "cli/commands.h"
 #include "cli/logging.h"
+#include "cli/optional_json.h"
 #include "tuner/modes/nightly/nightly.h"
 #include "tuner/modes/nightly/run_lock.h"
 #include "tuner/report/html_report.h"
@@ -28,15 +29,10 @@ namespace {
 
 constexpr int kExitSomeFailed = 4;
 constexpr int kExitLocked = 75; // EX_TEMPFAIL (sysexits.h): try again later
-constexpr int kExitInterrupted = 130;
 
 std::atomic<bool> g_nightly_stop{false};
 extern "C" void request_nightly_stop(int) {
     g_nightly_stop.store(true);
-}
-
-template <typename T> nlohmann::json opt_json(const std::optional<T> &v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
 int exit_code(const NightlySummary &s) {

@@ -26,6 +26,7 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
+#include "cli/optional_json.h"
 #include "cli/search_args.h"
 #include "cli/value_checks.h"
 #include "db/database.h"
@@ -116,7 +117,6 @@ ExecutorOptions executor_args(const TuneArgs &a) {
 
 // Exit codes of autotune, documented in docs/user-guide.md.
 constexpr int kExitStoppedByBudget = 3;
-constexpr int kExitInterrupted = 130; // 128 + SIGINT, as shells report it
 
 std::atomic<bool> g_stop{false};
 extern "C" void request_stop(int) {
@@ -274,10 +274,6 @@ public:
 private:
     bool quiet_ = false, tty_ = false, color_ = false, dirty_ = false;
 };
-
-template <typename T> nlohmann::json opt_json(const std::optional<T> &v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
 
 // The device benchmarks run on: --device, or a visible GPU. Empty (after
 // saying why) when none is named and no GPU is visible.

@@ -11,14 +11,14 @@
 
 namespace gpusched {
 namespace {
-constexpr char kMagic[8] = {'G', 'S', 'F', 'R', 'O', 'W', 'S', '1'};
+constexpr char kRowsFileMagic[8] = {'G', 'S', 'F', 'R', 'O', 'W', 'S', '1'};
 } // namespace
 
 FeatureRowsWriter::FeatureRowsWriter(const std::string &path)
     : os_(path, std::ios::binary | std::ios::trunc), path_(path) {
     if (!os_) throw std::runtime_error(path + ": cannot open feature-rows file for writing");
     ByteWriter w;
-    w.raw(kMagic, sizeof kMagic);
+    w.raw(kRowsFileMagic, sizeof kRowsFileMagic);
     w.u32(kFeatureRowsVersion);
     w.u32(0); // the record count, patched by close()
     os_.write(reinterpret_cast<const char *>(w.bytes().data()),
@@ -48,7 +48,7 @@ void FeatureRowsWriter::close() {
     if (!os_.is_open()) return;
     ByteWriter w;
     w.u32(count_);
-    os_.seekp(sizeof kMagic + 4);
+    os_.seekp(sizeof kRowsFileMagic + 4);
     os_.write(reinterpret_cast<const char *>(w.bytes().data()),
               static_cast<std::streamsize>(w.bytes().size()));
     os_.close();
@@ -74,7 +74,7 @@ std::vector<unsigned char> read_all(const std::string &path) {
 std::uint32_t read_header(ByteReader &r) {
     char magic[8];
     r.raw(magic, 8, "the magic number");
-    if (std::memcmp(magic, kMagic, 8) != 0)
+    if (std::memcmp(magic, kRowsFileMagic, 8) != 0)
         r.fail("not a feature-rows file (wrong magic number; expected \"GSFROWS1\")");
     const std::uint32_t version = r.u32("the version");
     if (version != kFeatureRowsVersion)

@@ -9,7 +9,7 @@
 
 namespace gpusched {
 namespace {
-constexpr char kMagic[4] = {'G', 'S', 'F', 'B'};
+constexpr char kBlobMagic[4] = {'G', 'S', 'F', 'B'};
 // More stages or rows than this is a corrupt count, not a real pipeline.
 constexpr std::uint32_t kMaxCount = 1u << 20;
 } // namespace
@@ -25,7 +25,7 @@ std::vector<unsigned char> serialize_featurization(const std::vector<PipelineFea
                                         " outside the " + std::to_string(pipeline.size()) +
                                         "-stage pipeline");
     ByteWriter w;
-    w.raw(kMagic, sizeof kMagic);
+    w.raw(kBlobMagic, sizeof kBlobMagic);
     w.u32(kFeaturizationBlobVersion);
     w.u32(static_cast<std::uint32_t>(kScheduleFeatureLayoutVersion));
     w.u32(static_cast<std::uint32_t>(kPipelineFeatureLayoutVersion));
@@ -51,7 +51,7 @@ FeaturizationSample deserialize_featurization(const unsigned char *data, std::si
     ByteReader r(data, size, source);
     char magic[4];
     r.raw(magic, 4, "the magic number");
-    if (std::memcmp(magic, kMagic, 4) != 0)
+    if (std::memcmp(magic, kBlobMagic, 4) != 0)
         r.fail("not a featurization blob (wrong magic number; expected \"GSFB\")");
     const auto check = [&](std::uint32_t got, std::uint32_t want, const char *what) {
         if (got != want)

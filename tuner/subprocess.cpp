@@ -1,5 +1,6 @@
 #include "tuner/subprocess.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -20,16 +21,24 @@ extern char **environ;
 
 namespace gpusched {
 
-// A driver built with AddressSanitizer (GPUSCHED_SANITIZE) runs generators
-// built the same way, and ASan reserves terabytes of address space for its
-// shadow memory at start: under an address-space limit (RLIMIT_AS) every
-// one of them would abort before main. Such a build runs without the limit.
+// ASan reserves terabytes of address space for its shadow memory at start:
+// under an address-space limit (RLIMIT_AS) an instrumented child aborts
+// before main. A driver built with AddressSanitizer (GPUSCHED_SANITIZE) runs
+// generators built the same way; a release driver runs instrumented ones
+// when scripts/sanitizer-fuzz.sh --driver points it at them, and that script
+// sets ASAN_OPTIONS for them. Either way children run without the limit.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kAddressSanitizer = true;
 #else
 constexpr bool kAddressSanitizer = false;
 #endif
 namespace {
+
+bool may_be_address_sanitized(const std::vector<std::string> &child_env) {
+    if (kAddressSanitizer) return true;
+    return std::any_of(child_env.begin(), child_env.end(),
+                       [](const std::string &e) { return e.rfind("ASAN_OPTIONS=", 0) == 0; });
+}
 
 // Where a child that cannot start writes its errno, between fork and exec.
 constexpr int kExecReportFd = 3;
@@ -204,7 +213,8 @@ namespace {
 // pipes, the limits; an exec that fails reports its errno on exec_pipe.
 [[noreturn]] void exec_child(const ProcessSpec &spec, const std::string &program, pid_t parent,
                              const int out_pipe[2], const int err_pipe[2], const int exec_pipe[2],
-                             std::vector<char *> &argvp, std::vector<char *> &envp) {
+                             std::vector<char *> &argvp, std::vector<char *> &envp,
+                             std::optional<std::uint64_t> address_space_limit) {
     // Child: own process group, so a timeout can kill the whole tree.
     setpgid(0, 0);
     // Dies with the driver, even a SIGKILLed one: a resumed run must not
@@ -224,8 +234,8 @@ namespace {
     if (exec_pipe[1] != kExecReportFd) dup2(exec_pipe[1], kExecReportFd);
     fcntl(kExecReportFd, F_SETFD, FD_CLOEXEC);
     close_descriptors_from(kExecReportFd + 1);
-    if (spec.memory_limit_bytes && !kAddressSanitizer) {
-        const struct rlimit limit = {*spec.memory_limit_bytes, *spec.memory_limit_bytes};
+    if (address_space_limit) {
+        const struct rlimit limit = {*address_space_limit, *address_space_limit};
         setrlimit(RLIMIT_AS, &limit);
     }
     if (spec.working_dir && chdir(spec.working_dir->c_str()) != 0) {
@@ -315,6 +325,9 @@ ProcessResult run_process(const ProcessSpec &spec) {
         argvp.push_back(a.data());
     argvp.push_back(nullptr);
 
+    const std::optional<std::uint64_t> address_space_limit =
+        may_be_address_sanitized(env) ? std::nullopt : spec.memory_limit_bytes;
+
     install_signal_handlers();
     auto t0 = std::chrono::steady_clock::now();
     const pid_t parent = getpid();
@@ -324,7 +337,8 @@ ProcessResult run_process(const ProcessSpec &spec) {
         close_pipes(3);
         return r;
     }
-    if (pid == 0) exec_child(spec, *program, parent, out_pipe, err_pipe, exec_pipe, argvp, envp);
+    if (pid == 0)
+        exec_child(spec, *program, parent, out_pipe, err_pipe, exec_pipe, argvp, envp, address_space_limit);
     setpgid(pid, pid); // also from the parent, to win the race with kill()
     remember_group(pid);
     close(out_pipe[1]);

@@ -28,6 +28,9 @@ struct ProcessSpec {
     // The child's address-space limit (RLIMIT_AS), inherited by its own
     // children: a process that would take the machine's memory fails its
     // allocation instead of waking the kernel's OOM killer. None: no limit.
+    // Not applied where the child may be built with AddressSanitizer (this
+    // driver is, or ASAN_OPTIONS is in the child's environment): ASan's
+    // shadow memory needs more address space than any such limit.
     std::optional<std::uint64_t> memory_limit_bytes;
     // Called on the calling thread after each chunk of stdout arrives, while
     // the child runs (a benchmark harness announces each finished sample).

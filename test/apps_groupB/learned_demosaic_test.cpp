@@ -18,7 +18,7 @@ namespace {
 
 using Halide::Runtime::Buffer;
 
-constexpr int kW = 32, kH = 24;
+constexpr int kMosaicW = 32, kMosaicH = 24;
 
 // Colour the RGGB mosaic sampled at (x, y): 0 red, 1 green, 2 blue.
 int sampled_colour(int x, int y) {
@@ -127,14 +127,14 @@ Buffer<float, 3> reference_residual(const Buffer<float, 2> &m) {
 } // namespace
 
 TEST_CASE("learned_demosaic passes sampled colours through", "[apps_groupB][learned_demosaic]") {
-    Buffer<float, 2> mosaic(kW, kH);
+    Buffer<float, 2> mosaic(kMosaicW, kMosaicH);
     appsB::fill_uniform(mosaic, 71, 0.0f, 1.0f);
     Buffer<float, 3> out = run(mosaic);
     mosaic.for_each_element([&](int x, int y) { CHECK(out(x, y, sampled_colour(x, y)) == mosaic(x, y)); });
 }
 
 TEST_CASE("learned_demosaic reconstructs flat and linear images exactly", "[apps_groupB][learned_demosaic]") {
-    Buffer<float, 2> flat(kW, kH), ramp(kW, kH);
+    Buffer<float, 2> flat(kMosaicW, kMosaicH), ramp(kMosaicW, kMosaicH);
     flat.fill(0.4f);
     ramp.for_each_element([&](int x, int y) { ramp(x, y) = 0.1f + 0.01f * x + 0.02f * y; });
     Buffer<float, 3> out_flat = run(flat), out_ramp = run(ramp);
@@ -142,8 +142,8 @@ TEST_CASE("learned_demosaic reconstructs flat and linear images exactly", "[apps
         [&](int x, int y, int c) { CHECK(out_flat(x, y, c) == Approx(0.4f).margin(1e-5)); });
     // The network sees 2 half-res pixels (4 full-res) around each pixel and
     // the mirrored border is not linear, so only the interior is exact.
-    for (int y = 6; y < kH - 6; y++) {
-        for (int x = 6; x < kW - 6; x++) {
+    for (int y = 6; y < kMosaicH - 6; y++) {
+        for (int x = 6; x < kMosaicW - 6; x++) {
             for (int c = 0; c < 3; c++) {
                 CHECK(out_ramp(x, y, c) == Approx(ramp(x, y)).margin(1e-5));
             }
@@ -153,13 +153,13 @@ TEST_CASE("learned_demosaic reconstructs flat and linear images exactly", "[apps
 
 TEST_CASE("learned_demosaic adds its CNN's residual to the bilinear result on texture",
           "[apps_groupB][learned_demosaic]") {
-    Buffer<float, 2> mosaic(kW, kH);
+    Buffer<float, 2> mosaic(kMosaicW, kMosaicH);
     appsB::fill_uniform(mosaic, 72, 0.0f, 1.0f);
     Buffer<float, 3> out = run(mosaic);
     const Buffer<float, 3> residual = reference_residual(mosaic);
     double max_residual = 0;
-    for (int y = 0; y < kH; y++) {
-        for (int x = 0; x < kW; x++) {
+    for (int y = 0; y < kMosaicH; y++) {
+        for (int x = 0; x < kMosaicW; x++) {
             const int pos = (x % 2) + 2 * (y % 2);
             for (int c = 0; c < 3; c++) {
                 const float r = c == sampled_colour(x, y) ? 0.0f : residual(x / 2, y / 2, pos * 3 + c);

@@ -33,7 +33,7 @@ double average(const Buffer<float> &in, int x, int y, int c, double *magnitudes 
 }
 
 // The reference argmax over channels (first wins; with last_wins, the planted fault, last wins).
-Buffer<int32_t> reference(const Buffer<float> &in, bool last_wins = false) {
+Buffer<int32_t> argmax_reference(const Buffer<float> &in, bool last_wins = false) {
     const int C = in.dim(2).extent();
     Buffer<int32_t> out(in.dim(0).extent() / 2, in.dim(1).extent() / 2);
     out.for_each_element([&](int x, int y) {
@@ -65,10 +65,10 @@ TEST_CASE(
     Buffer<int32_t> out(W / 2, H / 2);
     REQUIRE(argmax_pool_cpu(in, out) == 0);
 
-    const Buffer<int32_t> ref = reference(in);
+    const Buffer<int32_t> ref = argmax_reference(in);
     CHECK(mismatches(out, ref) == 0);
     // The input tells the tie rule apart, and every channel, the last included, wins somewhere.
-    CHECK(mismatches(ref, reference(in, /*last_wins=*/true)) > 20);
+    CHECK(mismatches(ref, argmax_reference(in, /*last_wins=*/true)) > 20);
     std::vector<int> wins(C, 0);
     ref.for_each_value([&](int32_t c) { wins[c]++; });
     for (int c = 0; c < C; c++)
@@ -92,7 +92,7 @@ TEST_CASE("argmax_pool: on random floats picks a channel whose average is the la
     Buffer<int32_t> out(W / 2, H / 2);
     REQUIRE(argmax_pool_cpu(in, out) == 0);
 
-    const Buffer<int32_t> ref = reference(in);
+    const Buffer<int32_t> ref = argmax_reference(in);
     int decided = 0;
     out.for_each_element([&](int x, int y) {
         INFO("pooled pixel (" << x << ", " << y << ")");

@@ -9,12 +9,9 @@
 #include "common/gpu_profile.h"
 #include "costmodel/cost_model.h"
 #include "costmodel/tools/synthetic_states.h"
+#include "test/gpu_profiles.h"
 
 namespace gpusched::test {
-
-inline GpuProfile h100() {
-    return *find_builtin_gpu_profile("h100");
-}
 
 // A memory-bound elementwise kernel over 4M floats, 256 threads x 4 points,
 // perfectly coalesced, half occupancy.

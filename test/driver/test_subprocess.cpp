@@ -94,6 +94,19 @@ TEST_CASE("a memory limit caps the child's address space and its children's", "[
     CHECK(r.out == "unlimited\nunlimited\n");
 }
 
+TEST_CASE("a child that may be built with AddressSanitizer runs without the memory limit", "[subprocess]") {
+    // ASan's shadow memory takes terabytes of address space: under the limit
+    // an instrumented generator aborts before main. ASAN_OPTIONS in the
+    // child's environment (scripts/sanitizer-fuzz.sh sets it) says it may be.
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", "ulimit -v"};
+    spec.memory_limit_bytes = std::uint64_t{256} << 20;
+    spec.env["ASAN_OPTIONS"] = "detect_leaks=0";
+    ProcessResult r = run_process(spec);
+    REQUIRE(r.ok());
+    CHECK(r.out == "unlimited\n");
+}
+
 TEST_CASE("a child killed by a signal is reported with the signal", "[subprocess]") {
     ProcessSpec spec;
     spec.argv = {"/bin/sh", "-c", "kill -SEGV $$"};

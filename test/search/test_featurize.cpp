@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/featurize_schedule.h"
+#include "test/gpu_profiles.h"
 #include "test/search/pipelines.h"
 
 using namespace gpusched;
@@ -14,9 +15,7 @@ using SF = ScheduleFeature;
 
 namespace {
 
-GpuProfile h100() {
-    return *find_builtin_gpu_profile("h100");
-}
+using gpusched::test::h100;
 
 // Every Func inlined except those given.
 Decisions all_inline(const FunctionDAG &dag) {

@@ -9,6 +9,7 @@
 #include "core/reduction_split_search.h"
 #include "core/search_cost_model.h"
 #include "core/search_space.h"
+#include "test/gpu_profiles.h"
 
 #include <nlohmann/json.hpp>
 
@@ -20,9 +21,7 @@ using Halide::Var;
 
 namespace {
 
-GpuProfile h100() {
-    return *find_builtin_gpu_profile("h100");
-}
+using gpusched::test::h100;
 
 // A separable 3x3 blur of an n x n image: blur_x, then blur (the output).
 struct Blur3x3 {

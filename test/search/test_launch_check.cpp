@@ -12,6 +12,7 @@
 
 #include "core/kernel_assertions.h"
 #include "core/launch_check.h"
+#include "test/gpu_profiles.h"
 #include "tuner/generate/generator_protocol.h"
 #include "tuner/subprocess.h"
 
@@ -21,9 +22,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-GpuProfile h100() {
-    return *gpusched::find_builtin_gpu_profile("h100");
-}
+using gpusched::test::h100;
 
 const Target kCuda(GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86");
 

@@ -23,15 +23,15 @@
 #include "core/loop_nest.h"
 #include "core/schedule_apply.h"
 #include "core/search_space.h"
+#include "test/gpu_profiles.h"
+#include "test/search/dag_lookup.h"
 #include "test/search/test_cost_model.h"
 
 using namespace gpusched;
 
 namespace {
 
-GpuProfile h100() {
-    return *find_builtin_gpu_profile("h100");
-}
+using gpusched::test::h100;
 
 const Halide::Target kCuda(GPUSCHED_HOST_TARGET "-cuda-cuda_capability_86");
 
@@ -236,11 +236,7 @@ template <typename P, typename... Args> int check_schedules_launch(int walks, Ar
     return below;
 }
 
-int node_named(const FunctionDAG &dag, const Halide::Func &f) {
-    int n = dag.node_index(f.name());
-    REQUIRE(n >= 0);
-    return n;
-}
+using gpusched::test::node_named;
 
 } // namespace
 

@@ -17,6 +17,8 @@
 #include "core/beam_search.h"
 #include "core/schedule_apply.h"
 #include "core/search_space.h"
+#include "test/gpu_profiles.h"
+#include "test/search/dag_lookup.h"
 #include "test/search/pipelines.h"
 #include "test/search/test_cost_model.h"
 
@@ -24,9 +26,7 @@ using namespace gpusched;
 
 namespace {
 
-GpuProfile h100() {
-    return *find_builtin_gpu_profile("h100");
-}
+using gpusched::test::h100;
 
 // max_filter's vertical pass at radius r, reduced to its indexing.
 struct ShiftedColumn {
@@ -120,11 +120,7 @@ struct ReadAndTranspose {
     std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
 };
 
-int node_named(const FunctionDAG &dag, const Halide::Func &f) {
-    int n = dag.node_index(f.name());
-    REQUIRE(n >= 0);
-    return n;
-}
+using gpusched::test::node_named;
 
 const Edge &edge_into(const FunctionDAG &dag, int consumer, int producer) {
     for (const Edge &e : dag.nodes[consumer].stages[0].edges)
@@ -150,7 +146,7 @@ Decisions all_root(const FunctionDAG &dag) {
         f.location = n.always_inline ? ComputeLocation::Inline : ComputeLocation::Root;
         f.tiled = f.location == ComputeLocation::Root;
         if (f.tiled)
-            for (const Stage &st : n.stages)
+            for (const gpusched::Stage &st : n.stages)
                 f.stages.push_back(StageTiling{std::vector<int64_t>(st.loops.size(), 1),
                                                std::vector<int64_t>(st.loops.size(), 1)});
         d.funcs.push_back(f);

@@ -16,6 +16,7 @@
 #include "core/search_cost_model.h"
 #include "core/search_record.h"
 #include "core/stable_names.h"
+#include "test/gpu_profiles.h"
 
 using namespace gpusched;
 using Halide::Func;
@@ -25,9 +26,7 @@ using Halide::Var;
 
 namespace {
 
-GpuProfile h100() {
-    return *find_builtin_gpu_profile("h100");
-}
+using gpusched::test::h100;
 
 std::vector<Halide::Internal::Function> functions(const std::vector<Func> &fs) {
     std::vector<Halide::Internal::Function> r;
@@ -509,7 +508,7 @@ TEST_CASE("a split row reduction reads its input at known strides: adjacent part
     constexpr int64_t P = 128;
     const std::vector<ReductionSplit> splits = {{p.row_max.name(), 0, 0, {{"r$x", P}}, P}};
     FunctionDAG dag(split_copy(functions({p.out}), splits));
-    const Stage *update = nullptr;
+    const gpusched::Stage *update = nullptr;
     for (const Node &n : dag.nodes)
         if (n.stable_name == p.row_max.name() + "_intm") update = &n.stages.at(1);
     REQUIRE(update != nullptr);

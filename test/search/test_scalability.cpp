@@ -11,6 +11,7 @@
 #include "core/beam_search.h"
 #include "core/featurize_schedule.h"
 #include "core/search_space.h"
+#include "test/gpu_profiles.h"
 #include "test/search/pipelines.h"
 #include "test/search/test_cost_model.h"
 
@@ -18,9 +19,7 @@ using namespace gpusched;
 
 namespace {
 
-GpuProfile h100() {
-    return *find_builtin_gpu_profile("h100");
-}
+using gpusched::test::h100;
 
 // Six 3-tap stencils in a chain behind a repeat_edge: seven Funcs with a
 // choice of location among nine Funcs (the input wrapper and repeat_edge's

@@ -16,6 +16,7 @@
 #include "core/schedule_apply.h"
 #include "core/search_config.h"
 #include "core/search_record.h"
+#include "test/gpu_profiles.h"
 #include "test/search/pipelines.h"
 #include "test/search/test_cost_model.h"
 
@@ -23,6 +24,9 @@ using namespace gpusched;
 namespace fs = std::filesystem;
 
 namespace {
+
+using gpusched::test::h100;
+
 std::string read_text_file(const std::string &path) {
     std::ifstream in(path);
     REQUIRE(in.good());
@@ -31,10 +35,6 @@ std::string read_text_file(const std::string &path) {
 } // namespace
 
 namespace {
-
-GpuProfile h100() {
-    return *find_builtin_gpu_profile("h100");
-}
 
 SearchResult search(const FunctionDAG &dag, const SearchConfig &cfg) {
     test_support::TestCostModel model;
@@ -220,7 +220,7 @@ TEST_CASE("at a root tiling step the soft verdict known without the loop nest is
             REQUIRE(!candidates.empty());
             if (id.phase > 0 && s.funcs[id.node].location == ComputeLocation::Root) {
                 const Node &node = dag.nodes[id.node];
-                const Stage &st = node.stages[id.phase - 1];
+                const gpusched::Stage &st = node.stages[id.phase - 1];
                 const std::vector<Span> loops = dag.loop_bounds(st, node.region);
                 for (const Decisions &c : candidates) {
                     const FuncDecision &f = c.funcs[id.node];

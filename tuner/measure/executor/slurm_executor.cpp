@@ -34,6 +34,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/elapsed.h"
 #include "common/errors.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/install_layout.h"
@@ -53,10 +54,6 @@ namespace {
 // another node a few seconds late (NFS attribute caching).
 constexpr int kLostPolls = 10;
 constexpr int kNoResultPolls = 5;
-
-double epoch_seconds() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 struct Attempt {
     std::string array_job;

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include "common/elapsed.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/measure/executor/work_folder.h"
 #include "tuner/measure/validation/pocl_validation.h"
@@ -24,10 +25,6 @@ std::string env_or(const char *name, const std::string &fallback) {
 std::string host_name() {
     char buf[256] = {};
     return ::gethostname(buf, sizeof buf - 1) == 0 ? buf : "";
-}
-
-double epoch_seconds() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 } // namespace
