@@ -10,14 +10,31 @@ using namespace gpusched;
 
 // gpusched fuzz on the given seeds, 2 samples each, with a beam of 8x2 that
 // keeps the suite's time down (the search code paths are the same at any
-// width); the report goes to dir/fuzz.md.
+// width); the report goes to dir/fuzz.md. Each step may take 150 s (a seed's
+// whole run takes 30-80 s on a busy 2-core machine), well inside
+// run_gpusched's 5 minutes: a step that hangs fails its seed with the step
+// named in the report, instead of the whole run being killed with nothing
+// said (seed 29 did so once in CI's Debian 12 root, and never again in
+// runs of it before or after).
 static ProcessResult run_fuzz(const test::TempDir &dir, const std::string &seeds,
                               const std::vector<std::string> &params = {}) {
-    std::vector<std::string> args{"fuzz",       "--generator", RANDOM_PIPELINE_GENERATOR,
-                                  "--seeds",    seeds,         "--samples",
-                                  "2",          "--beam-size", "8",
-                                  "--passes",   "2",           "--work-dir",
-                                  dir / "work", "-o",          dir / "fuzz.md"};
+    std::vector<std::string> args{"fuzz",
+                                  "--generator",
+                                  RANDOM_PIPELINE_GENERATOR,
+                                  "--seeds",
+                                  seeds,
+                                  "--samples",
+                                  "2",
+                                  "--beam-size",
+                                  "8",
+                                  "--passes",
+                                  "2",
+                                  "--timeout",
+                                  "150",
+                                  "--work-dir",
+                                  dir / "work",
+                                  "-o",
+                                  dir / "fuzz.md"};
     args.insert(args.end(), params.begin(), params.end());
     return test::run_gpusched(args);
 }
