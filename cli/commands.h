@@ -28,8 +28,8 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitError = 1;       // bad input, failed generator, bad DB, ...
 inline constexpr int kExitUnavailable = 2; // needs a GPU / feature not available here
 inline constexpr int kExitUsage = 2;       // the command line is wrong (an unknown option, a bad value)
-inline constexpr int kExitInterrupted =
-    130; // stopped by SIGINT or SIGTERM: 128 + SIGINT, as shells report it
+// Stopped by SIGINT or SIGTERM: 128 + SIGINT, as shells report it.
+inline constexpr int kExitInterrupted = 130;
 
 Action add_oneshot_command(CLI::App &app, const GlobalOptions &global);
 Action add_tune_command(CLI::App &app, const GlobalOptions &global);
