@@ -1,6 +1,7 @@
 #include "core/featurize_schedule.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <unordered_map>
 
@@ -8,38 +9,45 @@ namespace gpusched {
 
 namespace detail {
 
-int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes) {
-    // Global loads and stores are served in 32-byte sectors. Small sorted
-    // buffer instead of a set, kept between calls: this runs for every
-    // serial point of every warp analysed of every state.
-    thread_local std::vector<int64_t> sectors;
+int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes, TransactionBuffers &buffers) {
+    // Global loads and stores are served in 32-byte sectors: count the
+    // distinct ones. A warp's lanes mostly touch them in order, so the sort
+    // is skipped when they already are.
+    std::vector<int64_t> &sectors = buffers.units;
     sectors.clear();
     for (int64_t a : addresses) {
         int64_t first = (a * bytes) >> 5, last = (a * bytes + bytes - 1) >> 5;
         for (int64_t s = first; s <= last; s++)
             sectors.push_back(s);
     }
-    std::sort(sectors.begin(), sectors.end());
-    return static_cast<int64_t>(std::unique(sectors.begin(), sectors.end()) - sectors.begin());
+    if (!std::is_sorted(sectors.begin(), sectors.end())) std::sort(sectors.begin(), sectors.end());
+    int64_t distinct = 0;
+    for (size_t i = 0; i < sectors.size(); i++)
+        distinct += i == 0 || sectors[i] != sectors[i - 1] ? 1 : 0;
+    return distinct;
 }
 
-int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, int banks) {
+int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, int banks,
+                            TransactionBuffers &buffers) {
     // Shared memory has `banks` 4-byte banks; lanes reading the same word are
-    // served together (broadcast), distinct words in one bank serialize.
+    // served together (broadcast), distinct words in one bank serialize: the
+    // degree is the most distinct words any bank serves.
     if (addresses.empty()) return 0;
-    thread_local std::vector<std::pair<int64_t, int64_t>> bank_word; // (bank, word); kept between calls
-    bank_word.clear();
+    std::vector<int64_t> &words = buffers.units;
+    words.clear();
     for (int64_t a : addresses) {
         int64_t first = (a * bytes) >> 2, last = (a * bytes + bytes - 1) >> 2;
         for (int64_t w = first; w <= last; w++)
-            bank_word.emplace_back(((w % banks) + banks) % banks, w);
+            words.push_back(w);
     }
-    std::sort(bank_word.begin(), bank_word.end());
-    bank_word.erase(std::unique(bank_word.begin(), bank_word.end()), bank_word.end());
-    int64_t worst = 1, run = 0;
-    for (size_t i = 0; i < bank_word.size(); i++) {
-        run = (i > 0 && bank_word[i].first == bank_word[i - 1].first) ? run + 1 : 1;
-        worst = std::max(worst, run);
+    if (!std::is_sorted(words.begin(), words.end())) std::sort(words.begin(), words.end());
+    std::vector<int64_t> &in_bank = buffers.words_in_bank;
+    in_bank.assign(static_cast<size_t>(std::max(1, banks)), 0);
+    int64_t worst = 1;
+    for (size_t i = 0; i < words.size(); i++) {
+        if (i > 0 && words[i] == words[i - 1]) continue;
+        const int64_t bank = ((words[i] % banks) + banks) % banks;
+        worst = std::max(worst, ++in_bank[static_cast<size_t>(bank)]);
     }
     return worst;
 }
@@ -127,15 +135,23 @@ std::vector<EffectiveAccess> collect_accesses(const LoopNest &nest, const Stage 
     return out;
 }
 
+// A block's lanes as the transaction analysis sees them: every warp's
+// active lanes are counted, but coordinates are kept only for the two warps
+// the analysis reads (the first active warp, which stands for all regular
+// ones, and a tail warp with a different number of active lanes). Filling
+// every lane's coordinates (up to 1,024 threads x loops, for every stage
+// featurized) was 8% of the pyramid's whole search.
 struct Lanes {
-    // Per lane of the block: active for this stage, and its coordinate step
-    // per stage loop.
-    std::vector<int64_t> coords; // [lane * loops + loop]: offset of the lane's first point
     size_t loops = 0;
-    int64_t coord(int64_t lane, size_t loop) const { return coords[lane * loops + loop]; }
-    std::vector<bool> active;
     int64_t warps = 0, active_warps = 0, active_threads = 0;
     int regular_warp = -1, tail_warp = -1;
+    // Per kept warp (0: regular, 1: tail), per lane of that warp: whether it
+    // runs this stage, and the offset of its first point per stage loop.
+    std::array<std::vector<int64_t>, 2> coords; // [lane_in_warp * loops + loop]
+    std::array<std::vector<bool>, 2> active;
+    int64_t coord(int kept, int64_t lane_in_warp, size_t loop) const {
+        return coords[kept][lane_in_warp * loops + loop];
+    }
 };
 
 // The next lane's coordinates in a block of shape[0] x shape[1] x any.
@@ -147,14 +163,14 @@ inline void next_lane(int64_t (&c)[3], const std::array<int64_t, 3> &shape) {
     ++c[2];
 }
 
-Lanes make_lanes(const LoopNest &nest, const ScheduledStage &ss, const Stage &st, int warp_size) {
+// Fills L (its buffers are reused: this runs for every stage featurized).
+void make_lanes(Lanes &L, const LoopNest &nest, const ScheduledStage &ss, const Stage &st, int warp_size) {
     const Kernel &k = nest.kernels[ss.kernel];
-    Lanes L;
-    int64_t T = std::max<int64_t>(1, k.threads_per_block);
+    L.active_warps = L.active_threads = 0;
+    L.regular_warp = L.tail_warp = -1;
+    const int64_t T = std::max<int64_t>(1, k.threads_per_block);
     L.warps = (T + warp_size - 1) / warp_size;
     L.loops = st.loops.size();
-    L.coords.assign(T * L.loops, 0);
-    L.active.assign(T, false);
     // For a Thread-level stage every thread of its host runs it; the lane's
     // point moves with the host's tiling along the same Func argument
     // (approximation: assumes producer and consumer dimensions line up).
@@ -165,46 +181,81 @@ Lanes make_lanes(const LoopNest &nest, const ScheduledStage &ss, const Stage &st
     }
     const ScheduledStage &shape_src = host ? *host : ss;
     const Stage &shape_stage = host ? nest.dag.nodes[host->node].stages[host->stage] : st;
-    // The lane's coordinates in the block, (lane % x, lane / x % y, lane /
-    // (x * y)), counted up instead of divided out: this loop runs for every
-    // thread of the block, for every stage featurized, and the divisions were
-    // most of featurize_stage's own time on kernels of many Funcs.
-    int64_t c[3] = {0, 0, 0};
-    for (int64_t lane = 0; lane < T; lane++, next_lane(c, k.block_shape)) {
-        bool act = true;
-        for (int q = 0; q < 3; q++)
-            act = act && c[q] < shape_src.thread_shape[q];
-        L.active[lane] = act;
-        if (!act) continue;
-        for (size_t j = 0; j < st.loops.size(); j++) {
-            if (!host) {
-                int slot = ss.thread_slot[j];
-                if (slot >= 0) L.coords[lane * L.loops + j] = c[slot] * ss.serial[j];
-            } else if (!st.loops[j].is_rvar) {
-                for (size_t h = 0; h < shape_stage.loops.size(); h++) {
-                    int slot = host->thread_slot[h];
-                    if (slot >= 0 && shape_stage.loops[h].func_arg == st.loops[j].func_arg)
-                        L.coords[lane * L.loops + j] = c[slot] * host->serial[h];
+    auto is_active = [&](const int64_t(&c)[3]) {
+        return c[0] < shape_src.thread_shape[0] && c[1] < shape_src.thread_shape[1] &&
+               c[2] < shape_src.thread_shape[2];
+    };
+    // Lane i of the block is at (i % x, i / x % y, i / (x * y)); a warp's
+    // active lanes are counted from the block's shape, not lane by lane.
+    const int64_t x = std::max<int64_t>(1, k.block_shape[0]), y = std::max<int64_t>(1, k.block_shape[1]);
+    const int64_t active_in_row = std::min(x, shape_src.thread_shape[0]);
+    const int64_t active_in_plane = active_in_row * std::min(y, shape_src.thread_shape[1]);
+    auto active_before = [&](int64_t lane) { // active lanes among the first `lane`
+        const int64_t plane = lane / (x * y), row = lane % (x * y) / x, col = lane % x;
+        int64_t n = std::min(plane, shape_src.thread_shape[2]) * active_in_plane;
+        if (plane < shape_src.thread_shape[2]) {
+            n += std::min(row, shape_src.thread_shape[1]) * active_in_row;
+            if (row < shape_src.thread_shape[1]) n += std::min(col, shape_src.thread_shape[0]);
+        }
+        return n;
+    };
+    int64_t regular_count = 0, tail_count = 0;
+    for (int64_t w = 0, before = 0; w < L.warps; w++) {
+        const int64_t after = active_before(std::min(T, (w + 1) * warp_size)), count = after - before;
+        before = after;
+        if (!count) continue;
+        L.active_warps++;
+        L.active_threads += count;
+        if (L.regular_warp < 0) {
+            L.regular_warp = static_cast<int>(w);
+            regular_count = count;
+        }
+        L.tail_warp = static_cast<int>(w);
+        tail_count = count;
+    }
+    // The tail warp is only different if it has a different number of
+    // active lanes than the representative regular warp.
+    if (L.tail_warp == L.regular_warp || tail_count == regular_count) L.tail_warp = -1;
+
+    const int kept_warps[2] = {L.regular_warp, L.tail_warp};
+    for (int kept = 0; kept < 2; kept++) {
+        L.coords[kept].clear();
+        L.active[kept].clear();
+        if (kept_warps[kept] < 0) continue;
+        const int64_t lo = static_cast<int64_t>(kept_warps[kept]) * warp_size;
+        const int64_t n = std::min<int64_t>(warp_size, T - lo);
+        L.coords[kept].assign(n * L.loops, 0);
+        L.active[kept].assign(n, false);
+        int64_t c[3];
+        c[0] = lo % x;
+        c[1] = lo / x % y;
+        c[2] = lo / (x * y);
+        for (int64_t i = 0; i < n; i++, next_lane(c, k.block_shape)) {
+            if (!is_active(c)) continue;
+            L.active[kept][i] = true;
+            int64_t *coords = &L.coords[kept][i * L.loops];
+            for (size_t j = 0; j < st.loops.size(); j++) {
+                if (!host) {
+                    int slot = ss.thread_slot[j];
+                    if (slot >= 0) coords[j] = c[slot] * ss.serial[j];
+                } else if (!st.loops[j].is_rvar) {
+                    for (size_t h = 0; h < shape_stage.loops.size(); h++) {
+                        int slot = host->thread_slot[h];
+                        if (slot >= 0 && shape_stage.loops[h].func_arg == st.loops[j].func_arg)
+                            coords[j] = c[slot] * host->serial[h];
+                    }
                 }
             }
         }
     }
-    std::vector<int64_t> per_warp(L.warps, 0);
-    for (int64_t w = 0, lane = 0; w < L.warps; w++)
-        for (int64_t end = std::min<int64_t>(T, lane + warp_size); lane < end; lane++)
-            per_warp[w] += L.active[lane] ? 1 : 0;
-    for (int64_t w = 0; w < L.warps; w++) {
-        if (!per_warp[w]) continue;
-        L.active_warps++;
-        L.active_threads += per_warp[w];
-        if (L.regular_warp < 0) L.regular_warp = static_cast<int>(w);
-        L.tail_warp = static_cast<int>(w);
-    }
-    // The tail warp is only different if it has a different number of
-    // active lanes than the representative regular warp.
-    if (L.tail_warp == L.regular_warp || per_warp[L.tail_warp] == per_warp[L.regular_warp]) L.tail_warp = -1;
-    return L;
 }
+
+// access_transactions' buffers, kept between calls.
+struct TransactionScratch {
+    std::vector<int64_t> strides, loop_stride, base, addrs, point;
+    std::vector<int> dep;
+    detail::TransactionBuffers buffers;
+};
 
 struct MemStats {
     double transactions = 0;
@@ -216,12 +267,18 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
                              const Region &alloc, int bytes, MemoryLevel level, int warp_size, int banks) {
     MemStats m;
     if (level == MemoryLevel::Register || L.regular_warp < 0) return m;
-    std::vector<int64_t> strides(jac.size(), 1);
+    // Kept between calls (this runs for every access pattern of every stage
+    // featurized); one thread-local lookup per call, not per use.
+    thread_local TransactionScratch tls_scratch;
+    TransactionScratch &scratch = tls_scratch;
+    std::vector<int64_t> &strides = scratch.strides;
+    strides.assign(jac.size(), 1);
     for (size_t i = 1; i < jac.size(); i++)
         strides[i] = strides[i - 1] * std::max<int64_t>(1, i - 1 < alloc.size() ? alloc[i - 1].extent() : 1);
     // Serial loops the address depends on; loads independent of a serial
     // loop are hoisted out of its unrolled body and issued once.
-    std::vector<int> dep;
+    std::vector<int> &dep = scratch.dep;
+    dep.clear();
     double rvar_repeat = 1;
     for (size_t l = 0; l < st.loops.size(); l++) {
         bool depends = false;
@@ -250,7 +307,8 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
     // point is a translation. Data-dependent indices: assume the worst,
     // every lane apart (its own sector; the same shared bank).
     bool known = true;
-    std::vector<int64_t> loop_stride(st.loops.size(), 0);
+    std::vector<int64_t> &loop_stride = scratch.loop_stride;
+    loop_stride.assign(st.loops.size(), 0);
     for (size_t l = 0; l < st.loops.size(); l++) {
         for (size_t i = 0; i < jac.size(); i++) {
             if (!jac[i][l])
@@ -259,45 +317,62 @@ MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Sta
                 loop_stride[l] += *jac[i][l] * strides[i];
         }
     }
-    // Kept between calls (one per serial point per warp per access).
-    thread_local std::vector<int64_t> base, addrs, point;
-    auto warp_tx = [&](int warp, double &used) {
+    // Moving every lane's address by whole 32-byte sectors (global) or
+    // 4-byte words (shared) leaves the count unchanged (the sectors move
+    // alike; the banks are a rotation), so a serial point's count depends
+    // only on its offset in bytes modulo that unit: each residue is counted
+    // once per warp.
+    const int64_t unit_mask = level == MemoryLevel::Global ? 31 : 3;
+    auto warp_tx = [&](int kept, double &used) {
         double tx = 0;
+        std::vector<int64_t> &base = scratch.base, &addrs = scratch.addrs, &point = scratch.point;
         base.clear();
-        int64_t lo = static_cast<int64_t>(warp) * warp_size;
-        int64_t hi = std::min<int64_t>(lo + warp_size, static_cast<int64_t>(L.active.size()));
-        for (int64_t lane = lo; lane < hi; lane++) {
-            if (!L.active[lane]) continue;
+        const int64_t lo = static_cast<int64_t>(kept == 0 ? L.regular_warp : L.tail_warp) * warp_size;
+        for (int64_t i = 0; i < static_cast<int64_t>(L.active[kept].size()); i++) {
+            if (!L.active[kept][i]) continue;
             int64_t a = 0;
             for (size_t l = 0; l < st.loops.size(); l++)
-                a += loop_stride[l] * L.coord(lane, l);
-            base.push_back(known ? a : lane * 1024 * warp_size);
+                a += loop_stride[l] * L.coord(kept, i, l);
+            base.push_back(known ? a : (lo + i) * 1024 * warp_size);
         }
-        point.assign(st.loops.size(), 0);
+        std::array<int64_t, 32> by_residue;
+        by_residue.fill(-1);
+        // The serial points in order, the first dependent loop fastest,
+        // counted up with the offset kept along (unknown strides: no offset).
+        point.assign(dep.size(), 0);
+        int64_t offset = 0;
         for (int64_t c = 0; c < enumerated; c++) {
-            int64_t rem = c, offset = 0;
-            for (int l : dep) {
-                point[l] = rem % ss.serial[l];
-                rem /= ss.serial[l];
-                offset += known ? loop_stride[l] * point[l] : 0;
+            used += static_cast<double>(base.size()) * bytes;
+            int64_t &count = by_residue[static_cast<size_t>((offset * bytes) & unit_mask)];
+            if (count < 0) {
+                addrs.resize(base.size());
+                for (size_t q = 0; q < base.size(); q++)
+                    addrs[q] = base[q] + offset;
+                count = level == MemoryLevel::Global
+                            ? detail::global_transactions(addrs, bytes, scratch.buffers)
+                            : detail::shared_transactions(addrs, bytes, banks, scratch.buffers);
             }
-            addrs.resize(base.size());
-            for (size_t q = 0; q < base.size(); q++)
-                addrs[q] = base[q] + offset;
-            used += static_cast<double>(addrs.size()) * bytes;
-            tx += static_cast<double>(level == MemoryLevel::Global
-                                          ? detail::global_transactions(addrs, bytes)
-                                          : detail::shared_transactions(addrs, bytes, banks));
+            tx += static_cast<double>(count);
+            for (size_t q = 0; q < dep.size(); q++) {
+                const int l = dep[q];
+                const int64_t step = known ? loop_stride[l] : 0;
+                if (++point[q] < ss.serial[l]) {
+                    offset += step;
+                    break;
+                }
+                point[q] = 0;
+                offset -= step * (ss.serial[l] - 1);
+            }
         }
         return tx;
     };
     double used_regular = 0, used_tail = 0;
-    double regular = warp_tx(L.regular_warp, used_regular);
+    double regular = warp_tx(0, used_regular);
     double n_regular = static_cast<double>(L.active_warps - (L.tail_warp >= 0 ? 1 : 0));
     m.transactions = regular * n_regular;
     m.bytes_used = used_regular * n_regular;
     if (L.tail_warp >= 0) {
-        m.transactions += warp_tx(L.tail_warp, used_tail);
+        m.transactions += warp_tx(1, used_tail);
         m.bytes_used += used_tail;
     }
     m.transactions *= scale;
@@ -450,7 +525,9 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     // GPU parallelism.
     f[SF::points_computed_per_thread] = points_of(ss.loops_thread);
     const int ws = std::max(1, gpu.warp_size);
-    Lanes L = make_lanes(nest, ss, st, ws);
+    thread_local Lanes tls_lanes;
+    Lanes &L = tls_lanes;
+    make_lanes(L, nest, ss, st, ws);
     f[SF::num_warps_per_block] = static_cast<double>(L.warps);
     f[SF::num_active_warps_per_block] = static_cast<double>(L.active_warps);
     f[SF::num_threads_per_block] = static_cast<double>(ss.threads);

@@ -292,3 +292,43 @@ TEST_CASE("a diamond of inlined Funcs is featurized Func by Func: 2^40 paths cou
         CHECK(row[SF::inlined_calls] == Approx(std::ldexp(1.0, depth - k) * w));
     }
 }
+
+// The transaction analysis counts one serial point per residue of its
+// offset (access_transactions): that is exact only if moving every lane by
+// whole sectors (global) or words (shared) leaves the count unchanged. A
+// warp's addresses in several patterns, moved by many offsets, against the
+// count at each offset's residue.
+TEST_CASE("a warp's transactions depend only on its offset modulo a sector or a word", "[featurize]") {
+    detail::TransactionBuffers buffers;
+    const std::vector<std::vector<int64_t>> patterns = {
+        {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15},  // a row
+        {0, 8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 104}, // every 8th: bank conflicts
+        {7, 3, 100, 3, -5, 64, 65, -40, 12, 1000, 999, 31, 33},  // scattered, repeated, negative
+        {0, 0, 0, 0},                                            // a broadcast
+    };
+    for (int bytes : {1, 2, 4, 8}) {
+        for (const auto &pattern : patterns) {
+            for (int64_t offset : {-1000, -33, -8, -1, 1, 3, 5, 8, 31, 32, 64, 77, 4096}) {
+                std::vector<int64_t> moved = pattern, at_residue = pattern;
+                for (size_t i = 0; i < pattern.size(); i++) {
+                    moved[i] += offset;
+                    // The smallest non-negative offset with the same residue
+                    // in bytes modulo 32 (so also modulo 4); every element
+                    // size divides 32, so it is a whole number of elements.
+                    at_residue[i] += ((offset * bytes) & 31) / bytes;
+                }
+                CAPTURE(bytes, offset, pattern);
+                CHECK(detail::global_transactions(moved, bytes, buffers) ==
+                      detail::global_transactions(at_residue, bytes, buffers));
+                CHECK(detail::shared_transactions(moved, bytes, 32, buffers) ==
+                      detail::shared_transactions(at_residue, bytes, 32, buffers));
+            }
+        }
+    }
+    // And the counts themselves on the patterns above (4-byte elements).
+    CHECK(detail::global_transactions(patterns[0], 4, buffers) == 2); // 64 bytes: 2 sectors
+    CHECK(detail::shared_transactions(patterns[0], 4, 32, buffers) == 1);
+    CHECK(detail::shared_transactions(patterns[1], 4, 32, buffers) ==
+          4); // banks 0, 8, 16, 24: 4 words each (3 or 4)
+    CHECK(detail::shared_transactions(patterns[3], 4, 32, buffers) == 1); // one word, broadcast
+}
