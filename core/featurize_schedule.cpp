@@ -773,6 +773,19 @@ void FeatureMemo::insert(std::vector<int64_t> key, std::vector<ScheduleFeatures>
     }
 }
 
+namespace {
+
+// featurize's buffers, reused across states.
+struct FeaturizeScratch {
+    KeyScratch key_scratch;
+    std::vector<std::vector<int64_t>> keys;                    // per kernel
+    std::vector<const std::vector<ScheduleFeatures> *> source; // per kernel: its rows
+    std::vector<std::vector<ScheduleFeatures>> computed;       // per kernel not memoized
+    std::vector<size_t> position;                              // per stage: its place in its kernel
+};
+
+} // namespace
+
 StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo) {
     StateFeatures s;
     std::vector<ScheduleFeatures> &rows = s.schedule;
@@ -782,30 +795,50 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
     for (const FuncDecision &f : nest.decisions.funcs)
         inlined += f.location == ComputeLocation::Inline ? 1 : 0;
     rows.reserve(nest.stages.size() + inlined);
-    rows.resize(nest.stages.size());
-    thread_local std::vector<int64_t> key;
-    thread_local KeyScratch scratch;
-    for (size_t kidx = 0; kidx < nest.kernels.size(); kidx++) {
+    thread_local FeaturizeScratch tls_scratch;
+    FeaturizeScratch &scratch = tls_scratch;
+    const size_t n_kernels = nest.kernels.size();
+    scratch.keys.resize(n_kernels);
+    scratch.source.assign(n_kernels, nullptr);
+    scratch.computed.resize(n_kernels);
+    scratch.position.assign(nest.stages.size(), 0);
+    // Each kernel's rows are found in the memo or computed first, then
+    // copied once into the state's rows in stage order: a row is 75 doubles,
+    // and sizing the rows first (zero-filled, then overwritten) was 4% of a
+    // small deep pipeline's search. Nothing is inserted into the memo until
+    // the rows are copied, so the rows it returned stay valid until then.
+    for (size_t kidx = 0; kidx < n_kernels; kidx++) {
         const Kernel &k = nest.kernels[kidx];
+        for (size_t q = 0; q < k.stages.size(); q++)
+            scratch.position[k.stages[q]] = q;
         if (memo) {
-            kernel_key(nest, static_cast<int>(kidx), key, scratch);
-            const std::vector<ScheduleFeatures> *cached = memo->find(key);
+            kernel_key(nest, static_cast<int>(kidx), scratch.keys[kidx], scratch.key_scratch);
+            const std::vector<ScheduleFeatures> *cached = memo->find(scratch.keys[kidx]);
             if (cached && cached->size() == k.stages.size()) {
                 memo->hits++;
-                for (size_t q = 0; q < k.stages.size(); q++)
-                    rows[k.stages[q]] = (*cached)[q];
+                scratch.source[kidx] = cached;
                 continue;
             }
         }
-        std::vector<ScheduleFeatures> fresh;
+        std::vector<ScheduleFeatures> &fresh = scratch.computed[kidx];
+        fresh.clear();
         fresh.reserve(k.stages.size());
-        for (int idx : k.stages) {
-            rows[idx] = featurize_stage(nest, idx, gpu);
-            fresh.push_back(rows[idx]);
-        }
-        if (memo) {
+        for (int idx : k.stages)
+            fresh.push_back(featurize_stage(nest, idx, gpu));
+        scratch.source[kidx] = &fresh;
+    }
+    for (size_t i = 0; i < nest.stages.size(); i++) {
+        const int kidx = nest.stages[i].kernel;
+        if (kidx < 0 || !scratch.source[kidx])
+            rows.emplace_back(); // in no kernel: not expected, an all-zero row as before
+        else
+            rows.push_back((*scratch.source[kidx])[scratch.position[i]]);
+    }
+    if (memo) {
+        for (size_t kidx = 0; kidx < n_kernels; kidx++) {
+            if (scratch.source[kidx] != &scratch.computed[kidx]) continue;
             memo->misses++;
-            memo->insert(key, std::move(fresh));
+            memo->insert(std::move(scratch.keys[kidx]), std::move(scratch.computed[kidx]));
         }
     }
     // working_set_at_root depends on every root allocation: per state.
