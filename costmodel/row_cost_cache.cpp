@@ -8,13 +8,25 @@ namespace gpusched {
 namespace {
 
 // The high and low halves of a 64 x 64 -> 128-bit product, folded (the
-// mixing step of wyhash).
-__extension__ typedef unsigned __int128 uint128; // GCC and Clang, on every 64-bit target
+// mixing step of wyhash). Targets without a 128-bit integer get the same
+// product from 32-bit halves, so a key is the same on every target.
+#if defined(__SIZEOF_INT128__)
+__extension__ typedef unsigned __int128 uint128; // GCC and Clang on 64-bit targets
 
 uint64_t fold_mul(uint64_t x, uint64_t y) {
     const uint128 p = static_cast<uint128>(x) * y;
     return static_cast<uint64_t>(p) ^ static_cast<uint64_t>(p >> 64);
 }
+#else
+uint64_t fold_mul(uint64_t x, uint64_t y) {
+    const uint64_t mask = 0xffffffffull;
+    const uint64_t ll = (x & mask) * (y & mask), hl = (x >> 32) * (y & mask), lh = (x & mask) * (y >> 32),
+                   hh = (x >> 32) * (y >> 32);
+    const uint64_t cross = (ll >> 32) + (hl & mask) + lh;
+    const uint64_t hi = hh + (hl >> 32) + (cross >> 32), lo = (cross << 32) | (ll & mask);
+    return lo ^ hi;
+}
+#endif
 
 uint64_t finish(uint64_t h) {
     h ^= h >> 33;
