@@ -188,14 +188,20 @@ void make_lanes(Lanes &L, const LoopNest &nest, const ScheduledStage &ss, const 
     // Lane i of the block is at (i % x, i / x % y, i / (x * y)); a warp's
     // active lanes are counted from the block's shape, not lane by lane.
     const int64_t x = std::max<int64_t>(1, k.block_shape[0]), y = std::max<int64_t>(1, k.block_shape[1]);
+    auto place = [&](int64_t lane, int64_t(&c)[3]) {
+        c[0] = lane % x;
+        c[1] = lane / x % y;
+        c[2] = lane / (x * y);
+    };
     const int64_t active_in_row = std::min(x, shape_src.thread_shape[0]);
     const int64_t active_in_plane = active_in_row * std::min(y, shape_src.thread_shape[1]);
     auto active_before = [&](int64_t lane) { // active lanes among the first `lane`
-        const int64_t plane = lane / (x * y), row = lane % (x * y) / x, col = lane % x;
-        int64_t n = std::min(plane, shape_src.thread_shape[2]) * active_in_plane;
-        if (plane < shape_src.thread_shape[2]) {
-            n += std::min(row, shape_src.thread_shape[1]) * active_in_row;
-            if (row < shape_src.thread_shape[1]) n += std::min(col, shape_src.thread_shape[0]);
+        int64_t c[3];
+        place(lane, c);
+        int64_t n = std::min(c[2], shape_src.thread_shape[2]) * active_in_plane;
+        if (c[2] < shape_src.thread_shape[2]) {
+            n += std::min(c[1], shape_src.thread_shape[1]) * active_in_row;
+            if (c[1] < shape_src.thread_shape[1]) n += std::min(c[0], shape_src.thread_shape[0]);
         }
         return n;
     };
@@ -227,9 +233,7 @@ void make_lanes(Lanes &L, const LoopNest &nest, const ScheduledStage &ss, const 
         L.coords[kept].assign(n * L.loops, 0);
         L.active[kept].assign(n, false);
         int64_t c[3];
-        c[0] = lo % x;
-        c[1] = lo / x % y;
-        c[2] = lo / (x * y);
+        place(lo, c);
         for (int64_t i = 0; i < n; i++, next_lane(c, k.block_shape)) {
             if (!is_active(c)) continue;
             L.active[kept][i] = true;
