@@ -5,6 +5,8 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "core/thread_scratch.h"
+
 namespace gpusched {
 
 namespace detail {
@@ -55,85 +57,6 @@ int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, in
 } // namespace detail
 
 namespace {
-
-struct EffectiveAccess {
-    ProducerRef producer;
-    int bytes = 4;
-    Jacobian jacobian; // [producer arg][stage loop]
-    double count = 1;  // load sites with this pattern (paths through inlined Funcs)
-};
-
-// j (relative to inlined stage s's loops) composed with outer, the jacobian
-// of the call into s's Func: s's loop l is its Func's argument func_arg(l),
-// which the caller indexes with outer[arg].
-Jacobian compose(const Jacobian &j, const Stage &s, const Jacobian &outer) {
-    size_t n_outer_loops = outer.empty() ? 0 : outer[0].size();
-    Jacobian c(j.size(), std::vector<std::optional<int64_t>>(n_outer_loops, int64_t(0)));
-    for (size_t k = 0; k < j.size(); k++) {
-        for (size_t l = 0; l < s.loops.size(); l++) {
-            int arg = s.loops[l].func_arg;
-            for (size_t q = 0; q < n_outer_loops; q++) {
-                if (!c[k][q]) continue;
-                if (!j[k][l] || arg < 0 || !outer[arg][q])
-                    c[k][q] = std::nullopt;
-                else
-                    *c[k][q] += *j[k][l] * outer[arg][q].value();
-            }
-        }
-    }
-    return c;
-}
-
-void add_pattern(std::vector<std::pair<Jacobian, double>> &patterns, Jacobian j, double count) {
-    for (auto &p : patterns) {
-        if (p.first == j) {
-            p.second += count;
-            return;
-        }
-    }
-    patterns.emplace_back(std::move(j), count);
-}
-
-// The loads a stage really issues after inlining: calls to inlined Funcs are
-// followed, composing index jacobians. Every path through the inlined Funcs
-// is a load site; the walk goes Func by Func (drain_in_dag_order), carrying
-// each distinct jacobian with the number of paths that reach it.
-std::vector<EffectiveAccess> collect_accesses(const LoopNest &nest, const Stage &st) {
-    const FunctionDAG &dag = nest.dag;
-    std::vector<EffectiveAccess> out;
-    auto emit = [&](const Access &a, Jacobian j, double count) {
-        for (EffectiveAccess &e : out) {
-            if (e.producer == a.producer && e.bytes == a.bytes && e.jacobian == j) {
-                e.count += count;
-                return;
-            }
-        }
-        out.push_back(EffectiveAccess{a.producer, a.bytes, std::move(j), count});
-    };
-    auto inlined = [&](const Access &a) {
-        return !a.producer.is_image && nest.location(a.producer.index) == ComputeLocation::Inline;
-    };
-    std::map<int, std::vector<std::pair<Jacobian, double>>> pending;
-    for (const Access &a : st.accesses) {
-        if (inlined(a))
-            add_pattern(pending[a.producer.index], a.jacobian, 1);
-        else
-            emit(a, a.jacobian, 1);
-    }
-    drain_in_dag_order(pending, [&](int node, const std::vector<std::pair<Jacobian, double>> &patterns) {
-        const Stage &s = dag.nodes[node].stages[0];
-        for (const auto &[outer, count] : patterns) {
-            for (const Access &a : s.accesses) {
-                Jacobian j = compose(a.jacobian, s, outer);
-                if (inlined(a))
-                    add_pattern(pending[a.producer.index], std::move(j), count);
-                else
-                    emit(a, std::move(j), count);
-            }
-        }
-    });
-    return out;
-}
 
 // A block's lanes as the transaction analysis sees them: every warp's
 // active lanes are counted, but coordinates are kept only for the two warps
@@ -267,14 +190,13 @@ struct MemStats {
 };
 
 // Transactions per block of one access (or store) pattern.
-MemStats access_transactions(const Lanes &L, const ScheduledStage &ss, const Stage &st, const Jacobian &jac,
-                             const Region &alloc, int bytes, MemoryLevel level, int warp_size, int banks) {
+// scratch: kept between calls (this runs for every access pattern of every
+// stage featurized); the caller looks up its thread's once per stage.
+MemStats access_transactions(TransactionScratch &scratch, const Lanes &L, const ScheduledStage &ss,
+                             const Stage &st, const Jacobian &jac, const Region &alloc, int bytes,
+                             MemoryLevel level, int warp_size, int banks) {
     MemStats m;
     if (level == MemoryLevel::Register || L.regular_warp < 0) return m;
-    // Kept between calls (this runs for every access pattern of every stage
-    // featurized); one thread-local lookup per call, not per use.
-    thread_local TransactionScratch tls_scratch;
-    TransactionScratch &scratch = tls_scratch;
     std::vector<int64_t> &strides = scratch.strides;
     strides.assign(jac.size(), 1);
     for (size_t i = 1; i < jac.size(); i++)
@@ -450,7 +372,8 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     // Loads: after following inlined Funcs.
     // (inlined_calls stays 0 here: it belongs to the inlined Func's own row,
     // see inlined_rows below.)
-    std::vector<EffectiveAccess> accesses = collect_accesses(nest, st);
+    const std::shared_ptr<const EffectiveAccesses> accesses_shared = nest.accesses(st);
+    const EffectiveAccesses &accesses = *accesses_shared;
 
     const auto dm_real = nest.demand(st, ss.loops_realization);
     const auto dm_thread = nest.demand(st, ss.loops_thread);
@@ -529,8 +452,11 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     // GPU parallelism.
     f[SF::points_computed_per_thread] = points_of(ss.loops_thread);
     const int ws = std::max(1, gpu.warp_size);
-    thread_local Lanes tls_lanes;
-    Lanes &L = tls_lanes;
+    // This thread's buffers, looked up once per stage (a lookup in a shared
+    // library is a call; once per access pattern it was 2% of camera_pipe's
+    // search).
+    Lanes &L = thread_scratch<Lanes>();
+    TransactionScratch &tx = thread_scratch<TransactionScratch>();
     make_lanes(L, nest, ss, st, ws);
     f[SF::num_warps_per_block] = static_cast<double>(L.warps);
     f[SF::num_active_warps_per_block] = static_cast<double>(L.active_warps);
@@ -557,8 +483,8 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
                 prev = &p.second;
         }
         MemStats m = prev ? *prev
-                          : access_transactions(L, ss, st, a.jacobian, nest.allocation(a.producer), a.bytes,
-                                                lvl, ws, gpu.shared_mem_banks);
+                          : access_transactions(tx, L, ss, st, a.jacobian, nest.allocation(a.producer),
+                                                a.bytes, lvl, ws, gpu.shared_mem_banks);
         if (!prev) seen.emplace_back(&a, m);
         MemStats &acc = lvl == MemoryLevel::Global ? gl : sl;
         acc.transactions += m.transactions * a.count;
@@ -569,8 +495,8 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
                                                               : MemoryLevel::Register;
     for (int v = 0; v < static_cast<int>(node.func.values().size()); v++) {
         int eb = node.func.output_types()[v].bytes();
-        MemStats m =
-            access_transactions(L, ss, st, st.store_jacobian, own_alloc, eb, own, ws, gpu.shared_mem_banks);
+        MemStats m = access_transactions(tx, L, ss, st, st.store_jacobian, own_alloc, eb, own, ws,
+                                         gpu.shared_mem_banks);
         MemStats &acc = own == MemoryLevel::Global ? gs : sst;
         acc.transactions += m.transactions;
         acc.bytes_used += m.bytes_used;
@@ -744,7 +670,7 @@ uint64_t hash_key(const std::vector<int64_t> &key) {
 
 } // namespace
 
-const std::vector<ScheduleFeatures> *FeatureMemo::find(const std::vector<int64_t> &key) {
+const FeatureMemo::KernelRows *FeatureMemo::find(const std::vector<int64_t> &key) {
     uint64_t h = hash_key(key);
     auto range = index_.equal_range(h);
     for (auto it = range.first; it != range.second; ++it) {
@@ -755,10 +681,11 @@ const std::vector<ScheduleFeatures> *FeatureMemo::find(const std::vector<int64_t
     return nullptr;
 }
 
-void FeatureMemo::insert(std::vector<int64_t> key, std::vector<ScheduleFeatures> rows) {
+void FeatureMemo::insert(std::vector<int64_t> key, KernelRows rows) {
     uint64_t h = hash_key(key);
     // Payload plus list node, hash node and vector headers (approximate).
-    size_t b = key.size() * sizeof(int64_t) + rows.size() * sizeof(ScheduleFeatures) + 128;
+    size_t b = key.size() * sizeof(int64_t) + rows.rows.size() * sizeof(ScheduleFeatures) +
+               rows.hashes.size() * sizeof(RowCostCache::Prefix) + 128;
     lru_.push_front(Entry{h, std::move(key), std::move(rows), b});
     index_.emplace(h, lru_.begin());
     bytes_ += b;
@@ -782,10 +709,10 @@ namespace {
 // featurize's buffers, reused across states.
 struct FeaturizeScratch {
     KeyScratch key_scratch;
-    std::vector<std::vector<int64_t>> keys;                    // per kernel
-    std::vector<const std::vector<ScheduleFeatures> *> source; // per kernel: its rows
-    std::vector<std::vector<ScheduleFeatures>> computed;       // per kernel not memoized
-    std::vector<size_t> position;                              // per stage: its place in its kernel
+    std::vector<std::vector<int64_t>> keys;              // per kernel
+    std::vector<const FeatureMemo::KernelRows *> source; // per kernel: its rows
+    std::vector<FeatureMemo::KernelRows> computed;       // per kernel not memoized
+    std::vector<size_t> position;                        // per stage: its place in its kernel
 };
 
 } // namespace
@@ -799,8 +726,7 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
     for (const FuncDecision &f : nest.decisions.funcs)
         inlined += f.location == ComputeLocation::Inline ? 1 : 0;
     rows.reserve(nest.stages.size() + inlined);
-    thread_local FeaturizeScratch tls_scratch;
-    FeaturizeScratch &scratch = tls_scratch;
+    FeaturizeScratch &scratch = thread_scratch<FeaturizeScratch>();
     const size_t n_kernels = nest.kernels.size();
     scratch.keys.resize(n_kernels);
     scratch.source.assign(n_kernels, nullptr);
@@ -817,26 +743,44 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
             scratch.position[k.stages[q]] = q;
         if (memo) {
             kernel_key(nest, static_cast<int>(kidx), scratch.keys[kidx], scratch.key_scratch);
-            const std::vector<ScheduleFeatures> *cached = memo->find(scratch.keys[kidx]);
-            if (cached && cached->size() == k.stages.size()) {
+            const FeatureMemo::KernelRows *cached = memo->find(scratch.keys[kidx]);
+            if (cached && cached->rows.size() == k.stages.size() &&
+                cached->hashes.size() == k.stages.size()) {
                 memo->hits++;
                 scratch.source[kidx] = cached;
                 continue;
             }
         }
-        std::vector<ScheduleFeatures> &fresh = scratch.computed[kidx];
-        fresh.clear();
-        fresh.reserve(k.stages.size());
+        FeatureMemo::KernelRows &fresh = scratch.computed[kidx];
+        fresh.rows.clear();
+        fresh.hashes.clear();
+        fresh.rows.reserve(k.stages.size());
         for (int idx : k.stages)
-            fresh.push_back(featurize_stage(nest, idx, gpu));
+            fresh.rows.push_back(featurize_stage(nest, idx, gpu));
+        if (memo) {
+            // Hashed once, when computed; every later state that finds the
+            // kernel in the memo takes the hashes with the rows.
+            fresh.hashes.reserve(k.stages.size());
+            for (size_t q = 0; q < k.stages.size(); q++) {
+                const ScheduledStage &ss = nest.stages[k.stages[q]];
+                fresh.hashes.push_back(
+                    RowCostCache::prefix(nest.dag.stage_id(ss.node, ss.stage), fresh.rows[q]));
+            }
+        }
         scratch.source[kidx] = &fresh;
     }
+    // With a memo every row that has a kernel comes with its hash.
+    bool hashed = memo != nullptr;
+    if (hashed) s.row_hashes.reserve(rows.capacity());
     for (size_t i = 0; i < nest.stages.size(); i++) {
         const int kidx = nest.stages[i].kernel;
-        if (kidx < 0 || !scratch.source[kidx])
+        if (kidx < 0 || !scratch.source[kidx]) {
             rows.emplace_back(); // in no kernel: not expected, an all-zero row as before
-        else
-            rows.push_back((*scratch.source[kidx])[scratch.position[i]]);
+            hashed = false;
+        } else {
+            rows.push_back(scratch.source[kidx]->rows[scratch.position[i]]);
+            if (hashed) s.row_hashes.push_back(scratch.source[kidx]->hashes[scratch.position[i]]);
+        }
     }
     if (memo) {
         for (size_t kidx = 0; kidx < n_kernels; kidx++) {
@@ -858,6 +802,13 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
         s.stage_ids.push_back(nest.dag.stage_id(nest.stages[i].node, nest.stages[i].stage));
     }
     append_inlined_rows(nest, s);
+    if (hashed) {
+        // The inlined Funcs' rows, appended above, are few and per state.
+        for (size_t i = s.row_hashes.size(); i < s.schedule.size(); i++)
+            s.row_hashes.push_back(RowCostCache::prefix(s.stage_ids[i], s.schedule[i]));
+    } else {
+        s.row_hashes.clear();
+    }
     return s;
 }
 

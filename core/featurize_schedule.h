@@ -40,10 +40,16 @@ public:
     static constexpr size_t kDefaultMaxBytes = size_t(64) << 20;
     explicit FeatureMemo(size_t max_bytes = kDefaultMaxBytes) : max_bytes_(max_bytes) {}
 
+    // A kernel's rows in its stage order and, where known, each row's
+    // RowCostCache::prefix (StateFeatures::row_hashes).
+    struct KernelRows {
+        std::vector<ScheduleFeatures> rows;
+        std::vector<RowCostCache::Prefix> hashes; // empty or one per row
+    };
     // The cached rows, or null; a hit becomes the most recently used entry.
     // The pointer is valid until the next insert().
-    const std::vector<ScheduleFeatures> *find(const std::vector<int64_t> &key);
-    void insert(std::vector<int64_t> key, std::vector<ScheduleFeatures> rows);
+    const KernelRows *find(const std::vector<int64_t> &key);
+    void insert(std::vector<int64_t> key, KernelRows rows);
 
     size_t bytes() const { return bytes_; }
     size_t size() const { return lru_.size(); }
@@ -53,7 +59,7 @@ private:
     struct Entry {
         uint64_t hash;
         std::vector<int64_t> key;
-        std::vector<ScheduleFeatures> rows;
+        KernelRows rows;
         size_t bytes;
     };
     std::list<Entry> lru_; // front: most recently used

@@ -69,6 +69,31 @@ LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
     return out;
 }
 
+std::shared_ptr<const EffectiveAccesses> LoopNest::accesses(const Stage &s) const {
+    if (!memo_) return std::make_shared<const EffectiveAccesses>(collect_accesses(*this, s));
+    // The walk reaches only producers, whose indices are above s.node: the
+    // key holds which of those are inlined, so states that differ only in
+    // the consumers' decisions share the entry.
+    std::vector<int64_t> &key = access_key_;
+    key.clear();
+    key.push_back(s.node);
+    key.push_back(s.index);
+    for (size_t w = 0; w < inlined_words_.size(); w++) {
+        uint64_t bits = static_cast<uint64_t>(inlined_words_[w]);
+        const int64_t first = static_cast<int64_t>(w) * 64; // Func of bit 0
+        if (first + 63 <= s.node) {
+            bits = 0;
+        } else if (first <= s.node) {
+            bits &= ~((uint64_t(2) << (s.node - first)) - 1); // Funcs first..s.node
+        }
+        key.push_back(static_cast<int64_t>(bits));
+    }
+    if (std::shared_ptr<const EffectiveAccesses> known = memo_->find_accesses(key)) return known;
+    auto out = std::make_shared<const EffectiveAccesses>(collect_accesses(*this, s));
+    memo_->insert_accesses(key, out);
+    return out;
+}
+
 std::map<ProducerRef, Region> LoopNest::demand_walk(const Stage &s,
                                                     const std::vector<Span> &loop_bounds) const {
     std::map<ProducerRef, Region> out;
@@ -107,15 +132,15 @@ LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d, RegionMemo *memo
 }
 
 void LoopNest::append_inlined_bits(int count, std::vector<int64_t> &key) const {
-    uint64_t bits = 0;
-    for (int c = 0; c < count; c++) {
-        if (location(c) == ComputeLocation::Inline) bits |= uint64_t(1) << (c % 64);
-        if (c % 64 == 63) {
-            key.push_back(static_cast<int64_t>(bits));
-            bits = 0;
-        }
-    }
-    key.push_back(static_cast<int64_t>(bits));
+    // The words of Funcs 0..count-1 from the build's whole-pipeline bitset:
+    // every full word, then the last one masked (zero when count is a
+    // multiple of 64), as a Func-by-Func walk would write them.
+    const size_t full = static_cast<size_t>(count) / 64;
+    key.insert(key.end(), inlined_words_.begin(), inlined_words_.begin() + static_cast<std::ptrdiff_t>(full));
+    const int rest = count % 64;
+    key.push_back(rest == 0 ? 0
+                            : static_cast<int64_t>(static_cast<uint64_t>(inlined_words_[full]) &
+                                                   ((uint64_t(1) << rest) - 1)));
 }
 
 void LoopNest::below_root_key(int n, int kernel, bool per_thread, std::vector<int64_t> &key) const {
@@ -218,6 +243,13 @@ void LoopNest::rebuild() {
         block_region[i].clear();
     }
     realizations.assign(n_nodes, 0);
+    // Which Funcs are inlined, 64 to a word: part of most memo keys, which
+    // take a prefix of it (append_inlined_bits).
+    inlined_words_.assign(n_nodes / 64 + 1, 0);
+    for (size_t c = 0; c < n_nodes; c++)
+        if (d.funcs[c].location == ComputeLocation::Inline)
+            inlined_words_[c / 64] = static_cast<int64_t>(static_cast<uint64_t>(inlined_words_[c / 64]) |
+                                                          (uint64_t(1) << (c % 64)));
     // The kernel of a root Func's last stage: the loops Halide's compute_at
     // names are its last stage's, so a Func at its Block level is computed
     // there (for a Func with updates: a split's partials combined in block).
@@ -263,6 +295,10 @@ void LoopNest::rebuild() {
     // (node, shift) for this build.
     std::vector<Region> shifted[2];
     std::vector<uint8_t> shifted_done[2];
+    for (int side = 0; side < 2; side++) {
+        shift_base_done_[side].clear(); // sized on first use in this build
+        if (shift_base_[side].size() < n_nodes) shift_base_[side].resize(n_nodes);
+    }
     std::function<const Region &(int, int, bool, int64_t)> region_at_shift;
     auto consumers_in_kernel = [&](int n, int kernel, bool per_thread, int64_t shift) {
         // The producer's region: union of what the consumers in this kernel
@@ -322,19 +358,30 @@ void LoopNest::rebuild() {
             // without the memo each of its misses walked their whole chain
             // again (camera_pipe's demosaic: most of the search's time).
             // The shift leads the key, negative: unshifted keys lead with n.
-            std::vector<int64_t> shift_key;
-            const Region *known = nullptr;
-            if (memo_) {
-                below_root_key(n, kernel, per_thread, shift_key);
-                shift_key.insert(shift_key.begin(), -shift);
-                known = memo_->find(shift_key);
-            }
+            // The key past the shift is the same at every shift: it is made
+            // once per (side, Func) and build (making it at each of the 31
+            // shifts was 11-14% of a pyramid's and camera_pipe's search).
+            // The consumers' regions below are found the same way, so the
+            // key is made again (from the kept part) before it is stored.
+            auto make_shift_key = [&]() -> const std::vector<int64_t> & {
+                if (shift_base_done_[side].empty()) shift_base_done_[side].assign(n_nodes, 0);
+                std::vector<int64_t> &base = shift_base_[side][n];
+                if (!shift_base_done_[side][n]) {
+                    below_root_key(n, kernel, per_thread, base);
+                    shift_base_done_[side][n] = 1;
+                }
+                shift_key_.clear();
+                shift_key_.push_back(-shift);
+                shift_key_.insert(shift_key_.end(), base.begin(), base.end());
+                return shift_key_;
+            };
+            const Region *known = memo_ ? memo_->find(make_shift_key()) : nullptr;
             if (known) {
                 shifted[side][key] = *known;
             } else {
                 Region r = consumers_in_kernel(n, kernel, per_thread, shift);
                 if (!r.empty()) dag.grow_by_updates(n, r);
-                if (memo_) memo_->insert(shift_key, r);
+                if (memo_) memo_->insert(make_shift_key(), r);
                 shifted[side][key] = std::move(r);
             }
             shifted_done[side][key] = 1;

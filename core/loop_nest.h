@@ -22,6 +22,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/effective_access.h"
 #include "core/function_dag.h"
 #include "core/region_memo.h"
 #include "core/schedule_decisions.h"
@@ -138,6 +139,11 @@ public:
                                                                 const std::vector<Span> &loops) const;
     // The same, always walked (demand() takes it from the memo where it can).
     std::map<ProducerRef, Region> demand_walk(const Stage &s, const std::vector<Span> &loops) const;
+    // The loads the stage issues after inlining (collect_accesses), from the
+    // region memo where the nest has one: they depend on the stage and on
+    // which of its producers are inlined, and featurization asks for them
+    // for every stage it computes.
+    std::shared_ptr<const EffectiveAccesses> accesses(const Stage &s) const;
     // Region of the stage's own Func written over the given loop bounds.
     Region written(const Stage &s, const std::vector<Span> &loops) const;
     // Sets k's widest_shared_element and its shared_bytes: the Funcs at its
@@ -152,10 +158,17 @@ private:
     void below_root_key(int n, int kernel, bool per_thread, std::vector<int64_t> &key) const;
     // Appends which of Funcs 0..count-1 are inlined, 64 to a word: part of
     // every memo key whose result demand() reads through inlined Funcs.
+    // From the last build's decisions, like everything else in the nest.
     void append_inlined_bits(int count, std::vector<int64_t> &key) const;
 
     RegionMemo *memo_;
-    std::vector<int64_t> key_;
+    mutable std::vector<int64_t> access_key_;
+    std::vector<int64_t> key_, shift_key_;
+    std::vector<int64_t> inlined_words_; // bit c % 64 of word c / 64: Func c is inlined
+    // Per side (block, thread) and Func: below_root_key of its shifted
+    // regions in this build, and whether it is made yet.
+    std::vector<std::vector<int64_t>> shift_base_[2];
+    std::vector<uint8_t> shift_base_done_[2];
     // Parts of earlier builds kept for their vectors' capacity.
     std::vector<ScheduledStage> spare_stages_;
     std::vector<LoopNode> spare_loops_;

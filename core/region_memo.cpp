@@ -65,4 +65,26 @@ void RegionMemo::insert_demand(const std::vector<int64_t> &key, std::shared_ptr<
     if (demands_.emplace(key, std::move(demand)).second) demand_bytes_ += bytes;
 }
 
+std::shared_ptr<const EffectiveAccesses> RegionMemo::find_accesses(const std::vector<int64_t> &key) {
+    const auto *known = find_counted(accesses_, key, access_hits, access_misses);
+    return known ? *known : nullptr;
+}
+
+void RegionMemo::insert_accesses(const std::vector<int64_t> &key,
+                                 std::shared_ptr<const EffectiveAccesses> accesses) {
+    // Key, each access with its jacobian's rows, and the hash node.
+    size_t bytes = key.size() * sizeof(int64_t) + 64;
+    for (const EffectiveAccess &a : *accesses) {
+        bytes += sizeof(EffectiveAccess);
+        for (const auto &row : a.jacobian)
+            bytes += row.size() * sizeof(row[0]) + sizeof(row);
+    }
+    if (access_bytes_ + bytes > max_bytes_) {
+        accesses_.clear();
+        access_bytes_ = 0;
+        resets++;
+    }
+    if (accesses_.emplace(key, std::move(accesses)).second) access_bytes_ += bytes;
+}
+
 } // namespace gpusched

@@ -14,6 +14,10 @@
 // tile shift is remembered the same way (its key leads with the negated
 // shift), so a miss walks only its direct consumers, not their chains.
 //
+// And the loads each stage issues after inlining (core/effective_access.h),
+// a function of the stage and which Funcs are inlined, asked for every stage
+// featurized: most are featurized again with the same Funcs inlined.
+//
 // It also remembers what a stage reads at given loop bounds
 // (LoopNest::demand): a function of the stage, the bounds and which Funcs
 // are inlined, asked three times per stage featurized and by every region
@@ -32,6 +36,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/effective_access.h"
 #include "core/function_dag.h"
 
 namespace gpusched {
@@ -50,8 +55,14 @@ public:
     std::shared_ptr<const Demand> find_demand(const std::vector<int64_t> &key);
     void insert_demand(const std::vector<int64_t> &key, std::shared_ptr<const Demand> demand);
 
+    // A stage's loads after inlining stored under key, or null; shared like
+    // the demands.
+    std::shared_ptr<const EffectiveAccesses> find_accesses(const std::vector<int64_t> &key);
+    void insert_accesses(const std::vector<int64_t> &key, std::shared_ptr<const EffectiveAccesses> accesses);
+
     int64_t hits = 0, misses = 0, resets = 0; // of the regions below root
     int64_t demand_hits = 0, demand_misses = 0;
+    int64_t access_hits = 0, access_misses = 0;
 
 private:
     struct KeyHash {
@@ -59,8 +70,9 @@ private:
     };
     std::unordered_map<std::vector<int64_t>, Region, KeyHash> regions_;
     std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Demand>, KeyHash> demands_;
+    std::unordered_map<std::vector<int64_t>, std::shared_ptr<const EffectiveAccesses>, KeyHash> accesses_;
     size_t max_bytes_;
-    size_t bytes_ = 0, demand_bytes_ = 0;
+    size_t bytes_ = 0, demand_bytes_ = 0, access_bytes_ = 0;
 };
 
 } // namespace gpusched

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "costmodel/pipeline_features.h"
+#include "costmodel/row_cost_cache.h"
 #include "costmodel/schedule_features.h"
 
 namespace gpusched {
@@ -22,6 +23,11 @@ namespace gpusched {
 struct StateFeatures {
     std::vector<int> stage_ids;             // index into the pipeline's stages
     std::vector<ScheduleFeatures> schedule; // same length as stage_ids
+    // Empty, or RowCostCache::prefix(stage_ids[i], schedule[i]) for every
+    // row: the search's featurization keeps them with its memo, and the
+    // network model then hashes only each row's working_set_at_root. Whoever
+    // changes a row's other features after featurization must clear this.
+    std::vector<RowCostCache::Prefix> row_hashes;
 };
 
 class CostModel {

@@ -26,14 +26,18 @@ void NetworkCostModel::evaluate(const std::vector<const StateFeatures *> &states
                                 std::vector<std::vector<double>> *per_stage) {
     ids_.clear();
     rows_.clear();
+    prefixes_.clear();
     for (const StateFeatures *s : states) {
         if (s->stage_ids.size() != s->schedule.size())
             throw std::invalid_argument("network cost model: state has " +
                                         std::to_string(s->stage_ids.size()) + " stage ids but " +
                                         std::to_string(s->schedule.size()) + " feature rows");
         ids_.insert(ids_.end(), s->stage_ids.begin(), s->stage_ids.end());
-        for (const auto &row : s->schedule)
-            rows_.push_back(&row);
+        const bool hashed = s->row_hashes.size() == s->schedule.size();
+        for (std::size_t i = 0; i < s->schedule.size(); ++i) {
+            rows_.push_back(&s->schedule[i]);
+            prefixes_.push_back(hashed ? &s->row_hashes[i] : nullptr);
+        }
     }
     stage_costs_.resize(rows_.size());
     keys_.resize(rows_.size());
@@ -41,7 +45,8 @@ void NetworkCostModel::evaluate(const std::vector<const StateFeatures *> &states
     miss_ids_.clear();
     miss_rows_.clear();
     for (std::size_t i = 0; i < rows_.size(); ++i) {
-        keys_[i] = RowCostCache::key(ids_[i], *rows_[i]);
+        keys_[i] = prefixes_[i] ? RowCostCache::key(*prefixes_[i], *rows_[i])
+                                : RowCostCache::key(ids_[i], *rows_[i]);
         if (row_cache_.lookup(keys_[i], stage_costs_[i])) continue;
         misses_.push_back(i);
         miss_ids_.push_back(ids_[i]);

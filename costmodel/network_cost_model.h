@@ -45,6 +45,8 @@ private:
     // Scratch reused across calls so a batch allocates nothing once warm.
     std::vector<int> ids_;
     std::vector<const ScheduleFeatures *> rows_;
+    std::vector<const RowCostCache::Prefix *>
+        prefixes_; // per row: its StateFeatures::row_hashes entry, or null
     std::vector<double> stage_costs_;
     RowCostCache row_cache_;
     std::vector<RowCostCache::Key> keys_;

@@ -26,7 +26,19 @@ public:
 
     explicit RowCostCache(int slots_log2 = 17);
 
-    static Key key(int stage_id, const ScheduleFeatures &row);
+    // The hash state of a row over every feature but working_set_at_root,
+    // which featurization sets per state on rows it otherwise copies from
+    // its per-kernel memo: the memo keeps each row's Prefix, so the rows a
+    // state shares with earlier ones are not hashed again (hashing every
+    // row of every costed state was 9% of a small deep pipeline's search).
+    struct Prefix {
+        uint64_t a = 0, b = 0;
+    };
+    static Prefix prefix(int stage_id, const ScheduleFeatures &row);
+    // The key from a row's Prefix (made from the same stage id and every
+    // other feature of this row) and its working_set_at_root.
+    static Key key(const Prefix &prefix, const ScheduleFeatures &row);
+    static Key key(int stage_id, const ScheduleFeatures &row) { return key(prefix(stage_id, row), row); }
     bool lookup(const Key &k, double &cost);
     void store(const Key &k, double cost);
     void clear();

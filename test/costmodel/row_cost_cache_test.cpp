@@ -90,3 +90,48 @@ TEST_CASE("row cache: the key tells apart stages and rows that differ in one bit
     cache.clear();
     CHECK_FALSE(cache.lookup(RowCostCache::key(0, row), c));
 }
+
+TEST_CASE("row cache: a row's key from its hash is its whole key, and the working set still tells rows apart",
+          "[network]") {
+    ScheduleFeatures row = test::root_kernel_row();
+    const RowCostCache::Prefix p = RowCostCache::prefix(3, row);
+    CHECK(RowCostCache::key(p, row).a == RowCostCache::key(3, row).a);
+    CHECK(RowCostCache::key(p, row).b == RowCostCache::key(3, row).b);
+    ScheduleFeatures larger = row;
+    larger[ScheduleFeature::working_set_at_root] =
+        std::nextafter(row[ScheduleFeature::working_set_at_root], 1e300);
+    // The hash leaves the working set out, so it is the same; the key is not.
+    CHECK(RowCostCache::prefix(3, larger).a == p.a);
+    RowCostCache cache(4);
+    cache.store(RowCostCache::key(p, row), 1.5);
+    double c = 0;
+    CHECK_FALSE(cache.lookup(RowCostCache::key(p, larger), c));
+    CHECK_FALSE(cache.lookup(RowCostCache::key(RowCostCache::prefix(4, row), row), c));
+}
+
+TEST_CASE("row cache: states that carry row hashes cost the same as states that do not", "[network]") {
+    auto m = make_cost_model(nlohmann::json::object(), test::h100());
+    auto *net = dynamic_cast<NetworkCostModel *>(m.get());
+    REQUIRE(net != nullptr);
+    std::mt19937_64 rng(9);
+    const test::SyntheticBatch batch = test::synthetic_batch(rng, 20);
+    m->set_pipeline(batch.pipeline.stages);
+    std::vector<StateFeatures> hashed = batch.states;
+    for (StateFeatures &s : hashed)
+        for (std::size_t i = 0; i < s.schedule.size(); ++i)
+            s.row_hashes.push_back(RowCostCache::prefix(s.stage_ids[i], s.schedule[i]));
+    std::vector<const StateFeatures *> with;
+    for (const StateFeatures &s : hashed)
+        with.push_back(&s);
+    std::vector<double> from_hashes, whole;
+    m->evaluate(with, from_hashes);
+    const uint64_t misses = net->row_cache().misses();
+    CHECK(misses > 0);
+    m->evaluate(batch.pointers(), whole); // the same rows hashed whole: all hits
+    CHECK(net->row_cache().misses() == misses);
+    const std::vector<double> expected = uncached_costs(net->evaluator(), batch.states);
+    for (std::size_t i = 0; i < hashed.size(); ++i) {
+        CHECK(from_hashes[i] == Approx(expected[i]).epsilon(1e-12));
+        CHECK(whole[i] == from_hashes[i]);
+    }
+}

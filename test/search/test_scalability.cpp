@@ -10,6 +10,7 @@
 
 #include "core/beam_search.h"
 #include "core/featurize_schedule.h"
+#include "core/region_memo.h"
 #include "core/search_space.h"
 #include "test/gpu_profiles.h"
 #include "test/search/pipelines.h"
@@ -205,8 +206,9 @@ TEST_CASE("the feature memo stays under its byte bound and evicts the least rece
     const size_t row = sizeof(ScheduleFeatures);
     FeatureMemo memo(3 * (row + 8 + 128)); // room for three one-row entries
     auto rows = [](double v) {
-        std::vector<ScheduleFeatures> r(1);
-        r[0].values[0] = v;
+        FeatureMemo::KernelRows r;
+        r.rows.resize(1);
+        r.rows[0].values[0] = v;
         return r;
     };
     memo.insert({1}, rows(1));
@@ -218,9 +220,85 @@ TEST_CASE("the feature memo stays under its byte bound and evicts the least rece
     CHECK(memo.evictions == 1);
     CHECK(memo.find({2}) == nullptr);
     REQUIRE(memo.find({1}) != nullptr);
-    CHECK((*memo.find({1}))[0].values[0] == 1);
+    CHECK(memo.find({1})->rows[0].values[0] == 1);
     CHECK(memo.find({4}) != nullptr);
     CHECK(memo.bytes() <= 3 * (row + 8 + 128));
+}
+
+TEST_CASE("rows taken from the feature memo carry their row hashes, whatever the state's working set",
+          "[memo]") {
+    // The network model keys its row cache by these hashes; a stale one
+    // would give a row another row's cost. The second state inlines a Func,
+    // which changes working_set_at_root for every row, and takes its other
+    // kernels from the memo.
+    Chain6 p;
+    FunctionDAG dag(p.outputs());
+    Decisions d;
+    d.funcs.resize(dag.nodes.size());
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        d.funcs[n].location = dag.nodes[n].always_inline ? ComputeLocation::Inline : ComputeLocation::Root;
+    }
+    FeatureMemo memo;
+    LoopNest first(dag, d);
+    const StateFeatures a = featurize(first, h100(), &memo);
+    int inlined = -1;
+    for (size_t n = 1; n < dag.nodes.size() && inlined < 0; n++)
+        if (!dag.nodes[n].always_inline) inlined = static_cast<int>(n);
+    REQUIRE(inlined > 0);
+    d.funcs[inlined].location = ComputeLocation::Inline;
+    LoopNest second(dag, d);
+    const StateFeatures b = featurize(second, h100(), &memo);
+    CHECK(memo.hits > 0);
+    for (const StateFeatures *s : {&a, &b}) {
+        REQUIRE(s->row_hashes.size() == s->schedule.size());
+        for (size_t i = 0; i < s->schedule.size(); i++) {
+            const RowCostCache::Key from_hash = RowCostCache::key(s->row_hashes[i], s->schedule[i]),
+                                    whole = RowCostCache::key(s->stage_ids[i], s->schedule[i]);
+            CHECK(from_hash.a == whole.a);
+            CHECK(from_hash.b == whole.b);
+        }
+    }
+    CHECK(a.schedule[0][ScheduleFeature::working_set_at_root] !=
+          b.schedule[0][ScheduleFeature::working_set_at_root]);
+    // Without a memo there are none, and the model hashes each row whole.
+    CHECK(featurize(second, h100(), nullptr).row_hashes.empty());
+}
+
+TEST_CASE("a stage's loads after inlining are remembered by which of its producers are inlined", "[memo]") {
+    // Chain6's nodes: 0 is the output (chain5), node k reads node k + 1.
+    Chain6 p;
+    FunctionDAG dag(p.outputs());
+    Decisions d;
+    d.funcs.resize(dag.nodes.size());
+    for (size_t n = 0; n < dag.nodes.size(); n++)
+        d.funcs[n].location = dag.nodes[n].always_inline ? ComputeLocation::Inline : ComputeLocation::Root;
+    RegionMemo memo;
+    LoopNest nest(dag, d, &memo);
+    const gpusched::Stage &st = dag.nodes[2].stages[0];
+    auto same = [](const EffectiveAccesses &a, const EffectiveAccesses &b) {
+        if (a.size() != b.size()) return false;
+        for (size_t i = 0; i < a.size(); i++)
+            if (!(a[i].producer == b[i].producer) || a[i].bytes != b[i].bytes ||
+                a[i].jacobian != b[i].jacobian || a[i].count != b[i].count)
+                return false;
+        return true;
+    };
+    const auto first = nest.accesses(st);
+    CHECK(same(*first, collect_accesses(nest, st)));
+    CHECK(memo.access_misses == 1);
+    // A consumer inlined: the stage reads the same, from the memo.
+    d.funcs[1].location = ComputeLocation::Inline;
+    nest.rebuild();
+    const auto consumer_inlined = nest.accesses(st);
+    CHECK(memo.access_hits == 1);
+    CHECK(consumer_inlined == first);
+    // Its producer inlined: the loads reach through it, computed again.
+    d.funcs[3].location = ComputeLocation::Inline;
+    nest.rebuild();
+    const auto producer_inlined = nest.accesses(st);
+    CHECK(memo.access_misses == 2);
+    CHECK(same(*producer_inlined, collect_accesses(nest, st)));
+    CHECK_FALSE(same(*producer_inlined, *first));
 }
 
 TEST_CASE("sampling featurizes fewer states than enumerating and keeps the beam through pass-through steps",
