@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "core/thread_scratch.h"
 
@@ -713,6 +716,10 @@ struct FeaturizeScratch {
     std::vector<const FeatureMemo::KernelRows *> source; // per kernel: its rows
     std::vector<FeatureMemo::KernelRows> computed;       // per kernel not memoized
     std::vector<size_t> position;                        // per stage: its place in its kernel
+    // Hashes of inlined Funcs' rows by (stage id, bits of the call count),
+    // which is all such a row holds (inlined_stage_row); valid for any
+    // pipeline, so kept across searches, and emptied when it grows large.
+    std::map<std::pair<int, uint64_t>, RowCostCache::Prefix> inlined_hashes;
 };
 
 } // namespace
@@ -803,9 +810,18 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
     }
     append_inlined_rows(nest, s);
     if (hashed) {
-        // The inlined Funcs' rows, appended above, are few and per state.
-        for (size_t i = s.row_hashes.size(); i < s.schedule.size(); i++)
-            s.row_hashes.push_back(RowCostCache::prefix(s.stage_ids[i], s.schedule[i]));
+        // The inlined Funcs' rows, appended above: a few per state, each
+        // made from its call count alone, so hashed once per count (hashing
+        // them for every state was 3% of a small deep pipeline's search).
+        for (size_t i = s.row_hashes.size(); i < s.schedule.size(); i++) {
+            uint64_t calls;
+            std::memcpy(&calls, &s.schedule[i].values[static_cast<size_t>(ScheduleFeature::inlined_calls)],
+                        sizeof calls);
+            if (scratch.inlined_hashes.size() > 4096) scratch.inlined_hashes.clear();
+            auto [it, fresh] = scratch.inlined_hashes.try_emplace({s.stage_ids[i], calls});
+            if (fresh) it->second = RowCostCache::prefix(s.stage_ids[i], s.schedule[i]);
+            s.row_hashes.push_back(it->second);
+        }
     } else {
         s.row_hashes.clear();
     }

@@ -52,9 +52,10 @@ const Region &LoopNest::allocation(const ProducerRef &p) const {
 std::shared_ptr<const std::map<ProducerRef, Region>>
 LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
     if (!memo_) return std::make_shared<const std::map<ProducerRef, Region>>(demand_walk(s, loop_bounds));
-    // What it depends on: the stage, its bounds and which Funcs are inlined.
-    std::vector<int64_t> key;
-    key.reserve(3 + 2 * loop_bounds.size() + dag.nodes.size() / 64 + 1);
+    // What it depends on: the stage, its bounds and which of its producers
+    // are inlined (the walk reaches no other Func).
+    std::vector<int64_t> &key = demand_key_;
+    key.clear();
     key.push_back(s.node);
     key.push_back(s.index);
     key.push_back(static_cast<int64_t>(loop_bounds.size()));
@@ -62,7 +63,7 @@ LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
         key.push_back(b.min);
         key.push_back(b.max);
     }
-    append_inlined_bits(static_cast<int>(dag.nodes.size()), key);
+    append_producers_inlined_bits(s.node, key);
     if (std::shared_ptr<const RegionMemo::Demand> known = memo_->find_demand(key)) return known;
     auto out = std::make_shared<const std::map<ProducerRef, Region>>(demand_walk(s, loop_bounds));
     memo_->insert_demand(key, out);
@@ -78,16 +79,7 @@ std::shared_ptr<const EffectiveAccesses> LoopNest::accesses(const Stage &s) cons
     key.clear();
     key.push_back(s.node);
     key.push_back(s.index);
-    for (size_t w = 0; w < inlined_words_.size(); w++) {
-        uint64_t bits = static_cast<uint64_t>(inlined_words_[w]);
-        const int64_t first = static_cast<int64_t>(w) * 64; // Func of bit 0
-        if (first + 63 <= s.node) {
-            bits = 0;
-        } else if (first <= s.node) {
-            bits &= ~((uint64_t(2) << (s.node - first)) - 1); // Funcs first..s.node
-        }
-        key.push_back(static_cast<int64_t>(bits));
-    }
+    append_producers_inlined_bits(s.node, key);
     if (std::shared_ptr<const EffectiveAccesses> known = memo_->find_accesses(key)) return known;
     auto out = std::make_shared<const EffectiveAccesses>(collect_accesses(*this, s));
     memo_->insert_accesses(key, out);
@@ -141,6 +133,20 @@ void LoopNest::append_inlined_bits(int count, std::vector<int64_t> &key) const {
     key.push_back(rest == 0 ? 0
                             : static_cast<int64_t>(static_cast<uint64_t>(inlined_words_[full]) &
                                                    ((uint64_t(1) << rest) - 1)));
+}
+
+void LoopNest::append_producers_inlined_bits(int node, std::vector<int64_t> &key) const {
+    // Every word of the bitset, with Funcs 0..node-1 (its consumers)
+    // cleared; node's own bit stays, for an update that reads its own Func.
+    for (size_t w = 0; w < inlined_words_.size(); w++) {
+        uint64_t bits = static_cast<uint64_t>(inlined_words_[w]);
+        const int64_t first = static_cast<int64_t>(w) * 64; // the Func of bit 0
+        if (first + 64 <= node)
+            bits = 0;
+        else if (first < node)
+            bits &= ~((uint64_t(1) << (node - first)) - 1);
+        key.push_back(static_cast<int64_t>(bits));
+    }
 }
 
 void LoopNest::below_root_key(int n, int kernel, bool per_thread, std::vector<int64_t> &key) const {

@@ -160,9 +160,13 @@ private:
     // every memo key whose result demand() reads through inlined Funcs.
     // From the last build's decisions, like everything else in the nest.
     void append_inlined_bits(int count, std::vector<int64_t> &key) const;
+    // Appends which of node and the Funcs above it (its possible producers)
+    // are inlined, the same number of words for every node: the key part of
+    // what a walk from one of node's stages through inlined Funcs reaches.
+    void append_producers_inlined_bits(int node, std::vector<int64_t> &key) const;
 
     RegionMemo *memo_;
-    mutable std::vector<int64_t> access_key_;
+    mutable std::vector<int64_t> access_key_, demand_key_; // reused by accesses() and demand()
     std::vector<int64_t> key_, shift_key_;
     std::vector<int64_t> inlined_words_; // bit c % 64 of word c / 64: Func c is inlined
     // Per side (block, thread) and Func: below_root_key of its shifted
