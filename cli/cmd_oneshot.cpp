@@ -220,7 +220,8 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
             if (s.record.is_object() && s.record.contains("statistics")) {
                 std::string stats;
                 for (const auto &[k, v] : s.record["statistics"].items())
-                    stats += (stats.empty() ? "" : ", ") + k + " " + v.dump();
+                    if (k != "steps") // per step: in the record file, too long for a log line
+                        stats += (stats.empty() ? "" : ", ") + k + " " + v.dump();
                 spdlog::debug("sample {} search statistics: {}", s.index, stats);
             }
         };

@@ -423,6 +423,9 @@ struct Pass {
         const int beam_size = std::max(1, config.beam_size);
         for (int step = 0; step < steps; step++) {
             StepId id = step_at(dag, step);
+            const int64_t enumerated0 = stats.states_enumerated, hard0 = stats.states_pruned_hard,
+                          soft0 = stats.states_pruned_soft, sampled0 = stats.states_sampled_out,
+                          costed0 = stats.states_costed;
             auto t0 = Clock::now();
             double featurize_before = stats.seconds_featurize, cost_before = stats.seconds_cost;
             children.clear();
@@ -464,6 +467,18 @@ struct Pass {
             for (State &s : next)
                 materialize(s);
             beam = std::move(next);
+            StepCounts c;
+            c.pass = prepass ? -1 : index;
+            c.step = step;
+            c.func = dag.nodes[id.node].func.name();
+            c.phase = id.phase;
+            c.enumerated = stats.states_enumerated - enumerated0;
+            c.pruned_hard = stats.states_pruned_hard - hard0;
+            c.pruned_soft = stats.states_pruned_soft - soft0;
+            c.sampled_out = stats.states_sampled_out - sampled0;
+            c.costed = stats.states_costed - costed0;
+            c.kept = static_cast<int64_t>(beam.size());
+            stats.steps.push_back(std::move(c));
         }
         return beam;
     }

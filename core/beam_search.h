@@ -17,6 +17,7 @@
 // batched CostModel::evaluate call.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/gpu_profile.h"
@@ -61,6 +62,17 @@ struct SearchConfig {
     PruningLimits limits;
 };
 
+// What one step of one pass did (issue 30: where a search's states come
+// from). Counts are of that step alone; kept is the beam it left.
+struct StepCounts {
+    int pass = 0;     // -1: the freezing pre-pass
+    int step = 0;     // index in the pass's step order
+    std::string func; // the step's Func
+    int phase = 0;    // 0: its location; k >= 1: the tiling of its stage k-1
+    int64_t enumerated = 0, pruned_hard = 0, pruned_soft = 0, sampled_out = 0, costed = 0;
+    int64_t kept = 0;
+};
+
 struct SearchStats {
     int64_t states_enumerated = 0;
     int64_t states_pruned_hard = 0;
@@ -80,6 +92,7 @@ struct SearchStats {
     // phases). cpu_seconds_total: the process's CPU time during the search.
     double seconds_enumerate = 0, seconds_featurize = 0, seconds_cost = 0, seconds_total = 0;
     double seconds_prepass = 0, cpu_seconds_total = 0;
+    std::vector<StepCounts> steps; // per pass, per step, in the order run
 };
 
 struct SearchResult {

@@ -163,6 +163,21 @@ nlohmann::json record_to_json(const FunctionDAG &dag, const SearchResult &r,
                        {"seconds_prepass", s.seconds_prepass},
                        {"cpu_seconds_total", s.cpu_seconds_total},
                        {"peak_rss_mb", peak_rss_mb}};
+    // Per pass and step of the search whose statistics these are (the
+    // chosen pipeline's full search, where reductions were split).
+    nlohmann::json steps = nlohmann::json::array();
+    for (const StepCounts &c : s.steps)
+        steps.push_back({{"pass", c.pass},
+                         {"step", c.step},
+                         {"func", c.func},
+                         {"phase", c.phase},
+                         {"enumerated", c.enumerated},
+                         {"pruned_hard", c.pruned_hard},
+                         {"pruned_soft", c.pruned_soft},
+                         {"sampled_out", c.sampled_out},
+                         {"costed", c.costed},
+                         {"kept", c.kept}});
+    j["statistics"]["steps"] = std::move(steps);
     return j;
 }
 

@@ -290,3 +290,15 @@ TEST_CASE("a measurement and a timing read back from their JSON are the ones wri
     const TimingOptions tb = timing_from_json(nlohmann::json::parse(to_json(t).dump()));
     CHECK(to_json(tb) == to_json(t));
 }
+
+TEST_CASE("the database keeps a sample's search record without its per-step counts", "[runner][db]") {
+    OneShotSample s;
+    s.record = nlohmann::json::parse(R"({"predicted_cost": 1.5,
+        "statistics": {"states_costed": 7, "steps": [{"pass": 0, "step": 0, "costed": 7}]}})");
+    const db::SampleRow row = to_sample_row(s, nlohmann::json::object());
+    const nlohmann::json stored = nlohmann::json::parse(row.decisions);
+    CHECK(stored["predicted_cost"].get<double>() == 1.5);
+    CHECK(stored["statistics"]["states_costed"].get<int64_t>() == 7);
+    CHECK_FALSE(stored["statistics"].contains("steps"));
+    CHECK(s.record["statistics"].contains("steps")); // the sample's own record is untouched
+}

@@ -16,6 +16,7 @@
 #include "core/schedule_apply.h"
 #include "core/search_config.h"
 #include "core/search_record.h"
+#include "core/search_space.h"
 #include "test/gpu_profiles.h"
 #include "test/search/pipelines.h"
 #include "test/search/test_cost_model.h"
@@ -333,6 +334,43 @@ TEST_CASE("a record replays to the same decisions", "[search][record]") {
     CHECK(back == r.decisions);
     rec["decisions"][0]["func"] = "not_a_func";
     CHECK_THROWS_WITH(decisions_from_json(dag, rec["decisions"]), Catch::Contains("not_a_func"));
+}
+
+TEST_CASE("the record counts each pass's steps, and the counts add up to the search's totals",
+          "[search][record]") {
+    test_pipelines::Blur p(512, 256);
+    FunctionDAG dag(p.outputs());
+    SearchConfig cfg;
+    cfg.beam_size = 4;
+    cfg.passes = 3;
+    cfg.seed = 2;
+    cfg.freezing = true;
+    cfg.freezing_min_funcs = 0; // a pre-pass too, on this small pipeline
+    const SearchResult r = search(dag, cfg);
+    const nlohmann::json rec = record_to_json(dag, r, nlohmann::json::object(), false, 1.0);
+    const nlohmann::json &steps = rec["statistics"]["steps"];
+    REQUIRE(steps.is_array());
+    int64_t enumerated = 0, costed = 0, hard = 0, soft = 0, sampled = 0;
+    std::set<int> passes;
+    for (const nlohmann::json &s : steps) {
+        passes.insert(s["pass"].get<int>());
+        CHECK(s["kept"].get<int64_t>() >= 1);
+        CHECK(s["kept"].get<int64_t>() <= cfg.beam_size);
+        CHECK(!s["func"].get<std::string>().empty());
+        enumerated += s["enumerated"].get<int64_t>();
+        costed += s["costed"].get<int64_t>();
+        hard += s["pruned_hard"].get<int64_t>();
+        soft += s["pruned_soft"].get<int64_t>();
+        sampled += s["sampled_out"].get<int64_t>();
+    }
+    CHECK(passes == std::set<int>{-1, 0, 1, 2});
+    CHECK(enumerated == r.stats.states_enumerated);
+    CHECK(costed == r.stats.states_costed);
+    CHECK(hard == r.stats.states_pruned_hard);
+    CHECK(soft == r.stats.states_pruned_soft);
+    CHECK(sampled == r.stats.states_sampled_out);
+    // Every pass takes the same steps, in the same order.
+    CHECK(steps.size() == 4 * static_cast<size_t>(num_steps(dag)));
 }
 
 TEST_CASE("a replayed record whose decisions the search cannot produce is refused naming the Func",

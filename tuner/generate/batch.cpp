@@ -260,7 +260,16 @@ db::SampleRow to_sample_row(const OneShotSample &s, const nlohmann::json &search
     row.idx = s.index;
     if (s.seed) row.seed = static_cast<int64_t>(*s.seed);
     row.search_config = search_config.dump();
-    row.decisions = s.record.is_null() ? "" : s.record.dump();
+    if (s.record.is_null()) {
+        row.decisions = "";
+    } else {
+        // The per-step counts (hundreds of entries) are for studying one
+        // search; the database keeps each sample's record without them.
+        nlohmann::json stored = s.record;
+        if (stored.contains("statistics") && stored["statistics"].is_object())
+            stored["statistics"].erase("steps");
+        row.decisions = stored.dump();
+    }
     row.schedule_source = s.schedule_source_text;
     row.featurization = s.featurization;
     row.predicted_cost = s.predicted_cost;
