@@ -1,5 +1,7 @@
 #include "core/region_memo.h"
 
+#include <utility>
+
 namespace gpusched {
 
 size_t RegionMemo::KeyHash::operator()(const std::vector<int64_t> &k) const {
@@ -30,6 +32,19 @@ const typename Table::mapped_type *find_counted(Table &table, const std::vector<
     return &it->second;
 }
 
+// Stores value under key in one of the tables, whose entries so far take
+// `used` of `max` bytes; past the bound the table is emptied first.
+template <typename Table, typename Value>
+void insert_bounded(Table &table, const std::vector<int64_t> &key, Value &&value, size_t bytes, size_t &used,
+                    size_t max, int64_t &resets) {
+    if (used + bytes > max) {
+        table.clear();
+        used = 0;
+        resets++;
+    }
+    if (table.emplace(key, std::forward<Value>(value)).second) used += bytes;
+}
+
 } // namespace
 
 const Region *RegionMemo::find(const std::vector<int64_t> &key) {
@@ -39,12 +54,7 @@ const Region *RegionMemo::find(const std::vector<int64_t> &key) {
 void RegionMemo::insert(const std::vector<int64_t> &key, const Region &region) {
     // Key, region and the hash node's own overhead (about four words).
     const size_t bytes = key.size() * sizeof(int64_t) + region.size() * sizeof(Span) + 64;
-    if (bytes_ + bytes > max_bytes_) {
-        regions_.clear();
-        bytes_ = 0;
-        resets++;
-    }
-    if (regions_.emplace(key, region).second) bytes_ += bytes;
+    insert_bounded(regions_, key, region, bytes, bytes_, max_bytes_, resets);
 }
 
 std::shared_ptr<const RegionMemo::Demand> RegionMemo::find_demand(const std::vector<int64_t> &key) {
@@ -57,12 +67,7 @@ void RegionMemo::insert_demand(const std::vector<int64_t> &key, std::shared_ptr<
     size_t bytes = key.size() * sizeof(int64_t) + 64;
     for (const auto &[producer, region] : *demand)
         bytes += region.size() * sizeof(Span) + 64;
-    if (demand_bytes_ + bytes > max_bytes_) {
-        demands_.clear();
-        demand_bytes_ = 0;
-        resets++;
-    }
-    if (demands_.emplace(key, std::move(demand)).second) demand_bytes_ += bytes;
+    insert_bounded(demands_, key, std::move(demand), bytes, demand_bytes_, max_bytes_, resets);
 }
 
 std::shared_ptr<const EffectiveAccesses> RegionMemo::find_accesses(const std::vector<int64_t> &key) {
@@ -79,12 +84,7 @@ void RegionMemo::insert_accesses(const std::vector<int64_t> &key,
         for (const auto &row : a.jacobian)
             bytes += row.size() * sizeof(row[0]) + sizeof(row);
     }
-    if (access_bytes_ + bytes > max_bytes_) {
-        accesses_.clear();
-        access_bytes_ = 0;
-        resets++;
-    }
-    if (accesses_.emplace(key, std::move(accesses)).second) access_bytes_ += bytes;
+    insert_bounded(accesses_, key, std::move(accesses), bytes, access_bytes_, max_bytes_, resets);
 }
 
 } // namespace gpusched
