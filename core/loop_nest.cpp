@@ -63,7 +63,7 @@ LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
         key.push_back(b.min);
         key.push_back(b.max);
     }
-    append_producers_inlined_bits(s.node, key);
+    append_inlined_bits(s.node, static_cast<int>(dag.nodes.size()), key);
     if (std::shared_ptr<const RegionMemo::Demand> known = memo_->find_demand(key)) return known;
     auto out = std::make_shared<const std::map<ProducerRef, Region>>(demand_walk(s, loop_bounds));
     memo_->insert_demand(key, out);
@@ -79,7 +79,7 @@ std::shared_ptr<const EffectiveAccesses> LoopNest::accesses(const Stage &s) cons
     key.clear();
     key.push_back(s.node);
     key.push_back(s.index);
-    append_producers_inlined_bits(s.node, key);
+    append_inlined_bits(s.node, static_cast<int>(dag.nodes.size()), key);
     if (std::shared_ptr<const EffectiveAccesses> known = memo_->find_accesses(key)) return known;
     auto out = std::make_shared<const EffectiveAccesses>(collect_accesses(*this, s));
     memo_->insert_accesses(key, out);
@@ -123,28 +123,14 @@ LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d, RegionMemo *memo
     rebuild();
 }
 
-void LoopNest::append_inlined_bits(int count, std::vector<int64_t> &key) const {
-    // The words of Funcs 0..count-1 from the build's whole-pipeline bitset:
-    // every full word, then the last one masked (zero when count is a
-    // multiple of 64), as a Func-by-Func walk would write them.
-    const size_t full = static_cast<size_t>(count) / 64;
-    key.insert(key.end(), inlined_words_.begin(), inlined_words_.begin() + static_cast<std::ptrdiff_t>(full));
-    const int rest = count % 64;
-    key.push_back(rest == 0 ? 0
-                            : static_cast<int64_t>(static_cast<uint64_t>(inlined_words_[full]) &
-                                                   ((uint64_t(1) << rest) - 1)));
-}
-
-void LoopNest::append_producers_inlined_bits(int node, std::vector<int64_t> &key) const {
-    // Every word of the bitset, with Funcs 0..node-1 (its consumers)
-    // cleared; node's own bit stays, for an update that reads its own Func.
+void LoopNest::append_inlined_bits(int from, int to, std::vector<int64_t> &key) const {
+    // Every word of the build's bitset, with the bits of Funcs outside
+    // [from, to) cleared.
     for (size_t w = 0; w < inlined_words_.size(); w++) {
-        uint64_t bits = static_cast<uint64_t>(inlined_words_[w]);
-        const int64_t first = static_cast<int64_t>(w) * 64; // the Func of bit 0
-        if (first + 64 <= node)
-            bits = 0;
-        else if (first < node)
-            bits &= ~((uint64_t(1) << (node - first)) - 1);
+        uint64_t bits = inlined_words_[w];
+        const int first = static_cast<int>(w) * 64; // the Func of bit 0
+        if (from > first) bits &= from - first >= 64 ? 0 : ~((uint64_t(1) << (from - first)) - 1);
+        if (to < first + 64) bits &= to <= first ? 0 : (uint64_t(1) << (to - first)) - 1;
         key.push_back(static_cast<int64_t>(bits));
     }
 }
@@ -158,7 +144,7 @@ void LoopNest::below_root_key(int n, int kernel, bool per_thread, std::vector<in
     key.push_back(per_thread ? decisions.funcs[n].host : -1);
     // demand() reads through inlined Funcs; only consumers (lower indices)
     // lie between n's readers and n.
-    append_inlined_bits(n, key);
+    append_inlined_bits(0, n, key);
     for (int c = 0; c < n; c++) {
         bool in_kernel = false;
         for (int idx : stage_at[c])
@@ -250,12 +236,10 @@ void LoopNest::rebuild() {
     }
     realizations.assign(n_nodes, 0);
     // Which Funcs are inlined, 64 to a word: part of most memo keys, which
-    // take a prefix of it (append_inlined_bits).
+    // take a range of it (append_inlined_bits).
     inlined_words_.assign(n_nodes / 64 + 1, 0);
     for (size_t c = 0; c < n_nodes; c++)
-        if (d.funcs[c].location == ComputeLocation::Inline)
-            inlined_words_[c / 64] = static_cast<int64_t>(static_cast<uint64_t>(inlined_words_[c / 64]) |
-                                                          (uint64_t(1) << (c % 64)));
+        if (d.funcs[c].location == ComputeLocation::Inline) inlined_words_[c / 64] |= uint64_t(1) << (c % 64);
     // The kernel of a root Func's last stage: the loops Halide's compute_at
     // names are its last stage's, so a Func at its Block level is computed
     // there (for a Func with updates: a split's partials combined in block).

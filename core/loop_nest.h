@@ -156,19 +156,18 @@ private:
     // which Funcs above n are inlined, and the decisions of the Funcs above
     // n in the kernel). Funcs above n must already be built.
     void below_root_key(int n, int kernel, bool per_thread, std::vector<int64_t> &key) const;
-    // Appends which of Funcs 0..count-1 are inlined, 64 to a word: part of
-    // every memo key whose result demand() reads through inlined Funcs.
-    // From the last build's decisions, like everything else in the nest.
-    void append_inlined_bits(int count, std::vector<int64_t> &key) const;
-    // Appends which of node and the Funcs above it (its possible producers)
-    // are inlined, the same number of words for every node: the key part of
-    // what a walk from one of node's stages through inlined Funcs reaches.
-    void append_producers_inlined_bits(int node, std::vector<int64_t> &key) const;
+    // Appends which of Funcs from..to-1 are inlined, 64 to a word (every
+    // word of the pipeline, the other Funcs' bits clear): part of every memo
+    // key whose result is read through inlined Funcs. A region below root
+    // takes its consumers' range [0, n); what a stage of node n reads, its
+    // producers' and its own, [n, Funcs). From the last build's decisions,
+    // like everything else in the nest.
+    void append_inlined_bits(int from, int to, std::vector<int64_t> &key) const;
 
     RegionMemo *memo_;
     mutable std::vector<int64_t> access_key_, demand_key_; // reused by accesses() and demand()
     std::vector<int64_t> key_, shift_key_;
-    std::vector<int64_t> inlined_words_; // bit c % 64 of word c / 64: Func c is inlined
+    std::vector<uint64_t> inlined_words_; // bit c % 64 of word c / 64: Func c is inlined
     // Per side (block, thread) and Func: below_root_key of its shifted
     // regions in this build, and whether it is made yet.
     std::vector<std::vector<int64_t>> shift_base_[2];
