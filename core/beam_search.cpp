@@ -107,12 +107,26 @@ struct Pass {
     }
     // The nest of `work` as it is (its step Func's decision already written).
     const LoopNest &nest_for_work() {
+        retiled = false;
         if (!scratch)
             scratch = std::make_unique<LoopNest>(dag, work, regions);
+        else if (retile_armed)
+            retiled = scratch->retile_root_stage(retile_node, retile_stage);
         else
             scratch->rebuild();
+        retile_armed = retile_wanted;
         return *scratch;
     }
+    // In a root tiling step's expansion of one parent, every nest built
+    // differs from the one before only in the step's tiling (`work` holds
+    // the parent and the option): after the first build, each is retiled
+    // (LoopNest::retile_root_stage), and where it was retiled in place
+    // (`retiled`: its kernel holds the stage alone) only that kernel is
+    // featurized, the rest taken from the features of an earlier candidate
+    // of the same expansion (`retile_base`). Reset for every parent.
+    bool retile_wanted = false, retile_armed = false, retiled = false;
+    int retile_node = -1, retile_stage = -1;
+    std::shared_ptr<const StateFeatures> retile_base = nullptr;
 
     // enumerate_options' nests of the parent with one Func's decision
     // replaced, from the scratch nest (work holds the parent meanwhile); the
@@ -193,7 +207,12 @@ struct Pass {
         if (earlier && index > 0)
             c.penalty_hash = parent_penalty_hash - func_structural_hash(n, parent->d->funcs[n], index) +
                              func_structural_hash(n, c.change, index);
-        c.features = std::make_shared<const StateFeatures>(featurize(nest, gpu, memo));
+        if (retiled && retile_base)
+            c.features = std::make_shared<const StateFeatures>(
+                featurize_retiled(nest, gpu, memo, *retile_base, nest.stage_at[retile_node][retile_stage]));
+        else
+            c.features = std::make_shared<const StateFeatures>(featurize(nest, gpu, memo));
+        if (retile_wanted) retile_base = c.features;
         stats.seconds_featurize += seconds_since(t);
         stats.states_featurized++;
         fresh.push_back(children.size());
@@ -203,6 +222,8 @@ struct Pass {
     // Children of one parent for one step, featurized (not yet costed).
     void expand(const State &p, StepId id) {
         const int n = id.node;
+        retile_wanted = retile_armed = retiled = false;
+        retile_base.reset();
         const FuncDecision *fz = frozen && (*frozen)[n] ? &*(*frozen)[n] : nullptr;
         if (fz && !config.freeze_tilings && id.phase > 0) fz = nullptr; // tiling searched freely
         if (is_pass_through(*p.d, id) || (fz && id.phase > 0 && p.d->funcs[n] == *fz)) {
@@ -255,6 +276,11 @@ struct Pass {
                                                    dag.nodes[n].always_inline);
                                       }),
                        opts.end());
+        }
+        if (rt) {
+            retile_wanted = true;
+            retile_node = n;
+            retile_stage = id.phase - 1;
         }
         const size_t count = rt ? rt->options.size() : opts.size();
         stats.states_enumerated += static_cast<int64_t>(count);

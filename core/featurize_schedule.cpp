@@ -716,6 +716,7 @@ struct FeaturizeScratch {
     std::vector<const FeatureMemo::KernelRows *> source; // per kernel: its rows
     std::vector<FeatureMemo::KernelRows> computed;       // per kernel not memoized
     std::vector<size_t> position;                        // per stage: its place in its kernel
+    std::vector<int64_t> retile_key;                     // featurize_retiled's kernel
     // Hashes of inlined Funcs' rows by (stage id, bits of the call count),
     // which is all such a row holds (inlined_stage_row); valid for any
     // pipeline, so kept across searches, and emptied when it grows large.
@@ -824,6 +825,40 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
         }
     } else {
         s.row_hashes.clear();
+    }
+    return s;
+}
+
+StateFeatures featurize_retiled(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo,
+                                const StateFeatures &before, int stage) {
+    StateFeatures s = before;
+    const size_t i = static_cast<size_t>(stage);
+    const int kidx = nest.stages[i].kernel;
+    const double ws_root = before.schedule[i][ScheduleFeature::working_set_at_root];
+    FeaturizeScratch &scratch = thread_scratch<FeaturizeScratch>();
+    std::vector<int64_t> &key = scratch.retile_key;
+    if (memo) {
+        kernel_key(nest, kidx, key, scratch.key_scratch);
+        const FeatureMemo::KernelRows *cached = memo->find(key);
+        if (cached && cached->rows.size() == 1 && cached->hashes.size() == 1) {
+            memo->hits++;
+            s.schedule[i] = cached->rows[0];
+            s.schedule[i][ScheduleFeature::working_set_at_root] = ws_root;
+            if (!s.row_hashes.empty()) s.row_hashes[i] = cached->hashes[0];
+            return s;
+        }
+    }
+    FeatureMemo::KernelRows fresh;
+    fresh.rows.push_back(featurize_stage(nest, stage, gpu));
+    if (memo)
+        fresh.hashes.push_back(RowCostCache::prefix(
+            nest.dag.stage_id(nest.stages[i].node, nest.stages[i].stage), fresh.rows[0]));
+    s.schedule[i] = fresh.rows[0];
+    s.schedule[i][ScheduleFeature::working_set_at_root] = ws_root;
+    if (!s.row_hashes.empty()) s.row_hashes[i] = fresh.hashes.at(0);
+    if (memo) {
+        memo->misses++;
+        memo->insert(key, std::move(fresh));
     }
     return s;
 }

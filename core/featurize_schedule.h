@@ -71,6 +71,16 @@ private:
 // in the nest's stage order. With a memo, kernels seen before are reused.
 StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo = nullptr);
 
+// featurize() of a nest just retiled in place (LoopNest::retile_root_stage)
+// at root stage `stage` (an index into nest.stages), given the features of
+// the nest it was retiled from (featurize or this, with the same memo or
+// none). Only that stage's kernel, which holds it alone, changed: every
+// other kernel's key (kernel_key: its own decisions and how its producers
+// are stored) is the same, so its rows are `before`'s, and so are the
+// allocations at root and the inlined Funcs' rows.
+StateFeatures featurize_retiled(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo,
+                                const StateFeatures &before, int stage);
+
 namespace detail {
 // Buffers the transaction counts below reuse between calls (they run for
 // every warp analysed of every access of every stage featurized).

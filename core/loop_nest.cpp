@@ -211,6 +211,51 @@ void LoopNest::count_shared_memory(Kernel &k) const {
     }
 }
 
+void LoopNest::tile_root(int n, int si, ScheduledStage &ss, Kernel &k) {
+    const Stage &st = dag.nodes[n].stages[si];
+    const FuncDecision &fd = decisions.funcs[n];
+    const StageTiling *t = fd.tiled && static_cast<size_t>(si) < fd.stages.size() ? &fd.stages[si] : nullptr;
+    k.num_blocks = tile_root_stage(st, ss.loops_realization, t, ss.serial, ss.thread, ss.block);
+    ss.loops_block = ss.loops_realization;
+    for (size_t i = 0; i < ss.loops_block.size(); i++)
+        if (st.tileable(i))
+            ss.loops_block[i] =
+                tile_at(ss.loops_realization[i], ss.serial[i] * ss.thread[i], ss.block[i] / 2);
+    ss.threads = assign_thread_slots(st, ss.thread, ss.thread_slot, ss.thread_shape);
+    ss.loops_thread = ss.loops_block;
+    for (size_t i = 0; i < ss.serial.size(); i++)
+        ss.loops_thread[i] = tile_at(ss.loops_block[i], ss.serial[i], ss.thread[i] / 2);
+    ss.num_realizations = 1;
+    k.block_shape = ss.thread_shape;
+    k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
+    if (si == 0) block_region[n] = written(st, ss.loops_block);
+}
+
+bool LoopNest::retile_root_stage(int n, int si) {
+    const int idx = built_ && stage_at[n].size() > static_cast<size_t>(si) ? stage_at[n][si] : -1;
+    // Only a kernel of this stage alone: a Func fused into it (its region
+    // depends on the tile) takes the whole build.
+    if (idx < 0 || stages[idx].location != ComputeLocation::Root ||
+        decisions.funcs[n].location != ComputeLocation::Root ||
+        kernels[stages[idx].kernel].stages.size() != 1 || thread_node_of_stage_[idx] < 0) {
+        rebuild();
+        return false;
+    }
+    ScheduledStage &ss = stages[idx];
+    Kernel &k = kernels[ss.kernel];
+    tile_root(n, si, ss, k);
+    count_shared_memory(k);
+    // Its three loops: Block -> Thread -> Serial (the Thread node's only
+    // child, the kernel holding nothing else).
+    const int t = thread_node_of_stage_[idx];
+    loops[t].extent = ss.thread;
+    loops[loops[t].parent].extent = ss.block;
+    for (int c : loops[t].children)
+        if (loops[c].kind == LoopKind::Serial && loops[c].node == n && loops[c].stage == si)
+            loops[c].extent = ss.serial;
+    return true;
+}
+
 void LoopNest::rebuild() {
     const Decisions &d = decisions;
     const size_t n_nodes = dag.nodes.size();
@@ -418,27 +463,13 @@ void LoopNest::rebuild() {
                 size_t nl = st.loops.size();
                 ScheduledStage ss = new_stage(n, static_cast<int>(si), fd.location, nl);
                 loop_bounds_into(st, node.region, ss.loops_realization);
-                const StageTiling *t = fd.tiled && si < fd.stages.size() ? &fd.stages[si] : nullptr;
-                ss.loops_block = ss.loops_realization;
                 Kernel k = take(spare_kernels_);
                 k.node = n;
                 k.stage = static_cast<int>(si);
-                k.num_blocks = 1;
-                k.block_shape = {1, 1, 1};
-                k.threads_per_block = 1;
                 k.shared_bytes = 0;
                 k.stages.clear();
-                k.num_blocks = tile_root_stage(st, ss.loops_realization, t, ss.serial, ss.thread, ss.block);
-                for (size_t i = 0; i < nl; i++)
-                    if (st.tileable(i))
-                        ss.loops_block[i] =
-                            tile_at(ss.loops_realization[i], ss.serial[i] * ss.thread[i], ss.block[i] / 2);
-                assign_slots(ss, st);
-                middle_thread_tile(ss);
-                ss.num_realizations = 1;
+                tile_root(n, static_cast<int>(si), ss, k);
                 ss.kernel = static_cast<int>(kernels.size());
-                k.block_shape = ss.thread_shape;
-                if (si == 0) block_region[ni] = written(st, ss.loops_block);
                 kernel_of_node[ni] = ss.kernel;
                 k.stages.push_back(static_cast<int>(stages.size()));
                 kernels.push_back(std::move(k));
@@ -599,6 +630,7 @@ void LoopNest::rebuild() {
             return loops[a].stage < loops[b].stage;
         });
     }
+    built_ = true;
 }
 
 } // namespace gpusched

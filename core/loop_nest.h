@@ -114,6 +114,13 @@ public:
     // its candidates in one scratch nest, so building a nest per candidate
     // allocates next to nothing (allocation was ~40% of the search's time).
     void rebuild();
+    // The same as rebuild() where the decisions differ from the last
+    // build's only in root Func n's tiling of stage si, as they do between
+    // the candidates of one parent at a root tiling step (most of the states
+    // a search costs): only that stage's kernel and loops are tiled again.
+    // Any other change must take rebuild(). Falls back to it where the
+    // kernel holds more than that stage; whether it retiled in place.
+    bool retile_root_stage(int n, int si);
 
     const FunctionDAG &dag;
     const Decisions &decisions;
@@ -163,8 +170,12 @@ private:
     // producers' and its own, [n, Funcs). From the last build's decisions,
     // like everything else in the nest.
     void append_inlined_bits(int from, int to, std::vector<int64_t> &key) const;
+    // Tiles root Func n's stage si as its decision says: ss (whose
+    // loops_realization is set) and its kernel k, and n's block region.
+    void tile_root(int n, int si, ScheduledStage &ss, Kernel &k);
 
     RegionMemo *memo_;
+    bool built_ = false;
     mutable std::vector<int64_t> access_key_, demand_key_; // reused by accesses() and demand()
     std::vector<int64_t> key_, shift_key_;
     std::vector<uint64_t> inlined_words_; // bit c % 64 of word c / 64: Func c is inlined

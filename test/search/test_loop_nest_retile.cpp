@@ -1,0 +1,200 @@
+// LoopNest::retile_root_stage and featurize_retiled: the search retiles one
+// root stage in place between the candidates of a root tiling step instead
+// of building the whole nest, and featurizes only its kernel. Each retiled
+// nest must be the nest a full build gives (every stage, kernel, loop and
+// region), and its features those a whole featurization gives.
+
+#include "test/catch2_compat.h"
+
+#include <random>
+
+#include <Halide.h>
+
+#include "core/featurize_schedule.h"
+#include "core/loop_nest.h"
+#include "core/search_space.h"
+#include "test/gpu_profiles.h"
+#include "test/search/pipelines.h"
+
+using namespace gpusched;
+using gpusched::test::h100;
+
+namespace {
+
+// Everything a nest holds, compared with a fresh build of the same decisions.
+void check_same_nest(const LoopNest &a, const FunctionDAG &dag, const Decisions &d) {
+    const LoopNest b(dag, d);
+    REQUIRE(a.stages.size() == b.stages.size());
+    for (size_t i = 0; i < a.stages.size(); i++) {
+        const ScheduledStage &x = a.stages[i], &y = b.stages[i];
+        INFO("stage " << i << " (Func " << dag.nodes[x.node].func.name() << ", stage " << x.stage << ")");
+        CHECK(x.node == y.node);
+        CHECK(x.stage == y.stage);
+        CHECK(x.location == y.location);
+        CHECK(x.kernel == y.kernel);
+        CHECK(x.serial == y.serial);
+        CHECK(x.thread == y.thread);
+        CHECK(x.block == y.block);
+        CHECK(x.loops_realization == y.loops_realization);
+        CHECK(x.loops_block == y.loops_block);
+        CHECK(x.loops_thread == y.loops_thread);
+        CHECK(x.num_realizations == y.num_realizations);
+        CHECK(x.threads == y.threads);
+        CHECK(x.thread_shape == y.thread_shape);
+        CHECK(x.thread_slot == y.thread_slot);
+    }
+    REQUIRE(a.kernels.size() == b.kernels.size());
+    for (size_t k = 0; k < a.kernels.size(); k++) {
+        const Kernel &x = a.kernels[k], &y = b.kernels[k];
+        INFO("kernel " << k);
+        CHECK(x.node == y.node);
+        CHECK(x.stage == y.stage);
+        CHECK(x.num_blocks == y.num_blocks);
+        CHECK(x.block_shape == y.block_shape);
+        CHECK(x.threads_per_block == y.threads_per_block);
+        CHECK(x.shared_bytes == y.shared_bytes);
+        CHECK(x.widest_shared_element == y.widest_shared_element);
+        CHECK(x.stages == y.stages);
+    }
+    REQUIRE(a.loops.size() == b.loops.size());
+    for (size_t l = 0; l < a.loops.size(); l++) {
+        const LoopNode &x = a.loops[l], &y = b.loops[l];
+        INFO("loop " << l);
+        CHECK(x.kind == y.kind);
+        CHECK(x.node == y.node);
+        CHECK(x.stage == y.stage);
+        CHECK(x.extent == y.extent);
+        CHECK(x.parent == y.parent);
+        CHECK(x.children == y.children);
+        CHECK(x.stored == y.stored);
+    }
+    CHECK(a.stage_at == b.stage_at);
+    CHECK(a.realization_region == b.realization_region);
+    CHECK(a.block_region == b.block_region);
+    CHECK(a.realizations == b.realizations);
+    const StateFeatures fa = featurize(a, h100()), fb = featurize(b, h100());
+    REQUIRE(fa.schedule.size() == fb.schedule.size());
+    for (size_t r = 0; r < fa.schedule.size(); r++)
+        CHECK(fa.schedule[r].values == fb.schedule[r].values);
+}
+
+// For each root stage of d (whatever is fused into its kernel), every
+// option of its root tiling written into d one after another, the nest
+// retiled after each; counts the options checked and those retiled in place.
+struct Checked {
+    size_t options = 0, in_place = 0;
+};
+void retile_every_root_stage(const FunctionDAG &dag, Decisions d, Checked &checked) {
+    for (size_t n = 0; n < dag.nodes.size(); n++) {
+        if (d.funcs[n].location != ComputeLocation::Root) continue;
+        for (size_t si = 0; si < dag.nodes[n].stages.size(); si++) {
+            const StepId step{static_cast<int>(n), static_cast<int>(si) + 1};
+            if (!is_root_tiling_step(dag, d, step)) continue;
+            d.funcs[n].tiled = true;
+            d.funcs[n].stages.resize(dag.nodes[n].stages.size());
+            for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) {
+                StageTiling &t = d.funcs[n].stages[s];
+                const size_t loops = dag.nodes[n].stages[s].loops.size();
+                if (t.serial.size() != loops) t.serial.assign(loops, 1);
+                if (t.thread.size() != loops) t.thread.assign(loops, 1);
+            }
+            const RootTilingOptions options =
+                root_tiling_options(dag, static_cast<int>(n), static_cast<int>(si), h100());
+            LoopNest nest(dag, d);
+            // The search's featurization of each option, from the one before
+            // (with a memo, as the search does, and without).
+            FeatureMemo memo;
+            StateFeatures before = featurize(nest, h100(), &memo),
+                          before_unmemoized = featurize(nest, h100());
+            // Every option at most 40 apart, so a stage with hundreds of
+            // options is sampled across its whole list.
+            const size_t stride = std::max<size_t>(1, options.size() / 40);
+            for (size_t i = 0; i < options.size(); i += stride) {
+                options.apply(i, d.funcs[n].stages[si]);
+                const bool in_place = nest.retile_root_stage(static_cast<int>(n), static_cast<int>(si));
+                INFO("Func " << dag.nodes[n].func.name() << " stage " << si << " option " << i);
+                check_same_nest(nest, dag, d);
+                if (in_place) {
+                    checked.in_place++;
+                    const int stage = nest.stage_at[n][si];
+                    StateFeatures memoized = featurize_retiled(nest, h100(), &memo, before, stage);
+                    StateFeatures unmemoized =
+                        featurize_retiled(nest, h100(), nullptr, before_unmemoized, stage);
+                    FeatureMemo fresh_memo;
+                    const StateFeatures whole = featurize(nest, h100(), &fresh_memo);
+                    for (const StateFeatures *f : {&memoized, &unmemoized}) {
+                        CHECK(f->stage_ids == whole.stage_ids);
+                        REQUIRE(f->schedule.size() == whole.schedule.size());
+                        for (size_t r = 0; r < whole.schedule.size(); r++)
+                            CHECK(f->schedule[r].values == whole.schedule[r].values);
+                    }
+                    REQUIRE(memoized.row_hashes.size() == whole.row_hashes.size());
+                    for (size_t r = 0; r < whole.row_hashes.size(); r++) {
+                        CHECK(memoized.row_hashes[r].a == whole.row_hashes[r].a);
+                        CHECK(memoized.row_hashes[r].b == whole.row_hashes[r].b);
+                    }
+                    CHECK(unmemoized.row_hashes.empty());
+                    before = std::move(memoized);
+                    before_unmemoized = std::move(unmemoized);
+                } else {
+                    before = featurize(nest, h100(), &memo);
+                    before_unmemoized = featurize(nest, h100());
+                }
+                checked.options++;
+            }
+        }
+    }
+}
+
+// Random walks of the search space: at every root tiling step the parent,
+// and the finished schedule (Funcs fused into root kernels, where the nest
+// must build the whole kernel again), each retiled through its options.
+template <typename P, typename... Args> Checked retile_along_walks(int walks, Args... args) {
+    P p(args...);
+    FunctionDAG dag(p.outputs());
+    std::mt19937 rng(17);
+    Checked checked;
+    for (int w = 0; w < walks; w++) {
+        Decisions d = initial_decisions(dag);
+        for (int step = 0; step < num_steps(dag); step++) {
+            const StepId id = step_at(dag, step);
+            if (is_root_tiling_step(dag, d, id)) retile_every_root_stage(dag, d, checked);
+            std::vector<Decisions> kids = enumerate_children(dag, d, id, h100(), PruningLimits{});
+            REQUIRE(!kids.empty());
+            // Most Funcs computed below root where they can be, so that
+            // finished schedules have kernels with Funcs fused into them.
+            std::vector<size_t> low;
+            for (size_t i = 0; i < kids.size(); i++)
+                if (id.phase == 0 && (kids[i].funcs[id.node].location == ComputeLocation::Block ||
+                                      kids[i].funcs[id.node].location == ComputeLocation::Thread))
+                    low.push_back(i);
+            size_t pick = std::uniform_int_distribution<size_t>(0, kids.size() - 1)(rng);
+            if (!low.empty() && std::uniform_int_distribution<int>(0, 3)(rng) != 0)
+                pick = low[std::uniform_int_distribution<size_t>(0, low.size() - 1)(rng)];
+            d = kids[pick];
+        }
+        retile_every_root_stage(dag, d, checked);
+    }
+    return checked;
+}
+
+} // namespace
+
+TEST_CASE("a root stage retiled in place is the nest a full build gives, and featurizing only its kernel "
+          "gives the whole state's features",
+          "[search][nest]") {
+    // The walks retile stages in place (a kernel of the stage alone) and
+    // build others whole (Funcs fused into the kernel).
+    const Checked blur = retile_along_walks<test_pipelines::Blur>(3);
+    const Checked reductions = retile_along_walks<test_pipelines::Reductions>(3);
+    const Checked staged = retile_along_walks<test_pipelines::Staged>(3, false);
+    const Checked diamond = retile_along_walks<test_pipelines::DiamondChain>(2, 4, 64);
+    Checked all;
+    for (const Checked &c : {blur, reductions, staged, diamond}) {
+        INFO(c.in_place << " of " << c.options << " options retiled in place");
+        CHECK(c.in_place > 0);
+        all.options += c.options;
+        all.in_place += c.in_place;
+    }
+    CHECK(all.in_place < all.options);
+}
