@@ -78,12 +78,14 @@ void check_same_nest(const LoopNest &a, const FunctionDAG &dag, const Decisions 
         CHECK(fa.schedule[r].values == fb.schedule[r].values);
 }
 
-// For each root stage of d (whatever is fused into its kernel), every
-// option of its root tiling written into d one after another, the nest
-// retiled after each; counts the options checked and those retiled in place.
+// Root tiling options checked, and how many of them were retiled in place.
 struct Checked {
     size_t options = 0, in_place = 0;
 };
+
+// For each root stage of d (whatever is fused into its kernel), every
+// option of its root tiling written into d one after another, the nest
+// retiled after each and checked against a full build.
 void retile_every_root_stage(const FunctionDAG &dag, Decisions d, Checked &checked) {
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         if (d.funcs[n].location != ComputeLocation::Root) continue;
