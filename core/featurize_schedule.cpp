@@ -717,11 +717,43 @@ struct FeaturizeScratch {
     std::vector<FeatureMemo::KernelRows> computed;       // per kernel not memoized
     std::vector<size_t> position;                        // per stage: its place in its kernel
     std::vector<int64_t> retile_key;                     // featurize_retiled's kernel
+    FeatureMemo::KernelRows retile_rows;                 // and its rows where computed
     // Hashes of inlined Funcs' rows by (stage id, bits of the call count),
     // which is all such a row holds (inlined_stage_row); valid for any
     // pipeline, so kept across searches, and emptied when it grows large.
     std::map<std::pair<int, uint64_t>, RowCostCache::Prefix> inlined_hashes;
 };
+
+// Kernel kidx's rows in the memo (its key made into `key`), or null; a
+// hit is counted. An entry is taken only with a row and a hash per stage.
+const FeatureMemo::KernelRows *memoized_rows(const LoopNest &nest, int kidx, FeatureMemo &memo,
+                                             std::vector<int64_t> &key, KeyScratch &key_scratch) {
+    kernel_key(nest, kidx, key, key_scratch);
+    const FeatureMemo::KernelRows *cached = memo.find(key);
+    const size_t n = nest.kernels[kidx].stages.size();
+    if (!cached || cached->rows.size() != n || cached->hashes.size() != n) return nullptr;
+    memo.hits++;
+    return cached;
+}
+
+// Kernel kidx's rows computed into `fresh`, and with `hashed` (a memo) each
+// row's RowCostCache::prefix: hashed once, when computed, so every later
+// state that finds the kernel in the memo takes the hashes with the rows.
+void compute_rows(const LoopNest &nest, int kidx, const GpuProfile &gpu, bool hashed,
+                  FeatureMemo::KernelRows &fresh) {
+    const Kernel &k = nest.kernels[kidx];
+    fresh.rows.clear();
+    fresh.hashes.clear();
+    fresh.rows.reserve(k.stages.size());
+    for (int idx : k.stages)
+        fresh.rows.push_back(featurize_stage(nest, idx, gpu));
+    if (!hashed) return;
+    fresh.hashes.reserve(k.stages.size());
+    for (size_t q = 0; q < k.stages.size(); q++) {
+        const ScheduledStage &ss = nest.stages[k.stages[q]];
+        fresh.hashes.push_back(RowCostCache::prefix(nest.dag.stage_id(ss.node, ss.stage), fresh.rows[q]));
+    }
+}
 
 } // namespace
 
@@ -750,32 +782,14 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
         for (size_t q = 0; q < k.stages.size(); q++)
             scratch.position[k.stages[q]] = q;
         if (memo) {
-            kernel_key(nest, static_cast<int>(kidx), scratch.keys[kidx], scratch.key_scratch);
-            const FeatureMemo::KernelRows *cached = memo->find(scratch.keys[kidx]);
-            if (cached && cached->rows.size() == k.stages.size() &&
-                cached->hashes.size() == k.stages.size()) {
-                memo->hits++;
+            if (const FeatureMemo::KernelRows *cached = memoized_rows(
+                    nest, static_cast<int>(kidx), *memo, scratch.keys[kidx], scratch.key_scratch)) {
                 scratch.source[kidx] = cached;
                 continue;
             }
         }
-        FeatureMemo::KernelRows &fresh = scratch.computed[kidx];
-        fresh.rows.clear();
-        fresh.hashes.clear();
-        fresh.rows.reserve(k.stages.size());
-        for (int idx : k.stages)
-            fresh.rows.push_back(featurize_stage(nest, idx, gpu));
-        if (memo) {
-            // Hashed once, when computed; every later state that finds the
-            // kernel in the memo takes the hashes with the rows.
-            fresh.hashes.reserve(k.stages.size());
-            for (size_t q = 0; q < k.stages.size(); q++) {
-                const ScheduledStage &ss = nest.stages[k.stages[q]];
-                fresh.hashes.push_back(
-                    RowCostCache::prefix(nest.dag.stage_id(ss.node, ss.stage), fresh.rows[q]));
-            }
-        }
-        scratch.source[kidx] = &fresh;
+        compute_rows(nest, static_cast<int>(kidx), gpu, memo != nullptr, scratch.computed[kidx]);
+        scratch.source[kidx] = &scratch.computed[kidx];
     }
     // With a memo every row that has a kernel comes with its hash.
     bool hashed = memo != nullptr;
@@ -833,32 +847,22 @@ StateFeatures featurize_retiled(const LoopNest &nest, const GpuProfile &gpu, Fea
                                 const StateFeatures &before, int stage) {
     StateFeatures s = before;
     const size_t i = static_cast<size_t>(stage);
-    const int kidx = nest.stages[i].kernel;
-    const double ws_root = before.schedule[i][ScheduleFeature::working_set_at_root];
+    const int kidx = nest.stages[i].kernel; // holds this stage alone
     FeaturizeScratch &scratch = thread_scratch<FeaturizeScratch>();
-    std::vector<int64_t> &key = scratch.retile_key;
-    if (memo) {
-        kernel_key(nest, kidx, key, scratch.key_scratch);
-        const FeatureMemo::KernelRows *cached = memo->find(key);
-        if (cached && cached->rows.size() == 1 && cached->hashes.size() == 1) {
-            memo->hits++;
-            s.schedule[i] = cached->rows[0];
-            s.schedule[i][ScheduleFeature::working_set_at_root] = ws_root;
-            if (!s.row_hashes.empty()) s.row_hashes[i] = cached->hashes[0];
-            return s;
-        }
+    const FeatureMemo::KernelRows *rows =
+        memo ? memoized_rows(nest, kidx, *memo, scratch.retile_key, scratch.key_scratch) : nullptr;
+    if (!rows) {
+        compute_rows(nest, kidx, gpu, memo != nullptr, scratch.retile_rows);
+        rows = &scratch.retile_rows;
     }
-    FeatureMemo::KernelRows fresh;
-    fresh.rows.push_back(featurize_stage(nest, stage, gpu));
-    if (memo)
-        fresh.hashes.push_back(RowCostCache::prefix(
-            nest.dag.stage_id(nest.stages[i].node, nest.stages[i].stage), fresh.rows[0]));
-    s.schedule[i] = fresh.rows[0];
+    // working_set_at_root depends on the allocations at root, not the tiling.
+    const double ws_root = before.schedule[i][ScheduleFeature::working_set_at_root];
+    s.schedule[i] = rows->rows[0];
     s.schedule[i][ScheduleFeature::working_set_at_root] = ws_root;
-    if (!s.row_hashes.empty()) s.row_hashes[i] = fresh.hashes.at(0);
-    if (memo) {
+    if (!s.row_hashes.empty()) s.row_hashes[i] = rows->hashes.at(0);
+    if (memo && rows == &scratch.retile_rows) {
         memo->misses++;
-        memo->insert(key, std::move(fresh));
+        memo->insert(scratch.retile_key, std::move(scratch.retile_rows));
     }
     return s;
 }

@@ -232,7 +232,7 @@ void LoopNest::tile_root(int n, int si, ScheduledStage &ss, Kernel &k) {
 }
 
 bool LoopNest::retile_root_stage(int n, int si) {
-    const int idx = built_ && stage_at[n].size() > static_cast<size_t>(si) ? stage_at[n][si] : -1;
+    const int idx = stage_at[n].size() > static_cast<size_t>(si) ? stage_at[n][si] : -1;
     // Only a kernel of this stage alone: a Func fused into it (its region
     // depends on the tile) takes the whole build.
     if (idx < 0 || stages[idx].location != ComputeLocation::Root ||
@@ -630,7 +630,6 @@ void LoopNest::rebuild() {
             return loops[a].stage < loops[b].stage;
         });
     }
-    built_ = true;
 }
 
 } // namespace gpusched

@@ -175,7 +175,6 @@ private:
     void tile_root(int n, int si, ScheduledStage &ss, Kernel &k);
 
     RegionMemo *memo_;
-    bool built_ = false;
     mutable std::vector<int64_t> access_key_, demand_key_; // reused by accesses() and demand()
     std::vector<int64_t> key_, shift_key_;
     std::vector<uint64_t> inlined_words_; // bit c % 64 of word c / 64: Func c is inlined
