@@ -15,6 +15,7 @@
 #include "common/elapsed.h"
 #include "core/featurize_schedule.h"
 #include "core/loop_nest.h"
+#include "core/sampling_buckets.h"
 
 namespace gpusched {
 
@@ -59,9 +60,16 @@ using Frozen = std::vector<std::optional<FuncDecision>>; // per Func
 // being expanded; every parent of every pass at that step shares them.
 struct RootStageTilings {
     bool built = false;
-    std::vector<Span> loops;   // the stage's loops over its Func's region
-    RootTilingOptions options; // root_tiling_options
-    std::vector<int8_t> soft;  // per option: 1 meets, 0 fails, -1 not judged yet
+    std::vector<Span> loops;                // the stage's loops over its Func's region
+    RootTilingOptions options;              // root_tiling_options
+    std::vector<int8_t> soft;               // per option: 1 meets, 0 fails, -1 not judged yet
+    std::map<int, SamplingBuckets> buckets; // by hash depth, made when first sampled
+
+    const SamplingBuckets &buckets_at(int depth) {
+        auto it = buckets.find(depth);
+        if (it == buckets.end()) it = buckets.emplace(depth, sampling_buckets(options, depth)).first;
+        return it->second;
+    }
 };
 using RootTilingCache = std::vector<std::vector<RootStageTilings>>; // [node][stage]
 
@@ -333,33 +341,30 @@ struct Pass {
             if (known < 0) known = fails_soft_without_nest(work.funcs[n], id) ? 0 : 1;
             return known == 0;
         };
-        std::unordered_map<uint64_t, std::vector<size_t>> buckets;
-        std::vector<uint64_t> bucket_order;
-        const int depth = std::min(index + 1, config.sampling_max_depth);
-        const uint64_t rest = structural_hash(*p.d, depth) - func_structural_hash(n, p.d->funcs[n], depth);
-        for (size_t i = 0; i < count; i++) {
-            select(i);
-            uint64_t h = rest + func_structural_hash(n, work.funcs[n], depth);
-            auto &b = buckets[h];
-            if (b.empty()) bucket_order.push_back(h);
-            b.push_back(i);
-        }
         // Candidates failing only the soft criteria, in the order examined;
         // those known to fail them without a nest (`unchecked`) still have
         // their hard limits to check.
         std::vector<std::pair<size_t, bool>> soft; // option, unchecked
-        for (uint64_t h : bucket_order) {
-            std::vector<size_t> &b = buckets[h];
+        auto sample_bucket = [&](std::vector<size_t> &b) {
             size_t want =
                 std::max<size_t>(1, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(b.size())))));
-            for (size_t q = 0; q + 1 < b.size(); q++) {
-                size_t r = q + static_cast<size_t>(rng() % (b.size() - q));
-                std::swap(b[q], b[r]);
-            }
+            // A Fisher-Yates shuffle, taken only as far as the members
+            // examined (those before position q are final after q steps);
+            // the draws the rest would take are skipped, so the generator
+            // ends where a whole shuffle leaves it.
+            const size_t draws = b.empty() ? 0 : b.size() - 1;
+            size_t drawn = 0;
+            auto shuffle_to = [&](size_t q) {
+                for (; drawn <= q && drawn < draws; drawn++) {
+                    size_t r = drawn + static_cast<size_t>(rng() % (b.size() - drawn));
+                    std::swap(b[drawn], b[r]);
+                }
+            };
             size_t ok = 0;
             soft.clear();
             size_t q = 0;
             for (; q < b.size() && ok < want; q++) {
+                shuffle_to(q);
                 select(b[q]);
                 if (fails_soft(b[q])) {
                     soft.emplace_back(b[q], true);
@@ -384,8 +389,32 @@ struct Pass {
                     stats.states_pruned_soft++;
                 }
             }
+            rng.discard(draws - drawn);
             stats.states_sampled_out += static_cast<int64_t>(b.size() - q);
+        };
+        const int depth = std::min(index + 1, config.sampling_max_depth);
+        if (rt) {
+            const SamplingBuckets &sb = rt->buckets_at(depth);
+            std::vector<size_t> b;
+            for (size_t g = 0; g < sb.count(); g++) {
+                b.assign(sb.members.begin() + static_cast<std::ptrdiff_t>(sb.starts[g]),
+                         sb.members.begin() + static_cast<std::ptrdiff_t>(sb.starts[g + 1]));
+                sample_bucket(b);
+            }
+            return;
         }
+        std::unordered_map<uint64_t, std::vector<size_t>> buckets;
+        std::vector<uint64_t> bucket_order;
+        const uint64_t rest = structural_hash(*p.d, depth) - func_structural_hash(n, p.d->funcs[n], depth);
+        for (size_t i = 0; i < count; i++) {
+            select(i);
+            uint64_t h = rest + func_structural_hash(n, work.funcs[n], depth);
+            auto &b = buckets[h];
+            if (b.empty()) bucket_order.push_back(h);
+            b.push_back(i);
+        }
+        for (uint64_t h : bucket_order)
+            sample_bucket(buckets[h]);
     }
 
     static constexpr size_t kChunk = 2048;

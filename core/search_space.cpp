@@ -220,20 +220,34 @@ bool extent_fixed_as_tile_moves(const FunctionDAG &dag, const LoopNest &nest, in
     return true;
 }
 
-std::vector<std::vector<int64_t>> cartesian(const std::vector<std::vector<int64_t>> &options) {
-    std::vector<std::vector<int64_t>> out{{}};
-    for (const auto &opts : options) {
-        std::vector<std::vector<int64_t>> next;
-        for (const auto &prefix : out) {
-            for (int64_t o : opts) {
-                auto v = prefix;
-                v.push_back(o);
-                next.push_back(std::move(v));
+// Calls f(combo) for each choice of one value per list, in lexicographic
+// order (the first list's value changing slowest), reusing one combo
+// instead of materializing every combination: a root stage has thousands.
+template <typename F>
+void for_each_combination(const std::vector<std::vector<int64_t>> &options, std::vector<int64_t> &combo,
+                          F &&f) {
+    const size_t k = options.size();
+    for (const auto &opts : options)
+        if (opts.empty()) return;
+    std::vector<size_t> at(k, 0);
+    combo.resize(k);
+    for (size_t q = 0; q < k; q++)
+        combo[q] = options[q][0];
+    while (true) {
+        f(static_cast<const std::vector<int64_t> &>(combo));
+        size_t q = k;
+        while (q > 0) {
+            q--;
+            if (++at[q] < options[q].size()) {
+                combo[q] = options[q][at[q]];
+                break;
             }
+            at[q] = 0;
+            combo[q] = options[q][0];
+            if (q == 0) return;
         }
-        out = std::move(next);
+        if (k == 0) return;
     }
-    return out;
 }
 
 // Serial sizes 1, 2, 4, 8, plus 3, 5, 7 when they make the remaining thread
@@ -436,12 +450,13 @@ void add_block_tilings(const LoopNest &nest, int n, const GpuProfile &gpu, std::
     const std::vector<int> tl = tileable_loops(nest.dag.nodes[n].stages[0]);
     for (int l : tl)
         opts.push_back(serial_options(ss.loops_realization[l].extent(), gpu.warp_size));
-    for (const auto &combo : cartesian(opts)) {
+    std::vector<int64_t> combo;
+    for_each_combination(opts, combo, [&](const std::vector<int64_t> &serial) {
         FuncDecision c = nest.decisions.funcs[n];
         for (size_t q = 0; q < tl.size(); q++)
-            c.stages[0].serial[tl[q]] = combo[q];
+            c.stages[0].serial[tl[q]] = serial[q];
         out.push_back(std::move(c));
-    }
+    });
 }
 
 // Whether a split's partials may go to the Block level of the update that
@@ -469,7 +484,9 @@ RootTilingOptions root_tiling_options(const FunctionDAG &dag, int n, int si, con
     std::vector<std::vector<int64_t>> sopts;
     for (int l : out.loops)
         sopts.push_back(serial_options(bounds[l].extent(), gpu.warp_size));
-    for (const auto &serial : cartesian(sopts)) {
+    std::vector<int64_t> serial_combo, thread_combo;
+    std::vector<std::vector<int64_t>> topts(k);
+    for_each_combination(sopts, serial_combo, [&](const std::vector<int64_t> &serial) {
         // Thread sizes (sec. 4.2): 16/32/64 on the first loop with at
         // least 16 iterations left, powers of two up to 16 elsewhere; a
         // split never exceeds the loop.
@@ -477,10 +494,10 @@ RootTilingOptions root_tiling_options(const FunctionDAG &dag, int n, int si, con
         for (size_t q = 0; q < k && inner < 0; q++)
             if (bounds[out.loops[q]].extent() / serial[q] >= 16) inner = static_cast<int>(q);
         if (inner < 0) inner = 0;
-        std::vector<std::vector<int64_t>> topts;
         for (size_t q = 0; q < k; q++) {
             int64_t room = bounds[out.loops[q]].extent() / serial[q];
-            std::vector<int64_t> o;
+            std::vector<int64_t> &o = topts[q];
+            o.clear();
             if (static_cast<int>(q) == inner) {
                 for (int64_t t : {16, 32, 64})
                     if (t <= room) o.push_back(t);
@@ -490,14 +507,13 @@ RootTilingOptions root_tiling_options(const FunctionDAG &dag, int n, int si, con
                     o.push_back(t);
                 if (o.empty()) o.push_back(1);
             }
-            topts.push_back(o);
         }
-        for (const auto &thread : cartesian(topts)) {
+        for_each_combination(topts, thread_combo, [&](const std::vector<int64_t> &thread) {
             out.serial.insert(out.serial.end(), serial.begin(), serial.end());
             out.thread.insert(out.thread.end(), thread.begin(), thread.end());
             out.count++;
-        }
-    }
+        });
+    });
     return out;
 }
 
