@@ -15,6 +15,7 @@
 #include "core/search_space.h"
 #include "test/gpu_profiles.h"
 #include "test/search/pipelines.h"
+#include "test/search/root_tiling_decision.h"
 
 using namespace gpusched;
 using gpusched::test::h100;
@@ -92,14 +93,7 @@ void retile_every_root_stage(const FunctionDAG &dag, Decisions d, Checked &check
         for (size_t si = 0; si < dag.nodes[n].stages.size(); si++) {
             const StepId step{static_cast<int>(n), static_cast<int>(si) + 1};
             if (!is_root_tiling_step(dag, d, step)) continue;
-            d.funcs[n].tiled = true;
-            d.funcs[n].stages.resize(dag.nodes[n].stages.size());
-            for (size_t s = 0; s < dag.nodes[n].stages.size(); s++) {
-                StageTiling &t = d.funcs[n].stages[s];
-                const size_t loops = dag.nodes[n].stages[s].loops.size();
-                if (t.serial.size() != loops) t.serial.assign(loops, 1);
-                if (t.thread.size() != loops) t.thread.assign(loops, 1);
-            }
+            test::size_for_root_tiling(dag, d.funcs[n], n);
             const RootTilingOptions options =
                 root_tiling_options(dag, static_cast<int>(n), static_cast<int>(si), h100());
             LoopNest nest(dag, d);

@@ -14,6 +14,7 @@
 #include "core/search_space.h"
 #include "test/gpu_profiles.h"
 #include "test/search/pipelines.h"
+#include "test/search/root_tiling_decision.h"
 
 using namespace gpusched;
 using gpusched::test::h100;
@@ -55,14 +56,7 @@ template <typename P, typename... Args> Compared compare_along_walks(int walks, 
             if (is_root_tiling_step(dag, d, id)) {
                 const int n = id.node, si = id.phase - 1;
                 Decisions parent = d;
-                FuncDecision &f = parent.funcs[n];
-                f.tiled = true;
-                f.stages.resize(dag.nodes[n].stages.size());
-                for (size_t s = 0; s < f.stages.size(); s++) {
-                    const size_t loops = dag.nodes[n].stages[s].loops.size();
-                    if (f.stages[s].serial.size() != loops) f.stages[s].serial.assign(loops, 1);
-                    if (f.stages[s].thread.size() != loops) f.stages[s].thread.assign(loops, 1);
-                }
+                test::size_for_root_tiling(dag, parent.funcs[n], static_cast<size_t>(n));
                 const RootTilingOptions options = root_tiling_options(dag, n, si, h100());
                 for (int depth = 1; depth <= 6; depth++) {
                     INFO("Func " << dag.nodes[n].func.name() << " stage " << si << " depth " << depth);
