@@ -7,21 +7,18 @@ namespace gpusched {
 
 SamplingBuckets sampling_buckets(const RootTilingOptions &options, int depth) {
     const size_t k = options.loops.size();
-    // What func_structural_hash mixes of a size at this depth
-    // (core/search_space.cpp): the options differ only in these sizes, the
-    // rest of the decision is the parent's.
-    auto thread_key = [&](int64_t v) { return depth >= 4 ? v : static_cast<int64_t>(v > 1); };
-    auto serial_key = [&](int64_t v) { return depth >= 6 ? v : static_cast<int64_t>(v > 1); };
     std::map<std::vector<int64_t>, size_t> bucket_of;
     std::vector<std::vector<size_t>> buckets;
     std::vector<int64_t> key;
     for (size_t i = 0; i < options.size(); i++) {
+        // What the hash reads of this option's sizes: the options differ
+        // only in these, the rest of the decision is the parent's.
         key.clear();
-        if (depth >= 3) {
+        if (structural_hash_reads_tiling(depth)) {
             for (size_t q = 0; q < k; q++)
-                key.push_back(thread_key(options.thread[i * k + q]));
+                key.push_back(structural_thread_key(options.thread[i * k + q], depth));
             for (size_t q = 0; q < k; q++)
-                key.push_back(serial_key(options.serial[i * k + q]));
+                key.push_back(structural_serial_key(options.serial[i * k + q], depth));
         }
         auto [it, fresh] = bucket_of.emplace(key, buckets.size());
         if (fresh) buckets.emplace_back();

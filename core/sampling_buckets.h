@@ -22,10 +22,9 @@ struct SamplingBuckets {
     size_t count() const { return starts.empty() ? 0 : starts.size() - 1; }
 };
 
-// The options grouped by what func_structural_hash at `depth` reads of them:
-// below depth 3 nothing of a tiling (one bucket), then whether each tileable
-// loop's thread and serial sizes exceed 1, from depth 4 the thread sizes and
-// from depth 6 the serial sizes themselves. Under any parent that computes
+// The options grouped by what func_structural_hash at `depth` reads of them
+// (structural_thread_key, structural_serial_key; below depth 3 nothing, so
+// one bucket). Under any parent that computes
 // the stage's Func at root, two options share a bucket exactly when their
 // structural hashes are equal (barring a 64-bit collision of the hash).
 SamplingBuckets sampling_buckets(const RootTilingOptions &options, int depth);

@@ -779,15 +779,15 @@ uint64_t func_structural_hash(int n, const FuncDecision &f, int depth) {
     mix(static_cast<uint64_t>(n));
     mix(static_cast<uint64_t>(f.location));
     mix(static_cast<uint64_t>(f.host + 1));
-    if (depth >= 3) {
+    if (structural_hash_reads_tiling(depth)) {
         for (const StageTiling &t : f.stages) {
             // Outer levels first, as in the loop nest: which loops are split
             // (3), then the thread (and so block) sizes (4), the serial
             // sizes last (6).
             for (int64_t v : t.thread)
-                mix(static_cast<uint64_t>(depth >= 4 ? v : v > 1));
+                mix(static_cast<uint64_t>(structural_thread_key(v, depth)));
             for (int64_t v : t.serial)
-                mix(static_cast<uint64_t>(depth >= 6 ? v : v > 1));
+                mix(static_cast<uint64_t>(structural_serial_key(v, depth)));
         }
     }
     // Finalizer (splitmix64): the sum over Funcs needs well-spread terms.

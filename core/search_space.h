@@ -156,5 +156,19 @@ std::string hard_limit_violation(const FunctionDAG &dag, const Decisions &d, con
 // one term replaced (func_structural_hash).
 uint64_t structural_hash(const Decisions &d, int depth);
 uint64_t func_structural_hash(int node, const FuncDecision &f, int depth);
+// What that hash reads of a stage's tiling at `depth`: nothing below depth
+// 3, then of each thread size whether it exceeds 1 (from depth 4 the size
+// itself), and of each serial size likewise (from depth 6). Also what
+// groups a root tiling step's options into sampling buckets
+// (core/sampling_buckets.h), which must agree with the hash.
+inline bool structural_hash_reads_tiling(int depth) {
+    return depth >= 3;
+}
+inline int64_t structural_thread_key(int64_t size, int depth) {
+    return depth >= 4 ? size : static_cast<int64_t>(size > 1);
+}
+inline int64_t structural_serial_key(int64_t size, int depth) {
+    return depth >= 6 ? size : static_cast<int64_t>(size > 1);
+}
 
 } // namespace gpusched
