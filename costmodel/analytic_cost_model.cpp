@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "costmodel/atomic_contention.h"
 #include "costmodel/serial_chain.h"
 
 namespace gpusched {
@@ -46,10 +47,6 @@ constexpr double kSoftRooflinePower = 4;
 constexpr double kL2LatencyNs = 200 / kSmClockGHz;
 constexpr double kDramLatencyNs = 600 / kSmClockGHz;
 constexpr double kSharedLatencyNs = 30 / kSmClockGHz;
-// Atomic updates of one address are applied one after another at the L2:
-// about one per clock (an assumption from public microbenchmarks of
-// same-address atomics, not measured on an H100 here).
-constexpr double kSameAddressAtomicNs = 1 / kSmClockGHz;
 
 void require_positive(double v, const char *field, const GpuProfile &p) {
     if (!(v > 0))
@@ -76,20 +73,6 @@ double instructions_per_point(const PipelineFeatures &p) {
     return std::max(total + 1.0, 1.0); // + the store
 }
 
-double stored_bytes_per_point(const PipelineFeatures &p) {
-    // Bytes per scalar type bucket (ScalarTypeBucket order).
-    constexpr double kBytes[kNumScalarTypes] = {1, 1, 2, 4, 8, 4, 8};
-    double bytes = 0;
-    for (int pattern = 0; pattern < kNumAccessPatterns; ++pattern) {
-        for (int t = 0; t < kNumScalarTypes; ++t) {
-            if (p.access(static_cast<AccessPattern>(pattern), AccessType::Store,
-                         static_cast<ScalarTypeBucket>(t)) > 0)
-                bytes = std::max(bytes, kBytes[t]);
-        }
-    }
-    return bytes;
-}
-
 AnalyticGpuCostModel::AnalyticGpuCostModel(GpuProfile profile) : profile_(std::move(profile)) {
     require_positive(profile_.sm_count, "sm_count", profile_);
     require_positive(profile_.max_blocks_per_sm, "max_blocks_per_sm", profile_);
@@ -103,10 +86,10 @@ AnalyticGpuCostModel::AnalyticGpuCostModel(GpuProfile profile) : profile_(std::m
 
 void AnalyticGpuCostModel::set_pipeline(std::vector<PipelineFeatures> stage_features) {
     instructions_per_point_.clear();
-    stored_bytes_per_point_.clear();
+    atomic_stores_.clear();
     for (const auto &p : stage_features) {
         instructions_per_point_.push_back(instructions_per_point(p));
-        stored_bytes_per_point_.push_back(stored_bytes_per_point(p));
+        atomic_stores_.push_back(atomic_store_of(p));
     }
 }
 
@@ -194,18 +177,9 @@ AnalyticStageCost AnalyticGpuCostModel::stage_cost(const ScheduleFeatures &f, in
                             chain.load_steps * load_latency_ns;
     c.serial_latency_ms = chain.waves * chain_ns * 1e-6;
 
-    // Atomic contention: a stage whose updates of one stored point are
-    // spread over threads (more updates per point than any thread runs
-    // points) waits for them at that address, one after another. A stage
-    // without atomic stores updates each point in one thread, so never more
-    // often than that thread's points: no term.
-    const double bytes_per_point = stored_bytes_per_point_[stage_id];
-    if (bytes_per_point > 0 && f[F::bytes_at_root] > 0) {
-        const double stored_points = std::max(f[F::bytes_at_root] / bytes_per_point, 1.0);
-        const double updates_per_point = points / stored_points;
-        if (updates_per_point > 2 * chain.points_per_thread)
-            c.atomic_contention_ms = updates_per_point * kSameAddressAtomicNs * 1e-6;
-    }
+    // Atomic contention (costmodel/atomic_contention.h): updates of a
+    // stored point spread over threads wait for each other at its line.
+    c.atomic_contention_ms = atomic_contention_ms(f, atomic_stores_[stage_id]);
 
     const double p = kSoftRooflinePower;
     const double roof = std::pow(std::pow(c.compute_ms, p) + std::pow(c.global_memory_ms, p) +

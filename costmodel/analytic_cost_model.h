@@ -18,6 +18,8 @@
 //     max and strictly increasing in each part (overlap is never perfect);
 //   - tail effects: partial waves of blocks, ceil(blocks / wave) x wave /
 //     blocks, where a wave is sm_count x resident blocks per SM;
+//   - atomic contention: updates of one stored point spread over threads
+//     wait for each other at its line (costmodel/atomic_contention.h);
 //   - launch overhead per kernel, barrier cost per block-level production,
 //     and register spills when the per-thread working set exceeds the
 //     register file share.
@@ -30,6 +32,7 @@
 #include <vector>
 
 #include "common/gpu_profile.h"
+#include "costmodel/atomic_contention.h"
 #include "costmodel/cost_model.h"
 
 namespace gpusched {
@@ -40,8 +43,8 @@ struct AnalyticStageCost {
     double shared_memory_ms = 0;
     double tail_factor = 1;       // >= 1
     double serial_latency_ms = 0; // waves x one thread's chain of points
-    // Atomic stores waiting for each other at one address: the updates of an
-    // output point spread over threads (an atomic combining update).
+    // Atomic stores waiting for each other at their lines: the updates of an
+    // output point spread over threads (costmodel/atomic_contention.h).
     double atomic_contention_ms = 0;
     double kernel_ms = 0; // soft max of (soft roofline x tail factor, serial latency, contention)
     double launch_ms = 0;
@@ -68,13 +71,11 @@ public:
 private:
     GpuProfile profile_;
     std::vector<double> instructions_per_point_; // per stage, from the op histogram
-    std::vector<double> stored_bytes_per_point_; // per stage, from its store's type (0: unknown)
+    std::vector<AtomicStore> atomic_stores_;     // per stage, from its store's type
 };
 
 // Instructions one point of a stage costs, from its op histogram (exposed for
 // tests and docs). At least 1 (the store).
 double instructions_per_point(const PipelineFeatures &p);
-// Bytes one point of a stage stores, from its store's type; 0 if it has none.
-double stored_bytes_per_point(const PipelineFeatures &p);
 
 } // namespace gpusched

@@ -165,4 +165,9 @@ void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, Co
         t[i] *= kTermUnitMs[i];
 }
 
+double fixed_stage_cost_ms(const ScheduleFeatures &f, const AtomicStore &store, const FormulaContext &ctx) {
+    if (ctx.version < 3 || f[ScheduleFeature::inlined_calls] > 0) return 0;
+    return atomic_contention_ms(f, store);
+}
+
 } // namespace gpusched

@@ -23,6 +23,11 @@
 // waves of blocks times each thread's points one after another, c30 for the
 // loads it waits on (a few in flight) and c31 for issuing them. Weights
 // trained for version 1 have zero terms there (FormulaContext::version).
+// Since version 3 a stage's cost also has a fixed part that no coefficient
+// weighs: its atomic updates' contention (costmodel/atomic_contention.h),
+// which is measured, not learned, and which no term's coefficient can
+// stand in for (the updates' lines are not in the features). Weights trained
+// for versions 1 and 2 predict without it, exactly as they did.
 //
 // Each term is multiplied by a fixed unit (kTermUnitMs) so that a coefficient
 // of 1 means "about what this costs on a current datacenter GPU": the network
@@ -35,6 +40,7 @@
 
 #include <array>
 
+#include "costmodel/atomic_contention.h"
 #include "costmodel/schedule_features.h"
 
 namespace gpusched {
@@ -43,9 +49,9 @@ struct GpuProfile;
 
 inline constexpr int kNumCoefficients = 32; // the network's output width (reference network)
 // 1: appendix B's terms, c0..c29 (c30, c31 zero); 2: + the serial chain
-// (c30, c31). A weights file says which version its weights were trained
-// for (docs/weights-format.md).
-inline constexpr int kCostFormulaVersion = 2;
+// (c30, c31); 3: + the fixed atomic-contention part. A weights file says which version its weights were
+// trained for (docs/weights-format.md).
+inline constexpr int kCostFormulaVersion = 3;
 
 // What the formula needs from the GPU: appendix B's idle_core_wastage divides
 // the tasks by "num_cores"; on a GPU the unit that runs tasks (blocks)
@@ -65,5 +71,9 @@ extern const std::array<double, kNumCoefficients> kTermUnitMs;
 
 // terms[i] = kTermUnitMs[i] * (appendix-B factor multiplying c_i).
 void compute_cost_terms(const ScheduleFeatures &f, const FormulaContext &ctx, CostTerms &terms);
+
+// The part of a stage's cost no coefficient weighs (ms): 0 before version 3,
+// then the stage's atomic contention. stage_cost = sum_i c_i * terms[i] + this.
+double fixed_stage_cost_ms(const ScheduleFeatures &f, const AtomicStore &store, const FormulaContext &ctx);
 
 } // namespace gpusched

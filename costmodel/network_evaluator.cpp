@@ -26,6 +26,9 @@ NetworkEvaluator::NetworkEvaluator(const NetworkWeights &weights, const FormulaC
 
 void NetworkEvaluator::set_pipeline(const std::vector<PipelineFeatures> &stages) {
     stage_bias_.assign(stages.size() * kNumCoefficients, 0.0f);
+    atomic_stores_.clear();
+    for (const auto &p : stages)
+        atomic_stores_.push_back(atomic_store_of(p));
     for (std::size_t s = 0; s < stages.size(); ++s) {
         float h1[kPipelineEmbedding];
         for (int k = 0; k < kPipelineEmbedding; ++k) {
@@ -94,7 +97,7 @@ void NetworkEvaluator::evaluate_rows(const int *stage_ids, const ScheduleFeature
         double cost = 0.0;
         for (int m = 0; m < kNumCoefficients; ++m)
             cost += static_cast<double>(c[m]) * terms[m];
-        stage_costs[r] = cost;
+        stage_costs[r] = cost + fixed_stage_cost_ms(f, atomic_stores_[static_cast<std::size_t>(sid)], ctx_);
     }
 }
 

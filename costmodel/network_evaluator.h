@@ -8,7 +8,7 @@
 // coefficient layer into a per-stage bias (Wc[:, :8] * h1 + bc). A stage
 // evaluation is then 75 fast logs, a 75x24 and a 24x32 matrix-vector product
 // in float, 32 fast softplus, and the 32-term dot product with the formula
-// terms in double.
+// terms in double, plus the formula's fixed part (its atomic contention).
 //
 // Invariants: rows are evaluated independently (batching never changes a
 // result); stage ids passed to evaluate_rows() index the vector given to
@@ -40,9 +40,10 @@ public:
 private:
     FormulaContext ctx_;
     NetworkWeights weights_;
-    std::vector<float> schedule_wt_; // [feature][embedding]: transposed for the inner loop
-    std::vector<float> coef_wt_;     // [schedule embedding][coefficient]
-    std::vector<float> stage_bias_;  // [stage][coefficient]
+    std::vector<float> schedule_wt_;         // [feature][embedding]: transposed for the inner loop
+    std::vector<float> coef_wt_;             // [schedule embedding][coefficient]
+    std::vector<float> stage_bias_;          // [stage][coefficient]
+    std::vector<AtomicStore> atomic_stores_; // [stage]: for the formula's fixed part
 };
 
 } // namespace gpusched

@@ -61,7 +61,7 @@ void row_forward(const std::vector<double> &w, const H1 &h1, const PreparedRow &
         a.h2pre[k] = acc;
         a.hcat[kPipelineEmbedding + k] = acc > 0 ? acc : 0.0;
     }
-    a.cost = 0;
+    a.cost = row.fixed_ms;
     for (int m = 0; m < kNumCoefficients; ++m) {
         double acc = w[kCb + m];
         const double *wr = &w[kCw + std::size_t(m) * kHiddenWidth];
@@ -81,6 +81,9 @@ PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages,
         throw std::invalid_argument("prepare_pipeline: " + std::to_string(states.size()) + " states but " +
                                     std::to_string(runtimes_ms.size()) + " runtimes");
     PreparedPipeline out;
+    std::vector<AtomicStore> atomic_stores;
+    for (const auto &s : stages)
+        atomic_stores.push_back(atomic_store_of(s));
     for (const auto &s : stages) {
         std::array<double, kNumPipelineFeatures> p{};
         for (int j = 0; j < kNumPipelineFeatures; ++j)
@@ -108,6 +111,8 @@ PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages,
             for (int j = 0; j < kNumScheduleFeatures; ++j)
                 row.x[j] = fast_log1p(static_cast<float>(st.schedule[r].values[j]));
             compute_cost_terms(st.schedule[r], ctx, row.terms);
+            row.fixed_ms =
+                fixed_stage_cost_ms(st.schedule[r], atomic_stores[static_cast<std::size_t>(sid)], ctx);
             ps.rows.push_back(row);
         }
         out.samples.push_back(std::move(ps));

@@ -46,6 +46,7 @@ struct PreparedRow {
     int stage_id = 0;
     std::array<double, kNumScheduleFeatures> x{}; // fast_log1p(features), as inference sees them
     CostTerms terms{};
+    double fixed_ms = 0; // the formula's part no coefficient weighs (fixed_stage_cost_ms)
 };
 
 struct PreparedSample {

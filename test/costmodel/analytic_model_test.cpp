@@ -150,8 +150,9 @@ TEST_CASE("analytic model: updates of one point spread over threads wait for eac
     CHECK(few.atomic_contention_ms > 0);
     CHECK(many.atomic_contention_ms > 32 * few.atomic_contention_ms);
     CHECK(many.kernel_ms >= many.atomic_contention_ms);
-    // 262,144 updates of one address, about one per clock: ~0.17 ms.
-    CHECK(many.atomic_contention_ms == Approx(262144 / 1.5e6).epsilon(0.01));
+    // 262,144 float updates of one address, 1.76 ns each on an H100: ~0.46 ms
+    // (sum_of_squares' atomic splits measured 0.46 ms beyond their partials).
+    CHECK(many.atomic_contention_ms == Approx(262144 * 1.76e-6).epsilon(0.01));
     // The same points stored one per point: nothing to wait for.
     auto distinct = combine(262144);
     distinct[F::bytes_at_root] = 4 * 262144;
