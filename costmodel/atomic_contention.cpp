@@ -48,6 +48,10 @@ AtomicStore atomic_store_of(const PipelineFeatures &p) {
 double atomic_contention_ms(const ScheduleFeatures &f, const AtomicStore &store) {
     using F = ScheduleFeature;
     if (!(store.bytes_per_point > 0 && f[F::bytes_at_root] > 0)) return 0;
+    // Atomic updates go to one allocation at root. A Func realized many
+    // times (inside a kernel) may compute a point in several blocks, each
+    // into its own buffer: recomputation, not contention.
+    if (f[F::num_realizations] > 1) return 0;
     const double points = f[F::points_computed_total] > 0 ? f[F::points_computed_total] : f[F::num_scalars];
     const double threads = std::max(f[F::num_blocks], 1.0) * std::max(f[F::num_threads_per_block], 1.0);
     const double points_per_thread = std::max(points / threads, 1.0);

@@ -36,10 +36,12 @@ AtomicStore atomic_store_of(const PipelineFeatures &p);
 // Bytes one point of a stage stores, from its store's type; 0 if it has none.
 double stored_bytes_per_point(const PipelineFeatures &p);
 
-// The ms a stage's updates wait at their lines. 0 unless more updates land
-// on a stored point than twice the points any one thread runs: a stage
-// without atomic stores updates each point in one thread, never more often
-// than that thread's points, so no other stage is charged.
+// The ms a stage's updates wait at their lines. 0 unless the stage is
+// realized once (stored at root) and more updates land on a stored point
+// than twice the points any one thread runs: a stage without atomic stores
+// updates each point in one thread, never more often than that thread's
+// points, and a Func realized per block recomputes overlapping points into
+// separate buffers, so no other stage is charged.
 double atomic_contention_ms(const ScheduleFeatures &f, const AtomicStore &store);
 
 } // namespace gpusched
