@@ -118,10 +118,10 @@ TEST_CASE(
     CHECK(atomic_contention_ms(recomputed, AtomicStore{2, false}) > 0);
 }
 
-TEST_CASE(
-    "cost formula 3 adds an atomic stage's contention to the network's cost; formula 2 weights predict as "
-    "they did",
-    "[network][atomic]") {
+TEST_CASE("cost formula 3 adds an atomic stage's contention to the network's cost, and formula 2 weights "
+          "predict as "
+          "they did",
+          "[network][atomic]") {
     const PipelineFeatures stage = storing(ScalarTypeBucket::Float);
     const ScheduleFeatures combine = atomic_adds(262144, 1, 4);
     const ScheduleFeatures plain = test::root_kernel_row();
