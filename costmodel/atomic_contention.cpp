@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "costmodel/serial_chain.h"
+
 namespace gpusched {
 namespace {
 
@@ -20,26 +22,16 @@ constexpr double kThroughputNs = 0.012;
 
 } // namespace
 
-double stored_bytes_per_point(const PipelineFeatures &p) {
+AtomicStore atomic_store_of(const PipelineFeatures &p) {
     // Bytes per scalar type bucket (ScalarTypeBucket order).
     constexpr double kBytes[kNumScalarTypes] = {1, 1, 2, 4, 8, 4, 8};
-    double bytes = 0;
+    AtomicStore s;
     for (int pattern = 0; pattern < kNumAccessPatterns; ++pattern) {
         for (int t = 0; t < kNumScalarTypes; ++t) {
-            if (p.access(static_cast<AccessPattern>(pattern), AccessType::Store,
-                         static_cast<ScalarTypeBucket>(t)) > 0)
-                bytes = std::max(bytes, kBytes[t]);
-        }
-    }
-    return bytes;
-}
-
-AtomicStore atomic_store_of(const PipelineFeatures &p) {
-    AtomicStore s;
-    s.bytes_per_point = stored_bytes_per_point(p);
-    for (int pattern = 0; pattern < kNumAccessPatterns; ++pattern) {
-        for (ScalarTypeBucket t : {ScalarTypeBucket::Float, ScalarTypeBucket::Double}) {
-            if (p.access(static_cast<AccessPattern>(pattern), AccessType::Store, t) > 0) s.floating = true;
+            const auto type = static_cast<ScalarTypeBucket>(t);
+            if (!(p.access(static_cast<AccessPattern>(pattern), AccessType::Store, type) > 0)) continue;
+            s.bytes_per_point = std::max(s.bytes_per_point, kBytes[t]);
+            if (type == ScalarTypeBucket::Float || type == ScalarTypeBucket::Double) s.floating = true;
         }
     }
     return s;
@@ -53,10 +45,8 @@ double atomic_contention_ms(const ScheduleFeatures &f, const AtomicStore &store)
     // into its own buffer: recomputation, not contention.
     if (f[F::num_realizations] > 1) return 0;
     const double points = f[F::points_computed_total] > 0 ? f[F::points_computed_total] : f[F::num_scalars];
-    const double threads = std::max(f[F::num_blocks], 1.0) * std::max(f[F::num_threads_per_block], 1.0);
-    const double points_per_thread = std::max(points / threads, 1.0);
     const double stored_points = std::max(f[F::bytes_at_root] / store.bytes_per_point, 1.0);
-    if (!(points / stored_points > 2 * points_per_thread)) return 0;
+    if (!(points / stored_points > 2 * points_per_thread(f, points))) return 0;
     const double lines = std::max(std::ceil(f[F::bytes_at_root] / kLineBytes), 1.0);
     const double one_line_ns = store.floating ? kOneLineFloatNs : kOneLineIntNs;
     return points * std::max(kThroughputNs, std::min(one_line_ns, kLinesNs / lines)) * 1e-6;

@@ -31,10 +31,8 @@ struct AtomicStore {
     bool floating = false;      // float atomics are slower at one address than integer ones
 };
 
+// From the types a stage's pipeline features say it stores (the widest).
 AtomicStore atomic_store_of(const PipelineFeatures &p);
-
-// Bytes one point of a stage stores, from its store's type; 0 if it has none.
-double stored_bytes_per_point(const PipelineFeatures &p);
 
 // The ms a stage's updates wait at their lines. 0 unless the stage is
 // realized once (stored at root) and more updates land on a stored point

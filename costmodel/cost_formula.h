@@ -49,8 +49,8 @@ struct GpuProfile;
 
 inline constexpr int kNumCoefficients = 32; // the network's output width (reference network)
 // 1: appendix B's terms, c0..c29 (c30, c31 zero); 2: + the serial chain
-// (c30, c31); 3: + the fixed atomic-contention part. A weights file says which version its weights were
-// trained for (docs/weights-format.md).
+// (c30, c31); 3: + the fixed atomic-contention part. A weights file says
+// which version its weights were trained for (docs/weights-format.md).
 inline constexpr int kCostFormulaVersion = 3;
 
 // What the formula needs from the GPU: appendix B's idle_core_wastage divides

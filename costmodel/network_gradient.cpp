@@ -82,9 +82,8 @@ PreparedPipeline prepare_pipeline(const std::vector<PipelineFeatures> &stages,
                                     std::to_string(runtimes_ms.size()) + " runtimes");
     PreparedPipeline out;
     std::vector<AtomicStore> atomic_stores;
-    for (const auto &s : stages)
-        atomic_stores.push_back(atomic_store_of(s));
     for (const auto &s : stages) {
+        atomic_stores.push_back(atomic_store_of(s));
         std::array<double, kNumPipelineFeatures> p{};
         for (int j = 0; j < kNumPipelineFeatures; ++j)
             p[j] = s.values[j];

@@ -23,13 +23,20 @@ struct SerialChain {
     double load_steps = 1;        // its loads waited for, a few in flight (all its unrolled ones)
 };
 
+// The points each launched thread runs one after another (at least 1).
+inline double points_per_thread(const ScheduleFeatures &f, double points) {
+    using F = ScheduleFeature;
+    return std::max(points / (std::max(f[F::num_blocks], 1.0) * std::max(f[F::num_threads_per_block], 1.0)),
+                    1.0);
+}
+
 // points: the stage's points computed; wave: blocks resident at once.
 inline SerialChain serial_chain(const ScheduleFeatures &f, double points, double wave) {
     using F = ScheduleFeature;
     const double blocks = std::max(f[F::num_blocks], 1.0);
     SerialChain c;
     c.waves = std::ceil(blocks / wave);
-    c.points_per_thread = std::max(points / (blocks * std::max(f[F::num_threads_per_block], 1.0)), 1.0);
+    c.points_per_thread = points_per_thread(f, points);
     c.load_steps =
         std::ceil(c.points_per_thread / std::max(kLoadsInFlightPerThread, f[F::unrolled_loop_extent]));
     return c;

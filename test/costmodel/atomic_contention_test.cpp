@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <fstream>
-#include <random>
 #include <sstream>
 #include <string>
 
@@ -21,7 +20,7 @@ using F = ScheduleFeature;
 namespace {
 
 // `updates` atomic adds, one a thread in blocks of 256, into `addresses`
-// stored points of `bytes` each, `stride` bytes apart (the microbenchmark's
+// stored points `stride` bytes apart (the microbenchmark's
 // kernel, benchmarks/atomic_contention/atomic_contention.cu).
 ScheduleFeatures atomic_adds(double updates, double addresses, double stride) {
     ScheduleFeatures f = test::root_kernel_row();
@@ -56,7 +55,7 @@ TEST_CASE("the contention model is within 2.5x of the H100's measured atomic add
     while (std::getline(in, line)) {
         if (line.empty() || line[0] == '#' || line.rfind("pattern,", 0) == 0) continue;
         std::stringstream ss(line);
-        std::string pattern, type, field;
+        std::string pattern, type;
         double addresses, stride, updates, ms, ns;
         std::getline(ss, pattern, ',');
         std::getline(ss, type, ',');
