@@ -10,6 +10,7 @@
 // exits non-zero with the message.
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 #include <sys/resource.h>
 
@@ -86,21 +87,27 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     } else {
         const auto wall_start = std::chrono::steady_clock::now();
         const double cpu_start = process_cpu_seconds();
-        result = beam_search(*dag, *model, cfg.gpu, cfg.search);
-        if (cfg.split_reductions) {
-            ReductionSplitChoice choice = search_reduction_splits(
-                outputs, *dag, result, *model, cfg.gpu, cfg.search, cfg.atomic_reductions,
-                cfg.in_block_reductions, cfg.split_tie_tolerance);
+        if (!cfg.split_reductions) {
+            result = beam_search(*dag, *model, cfg.gpu, cfg.search);
+        } else {
+            ReductionSplitChoice choice =
+                search_reduction_splits(outputs, *dag, *model, cfg.gpu, cfg.search, cfg.atomic_reductions,
+                                        cfg.in_block_reductions, cfg.split_tie_tolerance);
+            // NaN (not searched) is written as null.
+            auto cost_or_null = [](double c) { return std::isnan(c) ? nlohmann::json() : nlohmann::json(c); };
             split_echo = {{"variants_ranked", choice.variants_ranked},
                           {"variants_refined", choice.variants_refined},
-                          {"unsplit_cost", choice.unsplit_cost},
+                          {"unsplit_cost", cost_or_null(choice.unsplit_cost)},
+                          {"unsplit_refined_cost", cost_or_null(choice.unsplit_refined_cost)},
                           {"seconds_ranking", choice.seconds_ranking},
                           {"seconds_refining", choice.seconds_refining},
                           {"seconds_final", choice.seconds_final},
                           {"ranking", choice.ranking},
                           {"refinements", choice.refinements},
                           {"without_in_block", choice.without_in_block}};
-            if (!choice.splits.empty()) {
+            if (choice.splits.empty()) {
+                result = std::move(choice.result);
+            } else {
                 // Split the pipeline's own Funcs the way the chosen variant's
                 // copy was, and take its decisions over by Func name.
                 splits = choice.splits;

@@ -154,6 +154,14 @@ def measure(path, generator, params, scheduler, cfg, timeout, timed=None):
     out.update({"search_cpu": s["cpu_seconds_total"], "cost": rec["predicted_cost"],
                 "states": s["states_featurized"], "region_memo_hits": s.get("region_memo_hits", 0),
                 "region_memo_misses": s.get("region_memo_misses", 0)})
+    split = rec.get("reduction_split_search") or {}
+    for key in ("unsplit_cost", "unsplit_refined_cost"):
+        if key in split:
+            out[key] = split[key]  # null: not searched
+    if split.get("without_in_block"):
+        # How an in-block split was judged against the choice without the
+        # option (docs/search.md, "In-block combining").
+        out["without_in_block"] = split["without_in_block"]
     return out
 
 

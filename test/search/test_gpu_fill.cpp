@@ -86,8 +86,7 @@ TEST_CASE("a whole-image sum left in one thread fills a millionth of the GPU, an
     CHECK(j.at("kernels").size() == fill.kernels.size());
 
     // Split across threads, the same sum launches thousands of times more.
-    const ReductionSplitChoice split =
-        search_reduction_splits(outputs, dag, serial, *model, h100(), small_search());
+    const ReductionSplitChoice split = search_reduction_splits(outputs, dag, *model, h100(), small_search());
     REQUIRE(!split.splits.empty());
     FunctionDAG split_dag(split_copy(outputs, split.splits));
     const GpuFill split_fill = gpu_fill(split_dag, split.result.decisions, split.result.features, h100());

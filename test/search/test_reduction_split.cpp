@@ -5,6 +5,7 @@
 #include "test/catch2_compat.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 
 #include "core/beam_search.h"
@@ -78,21 +79,33 @@ struct Chosen {
     double cost = 0, unsplit_cost = 0;
 };
 
+SearchConfig beam_8(int passes) {
+    SearchConfig cfg;
+    cfg.beam_size = 8;
+    cfg.passes = passes;
+    return cfg;
+}
+
 // The plugin's search with the default weights at beam 8: the pipeline as
-// written, then its splits.
+// written and its splits.
 ReductionSplitChoice search_splits_at_beam_8(const std::vector<Halide::Internal::Function> &outputs,
                                              int passes) {
     FunctionDAG dag(outputs);
     std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
     model->set_pipeline(pipeline_features(dag));
-    SearchConfig cfg;
-    cfg.beam_size = 8;
-    cfg.passes = passes;
-    const SearchResult unsplit = beam_search(dag, *model, h100(), cfg);
-    return search_reduction_splits(outputs, dag, unsplit, *model, h100(), cfg);
+    return search_reduction_splits(outputs, dag, *model, h100(), beam_8(passes));
 }
 
-// What the plugin does: search as written, search the splits, and apply the
+// The full search of the pipeline as written, at the same beam (the split
+// search leaves it out where a split wins clearly).
+double unsplit_cost_at_beam_8(const std::vector<Halide::Internal::Function> &outputs, int passes) {
+    FunctionDAG dag(outputs);
+    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
+    model->set_pipeline(pipeline_features(dag));
+    return beam_search(dag, *model, h100(), beam_8(passes)).cost;
+}
+
+// What the plugin does: search as written and its splits, and apply the
 // chosen ones to the pipeline's own Funcs.
 Chosen search_and_split(const std::vector<Func> &outs) {
     const auto outputs = functions(outs);
@@ -100,7 +113,7 @@ Chosen search_and_split(const std::vector<Func> &outs) {
     Chosen c;
     c.splits = choice.splits;
     c.cost = choice.result.cost;
-    c.unsplit_cost = choice.unsplit_cost;
+    c.unsplit_cost = unsplit_cost_at_beam_8(outputs, 2);
     apply_reduction_splits(outputs, c.splits);
     FunctionDAG split_dag(outputs);
     c.decisions =
@@ -532,6 +545,69 @@ TEST_CASE("a split row reduction reads its input at known strides: adjacent part
         CHECK(*a.jacobian[0][rxo] == P);
     }
     CHECK(input_loads == 1);
+}
+
+TEST_CASE("a split that wins clearly spares the pipeline as written its full search, and a pipeline with "
+          "nothing to split gets exactly that full search",
+          "[search][reduction_split]") {
+    // A whole-image sum: its split wins by orders of magnitude at the
+    // refinement's beam, so only the split variant gets the full search.
+    SumOfSquares p("sos_clear");
+    const auto outputs = functions({p.out});
+    const ReductionSplitChoice choice = search_splits_at_beam_8(outputs, 2);
+    REQUIRE(!choice.splits.empty());
+    CHECK(std::isnan(choice.unsplit_cost));
+    CHECK(choice.result.cost * kClearWin < choice.unsplit_refined_cost);
+    // ...and the full search it was spared would not have won.
+    CHECK(choice.result.cost < unsplit_cost_at_beam_8(outputs, 2));
+
+    // A pointwise pipeline: no reduction, so the result is the pipeline's
+    // own full search, decisions indexing the DAG as written.
+    ImageParam in(Halide::Float(32), 2, "clear_pointwise_in");
+    Var x("x"), y("y");
+    Func scaled("clear_pointwise");
+    scaled(x, y) = in(x, y) * 2.0f;
+    scaled.set_estimate(x, 0, 1024).set_estimate(y, 0, 1024);
+    const auto pointwise = functions({scaled});
+    const ReductionSplitChoice none = search_splits_at_beam_8(pointwise, 2);
+    CHECK(none.splits.empty());
+    CHECK(std::isnan(none.unsplit_refined_cost));
+    FunctionDAG dag(pointwise);
+    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
+    model->set_pipeline(pipeline_features(dag));
+    const SearchResult direct = beam_search(dag, *model, h100(), beam_8(2));
+    CHECK(none.result.cost == direct.cost);
+    CHECK(none.unsplit_cost == direct.cost);
+    CHECK(none.result.decisions == direct.decisions);
+}
+
+TEST_CASE(
+    "a sample's search of its chosen split variant keeps the sample's dropout, not the greedy ranking's "
+    "none",
+    "[search][reduction_split]") {
+    SumOfSquares p("sos_dropout");
+    const auto outputs = functions({p.out});
+    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
+    SearchConfig sample; // as One Shot's samples: beam 1, one pass, dropout
+    sample.beam_size = 1;
+    sample.passes = 1;
+    sample.dropout = 0.5;
+    sample.seed = 3;
+    FunctionDAG dag(outputs);
+    model->set_pipeline(pipeline_features(dag));
+    const ReductionSplitChoice choice = search_reduction_splits(outputs, dag, *model, h100(), sample);
+    REQUIRE(!choice.splits.empty());
+    // The chosen variant searched directly, with the sample's configuration
+    // and without its dropout.
+    FunctionDAG variant(split_copy(outputs, choice.splits));
+    mark_in_block_combining(variant, choice.splits);
+    model->set_pipeline(pipeline_features(variant));
+    const SearchResult with_dropout = beam_search(variant, *model, h100(), sample);
+    SearchConfig no_dropout = sample;
+    no_dropout.dropout = 0;
+    const SearchResult without_dropout = beam_search(variant, *model, h100(), no_dropout);
+    REQUIRE(with_dropout.cost != without_dropout.cost); // else this seed tells the two apart by nothing
+    CHECK(choice.result.cost == with_dropout.cost);
 }
 
 TEST_CASE("a row softmax gets its row reductions split and lowers for CUDA", "[search][reduction_split]") {
