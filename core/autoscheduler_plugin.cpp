@@ -97,6 +97,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
             auto cost_or_null = [](double c) { return std::isnan(c) ? nlohmann::json() : nlohmann::json(c); };
             split_echo = {{"variants_ranked", choice.variants_ranked},
                           {"variants_refined", choice.variants_refined},
+                          {"states_featurized_all", choice.states_featurized_all},
                           {"unsplit_cost", cost_or_null(choice.unsplit_cost)},
                           {"unsplit_refined_cost", cost_or_null(choice.unsplit_refined_cost)},
                           {"seconds_ranking", choice.seconds_ranking},

@@ -63,7 +63,12 @@ struct VariantSearch {
     GpuFill fill;             // of the result
 };
 
-using VariantMemo = std::map<std::string, VariantSearch>;
+// The searches made, by variant and configuration, and the states they
+// featurized in all.
+struct VariantMemo {
+    std::map<std::string, VariantSearch> searches;
+    int64_t states_featurized = 0;
+};
 
 // The least fill among the significant kernels that compute a stage of
 // these Funcs (1 where none does): how much of the GPU one reduction's
@@ -87,7 +92,7 @@ const VariantSearch &search_variant(const std::vector<Function> &outputs,
                                     const std::vector<ReductionSplit> &splits, CostModel &model,
                                     const GpuProfile &gpu, const SearchConfig &config, VariantMemo &memo) {
     const std::string key = search_key(config) + " " + reduction_splits_to_json(splits).dump();
-    if (auto known = memo.find(key); known != memo.end()) return known->second;
+    if (auto known = memo.searches.find(key); known != memo.searches.end()) return known->second;
     FunctionDAG dag(split_copy(outputs, splits));
     mark_in_block_combining(dag, splits);
     model.set_pipeline(pipeline_features(dag));
@@ -95,7 +100,8 @@ const VariantSearch &search_variant(const std::vector<Function> &outputs,
     v.result = beam_search(dag, model, gpu, config);
     v.decisions = decisions_to_json(dag, v.result.decisions);
     v.fill = gpu_fill(dag, v.result.decisions, v.result.features, gpu);
-    return memo.emplace(key, std::move(v)).first->second;
+    memo.states_featurized += v.result.stats.states_featurized;
+    return memo.searches.emplace(key, std::move(v)).first->second;
 }
 
 // The splits ranking and refinement choose (before any full search), and
@@ -136,6 +142,7 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
                                              CostModel &model, const GpuProfile &gpu,
                                              const SearchConfig &config, bool atomic_combining,
                                              bool in_block_combining, double tie_tolerance) {
+    ReductionSplitChoice choice;
     // The pipeline as written, searched on dag itself (its decisions index
     // dag's nodes), once per configuration.
     std::map<std::string, SearchResult> unsplit_memo;
@@ -143,9 +150,10 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
         const std::string key = search_key(c);
         if (auto known = unsplit_memo.find(key); known != unsplit_memo.end()) return known->second;
         model.set_pipeline(pipeline_features(dag));
-        return unsplit_memo.emplace(key, beam_search(dag, model, gpu, c)).first->second;
+        const SearchResult &r = unsplit_memo.emplace(key, beam_search(dag, model, gpu, c)).first->second;
+        choice.states_featurized_all += r.stats.states_featurized;
+        return r;
     };
-    ReductionSplitChoice choice;
     const std::vector<SplittableReduction> reductions =
         reduction_split_options(dag, gpu, {}, atomic_combining);
     if (reductions.empty()) {
@@ -236,6 +244,7 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
         }
     }
     choice.result = std::move(*best);
+    choice.states_featurized_all += memo.states_featurized;
     if (choice.splits.empty()) model.set_pipeline(pipeline_features(dag));
     return choice;
 }

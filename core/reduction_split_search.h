@@ -52,6 +52,10 @@ struct ReductionSplitChoice {
     nlohmann::json decisions;           // result.decisions by Func name (search_record.h)
     int variants_ranked = 0;            // greedy searches of split variants
     int variants_refined = 0;           // small-beam searches of the two best of a reduction
+    // States featurized by every search this made (the pipeline as written
+    // and every split variant, each search once): the call's whole count,
+    // where result.stats has the chosen pipeline's full search only.
+    int64_t states_featurized_all = 0;
     // The pipeline as written: its full search's cost (NaN where a split
     // won clearly enough that it got none) and its cost at the
     // refinement's beam (NaN where there was nothing to split).

@@ -155,6 +155,8 @@ def measure(path, generator, params, scheduler, cfg, timeout, timed=None):
                 "states": s["states_featurized"], "region_memo_hits": s.get("region_memo_hits", 0),
                 "region_memo_misses": s.get("region_memo_misses", 0)})
     split = rec.get("reduction_split_search") or {}
+    if "states_featurized_all" in split:
+        out["states_all"] = split["states_featurized_all"]  # every search of the call, not only the chosen one's
     for key in ("unsplit_cost", "unsplit_refined_cost"):
         if key in split:
             out[key] = split[key]  # null: not searched

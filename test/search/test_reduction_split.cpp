@@ -560,6 +560,8 @@ TEST_CASE("a split that wins clearly spares the pipeline as written its full sea
     CHECK(choice.result.cost * kClearWin < choice.unsplit_refined_cost);
     // ...and the full search it was spared would not have won.
     CHECK(choice.result.cost < unsplit_cost_at_beam_8(outputs, 2));
+    // The call's state count covers the rankings and refinements too.
+    CHECK(choice.states_featurized_all > choice.result.stats.states_featurized);
 
     // A pointwise pipeline: no reduction, so the result is the pipeline's
     // own full search, decisions indexing the DAG as written.
@@ -579,6 +581,7 @@ TEST_CASE("a split that wins clearly spares the pipeline as written its full sea
     CHECK(none.result.cost == direct.cost);
     CHECK(none.unsplit_cost == direct.cost);
     CHECK(none.result.decisions == direct.decisions);
+    CHECK(none.states_featurized_all == direct.stats.states_featurized); // the only search made
 }
 
 TEST_CASE(
