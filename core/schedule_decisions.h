@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "core/loop_sizes.h"
+
 namespace gpusched {
 
 enum class ComputeLocation { Unscheduled, Root, Block, Thread, Inline };
@@ -23,8 +25,8 @@ const char *location_name(ComputeLocation l);
 ComputeLocation location_from_name(const std::string &s); // throws std::invalid_argument
 
 struct StageTiling {
-    std::vector<int64_t> serial; // per loop: inner serial (unrolled) extent
-    std::vector<int64_t> thread; // per loop: thread extent (Root only; Block derives it)
+    LoopSizes serial; // per loop: inner serial (unrolled) extent
+    LoopSizes thread; // per loop: thread extent (Root only; Block derives it)
     bool operator==(const StageTiling &o) const { return serial == o.serial && thread == o.thread; }
 };
 

@@ -17,7 +17,7 @@ nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
         j["host"] = f.host >= 0 ? nlohmann::json(dag.nodes[f.host].stable_name) : nlohmann::json(nullptr);
         nlohmann::json stages = nlohmann::json::array();
         for (const StageTiling &t : f.stages)
-            stages.push_back({{"serial", t.serial}, {"thread", t.thread}});
+            stages.push_back({{"serial", t.serial.to_vector()}, {"thread", t.thread.to_vector()}});
         j["stages"] = stages;
         arr.push_back(j);
     }

@@ -152,6 +152,47 @@ TEST_CASE("the same config and seed give the same schedule", "[search]") {
     CHECK(differs);
 }
 
+TEST_CASE("a stage of more loops than a tiling keeps inline is searched, lowered and recorded with every "
+          "size",
+          "[search]") {
+    // Eight pure loops: past LoopSizes::kInline, so the tilings' sizes live
+    // on the heap and every copy the search makes must carry them.
+    Halide::ImageParam in(Halide::Float(32), 2, "wide_in");
+    std::vector<Halide::Var> v;
+    for (int i = 0; i < 8; i++)
+        v.emplace_back("w" + std::to_string(i));
+    Halide::Func wide("wide");
+    Halide::Expr sum = in(v[0], v[1]);
+    for (size_t i = 2; i < v.size(); i++)
+        sum = sum + Halide::cast<float>(v[i]);
+    wide(v) = sum;
+    wide.set_estimate(v[0], 0, 256).set_estimate(v[1], 0, 256);
+    for (size_t i = 2; i < v.size(); i++)
+        wide.set_estimate(v[i], 0, 2);
+    FunctionDAG dag({wide.function()});
+    REQUIRE(dag.nodes[0].stages[0].loops.size() > LoopSizes::kInline);
+    const SearchResult r = search(dag, 4, 1, 0);
+    const StageTiling &t = r.decisions.funcs[0].stages.at(0);
+    CHECK(t.serial.size() == dag.nodes[0].stages[0].loops.size());
+    CHECK(t.thread.size() == t.serial.size());
+    for (size_t l = 0; l < t.serial.size(); l++) {
+        CHECK(t.serial[l] >= 1);
+        CHECK(t.thread[l] >= 1);
+    }
+    CHECK(decisions_from_json(dag, decisions_to_json(dag, r.decisions)) == r.decisions);
+    lower_for_cuda({wide}, dag, r.decisions);
+    // A copy grown past the inline sizes keeps what it had.
+    LoopSizes grown = t.serial;
+    grown.push_back(7);
+    CHECK(grown.size() == t.serial.size() + 1);
+    CHECK(std::equal(t.serial.begin(), t.serial.end(), grown.begin()));
+    CHECK(grown[t.serial.size()] == 7);
+    LoopSizes small{1, 2, 3};
+    for (int64_t x = 4; x <= 9; x++)
+        small.push_back(x);
+    CHECK(small.to_vector() == std::vector<int64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9});
+}
+
 TEST_CASE("pruning enforces hardware limits", "[search][pruning]") {
     test_pipelines::Staged p(false);
     FunctionDAG dag(p.outputs());
