@@ -58,7 +58,7 @@ struct ReductionSplitChoice {
     int64_t states_featurized_all = 0;
     // The pipeline as written: its full search's cost (NaN where a split
     // won clearly enough that it got none) and its cost at the
-    // refinement's beam (NaN where there was nothing to split).
+    // refinement's beam (NaN where no split got a full search).
     double unsplit_cost = std::numeric_limits<double>::quiet_NaN();
     double unsplit_refined_cost = std::numeric_limits<double>::quiet_NaN();
     // Wall seconds: greedy rankings, small-beam refinements, the chosen variant's full search.
