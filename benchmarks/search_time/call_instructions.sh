@@ -8,8 +8,8 @@
 #
 #   benchmarks/search_time/call_instructions.sh BUILD_DIR PLUGIN PIPELINE [OUT_DIR]
 #
-# PIPELINE: one of the suite's apps, pyramid5 or random_s1..random_s5 (the
-# standard set of search_time.py). Prints "PIPELINE INSTRUCTIONS"; the
+# PIPELINE: a label of search_time.py's standard set (the suite's apps,
+# pyramid5, random_s1..random_s5). Prints "PIPELINE INSTRUCTIONS"; the
 # search record and callgrind's profile are left in OUT_DIR (default: a
 # temporary folder, named on stderr).
 set -euo pipefail
@@ -18,15 +18,10 @@ build=$1 plugin=$2 pipeline=$3
 out=${4:-$(mktemp -d /tmp/call-instructions.XXXXXX)}
 command -v valgrind >/dev/null || { echo "call_instructions: valgrind is not installed" >&2; exit 2; }
 [ -f "$plugin" ] || { echo "call_instructions: no plugin at $plugin" >&2; exit 2; }
-params=()
-case $pipeline in
-  random_s[1-5])
-    gen=$build/benchmarks/random_pipeline/random_pipeline.generator name=random_pipeline
-    params=("seed=${pipeline#random_s}" max_stages=32 size=small pyramids=true scans=true) ;;
-  pyramid5) gen=$build/benchmarks/search_time/pyramid.generator name=pyramid params=(levels=5) ;;
-  *) gen=$build/benchmarks/apps/$pipeline.generator name=$pipeline ;;
-esac
-[ -x "$gen" ] || { echo "call_instructions: no generator for $pipeline at $gen" >&2; exit 2; }
+# The pipeline's generator, name and params, as search_time.py runs it.
+mapfile -t spec < <(python3 "$(dirname "$0")/search_time.py" pipeline "$pipeline" --build-dir "$build")
+[ ${#spec[@]} -ge 2 ] || exit 2 # search_time.py said why
+gen=${spec[0]} name=${spec[1]} params=("${spec[@]:2}")
 mkdir -p "$out"
 echo "{\"seed\": 0, \"check_launches\": false, \"record_path\": \"$out/record.json\"}" >"$out/config.json"
 mapfile -t select < <(python3 "$(dirname "$0")/../halide_generator_args.py" "$plugin" gpusched)

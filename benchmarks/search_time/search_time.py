@@ -21,6 +21,7 @@ built with the benchmarks) that calls it and measures the call's CPU.
                      [--mode beam|greedy|both] [--timeout S] [--json OUT] [--compare RECORDED.json] [--max-slowdown F]
                      [--set KEY=JSON]... [--timed LIB]
   search_time.py compare RECORDED.json NEW.json [--max-slowdown F]
+  search_time.py pipeline LABEL --build-dir DIR
   search_time.py table GPUSCHED.json REFERENCE.json... [--mode beam|greedy] [--measure process|call|autoschedule]
 
 --build-dir takes the standard set from a build with GPUSCHED_BUILD_BENCHMARKS:
@@ -104,6 +105,21 @@ def run_reaped(cmd, env, timeout, stderr_path):
         time.sleep(0.05)
     child.returncode = os.waitstatus_to_exitcode(status)
     return ru, child.returncode, time.monotonic() - start, open(stderr_path).read()
+
+
+def standard_set(build_dir):
+    """The standard set's pipelines in a build with GPUSCHED_BUILD_BENCHMARKS:
+    (label, generator path, generator name, params) each."""
+    pipelines = [(app, os.path.join(build_dir, "benchmarks/apps", app + ".generator"), app, []) for app in SUITE]
+    pipelines.append(("pyramid5", os.path.join(build_dir, "benchmarks/search_time/pyramid.generator"),
+                      "pyramid", ["levels=5"]))
+    rp = os.path.join(build_dir, "benchmarks/random_pipeline/random_pipeline.generator")
+    pipelines += [(label, rp, "random_pipeline", params) for label, params in RANDOM]
+    for label, path, _, _ in pipelines:
+        if not os.access(path, os.X_OK):
+            sys.exit(f"search_time: {path} is not an executable generator (configure with "
+                     f"-DGPUSCHED_BUILD_BENCHMARKS=ON and build it) for {label}")
+    return pipelines
 
 
 def measure(path, generator, params, scheduler, cfg, timeout, timed=None):
@@ -235,18 +251,7 @@ def cmd_run(a):
         if halide_major(timed) != major:
             sys.exit(f"search_time: --timed {a.timed} is built for Halide {halide_major(timed)}, the scheduler's "
                      f"plugin for Halide {major}")
-    pipelines = []
-    if a.build_dir:
-        for app in SUITE:
-            pipelines.append((app, os.path.join(a.build_dir, "benchmarks/apps", app + ".generator"), app, []))
-        pipelines.append(("pyramid5", os.path.join(a.build_dir, "benchmarks/search_time/pyramid.generator"),
-                          "pyramid", ["levels=5"]))
-        rp = os.path.join(a.build_dir, "benchmarks/random_pipeline/random_pipeline.generator")
-        pipelines += [(label, rp, "random_pipeline", params) for label, params in RANDOM]
-        for label, path, _, _ in pipelines:
-            if not os.access(path, os.X_OK):
-                sys.exit(f"search_time: {path} is not an executable generator (configure with "
-                         f"-DGPUSCHED_BUILD_BENCHMARKS=ON and build it) for {label}")
+    pipelines = standard_set(a.build_dir) if a.build_dir else []
     pipelines += [parse_gen(g) for g in a.gen]
     if a.only:
         wanted = set(a.only.split(","))
@@ -369,6 +374,10 @@ def main():
     c.add_argument("recorded")
     c.add_argument("new")
     c.add_argument("--max-slowdown", type=float, default=2.0)
+    w = sub.add_parser("pipeline", help="print one standard-set pipeline's generator path, generator "
+                                        "name and params, one a line (call_instructions.sh runs it so)")
+    w.add_argument("label")
+    w.add_argument("--build-dir", required=True)
     t = sub.add_parser("table")
     t.add_argument("runs", nargs="+", help="files of `run --json`, the one to compare against first")
     t.add_argument("--mode", default="beam", choices=["beam", "greedy"])
@@ -378,6 +387,12 @@ def main():
     a = ap.parse_args()
     if a.cmd == "run":
         return cmd_run(a)
+    if a.cmd == "pipeline":
+        found = [p for p in standard_set(a.build_dir) if p[0] == a.label]
+        if not found:
+            sys.exit(f"search_time: {a.label} is not a standard-set pipeline")
+        print("\n".join([found[0][1], found[0][2]] + found[0][3]))
+        return 0
     if a.cmd == "table":
         print(side_by_side([json.load(open(f)) for f in a.runs], a.mode, a.measure))
         return 0
