@@ -98,11 +98,11 @@ ReductionSplitChoice search_splits_at_beam_8(const std::vector<Halide::Internal:
 
 // The full search of the pipeline as written, at the same beam (the split
 // search leaves it out where a split wins clearly).
-double unsplit_cost_at_beam_8(const std::vector<Halide::Internal::Function> &outputs, int passes) {
+SearchResult unsplit_search_at_beam_8(const std::vector<Halide::Internal::Function> &outputs, int passes) {
     FunctionDAG dag(outputs);
     std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
     model->set_pipeline(pipeline_features(dag));
-    return beam_search(dag, *model, h100(), beam_8(passes)).cost;
+    return beam_search(dag, *model, h100(), beam_8(passes));
 }
 
 // What the plugin does: search as written and its splits, and apply the
@@ -113,7 +113,7 @@ Chosen search_and_split(const std::vector<Func> &outs) {
     Chosen c;
     c.splits = choice.splits;
     c.cost = choice.result.cost;
-    c.unsplit_cost = unsplit_cost_at_beam_8(outputs, 2);
+    c.unsplit_cost = unsplit_search_at_beam_8(outputs, 2).cost;
     apply_reduction_splits(outputs, c.splits);
     FunctionDAG split_dag(outputs);
     c.decisions =
@@ -559,7 +559,7 @@ TEST_CASE("a split that wins clearly spares the pipeline as written its full sea
     CHECK(std::isnan(choice.unsplit_cost));
     CHECK(choice.result.cost * kClearWin < choice.unsplit_refined_cost);
     // ...and the full search it was spared would not have won.
-    CHECK(choice.result.cost < unsplit_cost_at_beam_8(outputs, 2));
+    CHECK(choice.result.cost < unsplit_search_at_beam_8(outputs, 2).cost);
     // The call's state count covers the rankings and refinements too.
     CHECK(choice.states_featurized_all > choice.result.stats.states_featurized);
 
@@ -574,10 +574,7 @@ TEST_CASE("a split that wins clearly spares the pipeline as written its full sea
     const ReductionSplitChoice none = search_splits_at_beam_8(pointwise, 2);
     CHECK(none.splits.empty());
     CHECK(std::isnan(none.unsplit_refined_cost));
-    FunctionDAG dag(pointwise);
-    std::unique_ptr<CostModel> model = create_search_cost_model(nlohmann::json::object(), h100());
-    model->set_pipeline(pipeline_features(dag));
-    const SearchResult direct = beam_search(dag, *model, h100(), beam_8(2));
+    const SearchResult direct = unsplit_search_at_beam_8(pointwise, 2);
     CHECK(none.result.cost == direct.cost);
     CHECK(none.unsplit_cost == direct.cost);
     CHECK(none.result.decisions == direct.decisions);
