@@ -29,7 +29,6 @@ public:
     LoopSizes(const std::vector<int64_t> &values) { assign(values.begin(), values.end()); }
 
     size_t size() const { return size_; }
-    bool empty() const { return size_ == 0; }
     int64_t *data() { return size_ <= kInline ? inline_ : heap_.data(); }
     const int64_t *data() const { return size_ <= kInline ? inline_ : heap_.data(); }
     int64_t &operator[](size_t i) { return data()[i]; }
@@ -60,7 +59,6 @@ public:
     std::vector<int64_t> to_vector() const { return {begin(), end()}; }
 
     bool operator==(const LoopSizes &o) const { return std::equal(begin(), end(), o.begin(), o.end()); }
-    bool operator!=(const LoopSizes &o) const { return !(*this == o); }
 
 private:
     // Contents are left unspecified; callers overwrite them.
