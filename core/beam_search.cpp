@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -51,6 +52,9 @@ struct State {
     double ranked_cost = 0;
     std::shared_ptr<const std::vector<double>> stage_costs;
     std::shared_ptr<const StateFeatures> features;
+    // Priced from an isolated stage's remembered row (cost set, features
+    // null): featurized and costed by the model once selected.
+    bool priced = false;
 };
 
 using Frozen = std::vector<std::optional<FuncDecision>>; // per Func
@@ -64,6 +68,17 @@ struct RootStageTilings {
     RootTilingOptions options;              // root_tiling_options
     std::vector<int8_t> soft;               // per option: 1 meets, 0 fails, -1 not judged yet
     std::map<int, SamplingBuckets> buckets; // by hash depth, made when first sampled
+    // The stage reads no Func (SearchConfig::reuse_isolated_rows): per
+    // option costed so far, its pruning verdict (Ok or Soft; -1: not costed
+    // yet) and its row's cost, both the same under every parent.
+    bool isolated = false;
+    std::vector<int8_t> verdict;
+    std::vector<double> row_cost;
+    bool known(size_t i) const { return isolated && verdict[i] >= 0; }
+    void remember(size_t i, Verdict v, double cost) {
+        verdict[i] = static_cast<int8_t>(v);
+        row_cost[i] = cost;
+    }
 
     const SamplingBuckets &buckets_at(int depth) {
         auto it = buckets.find(depth);
@@ -173,6 +188,11 @@ struct Pass {
             r.loops = dag.loop_bounds(node.stages[si], node.region);
             r.options = root_tiling_options(dag, id.node, si, gpu);
             r.soft.assign(r.options.size(), -1);
+            r.isolated = config.reuse_isolated_rows && node.stages[si].edges.empty();
+            if (r.isolated) {
+                r.verdict.assign(r.options.size(), -1);
+                r.row_cost.assign(r.options.size(), std::numeric_limits<double>::quiet_NaN());
+            }
             r.built = true;
         }
         return r;
@@ -225,6 +245,63 @@ struct Pass {
         stats.states_featurized++;
         fresh.push_back(children.size());
         children.push_back(std::move(c));
+    }
+
+    // The cost of one stage's row in a costed state, if it has one.
+    static std::optional<double> row_of(const State &s, int stage_id) {
+        if (!s.features || !s.stage_costs) return std::nullopt;
+        const std::vector<int> &ids = s.features->stage_ids;
+        std::optional<double> row;
+        for (size_t r = 0; r < ids.size() && r < s.stage_costs->size(); r++) {
+            if (ids[r] != stage_id) continue;
+            if (row) return std::nullopt; // two rows: not a kernel of its own
+            row = (*s.stage_costs)[r];
+        }
+        return row;
+    }
+    // A state's cost without one stage's row: a child that retiles only that
+    // stage costs this plus its new row.
+    static std::optional<double> cost_without_row(const State &s, int stage_id) {
+        const std::optional<double> row = row_of(s, stage_id);
+        if (!row) return std::nullopt;
+        return s.cost - *row;
+    }
+
+    // A child of `parent` whose step decision is work.funcs[n], priced as
+    // `cost` without a nest (an isolated stage's remembered row).
+    void add_priced(int n, double cost) {
+        State c;
+        c.base = parent->d;
+        c.changed = n;
+        c.change = work.funcs[n];
+        if (earlier && index > 0)
+            c.penalty_hash = parent_penalty_hash - func_structural_hash(n, parent->d->funcs[n], index) +
+                             func_structural_hash(n, c.change, index);
+        c.cost = cost;
+        c.priced = true;
+        rank(c);
+        stats.states_priced++;
+        children.push_back(std::move(c));
+    }
+
+    // The priced states the beam selected, featurized and costed by the
+    // model, as every other state is when it is made.
+    void featurize_priced(std::vector<State> &beam) {
+        for (State &s : beam) {
+            if (!s.priced) continue;
+            auto t = Clock::now();
+            work = *s.d;
+            retile_wanted = retile_armed = false;
+            s.features = std::make_shared<const StateFeatures>(featurize(nest_for_work(), gpu, memo));
+            stats.seconds_featurize += seconds_since(t);
+            stats.states_featurized++;
+            s.priced = false;
+            fresh.push_back(static_cast<size_t>(&s - beam.data()));
+        }
+        if (fresh.empty()) return;
+        std::swap(children, beam);
+        cost_pending();
+        std::swap(children, beam);
     }
 
     // Children of one parent for one step, featurized (not yet costed).
@@ -345,6 +422,22 @@ struct Pass {
         // those known to fail them without a nest (`unchecked`) still have
         // their hard limits to check.
         std::vector<std::pair<size_t, bool>> soft; // option, unchecked
+        // An isolated stage: options judged and costed under an earlier
+        // parent are priced without a nest (add_priced) where this parent's
+        // row of the stage is known; the others are featurized as usual and
+        // their rows remembered once costed.
+        const int stage_id = rt && rt->isolated ? dag.stage_id(n, id.phase - 1) : -1;
+        const std::optional<double> priced_base =
+            rt && rt->isolated ? cost_without_row(p, stage_id) : std::nullopt;
+        auto priceable = [&](size_t i) { return priced_base && rt->known(i); };
+        struct Featurized {
+            size_t child, option;
+            Verdict verdict;
+        };
+        std::vector<Featurized> to_remember;
+        auto featurized_option = [&](size_t i, Verdict v) {
+            if (rt && rt->isolated) to_remember.push_back({children.size() - 1, i, v});
+        };
         auto sample_bucket = [&](std::vector<size_t> &b) {
             size_t want =
                 std::max<size_t>(1, static_cast<size_t>(std::ceil(std::log2(static_cast<double>(b.size())))));
@@ -370,10 +463,20 @@ struct Pass {
                     soft.emplace_back(b[q], true);
                     continue;
                 }
+                if (priceable(b[q])) {
+                    if (rt->verdict[b[q]] == static_cast<int8_t>(Verdict::Ok)) {
+                        add_priced(n, *priced_base + rt->row_cost[b[q]]);
+                        ok++;
+                    } else {
+                        soft.emplace_back(b[q], false);
+                    }
+                    continue;
+                }
                 const LoopNest &nest = nest_for_work();
                 Verdict v = classify_candidate(nest, id, gpu, config.limits);
                 if (v == Verdict::Ok) {
                     add_featurized(nest, n);
+                    featurized_option(b[q], Verdict::Ok);
                     ok++;
                 } else if (v == Verdict::Soft) {
                     soft.emplace_back(b[q], false);
@@ -384,7 +487,13 @@ struct Pass {
             for (const auto &[i, unchecked] : soft) {
                 if (ok < want) {
                     select(i);
-                    if (add_work_unless_hard(n, id, unchecked)) ok++;
+                    if (priceable(i)) {
+                        add_priced(n, *priced_base + rt->row_cost[i]);
+                        ok++;
+                    } else if (add_work_unless_hard(n, id, unchecked)) {
+                        featurized_option(i, Verdict::Soft);
+                        ok++;
+                    }
                 } else {
                     stats.states_pruned_soft++;
                 }
@@ -400,6 +509,15 @@ struct Pass {
                 b.assign(sb.members.begin() + static_cast<std::ptrdiff_t>(sb.starts[g]),
                          sb.members.begin() + static_cast<std::ptrdiff_t>(sb.starts[g + 1]));
                 sample_bucket(b);
+            }
+            if (!to_remember.empty()) {
+                // Only costed options are remembered: one refused for a
+                // hard limit is built and refused again under each parent.
+                cost_pending();
+                for (const Featurized &f : to_remember) {
+                    const std::optional<double> row = row_of(children[f.child], stage_id);
+                    if (row) rt->remember(f.option, f.verdict, *row);
+                }
             }
             return;
         }
@@ -521,6 +639,7 @@ struct Pass {
             }
             for (State &s : next)
                 materialize(s);
+            featurize_priced(next);
             beam = std::move(next);
             StepCounts c;
             c.pass = prepass ? -1 : index;
