@@ -52,7 +52,7 @@ struct State {
     double ranked_cost = 0;
     std::shared_ptr<const std::vector<double>> stage_costs;
     std::shared_ptr<const StateFeatures> features;
-    // Priced from an isolated stage's remembered row (cost set, features
+    // Priced from a remembered row of its step's stage (cost set, features
     // null): featurized and costed by the model once selected.
     bool priced = false;
 };
@@ -68,16 +68,32 @@ struct RootStageTilings {
     RootTilingOptions options;              // root_tiling_options
     std::vector<int8_t> soft;               // per option: 1 meets, 0 fails, -1 not judged yet
     std::map<int, SamplingBuckets> buckets; // by hash depth, made when first sampled
-    // The stage reads no Func (SearchConfig::reuse_isolated_rows): per
-    // option costed so far, its pruning verdict (Ok or Soft; -1: not costed
-    // yet) and its row's cost, both the same under every parent.
-    bool isolated = false;
+    // Remembered rows (SearchConfig::reuse_tiling_rows). At this step the
+    // stage's producers are not scheduled yet in any parent, so once a
+    // candidate is seen retiled in place (`alone`: its kernel holds the
+    // stage alone), every parent's candidate with option i has the same row
+    // but for the state's working_set_at_root (root allocations, not the
+    // tiling), and the same pruning verdict. Per option costed so far: the
+    // verdict (Ok or Soft; -1: none yet) and the row's cost per working set.
+    bool alone = false;
+    struct Row {
+        double working_set, cost;
+    };
     std::vector<int8_t> verdict;
-    std::vector<double> row_cost;
-    bool known(size_t i) const { return isolated && verdict[i] >= 0; }
-    void remember(size_t i, Verdict v, double cost) {
+    std::vector<std::vector<Row>> rows;
+    std::optional<double> row(size_t i, double working_set) const {
+        if (!alone || verdict.empty() || verdict[i] < 0) return std::nullopt;
+        for (const Row &r : rows[i])
+            if (r.working_set == working_set) return r.cost;
+        return std::nullopt;
+    }
+    void remember(size_t i, Verdict v, double working_set, double cost) {
+        if (verdict.empty()) {
+            verdict.assign(options.size(), -1);
+            rows.resize(options.size());
+        }
         verdict[i] = static_cast<int8_t>(v);
-        row_cost[i] = cost;
+        if (!row(i, working_set)) rows[i].push_back({working_set, cost});
     }
 
     const SamplingBuckets &buckets_at(int depth) {
@@ -137,6 +153,7 @@ struct Pass {
             retiled = scratch->retile_root_stage(retile_node, retile_stage);
         else
             scratch->rebuild();
+        retiled_any = retiled_any || retiled;
         retile_armed = retile_wanted;
         return *scratch;
     }
@@ -147,7 +164,7 @@ struct Pass {
     // (`retiled`: its kernel holds the stage alone) only that kernel is
     // featurized, the rest taken from the features of an earlier candidate
     // of the same expansion (`retile_base`). Reset for every parent.
-    bool retile_wanted = false, retile_armed = false, retiled = false;
+    bool retile_wanted = false, retile_armed = false, retiled = false, retiled_any = false;
     int retile_node = -1, retile_stage = -1;
     std::shared_ptr<const StateFeatures> retile_base = nullptr;
 
@@ -188,11 +205,6 @@ struct Pass {
             r.loops = dag.loop_bounds(node.stages[si], node.region);
             r.options = root_tiling_options(dag, id.node, si, gpu);
             r.soft.assign(r.options.size(), -1);
-            r.isolated = config.reuse_isolated_rows && node.stages[si].edges.empty();
-            if (r.isolated) {
-                r.verdict.assign(r.options.size(), -1);
-                r.row_cost.assign(r.options.size(), std::numeric_limits<double>::quiet_NaN());
-            }
             r.built = true;
         }
         return r;
@@ -247,28 +259,25 @@ struct Pass {
         children.push_back(std::move(c));
     }
 
-    // The cost of one stage's row in a costed state, if it has one.
-    static std::optional<double> row_of(const State &s, int stage_id) {
+    // One stage's row in a costed state, if it has exactly one: its cost
+    // and the state's working_set_at_root (every row carries it).
+    struct RowOf {
+        double cost, working_set;
+    };
+    static std::optional<RowOf> row_of(const State &s, int stage_id) {
         if (!s.features || !s.stage_costs) return std::nullopt;
         const std::vector<int> &ids = s.features->stage_ids;
-        std::optional<double> row;
+        std::optional<RowOf> row;
         for (size_t r = 0; r < ids.size() && r < s.stage_costs->size(); r++) {
             if (ids[r] != stage_id) continue;
             if (row) return std::nullopt; // two rows: not a kernel of its own
-            row = (*s.stage_costs)[r];
+            row = RowOf{(*s.stage_costs)[r], s.features->schedule[r][ScheduleFeature::working_set_at_root]};
         }
         return row;
     }
-    // A state's cost without one stage's row: a child that retiles only that
-    // stage costs this plus its new row.
-    static std::optional<double> cost_without_row(const State &s, int stage_id) {
-        const std::optional<double> row = row_of(s, stage_id);
-        if (!row) return std::nullopt;
-        return s.cost - *row;
-    }
 
     // A child of `parent` whose step decision is work.funcs[n], priced as
-    // `cost` without a nest (an isolated stage's remembered row).
+    // `cost` without a nest (from a remembered row of the step's stage).
     void add_priced(int n, double cost) {
         State c;
         c.base = parent->d;
@@ -307,7 +316,7 @@ struct Pass {
     // Children of one parent for one step, featurized (not yet costed).
     void expand(const State &p, StepId id) {
         const int n = id.node;
-        retile_wanted = retile_armed = retiled = false;
+        retile_wanted = retile_armed = retiled = retiled_any = false;
         retile_base.reset();
         const FuncDecision *fz = frozen && (*frozen)[n] ? &*(*frozen)[n] : nullptr;
         if (fz && !config.freeze_tilings && id.phase > 0) fz = nullptr; // tiling searched freely
@@ -422,21 +431,26 @@ struct Pass {
         // those known to fail them without a nest (`unchecked`) still have
         // their hard limits to check.
         std::vector<std::pair<size_t, bool>> soft; // option, unchecked
-        // An isolated stage: options judged and costed under an earlier
-        // parent are priced without a nest (add_priced) where this parent's
-        // row of the stage is known; the others are featurized as usual and
-        // their rows remembered once costed.
-        const int stage_id = rt && rt->isolated ? dag.stage_id(n, id.phase - 1) : -1;
-        const std::optional<double> priced_base =
-            rt && rt->isolated ? cost_without_row(p, stage_id) : std::nullopt;
-        auto priceable = [&](size_t i) { return priced_base && rt->known(i); };
+        // Options judged and costed under an earlier parent are priced
+        // without a nest (add_priced): this parent's cost less its row of the
+        // stage, plus the option's remembered row at this parent's working
+        // set. The others are featurized as usual, their rows remembered
+        // once costed (RootStageTilings::rows).
+        const int stage_id = rt && config.reuse_tiling_rows ? dag.stage_id(n, id.phase - 1) : -1;
+        const std::optional<RowOf> parent_row = stage_id >= 0 ? row_of(p, stage_id) : std::nullopt;
+        auto priced = [&](size_t i) -> std::optional<double> {
+            if (!parent_row) return std::nullopt;
+            const std::optional<double> r = rt->row(i, parent_row->working_set);
+            if (!r) return std::nullopt;
+            return p.cost - parent_row->cost + *r;
+        };
         struct Featurized {
             size_t child, option;
             Verdict verdict;
         };
         std::vector<Featurized> to_remember;
         auto featurized_option = [&](size_t i, Verdict v) {
-            if (rt && rt->isolated) to_remember.push_back({children.size() - 1, i, v});
+            if (parent_row) to_remember.push_back({children.size() - 1, i, v});
         };
         auto sample_bucket = [&](std::vector<size_t> &b) {
             size_t want =
@@ -463,9 +477,9 @@ struct Pass {
                     soft.emplace_back(b[q], true);
                     continue;
                 }
-                if (priceable(b[q])) {
+                if (const std::optional<double> cost = priced(b[q])) {
                     if (rt->verdict[b[q]] == static_cast<int8_t>(Verdict::Ok)) {
-                        add_priced(n, *priced_base + rt->row_cost[b[q]]);
+                        add_priced(n, *cost);
                         ok++;
                     } else {
                         soft.emplace_back(b[q], false);
@@ -487,8 +501,8 @@ struct Pass {
             for (const auto &[i, unchecked] : soft) {
                 if (ok < want) {
                     select(i);
-                    if (priceable(i)) {
-                        add_priced(n, *priced_base + rt->row_cost[i]);
+                    if (const std::optional<double> cost = priced(i)) {
+                        add_priced(n, *cost);
                         ok++;
                     } else if (add_work_unless_hard(n, id, unchecked)) {
                         featurized_option(i, Verdict::Soft);
@@ -510,13 +524,14 @@ struct Pass {
                          sb.members.begin() + static_cast<std::ptrdiff_t>(sb.starts[g + 1]));
                 sample_bucket(b);
             }
-            if (!to_remember.empty()) {
+            rt->alone = rt->alone || retiled_any;
+            if (rt->alone && !to_remember.empty()) {
                 // Only costed options are remembered: one refused for a
                 // hard limit is built and refused again under each parent.
                 cost_pending();
                 for (const Featurized &f : to_remember) {
-                    const std::optional<double> row = row_of(children[f.child], stage_id);
-                    if (row) rt->remember(f.option, f.verdict, *row);
+                    const std::optional<RowOf> row = row_of(children[f.child], stage_id);
+                    if (row) rt->remember(f.option, f.verdict, row->working_set, row->cost);
                 }
             }
             return;

@@ -54,13 +54,14 @@ struct SearchConfig {
     // Whether a frozen root Func also keeps the pre-pass's tiling, or only
     // its location (root or inline) and has its tiling searched as usual.
     bool freeze_tilings = true;
-    // A root stage that reads no Func (a reduction's initial value, a split
-    // intermediate's zero fill) is a kernel of its own, and its row's cost
-    // depends on its tiling alone, whatever the rest of the state. At its
-    // tiling step each option's row is costed once per search; a later
-    // candidate with that option is priced as its parent's cost with the
-    // row replaced, and featurized only if the beam selects it (issue 30).
-    bool reuse_isolated_rows = true;
+    // At a root Func's tiling step its producers are scheduled in no parent
+    // yet, so where the stage is a kernel of its own, its row for a tiling
+    // is the same under every parent but for the state's working set at
+    // root. Each option's row is costed once per search and working set;
+    // a later candidate with that option is priced as its parent's cost
+    // with the row replaced, and featurized only if the beam selects it
+    // (issue 30).
+    bool reuse_tiling_rows = true;
     size_t memo_max_bytes = size_t(64) << 20; // LRU bound of the sec. 3.3 memo
     // Every Func at root, its own kernel (inlined only where it must be):
     // validation's device reference, the pipeline's arithmetic on the
@@ -87,7 +88,7 @@ struct SearchStats {
     int64_t states_sampled_out = 0; // not featurized: hierarchical sampling
     int64_t states_featurized = 0;
     int64_t states_costed = 0;
-    // Priced from an isolated stage's remembered row (reuse_isolated_rows),
+    // Priced from a remembered row of a root tiling step (reuse_tiling_rows),
     // not featurized; those the beam selects are featurized afterwards.
     int64_t states_priced = 0;
     int64_t memo_hits = 0;   // kernel featurizations reused (sec. 3.3)

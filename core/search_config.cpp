@@ -88,13 +88,12 @@ const std::vector<SearchOption> kOptions = {
     {"freeze_tilings", "boolean", "a frozen root Func also keeps the pre-pass's tiling",
      [](const nlohmann::json &v, PluginConfig &c) { c.search.freeze_tilings = boolean(v, "freeze_tilings"); },
      [](const PluginConfig &c) { return nlohmann::json(c.search.freeze_tilings); }},
-    {"reuse_isolated_rows", "boolean",
-     "a root stage that reads no Func: each tiling's row costed once per search, later candidates priced "
-     "from it",
+    {"reuse_tiling_rows", "boolean",
+     "a root stage's row per tiling costed once per search, later candidates priced from it",
      [](const nlohmann::json &v, PluginConfig &c) {
-         c.search.reuse_isolated_rows = boolean(v, "reuse_isolated_rows");
+         c.search.reuse_tiling_rows = boolean(v, "reuse_tiling_rows");
      },
-     [](const PluginConfig &c) { return nlohmann::json(c.search.reuse_isolated_rows); }},
+     [](const PluginConfig &c) { return nlohmann::json(c.search.reuse_tiling_rows); }},
     {"root_only", "boolean", "every Func at root, its own kernel (validation's device reference)",
      [](const nlohmann::json &v, PluginConfig &c) { c.search.root_only = boolean(v, "root_only"); },
      [](const PluginConfig &c) { return nlohmann::json(c.search.root_only); }},

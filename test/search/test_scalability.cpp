@@ -202,29 +202,35 @@ TEST_CASE("a memo bounded to a few kernels evicts and still gives identical feat
     }
 }
 
-TEST_CASE("rows of stages that read no Func are costed once per search: the same schedule from fewer "
+TEST_CASE("a root stage's row per tiling is costed once per search: the same schedule from fewer "
           "featurized states",
           "[search][sampling]") {
-    // hist's and row_sum's initial values read no Func: at their tiling
-    // steps each option's row is the same under every parent, so candidates
-    // with a costed option are priced from it and featurized only if kept.
-    test_pipelines::Reductions p;
-    FunctionDAG dag(p.outputs());
-    SearchConfig on = small(true, false, true);
-    on.beam_size = 8;
-    on.passes = 3;
-    SearchConfig off = on;
-    off.reuse_isolated_rows = false;
-    SearchResult reused = run(dag, on);
-    SearchResult featurized = run(dag, off);
-    CHECK(featurized.stats.states_priced == 0);
-    CHECK(reused.stats.states_priced > 0);
-    CHECK(reused.stats.states_featurized < featurized.stats.states_featurized);
-    CHECK(reused.decisions == featurized.decisions);
-    CHECK(reused.cost == featurized.cost);
-    REQUIRE(reused.features.schedule.size() == featurized.features.schedule.size());
-    for (size_t i = 0; i < reused.features.schedule.size(); i++)
-        CHECK(reused.features.schedule[i].values == featurized.features.schedule[i].values);
+    // At a root tiling step the stage's producers are scheduled in no
+    // parent yet, so a tiling's row is the same under every parent (but for
+    // the working set at root): candidates with a costed tiling are priced
+    // from it and featurized only if the beam keeps them. A stencil chain
+    // (stages reading Funcs) and reductions (initial values reading none).
+    test_pipelines::Reductions reductions;
+    Chain6 chain;
+    for (const auto &outputs : {reductions.outputs(), chain.outputs()}) {
+        FunctionDAG dag(outputs);
+        SearchConfig on = small(true, false, true);
+        on.beam_size = 8;
+        on.passes = 3;
+        SearchConfig off = on;
+        off.reuse_tiling_rows = false;
+        SearchResult reused = run(dag, on);
+        SearchResult featurized = run(dag, off);
+        INFO(dag.nodes.front().func.name());
+        CHECK(featurized.stats.states_priced == 0);
+        CHECK(reused.stats.states_priced > 0);
+        CHECK(reused.stats.states_featurized < featurized.stats.states_featurized);
+        CHECK(reused.decisions == featurized.decisions);
+        CHECK(reused.cost == Approx(featurized.cost).epsilon(1e-12));
+        REQUIRE(reused.features.schedule.size() == featurized.features.schedule.size());
+        for (size_t i = 0; i < reused.features.schedule.size(); i++)
+            CHECK(reused.features.schedule[i].values == featurized.features.schedule[i].values);
+    }
 }
 
 TEST_CASE("the feature memo stays under its byte bound and evicts the least recently used kernel", "[memo]") {
