@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
-#include <limits>
 #include <map>
 #include <memory>
 #include <optional>

@@ -43,7 +43,7 @@ the plugin's (benchmarks/halide_generator_args.py reads it from the plugin),
 and so is the way a generator is told to use it (14: -s NAME
 auto_schedule=true; 16 on: autoscheduler=NAME, autoscheduler.KEY=VALUE).
 """
-import argparse, json, math, os, platform, subprocess, sys, tempfile, time
+import argparse, json, math, os, platform, shutil, subprocess, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from halide_generator_args import autoscheduler_args, halide_major, select_plugin  # noqa: E402
@@ -127,8 +127,16 @@ def measure(path, generator, params, scheduler, cfg, timeout, timed=None):
     or (reference name, its plugin). timed: the timing plugin
     (timed_autoscheduler.cpp), which then wraps the scheduler's call and
     gives its CPU seconds (call_cpu) and wall seconds (call_wall)."""
-    kind, plugin = scheduler
     work = tempfile.mkdtemp(prefix="gs-time-")
+    try:
+        return measure_in(work, path, generator, params, scheduler, cfg, timeout, timed)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)  # the schedule, record and logs: read above
+
+
+def measure_in(work, path, generator, params, scheduler, cfg, timeout, timed):
+    """measure() in the folder `work`."""
+    kind, plugin = scheduler
     rec_path = os.path.join(work, "record.json")
     cfg_path = os.path.join(work, "config.json")
     timed_path = os.path.join(work, "timed.json")
