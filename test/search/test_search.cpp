@@ -516,6 +516,7 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"freezing", false},
                          {"freezing_min_funcs", 0},
                          {"freeze_tilings", false},
+                         {"reuse_tiling_rows", false},
                          {"root_only", true},
                          {"check_launches", false},
                          {"split_reductions", false},
