@@ -81,7 +81,7 @@ struct RootStageTilings {
     std::vector<int8_t> verdict;
     std::vector<std::vector<Row>> rows;
     std::optional<double> row(size_t i, double working_set) const {
-        if (!alone || verdict.empty() || verdict[i] < 0) return std::nullopt;
+        if (rows.empty()) return std::nullopt;
         for (const Row &r : rows[i])
             if (r.working_set == working_set) return r.cost;
         return std::nullopt;
@@ -237,15 +237,22 @@ struct Pass {
     const State *parent = nullptr;
     uint64_t parent_penalty_hash = 0;
 
-    void add_featurized(const LoopNest &nest, int n) {
-        auto t = Clock::now();
+    // A child of `parent` with Func n's decision replaced by `change`: its
+    // decisions kept as the parent's and the one change until selected.
+    State child_of_parent(int n, const FuncDecision &change) const {
         State c;
         c.base = parent->d;
         c.changed = n;
-        c.change = nest.decisions.funcs[n];
+        c.change = change;
         if (earlier && index > 0)
             c.penalty_hash = parent_penalty_hash - func_structural_hash(n, parent->d->funcs[n], index) +
                              func_structural_hash(n, c.change, index);
+        return c;
+    }
+
+    void add_featurized(const LoopNest &nest, int n) {
+        auto t = Clock::now();
+        State c = child_of_parent(n, nest.decisions.funcs[n]);
         if (retiled && retile_base)
             c.features = std::make_shared<const StateFeatures>(
                 featurize_retiled(nest, gpu, memo, *retile_base, nest.stage_at[retile_node][retile_stage]));
@@ -278,13 +285,7 @@ struct Pass {
     // A child of `parent` whose step decision is work.funcs[n], priced as
     // `cost` without a nest (from a remembered row of the step's stage).
     void add_priced(int n, double cost) {
-        State c;
-        c.base = parent->d;
-        c.changed = n;
-        c.change = work.funcs[n];
-        if (earlier && index > 0)
-            c.penalty_hash = parent_penalty_hash - func_structural_hash(n, parent->d->funcs[n], index) +
-                             func_structural_hash(n, c.change, index);
+        State c = child_of_parent(n, work.funcs[n]);
         c.cost = cost;
         c.priced = true;
         rank(c);
@@ -295,6 +296,7 @@ struct Pass {
     // The priced states the beam selected, featurized and costed by the
     // model, as every other state is when it is made.
     void featurize_priced(std::vector<State> &beam) {
+        std::vector<size_t> selected;
         for (State &s : beam) {
             if (!s.priced) continue;
             auto t = Clock::now();
@@ -304,12 +306,9 @@ struct Pass {
             stats.seconds_featurize += seconds_since(t);
             stats.states_featurized++;
             s.priced = false;
-            fresh.push_back(static_cast<size_t>(&s - beam.data()));
+            selected.push_back(static_cast<size_t>(&s - beam.data()));
         }
-        if (fresh.empty()) return;
-        std::swap(children, beam);
-        cost_pending();
-        std::swap(children, beam);
+        cost(beam, selected);
     }
 
     // Children of one parent for one step, featurized (not yet costed).
@@ -563,25 +562,29 @@ struct Pass {
     }
 
     // Costs the featurized children in one CostModel batch.
-    void cost_pending() {
-        if (fresh.empty()) return;
+    void cost_pending() { cost(children, fresh); }
+
+    // Costs states[i] for every i in `which` in one CostModel batch, and
+    // empties `which`.
+    void cost(std::vector<State> &states, std::vector<size_t> &which) {
+        if (which.empty()) return;
         auto t2 = Clock::now();
         std::vector<const StateFeatures *> batch;
-        batch.reserve(fresh.size());
-        for (size_t i : fresh)
-            batch.push_back(children[i].features.get());
+        batch.reserve(which.size());
+        for (size_t i : which)
+            batch.push_back(states[i].features.get());
         std::vector<double> costs;
         std::vector<std::vector<double>> per_stage;
         model.evaluate(batch, costs, &per_stage);
         stats.states_costed += static_cast<int64_t>(batch.size());
-        for (size_t q = 0; q < fresh.size(); q++) {
-            State &c = children[fresh[q]];
+        for (size_t q = 0; q < which.size(); q++) {
+            State &c = states[which[q]];
             c.cost = costs[q];
             c.stage_costs = std::make_shared<const std::vector<double>>(
                 per_stage.size() > q ? std::move(per_stage[q]) : std::vector<double>{});
             rank(c);
         }
-        fresh.clear();
+        which.clear();
         stats.seconds_cost += seconds_since(t2);
     }
 
