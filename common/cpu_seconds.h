@@ -2,7 +2,8 @@
 // CPU seconds (user + system) of this process and of its children that have
 // ended: what an autoscheduler's call is timed with (its record's
 // cpu_seconds_autoschedule, and the side-by-side benchmark's timing plugin),
-// since gpusched's launch check lowers in a child process.
+// so a scheduler that works in child processes is charged for them (gpusched's
+// launch check lowered in one until session 31).
 
 #include <sys/resource.h>
 

@@ -126,6 +126,20 @@ inline std::optional<int64_t> const_int(const Halide::Expr &e) {
 #endif
 }
 
+// The suffix of a GPU thread loop's name in dimension d (0: x, 1: y, 2: z)
+// once Halide has canonicalized its GPU loop names; the offload reads a
+// kernel's threads from the loops whose names end with it. Halide 18 on
+// names them through gpu_thread_name ("thread_id_x", made unique), earlier
+// ones ".__thread_id_x".
+inline std::string gpu_thread_loop_suffix(int d) {
+#if GPUSCHED_HALIDE_MAJOR >= 18
+    return Halide::Internal::gpu_thread_name(d);
+#else
+    static const char *names[3] = {".__thread_id_x", ".__thread_id_y", ".__thread_id_z"};
+    return names[d];
+#endif
+}
+
 // Fails the way Halide's own user errors do: a CompileError when Halide
 // throws (its library does), else the message on stderr and an abort.
 [[noreturn]] inline void halide_user_error(const std::string &message) {

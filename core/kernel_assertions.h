@@ -40,11 +40,6 @@ struct KernelAssertion {
 // Output extents tried beyond the estimates (one tile start per residue).
 constexpr int64_t kExtentSweep = 32;
 
-// Lowers the pipeline for the target and returns every assertion inside its
-// GPU loops (with the module lowered, for callers that read it too).
-std::vector<KernelAssertion> kernel_assertions(const Halide::Pipeline &pipeline, const Halide::Target &target,
-                                               Halide::Module *lowered = nullptr);
-
 // Where the assertion fails: empty if it holds at every size and GPU loop
 // position tried, else one line naming the kernel, the bound, the output
 // extents and the loop position. The output buffers' extents of `shapes`

@@ -1,6 +1,6 @@
 #pragma once
-// The last check between the search and a GPU: the kernel launches of the
-// lowered pipeline, against the GPU profile's limits.
+// The last check between the search and a GPU: every kernel of the lowered
+// pipeline, against the GPU profile's limits.
 //
 // The search sizes blocks, threads and shared memory from its own footprint
 // model. Where that model and Halide's bounds inference disagree (a scan
@@ -8,18 +8,22 @@
 // that change extent with the block's position through rounding divisions),
 // the kernel compiles and ptxas accepts it, but the launch asks for more
 // threads or shared memory than a block may have, and the GPU refuses it at
-// run time (POCL: CL_INVALID_WORK_GROUP_SIZE). So the plugin lowers what it
-// scheduled, as the generator will, and reads every launch from the host
-// code: the arguments of each halide_cuda_run / halide_opencl_run call, with
-// the enclosing lets substituted. A launch is legal when its thread extents
-// are constants within the per-dimension and per-block limits and its shared
-// memory is a constant within the per-block limit. Halide sizes both at run
-// time from expressions otherwise, which the search must never leave to
-// chance. The lowering runs in a forked child, so this process's Halide
-// names (kernel names among them) stay exactly as the generator would make
-// them from the emitted schedule.
+// run time (POCL: CL_INVALID_WORK_GROUP_SIZE). A launch is legal when its
+// thread extents are constants within the per-dimension and per-block limits
+// and its shared memory is a constant within the per-block limit (Halide
+// sizes both at run time from expressions otherwise, which the search must
+// never leave to chance), and every assertion left inside a kernel holds at
+// the estimated shapes (core/kernel_assertions.h).
+//
+// The plugin checks inside the lowering that compiles what it scheduled: it
+// leaves a custom lowering pass on the pipeline, which reads the kernels
+// from the statement Halide's GPU offload is about to take
+// (core/lowered_kernels.h) and stops the compile with the violations. A
+// generator lowers its pipeline right after the autoscheduler returns (also
+// with `-e schedule` only, in Halide 14, 19 and 21), so every schedule the
+// plugin hands over is checked, in the compile that would launch it, at the
+// cost of a walk over the statement instead of a lowering of its own.
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,42 +31,35 @@
 
 #include "common/gpu_profile.h"
 #include "core/function_dag.h"
+#include "core/lowered_kernels.h"
 
 namespace gpusched {
-
-// One kernel launch in the host code, as Halide will make it.
-struct KernelLaunch {
-    std::string kernel;                      // the entry name
-    std::optional<int64_t> threads[3];       // x, y, z; nullopt: not a constant
-    std::optional<int64_t> shared_mem_bytes; // nullopt: not a constant
-    std::string threads_expr[3];             // as lowered, for messages
-    std::string shared_mem_expr;
-};
-
-// Every GPU kernel launch in the module's host code.
-std::vector<KernelLaunch> kernel_launches(const Halide::Module &module);
 
 // One line per limit a launch breaks, naming the kernel, the limit and what
 // it asks for; empty if it breaks none.
 std::vector<std::string> launch_violations(const KernelLaunch &launch, const GpuProfile &gpu);
 
-// The target the check lowers for: a CUDA target's OpenCL twin (same host,
-// OpenCL with doubles instead of CUDA), any other target itself. Lowering
-// compiles every kernel for its device; for CUDA that is LLVM's PTX backend,
-// most of a lowering's time (and the generator compiles the same kernels
-// again right after), for OpenCL it is printing C. The launches come from
-// the device-independent passes before that (thread loop fusion, shared
-// memory extraction), so both lowerings launch every kernel with the same
-// threads and shared memory (tested on the search space's shapes in
-// test/search/test_launch_shapes.cpp). Where the OpenCL lowering fails,
-// the check lowers for the target itself.
-Halide::Target launch_check_target(const Halide::Target &target);
+// Every launch limit the kernels break and every assertion inside them that
+// fails at `shapes`, joined by "; "; empty if none.
+std::string kernel_violations(const LoweredKernels &kernels, const GpuProfile &gpu,
+                              const EstimatedShapes &shapes);
 
-// Lowers the pipeline (as scheduled now) for the target, in a child process,
-// and checks every launch, and every assertion left inside a kernel at the
-// estimated shapes (core/kernel_assertions.h; FunctionDAG::estimated_shapes):
-// empty if all are legal (or if lowering failed, which the generator
-// reports itself), else the violations joined by "; ".
+// Leaves the check on the pipeline: each later lowering of it (for any
+// target) reads its kernels before the GPU offload and fails with
+// "gpusched: launch check failed (a search bug): ..." where
+// kernel_violations finds any. Installed once per pipeline; calling it again
+// (the pipeline scheduled again) replaces the profile and shapes.
+void check_launches_when_lowered(const Halide::Pipeline &pipeline, const GpuProfile &gpu,
+                                 const EstimatedShapes &shapes);
+// Takes it off again: later lowerings are not checked.
+void no_launch_check(const Halide::Pipeline &pipeline);
+
+// Lowers the pipeline (as scheduled now) for the target up to the GPU
+// offload, in this process, and returns its kernels; the lowering stops
+// there (no device code is generated). A lowering error is thrown.
+LoweredKernels lower_kernels(const Halide::Pipeline &pipeline, const Halide::Target &target);
+
+// kernel_violations of lower_kernels.
 std::string check_kernel_launches(const Halide::Pipeline &pipeline, const Halide::Target &target,
                                   const GpuProfile &gpu, const EstimatedShapes &shapes);
 

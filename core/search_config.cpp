@@ -97,7 +97,9 @@ const std::vector<SearchOption> kOptions = {
     {"root_only", "boolean", "every Func at root, its own kernel (validation's device reference)",
      [](const nlohmann::json &v, PluginConfig &c) { c.search.root_only = boolean(v, "root_only"); },
      [](const PluginConfig &c) { return nlohmann::json(c.search.root_only); }},
-    {"check_launches", "boolean", "lower the chosen schedule and refuse launches over the GPU's limits",
+    {"check_launches", "boolean",
+     "check the chosen schedule's kernels in the lowering that compiles it; refuse launches over the GPU's "
+     "limits",
      [](const nlohmann::json &v, PluginConfig &c) { c.check_launches = boolean(v, "check_launches"); },
      [](const PluginConfig &c) { return nlohmann::json(c.check_launches); }},
     {"split_reductions", "boolean", "search splits of small-output reductions across threads",

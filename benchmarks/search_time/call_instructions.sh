@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Instructions of gpusched's autoschedule call on one standard-set pipeline,
 # counted by callgrind: the DAG, the search (the reduction-split search
-# included) and the schedule's application, with the launch check off (its
-# lowering runs in a forked child, which callgrind counts apart). Instruction
+# included) and the schedule's application (the launch check runs after the
+# call, in the generator's lowering; it is off here). Instruction
 # counts are exact and repeatable where this VM's CPU seconds vary by
 # 20-40%, so a change to the search is compared with them.
 #

@@ -1,4 +1,4 @@
-// The post-lowering launch check (core/launch_check.h): real Halide
+// The launch check (core/launch_check.h): real Halide
 // pipelines scheduled by hand past the limits, lowered as the generator
 // lowers them, and the plugin refusing a forced schedule over the limit.
 
@@ -39,8 +39,7 @@ TEST_CASE("a block of 2048 threads is refused naming the kernel the limit and th
     f(x, y) = in(x, y) * 2.0f;
     f.gpu_tile(x, y, xo, yo, xi, yi, 64, 32);
 
-    const auto launches =
-        gpusched::kernel_launches(Pipeline(f).compile_to_module(Pipeline(f).infer_arguments(), "t", kCuda));
+    const auto launches = gpusched::lower_kernels(Pipeline(f), kCuda).launches;
     REQUIRE(launches.size() == 1);
     CHECK(launches[0].threads[0] == 64);
     CHECK(launches[0].threads[1] == 32);
@@ -63,8 +62,7 @@ TEST_CASE("a legal schedule passes the launch check", "[launch_check]") {
     f(x, y) = g(x, y) + g(x + 1, y);
     f.gpu_tile(x, y, xo, yo, xi, yi, 32, 8);
     g.compute_at(f, xo).gpu_threads(x, y);
-    const auto launches =
-        gpusched::kernel_launches(Pipeline(f).compile_to_module(Pipeline(f).infer_arguments(), "t", kCuda));
+    const auto launches = gpusched::lower_kernels(Pipeline(f), kCuda).launches;
     REQUIRE(launches.size() == 1);
     REQUIRE(launches[0].shared_mem_bytes);
     CHECK(*launches[0].shared_mem_bytes == 33 * 8 * 4); // g's 33 x 8 floats per block
@@ -137,7 +135,7 @@ TEST_CASE(
     // block starts at an even column; the GPU code drops that check and the
     // odd blocks read what was never computed.
     const auto [p, shapes, coarse] = odd_start_pipeline("odd_start", 34, 256);
-    const auto assertions = gpusched::kernel_assertions(p, kCuda);
+    const auto assertions = gpusched::lower_kernels(p, kCuda).assertions;
     REQUIRE_FALSE(assertions.empty());
     CHECK(assertions[0].kernel == "odd_start");
     CHECK(assertions[0].bound == coarse + ".x");
@@ -163,7 +161,7 @@ TEST_CASE("a bound that covers a block at any start passes the check Halide leav
     // Sized for the odd start: Halide still cannot prove it for every start
     // and keeps a check in the kernel, which holds at every size and block.
     [[maybe_unused]] const auto [p, shapes, coarse] = odd_start_pipeline("any_start", 35, 256);
-    for (const auto &a : gpusched::kernel_assertions(p, kCuda))
+    for (const auto &a : gpusched::lower_kernels(p, kCuda).assertions)
         CHECK(gpusched::first_failure(a, shapes) == "");
     CHECK(gpusched::check_kernel_launches(p, kCuda, h100(), shapes).empty());
 }
