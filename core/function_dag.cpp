@@ -283,6 +283,73 @@ void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_name
     }
 }
 
+// The names of the Funcs and images the expressions call.
+std::set<std::string> called_names(const std::vector<Expr> &exprs) {
+    class Calls : public IRVisitor {
+    public:
+        std::set<std::string> names;
+
+    protected:
+        using IRVisitor::visit;
+        void visit(const Call *op) override {
+            if (op->call_type == Call::Halide || op->call_type == Call::Image) names.insert(op->name);
+            IRVisitor::visit(op);
+        }
+    };
+    Calls c;
+    for (const Expr &e : exprs)
+        e.accept(&c);
+    return std::move(c.names);
+}
+
+// Everything mark_bounded_below_root reads of a stage, printed: its loops
+// (the scope's intervals), its definition, its producers' names and the
+// value bounds of what it calls (data-dependent indices are bounded by
+// them).
+std::string bounded_below_root_key(const Stage &s, const std::vector<std::string> &edge_names,
+                                   const std::vector<Expr> &exprs, const FuncValueBounds &value_bounds) {
+    std::ostringstream k;
+    k << s.name << "\n";
+    for (const LoopDim &l : s.loops)
+        k << l.var << (l.is_rvar ? " r " : " p ") << l.rvar_min << " " << l.rvar_extent << "\n";
+    for (const Expr &e : exprs)
+        k << e << "\n";
+    for (const std::string &e : edge_names)
+        k << e << " ";
+    k << "\n";
+    const std::set<std::string> called = called_names(exprs);
+    for (const auto &[func_value, bound] : value_bounds) {
+        if (!called.count(func_value.first)) continue;
+        k << func_value.first << "." << func_value.second << " [";
+        if (bound.has_lower_bound()) k << bound.min;
+        k << ", ";
+        if (bound.has_upper_bound()) k << bound.max;
+        k << "]\n";
+    }
+    return k.str();
+}
+
+// mark_bounded_below_root through the memo, where there is one.
+void mark_bounded_below_root(Stage &s, const std::vector<std::string> &edge_names,
+                             const std::vector<Expr> &exprs, const FuncValueBounds &value_bounds,
+                             DagBuildMemo *memo) {
+    if (!memo) return mark_bounded_below_root(s, edge_names, exprs, value_bounds);
+    const std::string key = bounded_below_root_key(s, edge_names, exprs, value_bounds);
+    auto known = memo->bounded_below_root.find(key);
+    if (known != memo->bounded_below_root.end()) {
+        memo->hits++;
+        for (size_t i = 0; i < s.edges.size(); i++)
+            s.edges[i].bounded_below_root = known->second[i].second;
+        return;
+    }
+    memo->misses++;
+    mark_bounded_below_root(s, edge_names, exprs, value_bounds);
+    std::vector<std::pair<std::string, bool>> flags;
+    for (size_t i = 0; i < s.edges.size(); i++)
+        flags.emplace_back(edge_names[i], s.edges[i].bounded_below_root);
+    memo->bounded_below_root.emplace(key, std::move(flags));
+}
+
 // Whether e divides or takes a remainder (a rounding footprint).
 class RoundingCheck : public IRVisitor {
 public:
@@ -395,7 +462,7 @@ void mark_paths_moving_apart(std::vector<Node> &nodes) {
 
 } // namespace
 
-FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
+FunctionDAG::FunctionDAG(const std::vector<Function> &outputs, DagBuildMemo *memo) {
     std::map<std::string, Function> env = build_environment(outputs);
     std::vector<std::string> order = realization_order(outputs, env).first;
     FuncValueBounds value_bounds = compute_function_value_bounds(order, env);
@@ -563,7 +630,7 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs) {
             for (const Edge &e : s.edges)
                 edge_names.push_back(e.producer.is_image ? images[e.producer.index].name
                                                          : nodes[e.producer.index].name);
-            mark_bounded_below_root(s, edge_names, exprs, value_bounds);
+            mark_bounded_below_root(s, edge_names, exprs, value_bounds, memo);
             n.stages.push_back(std::move(s));
         }
     }

@@ -24,6 +24,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <Halide.h>
@@ -251,11 +253,26 @@ struct ImageInput {
     Region region; // union of what the pipeline reads
 };
 
+// What the FunctionDAGs of one autoscheduler call share. The reduction-split
+// search builds a DAG for each split variant, a deep copy of the pipeline
+// that differs from the others in a Func or two; which of a stage's
+// footprints stay bounded below root (2^(pure loops) of Halide's bounds
+// queries per stage, half of making a DAG) depends only on the stage's
+// definition, its loops and the value bounds of the Funcs it calls, so it is
+// found once per call, keyed by all of those printed. Per edge, by producer
+// name: whether it is bounded below root.
+struct DagBuildMemo {
+    std::unordered_map<std::string, std::vector<std::pair<std::string, bool>>> bounded_below_root;
+    int64_t hits = 0, misses = 0;
+};
+
 class FunctionDAG {
 public:
     // Throws UserError naming the Func and dimension when an output lacks an
-    // estimate or a region cannot be bounded.
-    explicit FunctionDAG(const std::vector<Halide::Internal::Function> &outputs);
+    // estimate or a region cannot be bounded. memo (optional): shared by the
+    // DAGs of one call, over pipelines with the same parameter estimates.
+    explicit FunctionDAG(const std::vector<Halide::Internal::Function> &outputs,
+                         DagBuildMemo *memo = nullptr);
 
     std::vector<Node> nodes;
     std::vector<ImageInput> images;

@@ -68,6 +68,7 @@ struct VariantSearch {
 struct VariantMemo {
     std::map<std::string, VariantSearch> searches;
     int64_t states_featurized = 0;
+    DagBuildMemo dags; // the variants' DAGs differ from each other in a Func or two
 };
 
 // The least fill among the significant kernels that compute a stage of
@@ -93,7 +94,7 @@ const VariantSearch &search_variant(const std::vector<Function> &outputs,
                                     const GpuProfile &gpu, const SearchConfig &config, VariantMemo &memo) {
     const std::string key = search_key(config) + " " + reduction_splits_to_json(splits).dump();
     if (auto known = memo.searches.find(key); known != memo.searches.end()) return known->second;
-    FunctionDAG dag(split_copy(outputs, splits));
+    FunctionDAG dag(split_copy(outputs, splits), &memo.dags);
     mark_in_block_combining(dag, splits);
     model.set_pipeline(pipeline_features(dag));
     VariantSearch v;
@@ -305,8 +306,8 @@ SplitPlan plan_splits(const std::vector<Function> &outputs, const FunctionDAG &d
             variant.push_back(option);
             std::vector<SplittableReduction> combine;
             try {
-                combine = reduction_split_options(FunctionDAG(split_copy(outputs, variant)), gpu, variant,
-                                                  atomic_combining, in_block_combining);
+                combine = reduction_split_options(FunctionDAG(split_copy(outputs, variant), &memo.dags), gpu,
+                                                  variant, atomic_combining, in_block_combining);
             } catch (const UserError &) {
                 return;
             }

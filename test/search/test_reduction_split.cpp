@@ -715,3 +715,44 @@ TEST_CASE("rfactor's intermediates are named by their order of creation, without
     CHECK(clash.at("out_intm$3") == "out_intm$3");
     CHECK(clash.at("out_intm$5") == "out_intm$5");
 }
+
+TEST_CASE(
+    "a split variant's DAG built with the call's memo bounds the same footprints below root as one built "
+    "without it, reusing the analysis of the stages the split left alone",
+    "[search][reduction_split]") {
+    Softmax sm;
+    const auto outputs = functions({sm.out});
+    DagBuildMemo memo;
+    const FunctionDAG written(outputs, &memo);
+    const int64_t misses_written = memo.misses;
+    CHECK(memo.hits == 0);
+    const auto reductions = reduction_split_options(written, h100(), {}, true, true);
+    REQUIRE_FALSE(reductions.empty());
+    REQUIRE_FALSE(reductions[0].options.empty());
+    const std::vector<ReductionSplit> split = {reductions[0].options[0]};
+    INFO("split of " << split[0].func << " into " << split[0].partials);
+
+    const FunctionDAG plain(split_copy(outputs, split));
+    const FunctionDAG memoized(split_copy(outputs, split), &memo);
+    // The split Func's update and its intermediate are new; the rest is the
+    // pipeline as written.
+    CHECK(memo.hits > 0);
+    CHECK(memo.misses > misses_written);
+    REQUIRE(plain.nodes.size() == memoized.nodes.size());
+    int edges = 0;
+    for (size_t n = 0; n < plain.nodes.size(); n++) {
+        REQUIRE(plain.nodes[n].stable_name == memoized.nodes[n].stable_name);
+        CHECK(plain.nodes[n].bounded_below_root == memoized.nodes[n].bounded_below_root);
+        REQUIRE(plain.nodes[n].stages.size() == memoized.nodes[n].stages.size());
+        for (size_t s = 0; s < plain.nodes[n].stages.size(); s++) {
+            const gpusched::Stage &a = plain.nodes[n].stages[s], &b = memoized.nodes[n].stages[s];
+            REQUIRE(a.edges.size() == b.edges.size());
+            for (size_t e = 0; e < a.edges.size(); e++, edges++) {
+                INFO(a.name << " edge " << e);
+                CHECK(a.edges[e].producer == b.edges[e].producer);
+                CHECK(a.edges[e].bounded_below_root == b.edges[e].bounded_below_root);
+            }
+        }
+    }
+    CHECK(edges > 3);
+}
