@@ -150,6 +150,8 @@ struct Pass {
             scratch = std::make_unique<LoopNest>(dag, work, regions);
         else if (retile_armed)
             retiled = scratch->retile_root_stage(retile_node, retile_stage);
+        else if (adding_node >= 0)
+            scratch->rebuild_adding(adding_node);
         else
             scratch->rebuild();
         retiled_any = retiled_any || retiled;
@@ -164,6 +166,9 @@ struct Pass {
     // featurized, the rest taken from the features of an earlier candidate
     // of the same expansion (`retile_base`). Reset for every parent.
     bool retile_wanted = false, retile_armed = false, retiled = false, retiled_any = false;
+    // At a location step (reuse_parent_nest): the step's Func, whose
+    // candidates' nests are made from the parent's (the scratch's base).
+    int adding_node = -1;
     int retile_node = -1, retile_stage = -1;
     std::shared_ptr<const StateFeatures> retile_base = nullptr;
 
@@ -302,6 +307,7 @@ struct Pass {
             auto t = Clock::now();
             work = *s.d;
             retile_wanted = retile_armed = false;
+            adding_node = -1;
             s.features = std::make_shared<const StateFeatures>(featurize(nest_for_work(), gpu, memo));
             stats.seconds_featurize += seconds_since(t);
             stats.states_featurized++;
@@ -316,6 +322,7 @@ struct Pass {
         const int n = id.node;
         retile_wanted = retile_armed = retiled = retiled_any = false;
         retile_base.reset();
+        adding_node = -1;
         const FuncDecision *fz = frozen && (*frozen)[n] ? &*(*frozen)[n] : nullptr;
         if (fz && !config.freeze_tilings && id.phase > 0) fz = nullptr; // tiling searched freely
         if (is_pass_through(*p.d, id) || (fz && id.phase > 0 && p.d->funcs[n] == *fz)) {
@@ -353,6 +360,12 @@ struct Pass {
         // A root tiling step's options are the same for every parent: the
         // sampled search writes each into `work` from the per-search list
         // instead of enumerating a decision per option and parent.
+        if (id.phase == 0 && config.reuse_parent_nest) {
+            // The parent's nest, kept as the base every candidate's is made from.
+            if (!scratch) scratch = std::make_unique<LoopNest>(dag, work, regions);
+            scratch->rebuild_as_base();
+            adding_node = n;
+        }
         RootStageTilings *rt =
             config.hierarchical_sampling && is_root_tiling_step(dag, *p.d, id) ? &root_stage(id) : nullptr;
         std::vector<FuncDecision> opts;

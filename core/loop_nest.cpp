@@ -257,6 +257,80 @@ bool LoopNest::retile_root_stage(int n, int si) {
 }
 
 void LoopNest::rebuild() {
+    begin_build();
+    build_funcs(0, dag.nodes.size());
+    end_build();
+}
+
+void LoopNest::rebuild_as_base() {
+    begin_build();
+    build_funcs(0, dag.nodes.size());
+    base_.valid = true;
+    base_.decisions = decisions;
+    base_.stages = stages;
+    base_.kernels = kernels;
+    base_.stage_at = stage_at;
+    base_.realization_region = realization_region;
+    base_.block_region = block_region;
+    base_.realizations = realizations;
+    base_.inlined_words = inlined_words_;
+    base_.kernel_of_node = kernel_of_node_;
+    end_build();
+}
+
+namespace {
+
+// v made equal to `base`, reusing v's elements (and their vectors'
+// capacity) and the spares.
+template <typename T> void restore(std::vector<T> &v, const std::vector<T> &base, std::vector<T> &spare) {
+    while (v.size() > base.size()) {
+        spare.push_back(std::move(v.back()));
+        v.pop_back();
+    }
+    for (size_t i = 0; i < v.size(); i++)
+        v[i] = base[i];
+    for (size_t i = v.size(); i < base.size(); i++) {
+        v.push_back(take(spare));
+        v.back() = base[i];
+    }
+}
+
+} // namespace
+
+bool LoopNest::rebuild_adding(int n) {
+    const size_t n_nodes = dag.nodes.size(), at = static_cast<size_t>(n);
+    bool such = base_.valid && at < n_nodes && base_.decisions.funcs.size() == n_nodes &&
+                base_.decisions.funcs[at].location == ComputeLocation::Unscheduled;
+    for (size_t m = 0; such && m < n_nodes; m++) {
+        if (m > at)
+            such = decisions.funcs[m].location == ComputeLocation::Unscheduled &&
+                   base_.decisions.funcs[m].location == ComputeLocation::Unscheduled;
+        else if (m < at)
+            such = decisions.funcs[m] == base_.decisions.funcs[m];
+    }
+    if (!such) {
+        rebuild();
+        return false;
+    }
+    for (LoopNode &ln : loops)
+        spare_loops_.push_back(std::move(ln));
+    loops.clear();
+    restore(stages, base_.stages, spare_stages_);
+    restore(kernels, base_.kernels, spare_kernels_);
+    stage_at = base_.stage_at;
+    realization_region = base_.realization_region;
+    block_region = base_.block_region;
+    realizations = base_.realizations;
+    inlined_words_ = base_.inlined_words;
+    if (decisions.funcs[at].location == ComputeLocation::Inline)
+        inlined_words_[at / 64] |= uint64_t(1) << (at % 64);
+    kernel_of_node_ = base_.kernel_of_node;
+    build_funcs(at, at + 1);
+    end_build();
+    return true;
+}
+
+void LoopNest::begin_build() {
     const Decisions &d = decisions;
     const size_t n_nodes = dag.nodes.size();
     assert(d.funcs.size() == n_nodes && "decisions must have one entry per Func");
@@ -290,7 +364,12 @@ void LoopNest::rebuild() {
     // there (for a Func with updates: a split's partials combined in block).
     std::vector<int> &kernel_of_node = kernel_of_node_;
     kernel_of_node.assign(n_nodes, -1);
+}
 
+void LoopNest::build_funcs(size_t first, size_t last) {
+    const Decisions &d = decisions;
+    const size_t n_nodes = dag.nodes.size();
+    std::vector<int> &kernel_of_node = kernel_of_node_;
     auto new_stage = [&](int n, int si, ComputeLocation loc, size_t nl) {
         ScheduledStage ss = take(spare_stages_);
         ss.node = n;
@@ -448,7 +527,7 @@ void LoopNest::rebuild() {
         return r;
     };
 
-    for (size_t ni = 0; ni < n_nodes; ni++) {
+    for (size_t ni = first; ni < last; ni++) {
         const Node &node = dag.nodes[ni];
         const FuncDecision &fd = d.funcs[ni];
         stage_at[ni].assign(node.stages.size(), -1);
@@ -558,6 +637,10 @@ void LoopNest::rebuild() {
             stages.push_back(std::move(ss));
         }
     }
+}
+
+void LoopNest::end_build() {
+    const Decisions &d = decisions;
     for (Kernel &k : kernels) {
         k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
         count_shared_memory(k);

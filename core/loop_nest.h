@@ -121,6 +121,17 @@ public:
     // Any other change must take rebuild(). Falls back to it where the
     // kernel holds more than that stage; whether it retiled in place.
     bool retile_root_stage(int n, int si);
+    // rebuild(), keeping the build as the base of rebuild_adding.
+    void rebuild_as_base();
+    // The same as rebuild() where the decisions differ from the base's only
+    // in Func n, which the base left unscheduled like every Func after it:
+    // the candidates of a location step (most of the nests a search builds
+    // outside root tiling steps). Steps run consumers first, and what a Func
+    // before n is built from (its decision, its consumers' regions, what
+    // they read through inlined Funcs, all before n) never reaches n, so
+    // the base's stages and kernels stand and only n's are added. Falls
+    // back to rebuild() where the decisions are not such; whether it added.
+    bool rebuild_adding(int n);
 
     const FunctionDAG &dag;
     const Decisions &decisions;
@@ -173,6 +184,12 @@ private:
     // Tiles root Func n's stage si as its decision says: ss (whose
     // loops_realization is set) and its kernel k, and n's block region.
     void tile_root(int n, int si, ScheduledStage &ss, Kernel &k);
+    // rebuild() in three parts: the build's state cleared; the stages,
+    // regions and kernels of Funcs first .. last - 1 (every Func before
+    // `first` already built); the kernels' totals and the loop tree.
+    void begin_build();
+    void build_funcs(size_t first, size_t last);
+    void end_build();
 
     RegionMemo *memo_;
     mutable std::vector<int64_t> access_key_, demand_key_; // reused by accesses() and demand()
@@ -187,6 +204,19 @@ private:
     std::vector<LoopNode> spare_loops_;
     std::vector<Kernel> spare_kernels_;
     std::vector<int> kernel_of_node_, thread_node_of_stage_, kernel_block_node_;
+    // The base of rebuild_adding: the decisions and what build_funcs left of
+    // them (before end_build).
+    struct Base {
+        bool valid = false;
+        Decisions decisions;
+        std::vector<ScheduledStage> stages;
+        std::vector<Kernel> kernels;
+        std::vector<std::vector<int>> stage_at;
+        std::vector<Region> realization_region, block_region;
+        std::vector<int64_t> realizations;
+        std::vector<uint64_t> inlined_words;
+        std::vector<int> kernel_of_node;
+    } base_;
 };
 
 } // namespace gpusched

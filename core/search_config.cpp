@@ -94,6 +94,12 @@ const std::vector<SearchOption> kOptions = {
          c.search.reuse_tiling_rows = boolean(v, "reuse_tiling_rows");
      },
      [](const PluginConfig &c) { return nlohmann::json(c.search.reuse_tiling_rows); }},
+    {"reuse_parent_nest", "boolean",
+     "a location step's candidates' loop nests made from their parent's, built once per expansion",
+     [](const nlohmann::json &v, PluginConfig &c) {
+         c.search.reuse_parent_nest = boolean(v, "reuse_parent_nest");
+     },
+     [](const PluginConfig &c) { return nlohmann::json(c.search.reuse_parent_nest); }},
     {"root_only", "boolean", "every Func at root, its own kernel (validation's device reference)",
      [](const nlohmann::json &v, PluginConfig &c) { c.search.root_only = boolean(v, "root_only"); },
      [](const PluginConfig &c) { return nlohmann::json(c.search.root_only); }},

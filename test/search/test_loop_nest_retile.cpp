@@ -1,8 +1,10 @@
 // LoopNest::retile_root_stage and featurize_retiled: the search retiles one
 // root stage in place between the candidates of a root tiling step instead
-// of building the whole nest, and featurizes only its kernel. Each retiled
-// nest must be the nest a full build gives (every stage, kernel, loop and
-// region), and its features those a whole featurization gives.
+// of building the whole nest, and featurizes only its kernel; and
+// LoopNest::rebuild_adding: a location step's candidates are made from
+// their parent's nest. Each nest made so must be the nest a full build gives
+// (every stage, kernel, loop and region), and a retiled one's features those
+// a whole featurization gives.
 
 #include "test/catch2_compat.h"
 
@@ -174,7 +176,62 @@ template <typename P, typename... Args> Checked retile_along_walks(int walks, Ar
     return checked;
 }
 
+// Random walks of the search space: at every location step, each child's
+// nest made from the parent's (kept as the base) and checked against a full
+// build. Returns how many were made from the base.
+template <typename P, typename... Args> size_t add_along_walks(int walks, Args... args) {
+    P p(args...);
+    FunctionDAG dag(p.outputs());
+    std::mt19937 rng(23);
+    size_t added = 0;
+    for (int w = 0; w < walks; w++) {
+        Decisions d = initial_decisions(dag);
+        for (int step = 0; step < num_steps(dag); step++) {
+            const StepId id = step_at(dag, step);
+            std::vector<Decisions> kids = enumerate_children(dag, d, id, h100(), PruningLimits{});
+            REQUIRE(!kids.empty());
+            if (id.phase == 0) {
+                Decisions scratch = d;
+                LoopNest nest(dag, scratch);
+                nest.rebuild_as_base();
+                for (const Decisions &kid : kids) {
+                    scratch.funcs[id.node] = kid.funcs[id.node];
+                    INFO("Func " << dag.nodes[id.node].func.name() << " at "
+                                 << static_cast<int>(kid.funcs[id.node].location));
+                    if (nest.rebuild_adding(id.node)) added++;
+                    check_same_nest(nest, dag, scratch);
+                }
+                // A nest that is not the base's with one Func added (a
+                // producer after it already at root) is built whole.
+                const size_t next = static_cast<size_t>(id.node) + 1;
+                if (next < dag.nodes.size()) {
+                    FuncDecision &producer = scratch.funcs[next];
+                    producer.location = ComputeLocation::Root;
+                    producer.tiled = true;
+                    producer.stages.clear();
+                    for (const Stage &st : dag.nodes[next].stages)
+                        producer.stages.push_back(StageTiling{std::vector<int64_t>(st.loops.size(), 1),
+                                                              std::vector<int64_t>(st.loops.size(), 1)});
+                    CHECK_FALSE(nest.rebuild_adding(id.node));
+                    check_same_nest(nest, dag, scratch);
+                }
+            }
+            size_t pick = std::uniform_int_distribution<size_t>(0, kids.size() - 1)(rng);
+            d = kids[pick];
+        }
+    }
+    return added;
+}
+
 } // namespace
+
+TEST_CASE("a location step's candidate made from its parent's nest is the nest a full build gives",
+          "[search][nest]") {
+    CHECK(add_along_walks<test_pipelines::Blur>(3) > 0);
+    CHECK(add_along_walks<test_pipelines::Reductions>(3) > 0);
+    CHECK(add_along_walks<test_pipelines::Staged>(3, false) > 0);
+    CHECK(add_along_walks<test_pipelines::DiamondChain>(2, 4, 64) > 0);
+}
 
 TEST_CASE("a root stage retiled in place is the nest a full build gives, and featurizing only its kernel "
           "gives the whole state's features",

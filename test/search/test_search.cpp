@@ -517,6 +517,7 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"freezing_min_funcs", 0},
                          {"freeze_tilings", false},
                          {"reuse_tiling_rows", false},
+                         {"reuse_parent_nest", false},
                          {"root_only", true},
                          {"check_launches", false},
                          {"split_reductions", false},
