@@ -57,13 +57,8 @@ void set_launch_values(KernelLaunch &l, const Expr threads[3], const Expr &share
     if (auto c = const_int(shared)) l.shared_mem_bytes = *c;
 }
 
-// Walks a statement lowered up to the GPU offload, keeping the enclosing
-// lets, and records each kernel's launch and every assertion inside a GPU
-// loop (which device code generation drops with only a warning).
-class KernelFinder : public IRVisitor {
-public:
-    LoweredKernels found;
-
+// A visitor that keeps the value of every let around the point it visits.
+class LetTrackingVisitor : public IRVisitor {
 protected:
     using IRVisitor::visit;
 
@@ -73,6 +68,26 @@ protected:
         op->body.accept(this);
         lets_.pop(op->name);
     }
+    void visit(const Let *op) override {
+        op->value.accept(this);
+        lets_.push(op->name, op->value);
+        op->body.accept(this);
+        lets_.pop(op->name);
+    }
+
+    LetScope lets_;
+};
+
+// Walks a statement lowered up to the GPU offload, keeping the enclosing
+// lets, and records each kernel's launch and every assertion inside a GPU
+// loop (which device code generation drops with only a warning).
+class KernelFinder : public LetTrackingVisitor {
+public:
+    LoweredKernels found;
+
+protected:
+    using LetTrackingVisitor::visit;
+
     void visit(const For *op) override {
         if (!is_gpu_loop(op)) return IRVisitor::visit(op);
         // The outermost GPU loop is the kernel, and names its Func (its
@@ -127,7 +142,6 @@ private:
     std::vector<GpuLoop> loops_;
     Expr threads_[3];
     Expr shared_;
-    LetScope lets_;
 };
 
 bool is_kernel_launch(const Call *op) {
@@ -141,25 +155,13 @@ bool is_kernel_launch(const Call *op) {
 
 // Walks the host code keeping the values of the enclosing lets, so a launch
 // argument can be written in terms of constants where it is one.
-class LaunchCallFinder : public IRVisitor {
+class LaunchCallFinder : public LetTrackingVisitor {
 public:
     std::vector<KernelLaunch> launches;
 
 protected:
-    using IRVisitor::visit;
+    using LetTrackingVisitor::visit;
 
-    void visit(const LetStmt *op) override {
-        op->value.accept(this);
-        lets_.push(op->name, op->value);
-        op->body.accept(this);
-        lets_.pop(op->name);
-    }
-    void visit(const Let *op) override {
-        op->value.accept(this);
-        lets_.push(op->name, op->value);
-        op->body.accept(this);
-        lets_.pop(op->name);
-    }
     void visit(const Call *op) override {
         if (is_kernel_launch(op)) {
             KernelLaunch l;
@@ -175,9 +177,6 @@ protected:
         }
         IRVisitor::visit(op);
     }
-
-private:
-    LetScope lets_;
 };
 
 } // namespace
