@@ -150,6 +150,8 @@ struct Pass {
             scratch = std::make_unique<LoopNest>(dag, work, regions);
         else if (retile_armed)
             retiled = scratch->retile_root_stage(retile_node, retile_stage);
+        else if (adding_node >= 0 && !base_built)
+            scratch->rebuild_keeping_base(adding_node), base_built = true;
         else if (adding_node >= 0)
             scratch->rebuild_adding(adding_node);
         else
@@ -167,8 +169,10 @@ struct Pass {
     // of the same expansion (`retile_base`). Reset for every parent.
     bool retile_wanted = false, retile_armed = false, retiled = false, retiled_any = false;
     // At a location step (reuse_parent_nest): the step's Func, whose
-    // candidates' nests are made from the parent's (the scratch's base).
+    // candidates' nests after the first are made from what the first's
+    // build made of the parent (the scratch's base).
     int adding_node = -1;
+    bool base_built = false;
     int retile_node = -1, retile_stage = -1;
     std::shared_ptr<const StateFeatures> retile_base = nullptr;
 
@@ -357,15 +361,13 @@ struct Pass {
             }
             stats.states_pruned_hard++;
         }
+        if (id.phase == 0 && config.reuse_parent_nest) {
+            adding_node = n;
+            base_built = false;
+        }
         // A root tiling step's options are the same for every parent: the
         // sampled search writes each into `work` from the per-search list
         // instead of enumerating a decision per option and parent.
-        if (id.phase == 0 && config.reuse_parent_nest) {
-            // The parent's nest, kept as the base every candidate's is made from.
-            if (!scratch) scratch = std::make_unique<LoopNest>(dag, work, regions);
-            scratch->rebuild_as_base();
-            adding_node = n;
-        }
         RootStageTilings *rt =
             config.hierarchical_sampling && is_root_tiling_step(dag, *p.d, id) ? &root_stage(id) : nullptr;
         std::vector<FuncDecision> opts;

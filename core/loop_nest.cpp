@@ -241,6 +241,7 @@ bool LoopNest::retile_root_stage(int n, int si) {
         rebuild();
         return false;
     }
+    base_.current = false;
     ScheduledStage &ss = stages[idx];
     Kernel &k = kernels[ss.kernel];
     tile_root(n, si, ss, k);
@@ -257,50 +258,33 @@ bool LoopNest::retile_root_stage(int n, int si) {
 }
 
 void LoopNest::rebuild() {
+    base_.current = false;
     begin_build();
     build_funcs(0, dag.nodes.size());
     end_build();
 }
 
-void LoopNest::rebuild_as_base() {
+void LoopNest::rebuild_keeping_base(int n) {
+    const size_t n_nodes = dag.nodes.size(), at = static_cast<size_t>(n);
     begin_build();
-    build_funcs(0, dag.nodes.size());
-    base_.valid = true;
+    build_funcs(0, at);
+    // Building n only appends its stages (and a root Func's kernels) and
+    // grows its host kernel: what it found is kept to take that back.
+    base_.node = n;
     base_.decisions = decisions;
-    base_.stages = stages;
-    base_.kernels = kernels;
-    base_.stage_at = stage_at;
-    base_.realization_region = realization_region;
-    base_.block_region = block_region;
-    base_.realizations = realizations;
-    base_.inlined_words = inlined_words_;
-    base_.kernel_of_node = kernel_of_node_;
+    base_.decisions.funcs[at] = FuncDecision{};
+    base_.stages = stages.size();
+    base_.kernels.resize(kernels.size());
+    for (size_t k = 0; k < kernels.size(); k++)
+        base_.kernels[k] = {kernels[k].block_shape, kernels[k].stages.size()};
+    build_funcs(at, n_nodes);
     end_build();
+    base_.current = true;
 }
-
-namespace {
-
-// v made equal to `base`, reusing v's elements (and their vectors'
-// capacity) and the spares.
-template <typename T> void restore(std::vector<T> &v, const std::vector<T> &base, std::vector<T> &spare) {
-    while (v.size() > base.size()) {
-        spare.push_back(std::move(v.back()));
-        v.pop_back();
-    }
-    for (size_t i = 0; i < v.size(); i++)
-        v[i] = base[i];
-    for (size_t i = v.size(); i < base.size(); i++) {
-        v.push_back(take(spare));
-        v.back() = base[i];
-    }
-}
-
-} // namespace
 
 bool LoopNest::rebuild_adding(int n) {
     const size_t n_nodes = dag.nodes.size(), at = static_cast<size_t>(n);
-    bool such = base_.valid && at < n_nodes && base_.decisions.funcs.size() == n_nodes &&
-                base_.decisions.funcs[at].location == ComputeLocation::Unscheduled;
+    bool such = base_.current && base_.node == n && base_.decisions.funcs.size() == n_nodes;
     for (size_t m = 0; such && m < n_nodes; m++) {
         if (m > at)
             such = decisions.funcs[m].location == ComputeLocation::Unscheduled &&
@@ -312,21 +296,35 @@ bool LoopNest::rebuild_adding(int n) {
         rebuild();
         return false;
     }
+    // The last build is the base with n added: take n back out.
     for (LoopNode &ln : loops)
         spare_loops_.push_back(std::move(ln));
     loops.clear();
-    restore(stages, base_.stages, spare_stages_);
-    restore(kernels, base_.kernels, spare_kernels_);
-    stage_at = base_.stage_at;
-    realization_region = base_.realization_region;
-    block_region = base_.block_region;
-    realizations = base_.realizations;
-    inlined_words_ = base_.inlined_words;
+    while (stages.size() > base_.stages) {
+        spare_stages_.push_back(std::move(stages.back()));
+        stages.pop_back();
+    }
+    while (kernels.size() > base_.kernels.size()) {
+        spare_kernels_.push_back(std::move(kernels.back()));
+        kernels.pop_back();
+    }
+    for (size_t k = 0; k < kernels.size(); k++) {
+        kernels[k].block_shape = base_.kernels[k].block_shape;
+        kernels[k].stages.resize(base_.kernels[k].stages);
+    }
+    stage_at[at].clear();
+    realization_region[at].clear();
+    block_region[at].clear();
+    realizations[at] = 0;
+    kernel_of_node_[at] = -1;
+    const uint64_t bit = uint64_t(1) << (at % 64);
     if (decisions.funcs[at].location == ComputeLocation::Inline)
-        inlined_words_[at / 64] |= uint64_t(1) << (at % 64);
-    kernel_of_node_ = base_.kernel_of_node;
-    build_funcs(at, at + 1);
+        inlined_words_[at / 64] |= bit;
+    else
+        inlined_words_[at / 64] &= ~bit;
+    build_funcs(at, n_nodes);
     end_build();
+    base_.current = true;
     return true;
 }
 

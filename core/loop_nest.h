@@ -121,16 +121,18 @@ public:
     // Any other change must take rebuild(). Falls back to it where the
     // kernel holds more than that stage; whether it retiled in place.
     bool retile_root_stage(int n, int si);
-    // rebuild(), keeping the build as the base of rebuild_adding.
-    void rebuild_as_base();
+    // rebuild(), keeping what it built before Func n (every Func after n
+    // unscheduled) as the base of rebuild_adding(n).
+    void rebuild_keeping_base(int n);
     // The same as rebuild() where the decisions differ from the base's only
-    // in Func n, which the base left unscheduled like every Func after it:
-    // the candidates of a location step (most of the nests a search builds
-    // outside root tiling steps). Steps run consumers first, and what a Func
-    // before n is built from (its decision, its consumers' regions, what
-    // they read through inlined Funcs, all before n) never reaches n, so
-    // the base's stages and kernels stand and only n's are added. Falls
-    // back to rebuild() where the decisions are not such; whether it added.
+    // in Func n, which they (like every Func after it) leave unscheduled:
+    // the candidates of a location step, after the first (most of the nests
+    // a search builds outside root tiling steps). Steps run consumers first,
+    // and what a Func before n is built from (its decision, its consumers'
+    // regions, what they read through inlined Funcs, all before n) never
+    // reaches n, so the base's stages and kernels stand and only n's are
+    // added. Falls back to rebuild() where the decisions are not such;
+    // whether it added.
     bool rebuild_adding(int n);
 
     const FunctionDAG &dag;
@@ -204,18 +206,20 @@ private:
     std::vector<LoopNode> spare_loops_;
     std::vector<Kernel> spare_kernels_;
     std::vector<int> kernel_of_node_, thread_node_of_stage_, kernel_block_node_;
-    // The base of rebuild_adding: the decisions and what build_funcs left of
-    // them (before end_build).
+    // The base of rebuild_adding: the decisions (Func `node` unscheduled),
+    // how many stages and kernels the Funcs before `node` made, and each of
+    // those kernels' block shape and stage count; `current` while the last
+    // build is the base with `node` added.
     struct Base {
-        bool valid = false;
+        int node = -1; // none yet
+        bool current = false;
         Decisions decisions;
-        std::vector<ScheduledStage> stages;
-        std::vector<Kernel> kernels;
-        std::vector<std::vector<int>> stage_at;
-        std::vector<Region> realization_region, block_region;
-        std::vector<int64_t> realizations;
-        std::vector<uint64_t> inlined_words;
-        std::vector<int> kernel_of_node;
+        size_t stages = 0;
+        struct KernelPart {
+            std::array<int64_t, 3> block_shape;
+            size_t stages;
+        };
+        std::vector<KernelPart> kernels;
     } base_;
 };
 

@@ -176,9 +176,10 @@ template <typename P, typename... Args> Checked retile_along_walks(int walks, Ar
     return checked;
 }
 
-// Random walks of the search space: at every location step, each child's
-// nest made from the parent's (kept as the base) and checked against a full
-// build. Returns how many were made from the base.
+// Random walks of the search space: at every location step, the first
+// child's nest built whole (keeping the parent's part as the base) and each
+// later child's made from the base, each checked against a full build.
+// Returns how many were made from the base.
 template <typename P, typename... Args> size_t add_along_walks(int walks, Args... args) {
     P p(args...);
     FunctionDAG dag(p.outputs());
@@ -193,12 +194,14 @@ template <typename P, typename... Args> size_t add_along_walks(int walks, Args..
             if (id.phase == 0) {
                 Decisions scratch = d;
                 LoopNest nest(dag, scratch);
-                nest.rebuild_as_base();
-                for (const Decisions &kid : kids) {
-                    scratch.funcs[id.node] = kid.funcs[id.node];
+                for (size_t k = 0; k < kids.size(); k++) {
+                    scratch.funcs[id.node] = kids[k].funcs[id.node];
                     INFO("Func " << dag.nodes[id.node].func.name() << " at "
-                                 << static_cast<int>(kid.funcs[id.node].location));
-                    if (nest.rebuild_adding(id.node)) added++;
+                                 << static_cast<int>(kids[k].funcs[id.node].location));
+                    if (k == 0)
+                        nest.rebuild_keeping_base(id.node);
+                    else if (nest.rebuild_adding(id.node))
+                        added++;
                     check_same_nest(nest, dag, scratch);
                 }
                 // A nest that is not the base's with one Func added (a
@@ -227,9 +230,11 @@ template <typename P, typename... Args> size_t add_along_walks(int walks, Args..
 
 TEST_CASE("a location step's candidate made from its parent's nest is the nest a full build gives",
           "[search][nest]") {
+    // The small pipelines' location steps mostly have one candidate each
+    // (nothing to make from a base); the blur's and the chain's have more.
+    add_along_walks<test_pipelines::Reductions>(3);
+    add_along_walks<test_pipelines::Staged>(3, false);
     CHECK(add_along_walks<test_pipelines::Blur>(3) > 0);
-    CHECK(add_along_walks<test_pipelines::Reductions>(3) > 0);
-    CHECK(add_along_walks<test_pipelines::Staged>(3, false) > 0);
     CHECK(add_along_walks<test_pipelines::DiamondChain>(2, 4, 64) > 0);
 }
 
