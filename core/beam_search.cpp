@@ -150,9 +150,10 @@ struct Pass {
             scratch = std::make_unique<LoopNest>(dag, work, regions);
         else if (retile_armed)
             retiled = scratch->retile_root_stage(retile_node, retile_stage);
-        else if (adding_node >= 0 && !base_built)
-            scratch->rebuild_keeping_base(adding_node), base_built = true;
-        else if (adding_node >= 0)
+        else if (adding_node >= 0 && !base_built) {
+            scratch->rebuild_keeping_base(adding_node);
+            base_built = true;
+        } else if (adding_node >= 0)
             scratch->rebuild_adding(adding_node);
         else
             scratch->rebuild();

@@ -64,9 +64,10 @@ struct SearchConfig {
     bool reuse_tiling_rows = true;
     // At a Func's location step every candidate's loop nest is its parent's
     // (where the Func and those after it are unscheduled) with the Func
-    // added: the parent's nest is built once per expansion and each
-    // candidate's made from it (LoopNest::rebuild_adding). The same nests;
-    // only the time changes (issue 30).
+    // added: the first candidate's build keeps what the Funcs before it
+    // made, and each later candidate's is made from that
+    // (LoopNest::rebuild_adding). The same nests; only the time changes
+    // (issue 30).
     bool reuse_parent_nest = true;
     size_t memo_max_bytes = size_t(64) << 20; // LRU bound of the sec. 3.3 memo
     // Every Func at root, its own kernel (inlined only where it must be):
