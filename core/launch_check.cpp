@@ -144,17 +144,17 @@ LoweredKernels lower_kernels(const Halide::Pipeline &pipeline, const Halide::Tar
     LaunchCheckPass &pass = pass_on(pipeline);
     LoweredKernels out;
     pass.capture = &out;
+    // However the lowering ends, later ones are the pipeline's own again.
+    struct Release {
+        LaunchCheckPass &pass;
+        ~Release() { pass.capture = nullptr; }
+    } release{pass};
     Halide::Pipeline p = pipeline;
     try {
         p.compile_to_module(p.infer_arguments(), "gpusched_lowered_kernels", target);
     } catch (const LoweringStopped &) {
-        pass.capture = nullptr;
         return out;
-    } catch (...) {
-        pass.capture = nullptr;
-        throw;
     }
-    pass.capture = nullptr;
     throw std::logic_error("gpusched: a lowering ran no custom lowering pass");
 }
 

@@ -56,7 +56,9 @@ void no_launch_check(const Halide::Pipeline &pipeline);
 
 // Lowers the pipeline (as scheduled now) for the target up to the GPU
 // offload, in this process, and returns its kernels; the lowering stops
-// there (no device code is generated). A lowering error is thrown.
+// there (no device code is generated). A lowering error is thrown. The pass
+// stays on the pipeline, doing nothing in its later lowerings unless
+// check_launches_when_lowered arms it.
 LoweredKernels lower_kernels(const Halide::Pipeline &pipeline, const Halide::Target &target);
 
 // kernel_violations of lower_kernels.
