@@ -180,11 +180,47 @@ void make_lanes(Lanes &L, const LoopNest &nest, const ScheduledStage &ss, const 
     }
 }
 
+// One warp's transactions over an access's serial points, by everything
+// they are counted from: the memory level, element bytes, banks, how many
+// serial points are enumerated, each dependent serial loop's address step
+// and extent, then every active lane's base address. A kernel missing the
+// feature memo (its key changed: a Func placed in it, a producer moved)
+// has every stage featurized again, though most of their access patterns
+// are unchanged; they are found here. The count is a sum of integer
+// counts, exact in a double, so a found one is the one computed. Bounded:
+// emptied when it holds kMaxEntries (keys are plain data, valid for any
+// pipeline, so it is kept across searches).
+class WarpTransactionMemo {
+public:
+    static constexpr size_t kMaxEntries = 1 << 14;
+    std::vector<int64_t> key;
+    const double *find() const {
+        auto it = counts_.find(key);
+        return it == counts_.end() ? nullptr : &it->second;
+    }
+    void insert(double tx) {
+        if (counts_.size() >= kMaxEntries) counts_.clear();
+        counts_.emplace(key, tx);
+    }
+
+private:
+    struct Hash {
+        size_t operator()(const std::vector<int64_t> &k) const {
+            uint64_t h = 1469598103934665603ull;
+            for (int64_t v : k)
+                h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
+            return static_cast<size_t>(h ^ (h >> 29));
+        }
+    };
+    std::unordered_map<std::vector<int64_t>, double, Hash> counts_;
+};
+
 // access_transactions' buffers, kept between calls.
 struct TransactionScratch {
     std::vector<int64_t> strides, loop_stride, base, addrs, point;
     std::vector<int> dep;
     detail::TransactionBuffers buffers;
+    WarpTransactionMemo memo;
 };
 
 struct MemStats {
@@ -264,6 +300,17 @@ MemStats access_transactions(TransactionScratch &scratch, const Lanes &L, const 
                 a += loop_stride[l] * L.coord(kept, i, l);
             base.push_back(known ? a : (lo + i) * 1024 * warp_size);
         }
+        // Each serial point adds the warp's active lanes' bytes.
+        used += static_cast<double>(enumerated) * static_cast<double>(base.size()) * bytes;
+        std::vector<int64_t> &key = scratch.memo.key;
+        key.assign({static_cast<int64_t>(level), bytes, banks, enumerated});
+        for (int l : dep) {
+            key.push_back(known ? loop_stride[l] : 0);
+            key.push_back(ss.serial[l]);
+        }
+        key.push_back(-1);
+        key.insert(key.end(), base.begin(), base.end());
+        if (const double *known_tx = scratch.memo.find()) return *known_tx;
         std::array<int64_t, 32> by_residue;
         by_residue.fill(-1);
         // The serial points in order, the first dependent loop fastest,
@@ -271,7 +318,6 @@ MemStats access_transactions(TransactionScratch &scratch, const Lanes &L, const 
         point.assign(dep.size(), 0);
         int64_t offset = 0;
         for (int64_t c = 0; c < enumerated; c++) {
-            used += static_cast<double>(base.size()) * bytes;
             int64_t &count = by_residue[static_cast<size_t>((offset * bytes) & unit_mask)];
             if (count < 0) {
                 addrs.resize(base.size());
@@ -293,6 +339,7 @@ MemStats access_transactions(TransactionScratch &scratch, const Lanes &L, const 
                 offset -= step * (ss.serial[l] - 1);
             }
         }
+        scratch.memo.insert(tx);
         return tx;
     };
     double used_regular = 0, used_tail = 0;

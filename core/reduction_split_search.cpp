@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "common/elapsed.h"
@@ -69,7 +70,24 @@ struct VariantMemo {
     std::map<std::string, VariantSearch> searches;
     int64_t states_featurized = 0;
     DagBuildMemo dags; // the variants' DAGs differ from each other in a Func or two
+    // Each variant's DAG, built once: a variant is ranked, then may be
+    // refined, searched in full, and listed for second levels, and building
+    // its DAG (a deep copy of the pipeline, bounds, algorithm features) was
+    // a sixth of random_s2's call when every use built it again.
+    std::map<std::string, std::unique_ptr<const FunctionDAG>> variant_dags;
 };
+
+// Variant `splits`' DAG (in-block combining marked), from the memo where it
+// was built before. Throws UserError where the split pipeline cannot be
+// bounded (FunctionDAG says why); nothing is kept then.
+const FunctionDAG &variant_dag(const std::vector<Function> &outputs,
+                               const std::vector<ReductionSplit> &splits, VariantMemo &memo) {
+    const std::string key = reduction_splits_to_json(splits).dump();
+    if (auto known = memo.variant_dags.find(key); known != memo.variant_dags.end()) return *known->second;
+    auto dag = std::make_unique<FunctionDAG>(split_copy(outputs, splits), &memo.dags);
+    mark_in_block_combining(*dag, splits);
+    return *memo.variant_dags.emplace(key, std::move(dag)).first->second;
+}
 
 // The least fill among the significant kernels that compute a stage of
 // these Funcs (1 where none does): how much of the GPU one reduction's
@@ -94,8 +112,7 @@ const VariantSearch &search_variant(const std::vector<Function> &outputs,
                                     const GpuProfile &gpu, const SearchConfig &config, VariantMemo &memo) {
     const std::string key = search_key(config) + " " + reduction_splits_to_json(splits).dump();
     if (auto known = memo.searches.find(key); known != memo.searches.end()) return known->second;
-    FunctionDAG dag(split_copy(outputs, splits), &memo.dags);
-    mark_in_block_combining(dag, splits);
+    const FunctionDAG &dag = variant_dag(outputs, splits, memo);
     model.set_pipeline(pipeline_features(dag));
     VariantSearch v;
     v.result = beam_search(dag, model, gpu, config);
@@ -306,8 +323,8 @@ SplitPlan plan_splits(const std::vector<Function> &outputs, const FunctionDAG &d
             variant.push_back(option);
             std::vector<SplittableReduction> combine;
             try {
-                combine = reduction_split_options(FunctionDAG(split_copy(outputs, variant), &memo.dags), gpu,
-                                                  variant, atomic_combining, in_block_combining);
+                combine = reduction_split_options(variant_dag(outputs, variant, memo), gpu, variant,
+                                                  atomic_combining, in_block_combining);
             } catch (const UserError &) {
                 return;
             }

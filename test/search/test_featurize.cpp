@@ -4,9 +4,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <random>
 #include <string>
+#include <thread>
 
 #include "core/featurize_schedule.h"
+#include "core/search_space.h"
 #include "test/gpu_profiles.h"
 #include "test/search/pipelines.h"
 
@@ -331,4 +334,55 @@ TEST_CASE("a warp's transactions depend only on its offset modulo a sector or a 
     // Words 0, 8, ..., 104 fall in banks 0, 8, 16 and 24: 4, 4, 3 and 3 of them.
     CHECK(detail::shared_transactions(patterns[1], 4, 32, buffers) == 4);
     CHECK(detail::shared_transactions(patterns[3], 4, 32, buffers) == 1); // one word, broadcast
+}
+
+// Every stage's row of every candidate along random walks of three
+// pipelines, featurized on this thread after the same state was featurized
+// once (so every warp's transaction count is found in this thread's memo,
+// along with those of earlier states) and on a new thread (an empty memo,
+// every count computed).
+TEST_CASE("a stage's row is the same whether its warps' transaction counts are remembered or counted afresh",
+          "[featurize]") {
+    size_t rows = 0;
+    auto check_state = [&](const FunctionDAG &dag, const Decisions &d) {
+        LoopNest nest(dag, d);
+        std::vector<ScheduleFeatures> remembered, afresh;
+        for (size_t i = 0; i < nest.stages.size(); i++)
+            featurize_stage(nest, static_cast<int>(i), h100());
+        for (size_t i = 0; i < nest.stages.size(); i++)
+            remembered.push_back(featurize_stage(nest, static_cast<int>(i), h100()));
+        std::thread([&] {
+            for (size_t i = 0; i < nest.stages.size(); i++)
+                afresh.push_back(featurize_stage(nest, static_cast<int>(i), h100()));
+        }).join();
+        for (size_t i = 0; i < nest.stages.size(); i++) {
+            INFO("stage " << i << " of " << dag.nodes[nest.stages[i].node].func.name());
+            for (int f = 0; f < kNumScheduleFeatures; f++) {
+                INFO("feature " << f);
+                CHECK(remembered[i].values[f] == afresh[i].values[f]);
+            }
+            rows++;
+        }
+    };
+    auto walk = [&](const FunctionDAG &dag, unsigned seed) {
+        std::mt19937 rng(seed);
+        Decisions d = initial_decisions(dag);
+        for (int step = 0; step < num_steps(dag); step++) {
+            std::vector<Decisions> kids =
+                enumerate_children(dag, d, step_at(dag, step), h100(), PruningLimits{});
+            REQUIRE(!kids.empty());
+            for (const Decisions &kid : kids)
+                check_state(dag, kid);
+            d = kids[std::uniform_int_distribution<size_t>(0, kids.size() - 1)(rng)];
+        }
+    };
+    test_pipelines::Blur blur;
+    test_pipelines::Reductions reductions;
+    test_pipelines::DiamondChain chain(4, 64);
+    for (unsigned seed : {1u, 2u}) {
+        walk(FunctionDAG(blur.outputs()), seed);
+        walk(FunctionDAG(reductions.outputs()), seed);
+        walk(FunctionDAG(chain.outputs()), seed);
+    }
+    CHECK(rows > 500);
 }
