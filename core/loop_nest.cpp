@@ -237,7 +237,7 @@ bool LoopNest::retile_root_stage(int n, int si) {
     // depends on the tile) takes the whole build.
     if (idx < 0 || stages[idx].location != ComputeLocation::Root ||
         decisions.funcs[n].location != ComputeLocation::Root ||
-        kernels[stages[idx].kernel].stages.size() != 1 || thread_node_of_stage_[idx] < 0) {
+        kernels[stages[idx].kernel].stages.size() != 1) {
         rebuild();
         return false;
     }
@@ -246,14 +246,7 @@ bool LoopNest::retile_root_stage(int n, int si) {
     Kernel &k = kernels[ss.kernel];
     tile_root(n, si, ss, k);
     count_shared_memory(k);
-    // Its three loops: Block -> Thread -> Serial (the Thread node's only
-    // child, the kernel holding nothing else).
-    const int t = thread_node_of_stage_[idx];
-    loops[t].extent = ss.thread;
-    loops[loops[t].parent].extent = ss.block;
-    for (int c : loops[t].children)
-        if (loops[c].kind == LoopKind::Serial && loops[c].node == n && loops[c].stage == si)
-            loops[c].extent = ss.serial;
+    loops_made_ = false; // its three loops' extents changed
     return true;
 }
 
@@ -297,9 +290,7 @@ bool LoopNest::rebuild_adding(int n) {
         return false;
     }
     // The last build is the base with n added: take n back out.
-    for (LoopNode &ln : loops)
-        spare_loops_.push_back(std::move(ln));
-    loops.clear();
+    loops_made_ = false;
     while (stages.size() > base_.stages) {
         spare_stages_.push_back(std::move(stages.back()));
         stages.pop_back();
@@ -337,9 +328,7 @@ void LoopNest::begin_build() {
     for (ScheduledStage &ss : stages)
         spare_stages_.push_back(std::move(ss));
     stages.clear();
-    for (LoopNode &ln : loops)
-        spare_loops_.push_back(std::move(ln));
-    loops.clear();
+    loops_made_ = false;
     for (Kernel &k : kernels)
         spare_kernels_.push_back(std::move(k));
     kernels.clear();
@@ -638,13 +627,25 @@ void LoopNest::build_funcs(size_t first, size_t last) {
 }
 
 void LoopNest::end_build() {
-    const Decisions &d = decisions;
     for (Kernel &k : kernels) {
         k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
         count_shared_memory(k);
     }
+    loops_made_ = false;
+}
 
-    // The tree. Children in realization order: larger node index = producer.
+const std::vector<LoopNode> &LoopNest::loops() const {
+    if (!loops_made_) make_loop_tree();
+    return loops_;
+}
+
+void LoopNest::make_loop_tree() const {
+    const Decisions &d = decisions;
+    std::vector<LoopNode> &loops = loops_;
+    for (LoopNode &ln : loops)
+        spare_loops_.push_back(std::move(ln));
+    loops.clear();
+    // Children in realization order: larger node index = producer.
     auto add = [&](int parent, LoopKind kind, const ScheduledStage &ss, const std::vector<int64_t> &ext) {
         LoopNode ln = take(spare_loops_);
         ln.kind = kind;
@@ -711,6 +712,7 @@ void LoopNest::end_build() {
             return loops[a].stage < loops[b].stage;
         });
     }
+    loops_made_ = true;
 }
 
 } // namespace gpusched

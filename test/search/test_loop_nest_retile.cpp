@@ -59,9 +59,9 @@ void check_same_nest(const LoopNest &a, const FunctionDAG &dag, const Decisions 
         CHECK(x.widest_shared_element == y.widest_shared_element);
         CHECK(x.stages == y.stages);
     }
-    REQUIRE(a.loops.size() == b.loops.size());
-    for (size_t l = 0; l < a.loops.size(); l++) {
-        const LoopNode &x = a.loops[l], &y = b.loops[l];
+    REQUIRE(a.loops().size() == b.loops().size());
+    for (size_t l = 0; l < a.loops().size(); l++) {
+        const LoopNode &x = a.loops()[l], &y = b.loops()[l];
         INFO("loop " << l);
         CHECK(x.kind == y.kind);
         CHECK(x.node == y.node);
