@@ -484,12 +484,12 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     }
 
     // Working sets: the allocations live at each level of this stage's nest.
+    // working_set_at_root (every root allocation) is the state's, not the
+    // stage's: featurize() sets it on every row of a state.
     double ws_block = static_cast<double>(k.shared_bytes), ws_thread = 0, ws_root = 0;
     for (size_t n = 0; n < dag.nodes.size(); n++) {
-        ComputeLocation loc = nest.location(static_cast<int>(n));
-        if (loc == ComputeLocation::Root)
-            ws_root += bytes_of(dag.nodes[n].region, dag.nodes[n].bytes_per_point);
-        if (loc == ComputeLocation::Thread && nest.decisions.funcs[n].host == ss.node)
+        const FuncDecision &fd = nest.decisions.funcs[n];
+        if (fd.location == ComputeLocation::Thread && fd.host == ss.node)
             ws_thread += bytes_of(nest.realization_region[n], dag.nodes[n].bytes_per_point);
     }
     f[SF::working_set] = f[SF::bytes_at_realization] + ws_thread * static_cast<double>(ss.threads);

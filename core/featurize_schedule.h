@@ -23,7 +23,8 @@
 
 namespace gpusched {
 
-// Features of stages[index] of the nest.
+// Features of stages[index] of the nest, but working_set_at_root (0 here),
+// which depends on the whole state's root allocations: featurize() sets it.
 ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfile &gpu);
 
 // Memoized featurization per kernel (Anderson et al. 2021 sec. 3.3): a
