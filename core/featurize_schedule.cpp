@@ -71,13 +71,12 @@ struct Lanes {
     size_t loops = 0;
     int64_t warps = 0, active_warps = 0, active_threads = 0;
     int regular_warp = -1, tail_warp = -1;
-    // Per kept warp (0: regular, 1: tail), per lane of that warp: whether it
-    // runs this stage, and the offset of its first point per stage loop.
-    std::array<std::vector<int64_t>, 2> coords; // [lane_in_warp * loops + loop]
-    std::array<std::vector<bool>, 2> active;
-    int64_t coord(int kept, int64_t lane_in_warp, size_t loop) const {
-        return coords[kept][lane_in_warp * loops + loop];
-    }
+    // Per kept warp (0: regular, 1: tail): the lanes (in the warp) that run
+    // this stage, and per stage loop the offset of each such lane's first
+    // point, a column per loop ([loop * lanes + j] for the j-th active
+    // lane): a lane's address is a sum of columns scaled by the loops'
+    // strides, and a loop the address does not move with is skipped whole.
+    std::array<std::vector<int64_t>, 2> lanes, columns;
 };
 
 // The next lane's coordinates in a block of shape[0] x shape[1] x any.
@@ -151,31 +150,37 @@ void make_lanes(Lanes &L, const LoopNest &nest, const ScheduledStage &ss, const 
 
     const int kept_warps[2] = {L.regular_warp, L.tail_warp};
     for (int kept = 0; kept < 2; kept++) {
-        L.coords[kept].clear();
-        L.active[kept].clear();
-        if (kept_warps[kept] < 0) continue;
+        std::vector<int64_t> &lanes = L.lanes[kept], &columns = L.columns[kept];
+        lanes.clear();
+        if (kept_warps[kept] < 0) {
+            columns.clear();
+            continue;
+        }
         const int64_t lo = static_cast<int64_t>(kept_warps[kept]) * warp_size;
         const int64_t n = std::min<int64_t>(warp_size, T - lo);
-        L.coords[kept].assign(n * L.loops, 0);
-        L.active[kept].assign(n, false);
         int64_t c[3];
         place(lo, c);
-        for (int64_t i = 0; i < n; i++, next_lane(c, k.block_shape)) {
+        for (int64_t i = 0; i < n; i++, next_lane(c, k.block_shape))
+            if (is_active(c)) lanes.push_back(i);
+        const size_t m = lanes.size();
+        columns.assign(m * L.loops, 0);
+        place(lo, c);
+        for (int64_t i = 0, j = 0; i < n; i++, next_lane(c, k.block_shape)) {
             if (!is_active(c)) continue;
-            L.active[kept][i] = true;
-            int64_t *coords = &L.coords[kept][i * L.loops];
-            for (size_t j = 0; j < st.loops.size(); j++) {
+            for (size_t l = 0; l < st.loops.size(); l++) {
+                int64_t &coord = columns[l * m + static_cast<size_t>(j)];
                 if (!host) {
-                    int slot = ss.thread_slot[j];
-                    if (slot >= 0) coords[j] = c[slot] * ss.serial[j];
-                } else if (!st.loops[j].is_rvar) {
+                    int slot = ss.thread_slot[l];
+                    if (slot >= 0) coord = c[slot] * ss.serial[l];
+                } else if (!st.loops[l].is_rvar) {
                     for (size_t h = 0; h < shape_stage.loops.size(); h++) {
                         int slot = host->thread_slot[h];
-                        if (slot >= 0 && shape_stage.loops[h].func_arg == st.loops[j].func_arg)
-                            coords[j] = c[slot] * host->serial[h];
+                        if (slot >= 0 && shape_stage.loops[h].func_arg == st.loops[l].func_arg)
+                            coord = c[slot] * host->serial[h];
                     }
                 }
             }
+            j++;
         }
     }
 }
@@ -217,7 +222,7 @@ private:
 
 // access_transactions' buffers, kept between calls.
 struct TransactionScratch {
-    std::vector<int64_t> strides, loop_stride, base, addrs, point;
+    std::vector<int64_t> strides, loop_stride, addrs, point;
     std::vector<int> dep;
     detail::TransactionBuffers buffers;
     WarpTransactionMemo memo;
@@ -290,26 +295,40 @@ MemStats access_transactions(TransactionScratch &scratch, const Lanes &L, const 
     const int64_t unit_mask = level == MemoryLevel::Global ? 31 : 3;
     auto warp_tx = [&](int kept, double &used) {
         double tx = 0;
-        std::vector<int64_t> &base = scratch.base, &addrs = scratch.addrs, &point = scratch.point;
-        base.clear();
-        const int64_t lo = static_cast<int64_t>(kept == 0 ? L.regular_warp : L.tail_warp) * warp_size;
-        for (int64_t i = 0; i < static_cast<int64_t>(L.active[kept].size()); i++) {
-            if (!L.active[kept][i]) continue;
-            int64_t a = 0;
-            for (size_t l = 0; l < st.loops.size(); l++)
-                a += loop_stride[l] * L.coord(kept, i, l);
-            base.push_back(known ? a : (lo + i) * 1024 * warp_size);
-        }
+        std::vector<int64_t> &addrs = scratch.addrs, &point = scratch.point;
+        const std::vector<int64_t> &lanes = L.lanes[kept];
+        const size_t m = lanes.size();
         // Each serial point adds the warp's active lanes' bytes.
-        used += static_cast<double>(enumerated) * static_cast<double>(base.size()) * bytes;
+        used += static_cast<double>(enumerated) * static_cast<double>(m) * bytes;
+        // The memo's key, written in place: the header, then every active
+        // lane's base address (its first point's).
         std::vector<int64_t> &key = scratch.memo.key;
-        key.assign({static_cast<int64_t>(level), bytes, banks, enumerated});
-        for (int l : dep) {
-            key.push_back(known ? loop_stride[l] : 0);
-            key.push_back(ss.serial[l]);
+        const size_t header = 5 + 2 * dep.size();
+        key.resize(header + m);
+        key[0] = static_cast<int64_t>(level);
+        key[1] = bytes;
+        key[2] = banks;
+        key[3] = enumerated;
+        for (size_t q = 0; q < dep.size(); q++) {
+            key[4 + 2 * q] = known ? loop_stride[dep[q]] : 0;
+            key[5 + 2 * q] = ss.serial[dep[q]];
         }
-        key.push_back(-1);
-        key.insert(key.end(), base.begin(), base.end());
+        key[header - 1] = -1;
+        int64_t *base = key.data() + header;
+        if (known) {
+            std::fill(base, base + m, int64_t(0));
+            for (size_t l = 0; l < st.loops.size(); l++) {
+                const int64_t stride = loop_stride[l];
+                if (stride == 0) continue;
+                const int64_t *column = L.columns[kept].data() + l * m;
+                for (size_t j = 0; j < m; j++)
+                    base[j] += stride * column[j];
+            }
+        } else {
+            const int64_t lo = static_cast<int64_t>(kept == 0 ? L.regular_warp : L.tail_warp) * warp_size;
+            for (size_t j = 0; j < m; j++)
+                base[j] = (lo + lanes[j]) * 1024 * warp_size;
+        }
         if (const double *known_tx = scratch.memo.find()) return *known_tx;
         std::array<int64_t, 32> by_residue;
         by_residue.fill(-1);
@@ -320,8 +339,8 @@ MemStats access_transactions(TransactionScratch &scratch, const Lanes &L, const 
         for (int64_t c = 0; c < enumerated; c++) {
             int64_t &count = by_residue[static_cast<size_t>((offset * bytes) & unit_mask)];
             if (count < 0) {
-                addrs.resize(base.size());
-                for (size_t q = 0; q < base.size(); q++)
+                addrs.resize(m);
+                for (size_t q = 0; q < m; q++)
                     addrs[q] = base[q] + offset;
                 count = level == MemoryLevel::Global
                             ? detail::global_transactions(addrs, bytes, scratch.buffers)
