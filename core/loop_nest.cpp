@@ -242,6 +242,7 @@ bool LoopNest::retile_root_stage(int n, int si) {
         return false;
     }
     base_.current = false;
+    checkpoints_current_ = false;
     ScheduledStage &ss = stages[idx];
     Kernel &k = kernels[ss.kernel];
     tile_root(n, si, ss, k);
@@ -252,6 +253,7 @@ bool LoopNest::retile_root_stage(int n, int si) {
 
 void LoopNest::rebuild() {
     base_.current = false;
+    checkpoints_current_ = false;
     begin_build();
     build_funcs(0, dag.nodes.size());
     end_build();
@@ -259,8 +261,20 @@ void LoopNest::rebuild() {
 
 void LoopNest::rebuild_keeping_base(int n) {
     const size_t n_nodes = dag.nodes.size(), at = static_cast<size_t>(n);
-    begin_build();
-    build_funcs(0, at);
+    // The Funcs before n this build shares with the last one's base (the
+    // previous parent's, at the same step): what they made is kept.
+    size_t m = 0;
+    if (checkpoints_current_ && base_.node == n && base_.decisions.funcs.size() == n_nodes &&
+        checkpoints_.size() > at)
+        while (m < at && decisions.funcs[m] == base_.decisions.funcs[m])
+            m++;
+    loops_made_ = false;
+    if (m > 0)
+        take_back_to(m);
+    else
+        begin_build();
+    record_until_ = n;
+    build_funcs(m, at);
     // Building n only appends its stages (and a root Func's kernels) and
     // grows its host kernel: what it found is kept to take that back.
     base_.node = n;
@@ -270,9 +284,48 @@ void LoopNest::rebuild_keeping_base(int n) {
     base_.kernels.resize(kernels.size());
     for (size_t k = 0; k < kernels.size(); k++)
         base_.kernels[k] = {kernels[k].block_shape, kernels[k].stages.size()};
-    build_funcs(at, n_nodes);
+    build_funcs(at, n_nodes); // records the checkpoint at n, the base's
+    record_until_ = -1;
     end_build();
     base_.current = true;
+    checkpoints_current_ = true;
+}
+
+void LoopNest::record_checkpoint(size_t ni) {
+    checkpoints_.resize(ni);
+    const size_t parts = ni == 0 ? 0 : checkpoints_[ni - 1].parts + checkpoints_[ni - 1].kernels;
+    checkpoints_.push_back({stages.size(), kernels.size(), parts});
+    checkpoint_parts_.resize(parts);
+    for (const Kernel &k : kernels)
+        checkpoint_parts_.push_back({k.block_shape, k.stages.size()});
+}
+
+void LoopNest::take_back_to(size_t m) {
+    const Checkpoint cp = checkpoints_[m];
+    while (stages.size() > cp.stages) {
+        spare_stages_.push_back(std::move(stages.back()));
+        stages.pop_back();
+    }
+    while (kernels.size() > cp.kernels) {
+        spare_kernels_.push_back(std::move(kernels.back()));
+        kernels.pop_back();
+    }
+    for (size_t k = 0; k < kernels.size(); k++) {
+        kernels[k].block_shape = checkpoint_parts_[cp.parts + k].block_shape;
+        kernels[k].stages.resize(checkpoint_parts_[cp.parts + k].stages);
+    }
+    for (size_t i = m; i < dag.nodes.size(); i++) {
+        stage_at[i].clear();
+        realization_region[i].clear();
+        block_region[i].clear();
+        realizations[i] = 0;
+        kernel_of_node_[i] = -1;
+        const uint64_t bit = uint64_t(1) << (i % 64);
+        if (decisions.funcs[i].location == ComputeLocation::Inline)
+            inlined_words_[i / 64] |= bit;
+        else
+            inlined_words_[i / 64] &= ~bit;
+    }
 }
 
 bool LoopNest::rebuild_adding(int n) {
@@ -515,6 +568,7 @@ void LoopNest::build_funcs(size_t first, size_t last) {
     };
 
     for (size_t ni = first; ni < last; ni++) {
+        if (static_cast<int64_t>(ni) <= record_until_) record_checkpoint(ni);
         const Node &node = dag.nodes[ni];
         const FuncDecision &fd = d.funcs[ni];
         stage_at[ni].assign(node.stages.size(), -1);

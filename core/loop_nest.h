@@ -229,6 +229,23 @@ private:
         };
         std::vector<KernelPart> kernels;
     } base_;
+    // Per Func boundary i <= base_.node of the last rebuild_keeping_base
+    // build: how many stages and kernels the Funcs before i made, and where
+    // each of those kernels' parts at i start in checkpoint_parts_. A build
+    // depends on the Funcs before i only through their decisions (see
+    // rebuild_adding), so the next parent's build at the same step keeps
+    // what the Funcs it shares with the last one made (take_back_to) and
+    // builds from the first Func that differs: consecutive parents in a beam
+    // mostly differ in their last few Funcs.
+    struct Checkpoint {
+        size_t stages, kernels, parts;
+    };
+    std::vector<Checkpoint> checkpoints_;
+    std::vector<Base::KernelPart> checkpoint_parts_;
+    int64_t record_until_ = -1;        // build_funcs records checkpoints at Funcs up to this
+    bool checkpoints_current_ = false; // they are of the last build (with base_.decisions)
+    void record_checkpoint(size_t ni);
+    void take_back_to(size_t m);
 };
 
 } // namespace gpusched

@@ -226,7 +226,77 @@ template <typename P, typename... Args> size_t add_along_walks(int walks, Args..
     return added;
 }
 
+// Random walks of the search space: at every location step, the first
+// candidate of each parent a beam could hold there (every option of the
+// previous Func's location, each given the first of its tilings), in order
+// and back, then of a parent from another walk (sharing fewer Funcs), built
+// one after another in one nest, each checked against a full build.
+// Returns how many were built.
+template <typename P, typename... Args> size_t keep_along_walks(int walks, Args... args) {
+    P p(args...);
+    FunctionDAG dag(p.outputs());
+    std::mt19937 rng(31);
+    size_t built = 0;
+    std::vector<Decisions> other_walk; // the last walk's parent at each step
+    for (int w = 0; w < walks; w++) {
+        Decisions d = initial_decisions(dag);
+        std::vector<Decisions> placed; // the last location step's children
+        int placed_at = -1;            // that step
+        std::vector<Decisions> this_walk;
+        for (int step = 0; step < num_steps(dag); step++) {
+            const StepId id = step_at(dag, step);
+            this_walk.push_back(d);
+            if (id.phase == 0) {
+                std::vector<Decisions> parents;
+                for (Decisions parent : placed) {
+                    for (int t = placed_at + 1; t < step && !parent.funcs.empty(); t++) {
+                        std::vector<Decisions> tiled =
+                            enumerate_children(dag, parent, step_at(dag, t), h100(), PruningLimits{});
+                        parent = tiled.empty() ? Decisions{} : tiled[0];
+                    }
+                    if (!parent.funcs.empty()) parents.push_back(parent);
+                }
+                std::vector<Decisions> expanded = parents;
+                expanded.insert(expanded.end(), parents.rbegin(), parents.rend());
+                if (static_cast<size_t>(step) < other_walk.size()) expanded.push_back(other_walk[step]);
+                expanded.push_back(d);
+                Decisions scratch = d;
+                LoopNest nest(dag, scratch);
+                for (const Decisions &parent : expanded) {
+                    std::vector<Decisions> kids =
+                        enumerate_children(dag, parent, id, h100(), PruningLimits{});
+                    if (kids.empty()) continue;
+                    scratch = kids[0];
+                    INFO("Func " << dag.nodes[id.node].func.name());
+                    nest.rebuild_keeping_base(id.node);
+                    check_same_nest(nest, dag, scratch);
+                    built++;
+                }
+            }
+            std::vector<Decisions> kids = enumerate_children(dag, d, id, h100(), PruningLimits{});
+            REQUIRE(!kids.empty());
+            if (id.phase == 0) {
+                placed = kids;
+                placed_at = step;
+            }
+            d = kids[std::uniform_int_distribution<size_t>(0, kids.size() - 1)(rng)];
+        }
+        other_walk = this_walk;
+    }
+    return built;
+}
+
 } // namespace
+
+TEST_CASE(
+    "a parent's first candidate built on from the previous parent's build at the same step is the nest a "
+    "full build gives",
+    "[search][nest]") {
+    CHECK(keep_along_walks<test_pipelines::Reductions>(3) > 0);
+    CHECK(keep_along_walks<test_pipelines::Staged>(3, false) > 0);
+    CHECK(keep_along_walks<test_pipelines::Blur>(3) > 0);
+    CHECK(keep_along_walks<test_pipelines::DiamondChain>(2, 4, 64) > 0);
+}
 
 TEST_CASE("a location step's candidate made from its parent's nest is the nest a full build gives",
           "[search][nest]") {
