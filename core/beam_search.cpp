@@ -837,6 +837,8 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     if (best.stage_costs) r.stage_costs = *best.stage_costs;
     stats.memo_hits = memo.hits;
     stats.memo_misses = memo.misses;
+    stats.memo_stage_hits = memo.stage_hits;
+    stats.memo_stage_misses = memo.stage_misses;
     stats.memo_evictions = memo.evictions;
     stats.region_memo_hits = regions.hits;
     stats.region_memo_misses = regions.misses;

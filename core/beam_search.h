@@ -100,6 +100,9 @@ struct SearchStats {
     int64_t states_priced = 0;
     int64_t memo_hits = 0;   // kernel featurizations reused (sec. 3.3)
     int64_t memo_misses = 0; // kernel featurizations computed
+    // Of a missed kernel's stages: rows found by everything featurize_stage
+    // reads (FeatureMemo::find_stage), and rows featurized.
+    int64_t memo_stage_hits = 0, memo_stage_misses = 0;
     int64_t memo_evictions = 0;
     // Regions of Funcs below root taken from the search's RegionMemo
     // (core/region_memo.h), or computed and remembered.
