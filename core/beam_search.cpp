@@ -768,6 +768,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     std::mt19937_64 rng(config.seed);
     const int passes = std::max(1, config.passes);
     FeatureMemo memo(config.memo_max_bytes);
+    memo.remember_stages = config.memoize_stages;
     FeatureMemo *memo_ptr = config.memoize ? &memo : nullptr;
     RegionMemo regions;
     RootTilingCache root_tilings;

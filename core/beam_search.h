@@ -35,6 +35,9 @@ struct SearchConfig {
     uint64_t seed = 0;
     double dropout = 0;  // probability of dropping each costed child (one always survives)
     bool memoize = true; // sec. 3.3: reuse kernel featurizations
+    // With memoize: a missed kernel's stages' rows are found by everything
+    // featurize_stage reads of the nest (FeatureMemo::find_stage).
+    bool memoize_stages = true;
     // sec. 3.1/4.4: bucket each step's children by structural hash at depth
     // pass + 1 and featurize only ceil(log2(B)) random members of a bucket
     // of B (at least one).

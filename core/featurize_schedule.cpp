@@ -921,8 +921,8 @@ void compute_rows(const LoopNest &nest, int kidx, const GpuProfile &gpu, Feature
     fresh.rows.reserve(k.stages.size());
     std::vector<int64_t> &key = thread_scratch<FeaturizeScratch>().stage_key;
     for (int idx : k.stages)
-        fresh.rows.push_back(memo ? memoized_stage_row(nest, idx, gpu, *memo, key)
-                                  : featurize_stage(nest, idx, gpu));
+        fresh.rows.push_back(memo && memo->remember_stages ? memoized_stage_row(nest, idx, gpu, *memo, key)
+                                                           : featurize_stage(nest, idx, gpu));
     if (!memo) return;
     fresh.hashes.reserve(k.stages.size());
     for (size_t q = 0; q < k.stages.size(); q++) {

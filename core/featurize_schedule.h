@@ -62,6 +62,7 @@ public:
     // Func placed in a kernel of 25 stages changes one or two of them).
     // Emptied when it holds kMaxStageRows (about 2 KB each).
     static constexpr size_t kMaxStageRows = 4096;
+    bool remember_stages = true; // off: every stage of a missed kernel featurized
     const ScheduleFeatures *find_stage(const std::vector<int64_t> &key) const;
     void insert_stage(const std::vector<int64_t> &key, const ScheduleFeatures &row);
     int64_t stage_hits = 0, stage_misses = 0;

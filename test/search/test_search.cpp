@@ -511,6 +511,7 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"seed", 11},
                          {"dropout", 0.25},
                          {"memoize", false},
+                         {"memoize_stages", false},
                          {"hierarchical_sampling", false},
                          {"sampling_max_depth", 2},
                          {"freezing", false},
@@ -625,6 +626,17 @@ TEST_CASE("stage rows found by everything they are featurized from change no fea
         for (size_t i = 0; i < with.features.schedule.size(); i++)
             CHECK(with.features.schedule[i].values == without.features.schedule[i].values);
         CHECK(without.stats.memo_stage_hits == 0);
+        // And with the kernel memo alone (memoize_stages off).
+        SearchConfig kernels_only;
+        kernels_only.beam_size = beam;
+        kernels_only.passes = 2;
+        kernels_only.seed = 11;
+        kernels_only.memoize_stages = false;
+        const SearchResult kernels = search(dag, kernels_only);
+        CHECK(kernels.decisions == with.decisions);
+        CHECK(kernels.cost == with.cost);
+        CHECK(kernels.stats.memo_hits > 0);
+        CHECK(kernels.stats.memo_stage_hits == 0);
         return with.stats.memo_stage_hits;
     };
     test_pipelines::DiamondChain chain(6, 256);
