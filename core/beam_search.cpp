@@ -768,7 +768,6 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     std::mt19937_64 rng(config.seed);
     const int passes = std::max(1, config.passes);
     FeatureMemo memo(config.memo_max_bytes);
-    memo.remember_stages = config.memoize_stages;
     FeatureMemo *memo_ptr = config.memoize ? &memo : nullptr;
     RegionMemo regions;
     RootTilingCache root_tilings;
@@ -838,8 +837,6 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     if (best.stage_costs) r.stage_costs = *best.stage_costs;
     stats.memo_hits = memo.hits;
     stats.memo_misses = memo.misses;
-    stats.memo_stage_hits = memo.stage_hits;
-    stats.memo_stage_misses = memo.stage_misses;
     stats.memo_evictions = memo.evictions;
     stats.region_memo_hits = regions.hits;
     stats.region_memo_misses = regions.misses;

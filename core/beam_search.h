@@ -35,9 +35,6 @@ struct SearchConfig {
     uint64_t seed = 0;
     double dropout = 0;  // probability of dropping each costed child (one always survives)
     bool memoize = true; // sec. 3.3: reuse kernel featurizations
-    // With memoize: a missed kernel's stages' rows are found by everything
-    // featurize_stage reads of the nest (FeatureMemo::find_stage).
-    bool memoize_stages = true;
     // sec. 3.1/4.4: bucket each step's children by structural hash at depth
     // pass + 1 and featurize only ceil(log2(B)) random members of a bucket
     // of B (at least one).
@@ -103,9 +100,6 @@ struct SearchStats {
     int64_t states_priced = 0;
     int64_t memo_hits = 0;   // kernel featurizations reused (sec. 3.3)
     int64_t memo_misses = 0; // kernel featurizations computed
-    // Of a missed kernel's stages: rows found by everything featurize_stage
-    // reads (FeatureMemo::find_stage), and rows featurized.
-    int64_t memo_stage_hits = 0, memo_stage_misses = 0;
     int64_t memo_evictions = 0;
     // Regions of Funcs below root taken from the search's RegionMemo
     // (core/region_memo.h), or computed and remembered.

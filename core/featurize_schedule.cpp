@@ -739,20 +739,6 @@ uint64_t hash_key(const std::vector<int64_t> &key) {
 
 } // namespace
 
-size_t FeatureMemo::KeyHash::operator()(const std::vector<int64_t> &k) const {
-    return static_cast<size_t>(hash_key(k));
-}
-
-const ScheduleFeatures *FeatureMemo::find_stage(const std::vector<int64_t> &key) const {
-    auto it = stage_rows_.find(key);
-    return it == stage_rows_.end() ? nullptr : &it->second;
-}
-
-void FeatureMemo::insert_stage(const std::vector<int64_t> &key, const ScheduleFeatures &row) {
-    if (stage_rows_.size() >= kMaxStageRows) stage_rows_.clear();
-    stage_rows_.emplace(key, row);
-}
-
 const FeatureMemo::KernelRows *FeatureMemo::find(const std::vector<int64_t> &key) {
     uint64_t h = hash_key(key);
     auto range = index_.equal_range(h);
@@ -797,7 +783,6 @@ struct FeaturizeScratch {
     std::vector<FeatureMemo::KernelRows> computed;       // per kernel not memoized
     std::vector<size_t> position;                        // per stage: its place in its kernel
     std::vector<int64_t> retile_key;                     // featurize_retiled's kernel
-    std::vector<int64_t> stage_key;                      // a single stage's (stage_key)
     FeatureMemo::KernelRows retile_rows;                 // and its rows where computed
     // Hashes of inlined Funcs' rows by (stage id, bits of the call count),
     // which is all such a row holds (inlined_stage_row); valid for any
@@ -817,113 +802,18 @@ const FeatureMemo::KernelRows *memoized_rows(const LoopNest &nest, int kidx, Fea
     return cached;
 }
 
-void push_region(const Region &r, std::vector<int64_t> &key) {
-    key.push_back(static_cast<int64_t>(r.size()));
-    for (const Span &s : r) {
-        key.push_back(s.min);
-        key.push_back(s.max);
-    }
-}
-
-// Everything featurize_stage reads of the nest for stages[index]: the
-// stage's own schedule (tiling, loops at each level, thread slots), its
-// kernel's totals, its allocation, which Funcs from it on are inlined (what
-// it reads through them: its accesses and demands), where each producer it
-// reads is stored and how large (memory level, allocation), the Thread-level
-// Funcs it hosts (their allocations), and for a Thread-level stage its
-// host's tiling (its lanes follow it). The DAG is the search's, fixed.
-void stage_key(const LoopNest &nest, int index, std::vector<int64_t> &key) {
-    const FunctionDAG &dag = nest.dag;
-    const ScheduledStage &ss = nest.stages[index];
-    const Stage &st = dag.nodes[ss.node].stages[ss.stage];
-    const Kernel &k = nest.kernels[ss.kernel];
-    key.clear();
-    key.insert(key.end(),
-               {ss.node, ss.stage, static_cast<int64_t>(ss.location), ss.num_realizations, ss.threads,
-                ss.thread_shape[0], ss.thread_shape[1], ss.thread_shape[2], k.num_blocks, k.threads_per_block,
-                k.shared_bytes, k.block_shape[0], k.block_shape[1], k.block_shape[2]});
-    key.insert(key.end(), ss.serial.begin(), ss.serial.end());
-    key.insert(key.end(), ss.thread.begin(), ss.thread.end());
-    key.insert(key.end(), ss.block.begin(), ss.block.end());
-    key.insert(key.end(), ss.thread_slot.begin(), ss.thread_slot.end());
-    push_region(ss.loops_realization, key);
-    push_region(ss.loops_block, key);
-    push_region(ss.loops_thread, key);
-    push_region(nest.realization_region[ss.node], key);
-    const size_t n_nodes = dag.nodes.size();
-    uint64_t word = 0;
-    for (size_t n = static_cast<size_t>(ss.node); n < n_nodes; n++) {
-        if (nest.decisions.funcs[n].location == ComputeLocation::Inline) word |= uint64_t(1) << (n % 64);
-        if (n % 64 == 63 || n + 1 == n_nodes) {
-            key.push_back(static_cast<int64_t>(word));
-            word = 0;
-        }
-    }
-    auto producer = [&](const ProducerRef &p) {
-        key.push_back(p.index);
-        key.push_back(p.is_image);
-        key.push_back(static_cast<int64_t>(nest.memory_level(p)));
-        push_region(nest.allocation(p), key);
-    };
-    key.push_back(-1);
-    const std::shared_ptr<const EffectiveAccesses> accesses =
-        nest.accesses(st); // held: may be the only owner
-    for (const EffectiveAccess &a : *accesses)
-        producer(a.producer);
-    for (const std::vector<Span> *loops : {&ss.loops_realization, &ss.loops_thread, &ss.loops_block}) {
-        key.push_back(-2);
-        const auto demand = nest.demand(st, *loops);
-        for (const auto &[p, region] : *demand) {
-            producer(p);
-            push_region(region, key);
-        }
-    }
-    key.push_back(-3);
-    for (size_t n = 0; n < n_nodes; n++) {
-        const FuncDecision &fd = nest.decisions.funcs[n];
-        if (fd.location != ComputeLocation::Thread) continue;
-        if (fd.host == ss.node) {
-            key.push_back(static_cast<int64_t>(n));
-            push_region(nest.realization_region[n], key);
-        }
-    }
-    if (ss.location == ComputeLocation::Thread) {
-        const ScheduledStage &host = nest.stages[nest.stage_at[nest.decisions.funcs[ss.node].host][0]];
-        key.insert(key.end(), {-4, host.node, host.stage, host.thread_shape[0], host.thread_shape[1],
-                               host.thread_shape[2]});
-        key.insert(key.end(), host.serial.begin(), host.serial.end());
-        key.insert(key.end(), host.thread_slot.begin(), host.thread_slot.end());
-    }
-}
-
-// featurize_stage through the memo's single-stage rows.
-ScheduleFeatures memoized_stage_row(const LoopNest &nest, int index, const GpuProfile &gpu, FeatureMemo &memo,
-                                    std::vector<int64_t> &key) {
-    stage_key(nest, index, key);
-    if (const ScheduleFeatures *known = memo.find_stage(key)) {
-        memo.stage_hits++;
-        return *known;
-    }
-    ScheduleFeatures row = featurize_stage(nest, index, gpu);
-    memo.stage_misses++;
-    memo.insert_stage(key, row);
-    return row;
-}
-
 // Kernel kidx's rows computed into `fresh`, and with `hashed` (a memo) each
 // row's RowCostCache::prefix: hashed once, when computed, so every later
 // state that finds the kernel in the memo takes the hashes with the rows.
-void compute_rows(const LoopNest &nest, int kidx, const GpuProfile &gpu, FeatureMemo *memo,
+void compute_rows(const LoopNest &nest, int kidx, const GpuProfile &gpu, bool hashed,
                   FeatureMemo::KernelRows &fresh) {
     const Kernel &k = nest.kernels[kidx];
     fresh.rows.clear();
     fresh.hashes.clear();
     fresh.rows.reserve(k.stages.size());
-    std::vector<int64_t> &key = thread_scratch<FeaturizeScratch>().stage_key;
     for (int idx : k.stages)
-        fresh.rows.push_back(memo && memo->remember_stages ? memoized_stage_row(nest, idx, gpu, *memo, key)
-                                                           : featurize_stage(nest, idx, gpu));
-    if (!memo) return;
+        fresh.rows.push_back(featurize_stage(nest, idx, gpu));
+    if (!hashed) return;
     fresh.hashes.reserve(k.stages.size());
     for (size_t q = 0; q < k.stages.size(); q++) {
         const ScheduledStage &ss = nest.stages[k.stages[q]];
@@ -964,7 +854,7 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
                 continue;
             }
         }
-        compute_rows(nest, static_cast<int>(kidx), gpu, memo, scratch.computed[kidx]);
+        compute_rows(nest, static_cast<int>(kidx), gpu, memo != nullptr, scratch.computed[kidx]);
         scratch.source[kidx] = &scratch.computed[kidx];
     }
     // With a memo every row that has a kernel comes with its hash.
@@ -1028,7 +918,7 @@ StateFeatures featurize_retiled(const LoopNest &nest, const GpuProfile &gpu, Fea
     const FeatureMemo::KernelRows *rows =
         memo ? memoized_rows(nest, kidx, *memo, scratch.retile_key, scratch.key_scratch) : nullptr;
     if (!rows) {
-        compute_rows(nest, kidx, gpu, memo, scratch.retile_rows);
+        compute_rows(nest, kidx, gpu, memo != nullptr, scratch.retile_rows);
         rows = &scratch.retile_rows;
     }
     // working_set_at_root depends on the allocations at root, not the tiling.

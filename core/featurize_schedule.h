@@ -56,17 +56,6 @@ public:
     size_t size() const { return lru_.size(); }
     int64_t hits = 0, misses = 0, evictions = 0;
 
-    // Single stages' rows (featurize_stage) by everything it reads of the
-    // nest (stage_key in featurize_schedule.cpp): a kernel that misses has
-    // every stage featurized again, and mostly their rows are unchanged (a
-    // Func placed in a kernel of 25 stages changes one or two of them).
-    // Emptied when it holds kMaxStageRows (about 2 KB each).
-    static constexpr size_t kMaxStageRows = 4096;
-    bool remember_stages = true; // off: every stage of a missed kernel featurized
-    const ScheduleFeatures *find_stage(const std::vector<int64_t> &key) const;
-    void insert_stage(const std::vector<int64_t> &key, const ScheduleFeatures &row);
-    int64_t stage_hits = 0, stage_misses = 0;
-
 private:
     struct Entry {
         uint64_t hash;
@@ -77,10 +66,6 @@ private:
     std::list<Entry> lru_; // front: most recently used
     std::unordered_multimap<uint64_t, std::list<Entry>::iterator> index_;
     size_t bytes_ = 0, max_bytes_;
-    struct KeyHash {
-        size_t operator()(const std::vector<int64_t> &k) const;
-    };
-    std::unordered_map<std::vector<int64_t>, ScheduleFeatures, KeyHash> stage_rows_;
 };
 
 // One row per scheduled stage, with dense stage ids (FunctionDAG::stage_id),

@@ -94,10 +94,6 @@ const std::vector<SearchOption> kOptions = {
          c.search.reuse_tiling_rows = boolean(v, "reuse_tiling_rows");
      },
      [](const PluginConfig &c) { return nlohmann::json(c.search.reuse_tiling_rows); }},
-    {"memoize_stages", "boolean",
-     "with memoize, a missed kernel's stages' rows found by everything they are featurized from",
-     [](const nlohmann::json &v, PluginConfig &c) { c.search.memoize_stages = boolean(v, "memoize_stages"); },
-     [](const PluginConfig &c) { return nlohmann::json(c.search.memoize_stages); }},
     {"reuse_parent_nest", "boolean",
      "a location step's candidates' loop nests made from their parent's, built once per expansion",
      [](const nlohmann::json &v, PluginConfig &c) {

@@ -511,7 +511,6 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"seed", 11},
                          {"dropout", 0.25},
                          {"memoize", false},
-                         {"memoize_stages", false},
                          {"hierarchical_sampling", false},
                          {"sampling_max_depth", 2},
                          {"freezing", false},
@@ -609,43 +608,6 @@ TEST_CASE("kernel memoization changes no feature and no decision", "[search][mem
     REQUIRE(with.features.schedule.size() == without.features.schedule.size());
     for (size_t i = 0; i < with.features.schedule.size(); i++)
         CHECK(with.features.schedule[i].values == without.features.schedule[i].values);
-}
-
-// A kernel that misses the memo takes its stages' rows found by everything
-// featurize_stage reads of the nest (FeatureMemo::find_stage); searches of
-// pipelines whose kernels hold several stages, with the memo and without.
-TEST_CASE("stage rows found by everything they are featurized from change no feature and no decision",
-          "[search][memo]") {
-    auto same = [](const FunctionDAG &dag, int beam) {
-        const SearchResult with = search(dag, beam, 2, 11, 0, true);
-        const SearchResult without = search(dag, beam, 2, 11, 0, false);
-        CHECK(with.decisions == without.decisions);
-        CHECK(with.cost == without.cost);
-        CHECK(with.stats.states_featurized == without.stats.states_featurized);
-        REQUIRE(with.features.schedule.size() == without.features.schedule.size());
-        for (size_t i = 0; i < with.features.schedule.size(); i++)
-            CHECK(with.features.schedule[i].values == without.features.schedule[i].values);
-        CHECK(without.stats.memo_stage_hits == 0);
-        // And with the kernel memo alone (memoize_stages off).
-        SearchConfig kernels_only;
-        kernels_only.beam_size = beam;
-        kernels_only.passes = 2;
-        kernels_only.seed = 11;
-        kernels_only.memoize_stages = false;
-        const SearchResult kernels = search(dag, kernels_only);
-        CHECK(kernels.decisions == with.decisions);
-        CHECK(kernels.cost == with.cost);
-        CHECK(kernels.stats.memo_hits > 0);
-        CHECK(kernels.stats.memo_stage_hits == 0);
-        return with.stats.memo_stage_hits;
-    };
-    test_pipelines::DiamondChain chain(6, 256);
-    test_pipelines::Reductions reductions;
-    test_pipelines::Blur blur(512, 256);
-    int64_t hits = same(FunctionDAG(chain.outputs()), 8);
-    hits += same(FunctionDAG(reductions.outputs()), 8);
-    hits += same(FunctionDAG(blur.outputs()), 8);
-    CHECK(hits > 100);
 }
 
 TEST_CASE("hierarchical sampling featurizes fewer states and stays deterministic", "[search][sampling]") {
