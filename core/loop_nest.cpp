@@ -302,19 +302,25 @@ void LoopNest::record_checkpoint(size_t ni) {
 
 void LoopNest::take_back_to(size_t m) {
     const Checkpoint cp = checkpoints_[m];
-    while (stages.size() > cp.stages) {
+    take_back(cp.stages, &checkpoint_parts_[cp.parts], cp.kernels, m, dag.nodes.size());
+}
+
+void LoopNest::take_back(size_t n_stages, const Base::KernelPart *parts, size_t n_kernels, size_t first,
+                         size_t last) {
+    loops_made_ = false;
+    while (stages.size() > n_stages) {
         spare_stages_.push_back(std::move(stages.back()));
         stages.pop_back();
     }
-    while (kernels.size() > cp.kernels) {
+    while (kernels.size() > n_kernels) {
         spare_kernels_.push_back(std::move(kernels.back()));
         kernels.pop_back();
     }
     for (size_t k = 0; k < kernels.size(); k++) {
-        kernels[k].block_shape = checkpoint_parts_[cp.parts + k].block_shape;
-        kernels[k].stages.resize(checkpoint_parts_[cp.parts + k].stages);
+        kernels[k].block_shape = parts[k].block_shape;
+        kernels[k].stages.resize(parts[k].stages);
     }
-    for (size_t i = m; i < dag.nodes.size(); i++) {
+    for (size_t i = first; i < last; i++) {
         stage_at[i].clear();
         realization_region[i].clear();
         block_region[i].clear();
@@ -343,29 +349,7 @@ bool LoopNest::rebuild_adding(int n) {
         return false;
     }
     // The last build is the base with n added: take n back out.
-    loops_made_ = false;
-    while (stages.size() > base_.stages) {
-        spare_stages_.push_back(std::move(stages.back()));
-        stages.pop_back();
-    }
-    while (kernels.size() > base_.kernels.size()) {
-        spare_kernels_.push_back(std::move(kernels.back()));
-        kernels.pop_back();
-    }
-    for (size_t k = 0; k < kernels.size(); k++) {
-        kernels[k].block_shape = base_.kernels[k].block_shape;
-        kernels[k].stages.resize(base_.kernels[k].stages);
-    }
-    stage_at[at].clear();
-    realization_region[at].clear();
-    block_region[at].clear();
-    realizations[at] = 0;
-    kernel_of_node_[at] = -1;
-    const uint64_t bit = uint64_t(1) << (at % 64);
-    if (decisions.funcs[at].location == ComputeLocation::Inline)
-        inlined_words_[at / 64] |= bit;
-    else
-        inlined_words_[at / 64] &= ~bit;
+    take_back(base_.stages, base_.kernels.data(), base_.kernels.size(), at, at + 1);
     build_funcs(at, n_nodes);
     end_build();
     base_.current = true;

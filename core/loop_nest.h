@@ -246,6 +246,11 @@ private:
     bool checkpoints_current_ = false; // they are of the last build (with base_.decisions)
     void record_checkpoint(size_t ni);
     void take_back_to(size_t m);
+    // Takes the build back to `n_stages` stages and `n_kernels` kernels,
+    // each kernel's block shape and stage count from `parts`, and nothing
+    // built of Funcs first..last-1 (their inlined bits from the decisions).
+    void take_back(size_t n_stages, const Base::KernelPart *parts, size_t n_kernels, size_t first,
+                   size_t last);
 };
 
 } // namespace gpusched
