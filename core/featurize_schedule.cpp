@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/thread_scratch.h"
+#include "core/words_hash.h"
 
 namespace gpusched {
 
@@ -209,15 +210,7 @@ public:
     }
 
 private:
-    struct Hash {
-        size_t operator()(const std::vector<int64_t> &k) const {
-            uint64_t h = 1469598103934665603ull;
-            for (int64_t v : k)
-                h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-            return static_cast<size_t>(h ^ (h >> 29));
-        }
-    };
-    std::unordered_map<std::vector<int64_t>, double, Hash> counts_;
+    std::unordered_map<std::vector<int64_t>, double, WordsHash> counts_;
 };
 
 // access_transactions' buffers, kept between calls.
@@ -503,9 +496,7 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     }
 
     // Working sets: the allocations live at each level of this stage's nest.
-    // working_set_at_root (every root allocation) is the state's, not the
-    // stage's: featurize() sets it on every row of a state.
-    double ws_block = static_cast<double>(k.shared_bytes), ws_thread = 0, ws_root = 0;
+    double ws_block = static_cast<double>(k.shared_bytes), ws_thread = 0;
     for (size_t n = 0; n < dag.nodes.size(); n++) {
         const FuncDecision &fd = nest.decisions.funcs[n];
         if (fd.location == ComputeLocation::Thread && fd.host == ss.node)
@@ -515,7 +506,9 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     f[SF::working_set_at_task] = ws_block;
     f[SF::working_set_at_production] = f[SF::bytes_at_production];
     f[SF::working_set_at_realization] = f[SF::bytes_at_realization];
-    f[SF::working_set_at_root] = ws_root;
+    // Every root allocation: the state's, not the stage's; featurize() sets
+    // it on every row of a state.
+    f[SF::working_set_at_root] = 0;
     f[SF::working_set_at_thread] = ws_thread;
 
     // GPU parallelism.
@@ -726,21 +719,8 @@ void append_inlined_rows(const LoopNest &nest, StateFeatures &s) {
 
 } // namespace
 
-namespace {
-
-uint64_t hash_key(const std::vector<int64_t> &key) {
-    uint64_t h = 1469598103934665603ull;
-    for (int64_t v : key) {
-        h ^= static_cast<uint64_t>(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-        h *= 1099511628211ull;
-    }
-    return h;
-}
-
-} // namespace
-
 const FeatureMemo::KernelRows *FeatureMemo::find(const std::vector<int64_t> &key) {
-    uint64_t h = hash_key(key);
+    uint64_t h = hash_words(key);
     auto range = index_.equal_range(h);
     for (auto it = range.first; it != range.second; ++it) {
         if (it->second->key != key) continue;
@@ -751,7 +731,7 @@ const FeatureMemo::KernelRows *FeatureMemo::find(const std::vector<int64_t> &key
 }
 
 void FeatureMemo::insert(std::vector<int64_t> key, KernelRows rows) {
-    uint64_t h = hash_key(key);
+    uint64_t h = hash_words(key);
     // Payload plus list node, hash node and vector headers (approximate).
     size_t b = key.size() * sizeof(int64_t) + rows.rows.size() * sizeof(ScheduleFeatures) +
                rows.hashes.size() * sizeof(RowCostCache::Prefix) + 128;

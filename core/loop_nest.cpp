@@ -268,7 +268,6 @@ void LoopNest::rebuild_keeping_base(int n) {
         checkpoints_.size() > at)
         while (m < at && decisions.funcs[m] == base_.decisions.funcs[m])
             m++;
-    loops_made_ = false;
     if (m > 0)
         take_back_to(m);
     else
@@ -307,7 +306,6 @@ void LoopNest::take_back_to(size_t m) {
 
 void LoopNest::take_back(size_t n_stages, const Base::KernelPart *parts, size_t n_kernels, size_t first,
                          size_t last) {
-    loops_made_ = false;
     while (stages.size() > n_stages) {
         spare_stages_.push_back(std::move(stages.back()));
         stages.pop_back();
@@ -365,7 +363,6 @@ void LoopNest::begin_build() {
     for (ScheduledStage &ss : stages)
         spare_stages_.push_back(std::move(ss));
     stages.clear();
-    loops_made_ = false;
     for (Kernel &k : kernels)
         spare_kernels_.push_back(std::move(k));
     kernels.clear();

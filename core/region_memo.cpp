@@ -4,19 +4,6 @@
 
 namespace gpusched {
 
-size_t RegionMemo::KeyHash::operator()(const std::vector<int64_t> &k) const {
-    // FNV-1a over the words, with a final avalanche (splitmix64's).
-    uint64_t h = 1469598103934665603ull;
-    for (int64_t v : k)
-        h = (h ^ static_cast<uint64_t>(v)) * 1099511628211ull;
-    h ^= h >> 30;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 27;
-    h *= 0x94d049bb133111ebull;
-    h ^= h >> 31;
-    return static_cast<size_t>(h);
-}
-
 namespace {
 
 // The value stored under key in one of the tables, or null, counted.

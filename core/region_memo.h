@@ -38,6 +38,7 @@
 
 #include "core/effective_access.h"
 #include "core/function_dag.h"
+#include "core/words_hash.h"
 
 namespace gpusched {
 
@@ -65,12 +66,9 @@ public:
     int64_t access_hits = 0, access_misses = 0;
 
 private:
-    struct KeyHash {
-        size_t operator()(const std::vector<int64_t> &k) const;
-    };
-    std::unordered_map<std::vector<int64_t>, Region, KeyHash> regions_;
-    std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Demand>, KeyHash> demands_;
-    std::unordered_map<std::vector<int64_t>, std::shared_ptr<const EffectiveAccesses>, KeyHash> accesses_;
+    std::unordered_map<std::vector<int64_t>, Region, WordsHash> regions_;
+    std::unordered_map<std::vector<int64_t>, std::shared_ptr<const Demand>, WordsHash> demands_;
+    std::unordered_map<std::vector<int64_t>, std::shared_ptr<const EffectiveAccesses>, WordsHash> accesses_;
     size_t max_bytes_;
     size_t bytes_ = 0, demand_bytes_ = 0, access_bytes_ = 0;
 };
