@@ -301,7 +301,7 @@ void LoopNest::record_checkpoint(size_t ni) {
 
 void LoopNest::take_back_to(size_t m) {
     const Checkpoint cp = checkpoints_[m];
-    take_back(cp.stages, &checkpoint_parts_[cp.parts], cp.kernels, m, dag.nodes.size());
+    take_back(cp.stages, checkpoint_parts_.data() + cp.parts, cp.kernels, m, dag.nodes.size());
 }
 
 void LoopNest::take_back(size_t n_stages, const Base::KernelPart *parts, size_t n_kernels, size_t first,
