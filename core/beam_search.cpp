@@ -840,6 +840,7 @@ SearchResult beam_search(const FunctionDAG &dag, CostModel &model, const GpuProf
     stats.memo_evictions = memo.evictions;
     stats.region_memo_hits = regions.hits;
     stats.region_memo_misses = regions.misses;
+    stats.region_memo_resets = regions.resets;
     stats.seconds_total = seconds_since(t_start);
     stats.cpu_seconds_total = cpu_now() - cpu_start;
     r.stats = stats;

@@ -104,7 +104,8 @@ struct SearchStats {
     // Regions of Funcs below root taken from the search's RegionMemo
     // (core/region_memo.h), or computed and remembered.
     int64_t region_memo_hits = 0, region_memo_misses = 0;
-    int64_t funcs_frozen = 0; // Funcs whose pre-pass decisions were kept
+    int64_t region_memo_resets = 0; // times a table passed its bound and was emptied
+    int64_t funcs_frozen = 0;       // Funcs whose pre-pass decisions were kept
     // Wall seconds per phase; enumerate includes pruning (and the loop nests
     // it builds), prepass is the freezing pre-pass (also counted in the
     // phases). cpu_seconds_total: the process's CPU time during the search.

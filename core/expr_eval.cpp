@@ -130,6 +130,68 @@ void CompiledExpr::find_linear_form() {
     }
 }
 
+std::vector<CompiledExpr::IntegerNode> CompiledExpr::integer_form() const {
+    using Kind = IntegerNode::Kind;
+    std::vector<IntegerNode> out;
+    auto integral = [](double v) { return v == std::floor(v) && std::fabs(v) <= 1e15; };
+    std::function<int32_t(int32_t)> walk = [&](int32_t i) -> int32_t {
+        const Node &n = nodes_[i];
+        IntegerNode r{Kind::Const};
+        switch (n.op) {
+        case Op::Const:
+            if (!integral(n.imm)) return -1;
+            r.value = static_cast<int64_t>(n.imm);
+            break;
+        case Op::Slot:
+            r.kind = Kind::Slot;
+            r.value = n.slot;
+            break;
+        case Op::CastToInt:
+            return walk(n.a); // of an integer value: the value itself
+        case Op::Add:
+        case Op::Sub:
+        case Op::Min:
+        case Op::Max:
+            r.kind = n.op == Op::Add   ? Kind::Add
+                     : n.op == Op::Sub ? Kind::Sub
+                     : n.op == Op::Min ? Kind::Min
+                                       : Kind::Max;
+            r.a = walk(n.a);
+            if (r.a < 0) return -1;
+            r.b = walk(n.b);
+            if (r.b < 0) return -1;
+            break;
+        case Op::Mul: {
+            // A product with a constant (folded constants sit on either side).
+            const bool a_const = nodes_[n.a].op == Op::Const, b_const = nodes_[n.b].op == Op::Const;
+            if (a_const == b_const) return -1;
+            const Node &k = nodes_[a_const ? n.a : n.b];
+            if (!integral(k.imm)) return -1;
+            r.kind = Kind::Scale;
+            r.value = static_cast<int64_t>(k.imm);
+            r.a = walk(a_const ? n.b : n.a);
+            if (r.a < 0) return -1;
+            break;
+        }
+        case Op::DivInt: {
+            const Node &k = nodes_[n.b];
+            if (k.op != Op::Const || !integral(k.imm) || k.imm <= 0) return -1;
+            r.kind = Kind::Div;
+            r.value = static_cast<int64_t>(k.imm);
+            r.a = walk(n.a);
+            if (r.a < 0) return -1;
+            break;
+        }
+        default:
+            return -1;
+        }
+        out.push_back(r);
+        return static_cast<int32_t>(out.size()) - 1;
+    };
+    if (root_ < 0 || float_result_ || walk(root_) < 0) return {};
+    return out;
+}
+
 // Values are carried as doubles (exact for integers below 2^53, far beyond
 // any image size) so index arithmetic that goes through floats, e.g.
 // int(floor((x + 0.5f) * scale)), evaluates too; integer nodes apply Halide's

@@ -56,6 +56,27 @@ public:
     std::optional<int64_t> evaluate(const int64_t *slots) const;
     // The value itself, not floored (a float parameter's estimate).
     std::optional<double> evaluate_number(const int64_t *slots) const;
+    // Where the expression is c + sum a_i * slot_i with integer a_i and c
+    // (it then never fails to evaluate): its terms (slot, a_i), a slot
+    // possibly more than once; otherwise null.
+    const std::vector<std::pair<int32_t, double>> *linear_terms() const {
+        return linear_ ? &linear_terms_ : nullptr;
+    }
+    double linear_constant() const { return linear_constant_; }
+
+    // The expression as integer arithmetic on slots, for analyses over
+    // other domains (core/shift_shape.h): where it is built only from
+    // integer constants, slots, +, -, products with a constant, division by
+    // a positive constant (Euclidean: floor), min and max, integer casts
+    // looked through, its nodes with each child before its parent and the
+    // root last; empty otherwise.
+    struct IntegerNode {
+        enum class Kind : uint8_t { Const, Slot, Add, Sub, Scale, Div, Min, Max };
+        Kind kind;
+        int32_t a = -1, b = -1; // operands (Scale, Div: a only)
+        int64_t value = 0;      // Const: the constant; Slot: the slot; Scale, Div: the factor
+    };
+    std::vector<IntegerNode> integer_form() const;
 
 private:
     enum class Op : uint8_t;

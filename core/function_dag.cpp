@@ -871,8 +871,17 @@ void FunctionDAG::compile_box(const Stage &s, Edge &e) const {
         return b;
     };
     e.compiled_box.clear();
-    for (const auto &[mn, mx] : e.box)
+    e.integer_box.clear();
+    e.shift_traceable = true;
+    for (const auto &[mn, mx] : e.box) {
         e.compiled_box.emplace_back(CompiledExpr(mn, resolve), CompiledExpr(mx, resolve));
+        const auto &[lo, hi] = e.compiled_box.back();
+        auto &[lo_form, hi_form] = e.integer_box.emplace_back();
+        if (!lo.linear_terms()) lo_form = lo.integer_form();
+        if (!hi.linear_terms()) hi_form = hi.integer_form();
+        e.shift_traceable = e.shift_traceable && (lo.linear_terms() || !lo_form.empty()) &&
+                            (hi.linear_terms() || !hi_form.empty());
+    }
 }
 
 bool FunctionDAG::bound_with_whole_loops(const Stage &s, Edge &e, const std::vector<Span> &loops,

@@ -96,6 +96,16 @@ struct Edge {
     // FunctionDAG::required evaluates.
     std::vector<std::pair<CompiledExpr, CompiledExpr>> compiled_box;
     bool affine = true; // every bound is affine in the loop bounds (see is_affine_bound)
+    // Every compiled bound is integer-linear in the slots, or integer
+    // arithmetic on them (integer_box): how the region moves with the tile
+    // can be followed (core/shift_shape.h).
+    bool shift_traceable = false;
+    // Per producer dimension, each bound that is not linear as integer
+    // arithmetic on the slots (CompiledExpr::integer_form; empty where it is
+    // linear or is not such arithmetic): rounding divisions and clamps,
+    // whose movement with the tile core/shift_shape.h follows too.
+    std::vector<std::pair<std::vector<CompiledExpr::IntegerNode>, std::vector<CompiledExpr::IntegerNode>>>
+        integer_box;
     // Some bound divides (or takes a remainder): x / 2 over [a, b] is
     // [a / 2, b / 2], whose extent depends on where the interval starts.
     bool rounds = false;

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/root_stage_launch.h"
+#include "core/shift_shape.h"
 
 namespace gpusched {
 
@@ -118,8 +119,8 @@ Region LoopNest::written(const Stage &s, const std::vector<Span> &loop_bounds) c
     return r;
 }
 
-LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d, RegionMemo *memo)
-    : dag(dag_), decisions(d), memo_(memo) {
+LoopNest::LoopNest(const FunctionDAG &dag_, const Decisions &d, RegionMemo *memo, TileStarts tile_starts)
+    : dag(dag_), decisions(d), memo_(memo), tile_starts_(tile_starts) {
     rebuild();
 }
 
@@ -523,6 +524,141 @@ void LoopNest::build_funcs(size_t first, size_t last) {
         }
         return shifted[side][key];
     };
+    // The shape of node n's region as the tile moves (core/shift_shape.h),
+    // followed the way region_at_shift computes the region at a shift: the
+    // consumers in the kernel (the tile's own stages moved, the others at
+    // their own shapes, sized by their largest extent where the nest sizes
+    // them so), what each demands through inlined Funcs, the updates'
+    // growth. Made once per side and Func in this build.
+    std::vector<RegionShape> shapes[2];
+    std::vector<uint8_t> shapes_done[2];
+    auto demand_shape = [&](const Stage &st, const std::vector<SpanShape> &loops, int target) {
+        RegionShape out;
+        std::map<int, RegionShape> pending; // inlined Funcs, as demand_walk expands them
+        auto expand = [&](const Stage &s, const std::vector<SpanShape> &lb) {
+            for (const Edge &e : s.edges) {
+                if (e.producer.is_image) continue;
+                const int p = e.producer.index;
+                const bool inlined = location(p) == ComputeLocation::Inline;
+                if (inlined || p == target) merge_shape(inlined ? pending[p] : out, required_shape(e, lb));
+            }
+        };
+        expand(st, loops);
+        std::vector<SpanShape> lb;
+        drain_in_dag_order(pending, [&](int node, const RegionShape &region) {
+            const Stage &ps = dag.nodes[node].stages[0];
+            loop_shapes_into(ps, region, lb);
+            expand(ps, lb);
+        });
+        return out;
+    };
+    std::function<const RegionShape &(int, int, bool)> shape_at_shift;
+    shape_at_shift = [&](int n, int kernel, bool per_thread) -> const RegionShape & {
+        const int side = per_thread ? 1 : 0;
+        if (shapes[side].empty()) {
+            shapes[side].resize(n_nodes);
+            shapes_done[side].assign(n_nodes, 0);
+        }
+        if (!shapes_done[side][n]) {
+            RegionShape r;
+            std::vector<SpanShape> loops;
+            // A consumer in the kernel that reads n through a bound that is
+            // not integer arithmetic (a data-dependent or float index)
+            // leaves it unknown: found before any shape is made.
+            bool opaque = false;
+            for (int c = 0; c < n && !opaque; c++) {
+                for (int idx : stage_at[c]) {
+                    if (idx < 0 || stages[idx].kernel != kernel) continue;
+                    for (const Edge &e : dag.nodes[c].stages[stages[idx].stage].edges)
+                        opaque =
+                            opaque || (!e.producer.is_image && e.producer.index == n && !e.shift_traceable);
+                }
+            }
+            if (opaque) {
+                r.assign(dag.nodes[n].region.size(), {BoundShape::unknown(), BoundShape::unknown()});
+                shapes[side][n] = std::move(r);
+                shapes_done[side][n] = 1;
+                return shapes[side][n];
+            }
+            for (int c = 0; c < n; c++) {
+                for (int idx : stage_at[c]) {
+                    if (idx < 0 || stages[idx].kernel != kernel) continue;
+                    const Stage &st = dag.nodes[c].stages[stages[idx].stage];
+                    const bool host_thread =
+                        per_thread && (c == d.funcs[n].host || (location(c) == ComputeLocation::Thread &&
+                                                                d.funcs[c].host == d.funcs[n].host));
+                    if (per_thread && !host_thread) continue;
+                    // Only a stage that reads n, or an inlined Func, can demand n.
+                    const bool may_read = std::any_of(st.edges.begin(), st.edges.end(), [&](const Edge &e) {
+                        return !e.producer.is_image && (e.producer.index == n || location(e.producer.index) ==
+                                                                                     ComputeLocation::Inline);
+                    });
+                    if (!may_read) continue;
+                    const bool tile_moves =
+                        per_thread ? c == d.funcs[n].host : location(c) == ComputeLocation::Root;
+                    if (tile_moves) {
+                        moving_loop_shapes(st, loops);
+                    } else {
+                        RegionShape rc = shape_at_shift(c, kernel, per_thread);
+                        // Sizing by the largest extent applies where the
+                        // nest sizes c so; assuming it elsewhere only
+                        // weakens what is known.
+                        if (sized_by_max(dag.nodes[c])) size_by_constant_extent(rc);
+                        loop_shapes_into(st, rc, loops);
+                    }
+                    merge_shape(r, demand_shape(st, loops, n));
+                }
+            }
+            const Node &node = dag.nodes[n];
+            for (int round = 0; round < 2 && !r.empty(); round++) { // as FunctionDAG::grow_by_updates
+                for (size_t si = 1; si < node.stages.size(); si++) {
+                    const Stage &st = node.stages[si];
+                    if (st.self_box.compiled_box.size() != r.size()) continue;
+                    loop_shapes_into(st, r, loops);
+                    merge_shape(r, required_shape(st.self_box, loops));
+                }
+            }
+            shapes[side][n] = std::move(r);
+            shapes_done[side][n] = 1;
+        }
+        return shapes[side][n];
+    };
+    // What the shape says of node n's extent, remembered across builds by
+    // what the shape is made from: the kernel, n's host, and per Func above
+    // n its location, which of its stages are in the kernel and whether it
+    // shares n's host (the tiles' sizes do not enter it; most region misses
+    // differ from an earlier build only in those).
+    auto shift_verdict = [&](int n, int kernel, bool per_thread) {
+        std::vector<int64_t> &key = verdict_key_;
+        key.clear();
+        key.push_back(n);
+        key.push_back(per_thread ? 1 : 0);
+        key.push_back(kernels[kernel].node);
+        key.push_back(kernels[kernel].stage);
+        key.push_back(per_thread ? d.funcs[n].host : -1);
+        for (int c = 0; c < n; c++) {
+            key.push_back(static_cast<int64_t>(location(c)) | (d.funcs[c].host == d.funcs[n].host ? 8 : 0));
+            uint64_t in_kernel = 0; // which of c's stages, 64 to a word
+            for (size_t si = 0; si < stage_at[c].size(); si++) {
+                const int idx = stage_at[c][si];
+                if (idx >= 0 && stages[idx].kernel == kernel) in_kernel |= uint64_t(1) << (si % 64);
+                if (si % 64 == 63 || si + 1 == stage_at[c].size()) {
+                    key.push_back(static_cast<int64_t>(in_kernel));
+                    in_kernel = 0;
+                }
+            }
+        }
+        if (auto known = shift_verdicts_.find(key); known != shift_verdicts_.end()) return known->second;
+        const ShiftWalks w = shift_walks(shape_at_shift(n, kernel, per_thread), kResidues);
+        const size_t bytes = key.size() * sizeof(int64_t) + 64; // key, walks, hash node
+        if (shift_verdict_bytes_ + bytes > kMaxShiftVerdictBytes) {
+            shift_verdicts_.clear();
+            shift_verdict_bytes_ = 0;
+        }
+        shift_verdicts_.emplace(key, w);
+        shift_verdict_bytes_ += bytes;
+        return w;
+    };
     // The producer's region per block (per thread), grown by what its
     // updates touch; where it can change extent as the tile moves
     // (sized_by_max), each extent is the largest over every residue of the
@@ -538,11 +674,25 @@ void LoopNest::build_funcs(size_t first, size_t last) {
         }
         Region r = consumers_in_kernel(n, kernel, per_thread, 0);
         if (!r.empty()) dag.grow_by_updates(n, r);
-        for (int64_t shift = 1; !r.empty() && sized_by_max(dag.nodes[n]) && shift < kResidues; shift++) {
+        // Every shift is walked unless the region's shape says which give
+        // its largest extents (core/shift_shape.h): one period of a
+        // repeating extent, the last shift too where one is convex.
+        const bool walk = !r.empty() && sized_by_max(dag.nodes[n]);
+        ShiftWalks walks;
+        if (walk && tile_starts_ == TileStarts::WhereShapeAllows)
+            walks = shift_verdict(n, kernel, per_thread);
+        auto widen_to_shift = [&](int64_t shift) {
             const Region &m = region_at_shift(n, kernel, per_thread, shift);
-            if (m.empty()) continue;
             for (size_t i = 0; i < r.size() && i < m.size(); i++)
                 r[i].max = std::max(r[i].max, r[i].min + m[i].extent() - 1);
+        };
+        if (walk) {
+            const int64_t until = walks.every ? kResidues - 1 : walks.until;
+            const bool last = !walks.every && walks.last;
+            for (int64_t shift = 1; shift <= until; shift++)
+                widen_to_shift(shift);
+            if (last) widen_to_shift(kResidues - 1);
+            shift_walks_saved += (kResidues - 1) - until - (last ? 1 : 0);
         }
         if (memo_) memo_->insert(key_, r);
         return r;

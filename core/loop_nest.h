@@ -20,12 +20,15 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "core/effective_access.h"
 #include "core/function_dag.h"
 #include "core/region_memo.h"
 #include "core/schedule_decisions.h"
+#include "core/shift_shape.h"
+#include "core/words_hash.h"
 
 namespace gpusched {
 
@@ -103,12 +106,19 @@ inline int shared_storage_alignment(const Node &n, int widest_shared_element) {
 // innermost extent rounded up to the alignment.
 int64_t padded_region_points(const Region &region, int alignment);
 
+// Which of the kResidues tile starts a Func sized by its largest extent is
+// walked at: those its region's shape as the tile moves leaves necessary
+// (core/shift_shape.h: one period where the extent repeats, the first and
+// last where it is convex), or every one (which tests compare it with).
+enum class TileStarts { WhereShapeAllows, Every };
+
 class LoopNest {
 public:
     // memo (optional, shared by the nests of one search) remembers the
     // regions of Funcs below root and what stages read across builds
     // (core/region_memo.h); demand() reads it too, so it must outlive the nest.
-    LoopNest(const FunctionDAG &dag, const Decisions &d, RegionMemo *memo = nullptr);
+    LoopNest(const FunctionDAG &dag, const Decisions &d, RegionMemo *memo = nullptr,
+             TileStarts tile_starts = TileStarts::WhereShapeAllows);
     // Recomputes the nest from the (changed) decisions it refers to, reusing
     // the storage of the previous build: the search checks and featurizes
     // its candidates in one scratch nest, so building a nest per candidate
@@ -149,6 +159,9 @@ public:
     std::vector<Region> realization_region; // per node: one realization (allocation)
     std::vector<Region> block_region;       // per node: what one block of its kernel touches
     std::vector<int64_t> realizations;      // per node
+    // Walks at tile starts the regions' shapes made unnecessary, over every
+    // build of this nest.
+    int64_t shift_walks_saved = 0;
 
     ComputeLocation location(int node) const;
     // Where a producer's data lives (images, root and unscheduled: global).
@@ -199,6 +212,13 @@ private:
     void end_build();
 
     RegionMemo *memo_;
+    TileStarts tile_starts_;
+    // The shifts the shapes of regions as the tile moves leave to walk
+    // (build_funcs' shift_verdict), by what a shape is made from.
+    std::unordered_map<std::vector<int64_t>, ShiftWalks, WordsHash> shift_verdicts_;
+    size_t shift_verdict_bytes_ = 0;
+    static constexpr size_t kMaxShiftVerdictBytes = size_t(4) << 20; // emptied past it
+    std::vector<int64_t> verdict_key_;
     mutable std::vector<int64_t> access_key_, demand_key_; // reused by accesses() and demand()
     std::vector<int64_t> key_, shift_key_;
     std::vector<uint64_t> inlined_words_; // bit c % 64 of word c / 64: Func c is inlined

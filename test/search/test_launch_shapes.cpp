@@ -142,6 +142,32 @@ struct TransposePaths {
     std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
 };
 
+// A Func read at two strides in one kernel: `fine` reads it pointwise and
+// `coarse` at 2x and 2x + 1, both read by `both`; the output reads `both`
+// at (x + 1) / 4, so every Func above it is sized by its largest extent over
+// the tile's starts. In a kernel of `both` the region of src moves with slope
+// 1 along one path and 2 along the other: its extent bends (convex), and the
+// region of fine or coarse alone moves as a line. In the output's kernel a
+// tile 2 mod 4 wide needs the most of `both` at starts 2 mod 4 only, which
+// neither the first nor the last start (1, 31) is.
+struct MixedStrides {
+    Halide::Var x{"x"}, y{"y"};
+    Halide::ImageParam in{Halide::Float(32), 2, "ms_in"};
+    Halide::Func src{"ms_src"}, fine{"ms_fine"}, coarse{"ms_coarse"}, both{"ms_both"}, out{"ms_out"};
+    explicit MixedStrides(int size = 256) {
+        Halide::Func b = Halide::BoundaryConditions::repeat_edge(in);
+        src(x, y) = b(x, y) * 0.5f + b(x, y + 1);
+        fine(x, y) = src(x, y) + src(x + 1, y);
+        coarse(x, y) = src(2 * x, y) + src(2 * x + 1, y);
+        both(x, y) = fine(x, y) * coarse(x, y);
+        out(x, y) = both((x + 1) / 4, y) * 2.0f;
+        in.dim(0).set_estimate(0, 2 * size);
+        in.dim(1).set_estimate(0, size);
+        out.set_estimate(x, 0, size).set_estimate(y, 0, size);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return {out.function()}; }
+};
+
 bool below_root(ComputeLocation l) {
     return l == ComputeLocation::Block || l == ComputeLocation::Thread;
 }
@@ -322,6 +348,72 @@ TEST_CASE("a Func read along two paths that move apart is flagged and every sche
     CHECK(dag.nodes[node_named(dag, p.mix)].paths_move_apart);
     CHECK_FALSE(dag.nodes[node_named(dag, p.blur)].paths_move_apart); // one path: its region moves whole
     CHECK(check_schedules_launch<TransposePaths>(24) > 0);
+}
+
+// Walks the pruned space: every child's nest built walking only the tile
+// starts its regions' shapes leave possible (core/shift_shape.h) must have
+// the regions of a nest walked at every start. Returns the walks saved.
+template <typename P, typename... Args> int64_t check_shapes_size_as_every_start(int walks, Args... args) {
+    P p(args...);
+    FunctionDAG dag(p.outputs());
+    std::mt19937 rng(11);
+    int64_t saved = 0;
+    auto compare = [&](const std::vector<Decisions> &kids) {
+        for (const Decisions &kid : kids) {
+            const LoopNest shaped(dag, kid, nullptr, TileStarts::WhereShapeAllows),
+                every(dag, kid, nullptr, TileStarts::Every);
+            INFO(describe(dag, kid));
+            for (size_t n = 0; n < dag.nodes.size(); n++) {
+                INFO("Func " << dag.nodes[n].name);
+                CHECK(shaped.realization_region[n] == every.realization_region[n]);
+                CHECK(shaped.block_region[n] == every.block_region[n]);
+            }
+            CHECK(every.shift_walks_saved == 0);
+            saved += shaped.shift_walks_saved;
+        }
+    };
+    for (int w = 0; w < walks; w++)
+        random_walk(dag, rng, compare);
+    return saved;
+}
+
+TEST_CASE("regions sized from the tile starts their shapes leave possible are those sized from every start",
+          "[search][launch]") {
+    // Lines and a bend: walks saved where the way from the tile to a Func
+    // has no division.
+    CHECK(check_shapes_size_as_every_start<MixedStrides>(8) > 0);
+    // Pyramids, rounding chains and paths that move apart: mostly every
+    // start, and the same regions wherever a shape is trusted.
+    check_shapes_size_as_every_start<Pyramid>(4, 4, 1024, 1024);
+    check_shapes_size_as_every_start<UpsampleChain>(6);
+    check_shapes_size_as_every_start<TransposePaths>(6);
+}
+
+TEST_CASE("a Func read through (x + 1) / 4 is sized from one period of tile starts, where only starts 2 "
+          "mod 4 need its widest region",
+          "[search][launch]") {
+    MixedStrides p;
+    FunctionDAG dag(p.outputs());
+    const int out = node_named(dag, p.out), both = node_named(dag, p.both);
+    // out in blocks of 2 x 1 points, `both` at its block level: a block at
+    // column x0 reads both over [(x0 + 1) / 4, (x0 + 2) / 4], 2 columns
+    // where x0 is 2 mod 4 and 1 elsewhere.
+    Decisions d = initial_decisions(dag);
+    d.funcs[out].location = ComputeLocation::Root;
+    d.funcs[out].tiled = true;
+    d.funcs[out].stages = {StageTiling{{1, 1}, {2, 1}}};
+    d.funcs[both].location = ComputeLocation::Block;
+    d.funcs[both].host = out;
+    d.funcs[both].tiled = true;
+    d.funcs[both].stages = {StageTiling{{1, 1}, {1, 1}}};
+    const LoopNest shaped(dag, d, nullptr, TileStarts::WhereShapeAllows),
+        every(dag, d, nullptr, TileStarts::Every);
+    REQUIRE(every.block_region[both].size() == 2);
+    CHECK(every.block_region[both][0].extent() == 2);
+    CHECK(shaped.block_region[both] == every.block_region[both]);
+    // Period 4 in x (the shape's x / 4 of a line), a line in y: 4 of the 31
+    // tile starts walked.
+    CHECK(shaped.shift_walks_saved == 27);
 }
 
 TEST_CASE("regions and features from nests built with the search's region memo are the ones computed "
