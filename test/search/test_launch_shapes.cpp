@@ -264,6 +264,26 @@ template <typename P, typename... Args> int check_schedules_launch(int walks, Ar
 
 using gpusched::test::node_named;
 
+// `out` at root in blocks of `tiling` (serial, threads), and each Func of
+// `at_block` at its Block level, one point a thread.
+Decisions blocks_of(const FunctionDAG &dag, int out, const StageTiling &tiling,
+                    const std::vector<int> &at_block) {
+    Decisions d = initial_decisions(dag);
+    d.funcs[out].location = ComputeLocation::Root;
+    d.funcs[out].tiled = true;
+    d.funcs[out].stages = {tiling};
+    for (int n : at_block) {
+        d.funcs[n].location = ComputeLocation::Block;
+        d.funcs[n].host = out;
+        d.funcs[n].tiled = true;
+        d.funcs[n].stages.clear();
+        for (const gpusched::Stage &st : dag.nodes[n].stages)
+            d.funcs[n].stages.push_back(StageTiling{std::vector<int64_t>(st.loops.size(), 1),
+                                                    std::vector<int64_t>(st.loops.size(), 1)});
+    }
+    return d;
+}
+
 } // namespace
 
 TEST_CASE("a scan's region per block includes the rows its reduction domain reaches", "[search][launch]") {
@@ -271,14 +291,7 @@ TEST_CASE("a scan's region per block includes the rows its reduction domain reac
     FunctionDAG dag(p.outputs());
     const int f = node_named(dag, p.f), out = node_named(dag, p.out);
     // out in 16 x 16 tiles of 32 x 8 threads (16 x 128 points), f at its block level.
-    Decisions d = initial_decisions(dag);
-    d.funcs[out].location = ComputeLocation::Root;
-    d.funcs[out].tiled = true;
-    d.funcs[out].stages = {StageTiling{{1, 16}, {16, 8}}};
-    d.funcs[f].location = ComputeLocation::Block;
-    d.funcs[f].host = out;
-    d.funcs[f].tiled = true;
-    d.funcs[f].stages = {StageTiling{{1, 1}, {1, 1}}, StageTiling{{1, 1}, {1, 1}}};
+    const Decisions d = blocks_of(dag, out, StageTiling{{1, 16}, {16, 8}}, {f});
     LoopNest nest(dag, d);
     // The update runs r over rows 1..1023 and reads row r - 1: whatever the
     // tile, the block computes f's rows 0..1023.
@@ -398,14 +411,7 @@ TEST_CASE("a Func read through (x + 1) / 4 is sized from one period of tile star
     // out in blocks of 2 x 1 points, `both` at its block level: a block at
     // column x0 reads both over [(x0 + 1) / 4, (x0 + 2) / 4], 2 columns
     // where x0 is 2 mod 4 and 1 elsewhere.
-    Decisions d = initial_decisions(dag);
-    d.funcs[out].location = ComputeLocation::Root;
-    d.funcs[out].tiled = true;
-    d.funcs[out].stages = {StageTiling{{1, 1}, {2, 1}}};
-    d.funcs[both].location = ComputeLocation::Block;
-    d.funcs[both].host = out;
-    d.funcs[both].tiled = true;
-    d.funcs[both].stages = {StageTiling{{1, 1}, {1, 1}}};
+    const Decisions d = blocks_of(dag, out, StageTiling{{1, 1}, {2, 1}}, {both});
     const LoopNest shaped(dag, d, nullptr, TileStarts::WhereShapeAllows),
         every(dag, d, nullptr, TileStarts::Every);
     REQUIRE(every.block_region[both].size() == 2);
@@ -437,16 +443,7 @@ TEST_CASE("a producer two rounding levels below the block is sized for a block a
     const int out = node_named(dag, p.out), up = node_named(dag, p.up), first = node_named(dag, p.first);
     // out in blocks of 64 x 2 points (64 threads, 2 rows each), up and first
     // at its block level: fuzz seed 47's greedy schedule.
-    Decisions d = initial_decisions(dag);
-    d.funcs[out].location = ComputeLocation::Root;
-    d.funcs[out].tiled = true;
-    d.funcs[out].stages = {StageTiling{{1, 2}, {64, 1}}};
-    for (int n : {up, first}) {
-        d.funcs[n].location = ComputeLocation::Block;
-        d.funcs[n].host = out;
-        d.funcs[n].tiled = true;
-        d.funcs[n].stages = {StageTiling{{1, 1}, {1, 1}}};
-    }
+    const Decisions d = blocks_of(dag, out, StageTiling{{1, 2}, {64, 1}}, {up, first});
     LoopNest nest(dag, d);
     // A block over out's columns [x0, x0 + 63] reads up over [x0 - 1, x0 + 64]
     // and first over [(x0 - 2) / 2, (x0 + 63) / 2 + 1]: 34 columns when x0 is
