@@ -149,17 +149,22 @@ struct TransposePaths {
 // 1 along one path and 2 along the other: its extent bends (convex), and the
 // region of fine or coarse alone moves as a line. In the output's kernel a
 // tile 2 mod 4 wide needs the most of `both` at starts 2 mod 4 only, which
-// neither the first nor the last start (1, 31) is.
+// neither the first nor the last start (1, 31) is. `band`, read through a
+// clamp to columns 40..50, is read most by tiles that start in between: its
+// shape is unknown, and every start must be walked.
 struct MixedStrides {
     Halide::Var x{"x"}, y{"y"};
     Halide::ImageParam in{Halide::Float(32), 2, "ms_in"};
-    Halide::Func src{"ms_src"}, fine{"ms_fine"}, coarse{"ms_coarse"}, both{"ms_both"}, out{"ms_out"};
+    Halide::Func src{"ms_src"}, fine{"ms_fine"}, coarse{"ms_coarse"}, band{"ms_band"}, edge{"ms_edge"},
+        both{"ms_both"}, out{"ms_out"};
     explicit MixedStrides(int size = 256) {
         Halide::Func b = Halide::BoundaryConditions::repeat_edge(in);
         src(x, y) = b(x, y) * 0.5f + b(x, y + 1);
         fine(x, y) = src(x, y) + src(x + 1, y);
         coarse(x, y) = src(2 * x, y) + src(2 * x + 1, y);
-        both(x, y) = fine(x, y) * coarse(x, y);
+        band(x, y) = b(x + 1, y) * 2.0f;
+        edge(x, y) = band(Halide::clamp(x, 40, 50), y);
+        both(x, y) = fine(x, y) * coarse(x, y) + edge(x, y);
         out(x, y) = both((x + 1) / 4, y) * 2.0f;
         in.dim(0).set_estimate(0, 2 * size);
         in.dim(1).set_estimate(0, size);
@@ -420,6 +425,28 @@ TEST_CASE("a Func read through (x + 1) / 4 is sized from one period of tile star
     // Period 4 in x (the shape's x / 4 of a line), a line in y: 4 of the 31
     // tile starts walked.
     CHECK(shaped.shift_walks_saved == 27);
+}
+
+TEST_CASE("a Func read through a clamp is sized from every tile start, its widest region at starts inside "
+          "the clamp's range",
+          "[search][launch]") {
+    MixedStrides p;
+    FunctionDAG dag(p.outputs());
+    const int both = node_named(dag, p.both), edge = node_named(dag, p.edge), band = node_named(dag, p.band);
+    // `both` in blocks of 4 x 1 points, edge inlined into it, band at its
+    // block level. The nest's block is the middle one of both's 17 (65
+    // columns, 0..64, for out's 256): columns 32..35, moved to 33..36 at the
+    // first start walked and 63..66 at the last. It reads band over
+    // clamp([x0, x0 + 3], 40, 50): one column at both of those, four where
+    // the block starts at 40..47.
+    Decisions d = blocks_of(dag, both, StageTiling{{1, 1}, {4, 1}}, {band});
+    d.funcs[edge].location = ComputeLocation::Inline;
+    const LoopNest shaped(dag, d, nullptr, TileStarts::WhereShapeAllows),
+        every(dag, d, nullptr, TileStarts::Every);
+    REQUIRE(every.block_region[band].size() == 2);
+    CHECK(every.block_region[band][0].extent() == 4);
+    CHECK(shaped.block_region[band] == every.block_region[band]);
+    CHECK(shaped.shift_walks_saved == 0);
 }
 
 TEST_CASE("regions and features from nests built with the search's region memo are the ones computed "
