@@ -100,10 +100,10 @@ struct Edge {
     // arithmetic on them (integer_box): how the region moves with the tile
     // can be followed (core/shift_shape.h).
     bool shift_traceable = false;
-    // Per producer dimension, each bound that is not linear as integer
-    // arithmetic on the slots (CompiledExpr::integer_form; empty where it is
-    // linear or is not such arithmetic): rounding divisions and clamps,
-    // whose movement with the tile core/shift_shape.h follows too.
+    // Per producer dimension, each bound as integer arithmetic on the slots
+    // where it is such arithmetic but not linear (CompiledExpr::integer_form;
+    // empty otherwise): rounding divisions and clamps, whose movement with
+    // the tile core/shift_shape.h follows too.
     std::vector<std::pair<std::vector<CompiledExpr::IntegerNode>, std::vector<CompiledExpr::IntegerNode>>>
         integer_box;
     // Some bound divides (or takes a remainder): x / 2 over [a, b] is
