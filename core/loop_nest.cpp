@@ -436,48 +436,59 @@ void LoopNest::build_funcs(size_t first, size_t last) {
         if (shift_base_[side].size() < n_nodes) shift_base_[side].resize(n_nodes);
     }
     std::function<const Region &(int, int, bool, int64_t)> region_at_shift;
-    auto consumers_in_kernel = [&](int n, int kernel, bool per_thread, int64_t shift) {
-        // The producer's region: union of what the consumers in this kernel
-        // need per block (or per thread of the host, for Thread level).
-        Region r;
-        std::vector<Span> moved;
-        for (int c = 0; c < static_cast<int>(n); c++) {
+    // Visits the stages that may read node n per block of `kernel` (per
+    // thread of n's host, for Thread level): those of the Funcs above n in
+    // the kernel, the host's and its other Thread-level Funcs' per thread.
+    // `tile_moves`: the stage is the tile that moves (the kernel's root
+    // stage per block, the host per thread); the others move with their own
+    // regions. Both the region walks and their shapes go through here.
+    auto for_each_reader = [&](int n, int kernel, bool per_thread, auto &&visit) {
+        for (int c = 0; c < n; c++) {
             for (int idx : stage_at[c]) {
                 if (idx < 0 || stages[idx].kernel != kernel) continue;
                 const ScheduledStage &ss = stages[idx];
-                const Stage &st = dag.nodes[c].stages[ss.stage];
-                bool host_thread =
+                const bool host_thread =
                     per_thread && (c == d.funcs[n].host || (location(c) == ComputeLocation::Thread &&
                                                             d.funcs[c].host == d.funcs[n].host));
                 if (per_thread && !host_thread) continue;
                 const bool tile_moves =
                     per_thread ? c == d.funcs[n].host : location(c) == ComputeLocation::Root;
-                if (shift > 0 && !tile_moves) {
-                    // Its region at this shift, sized as the nest sizes it
-                    // (by its largest extent, where it is sized by its max).
-                    Region rc = region_at_shift(c, kernel, per_thread, shift);
-                    const Region &sized = per_thread ? realization_region[c] : block_region[c];
-                    if (sized_by_max(dag.nodes[c])) {
-                        for (size_t i = 0; i < rc.size() && i < sized.size(); i++)
-                            rc[i].max = std::max(rc[i].max, rc[i].min + sized[i].extent() - 1);
-                    }
-                    loop_bounds_into(st, rc, moved);
-                } else {
-                    // Moved even past the end of its realization: the sizes
-                    // are estimates, the real image may be any size, and
-                    // ShiftInwards puts the last tile at any start.
-                    moved = per_thread ? ss.loops_thread : ss.loops_block;
-                    for (size_t i = 0; shift > 0 && i < moved.size(); i++) {
-                        if (st.loops[i].is_rvar) continue;
-                        moved[i].min += shift;
-                        moved[i].max += shift;
-                    }
-                }
-                const auto dm = demand(st, moved);
-                auto it = dm->find(ProducerRef{n, false});
-                if (it != dm->end()) merge_region(r, it->second);
+                visit(c, ss, dag.nodes[c].stages[ss.stage], tile_moves);
             }
         }
+    };
+    auto consumers_in_kernel = [&](int n, int kernel, bool per_thread, int64_t shift) {
+        // The producer's region: union of what the consumers in this kernel
+        // need per block (or per thread of the host, for Thread level).
+        Region r;
+        std::vector<Span> moved;
+        for_each_reader(n, kernel, per_thread,
+                        [&](int c, const ScheduledStage &ss, const Stage &st, bool tile_moves) {
+                            if (shift > 0 && !tile_moves) {
+                                // Its region at this shift, sized as the nest sizes it
+                                // (by its largest extent, where it is sized by its max).
+                                Region rc = region_at_shift(c, kernel, per_thread, shift);
+                                const Region &sized = per_thread ? realization_region[c] : block_region[c];
+                                if (sized_by_max(dag.nodes[c])) {
+                                    for (size_t i = 0; i < rc.size() && i < sized.size(); i++)
+                                        rc[i].max = std::max(rc[i].max, rc[i].min + sized[i].extent() - 1);
+                                }
+                                loop_bounds_into(st, rc, moved);
+                            } else {
+                                // Moved even past the end of its realization: the sizes
+                                // are estimates, the real image may be any size, and
+                                // ShiftInwards puts the last tile at any start.
+                                moved = per_thread ? ss.loops_thread : ss.loops_block;
+                                for (size_t i = 0; shift > 0 && i < moved.size(); i++) {
+                                    if (st.loops[i].is_rvar) continue;
+                                    moved[i].min += shift;
+                                    moved[i].max += shift;
+                                }
+                            }
+                            const auto dm = demand(st, moved);
+                            auto it = dm->find(ProducerRef{n, false});
+                            if (it != dm->end()) merge_region(r, it->second);
+                        });
         return r;
     };
     region_at_shift = [&](int n, int kernel, bool per_thread, int64_t shift) -> const Region & {
@@ -560,62 +571,49 @@ void LoopNest::build_funcs(size_t first, size_t last) {
             shapes_done[side].assign(n_nodes, 0);
         }
         if (!shapes_done[side][n]) {
-            RegionShape r;
-            std::vector<SpanShape> loops;
-            // A consumer in the kernel that reads n through a bound that is
-            // not integer arithmetic (a data-dependent or float index)
-            // leaves it unknown: found before any shape is made.
+            // A reader that reads n through a bound that is not integer
+            // arithmetic (a data-dependent or float index) leaves it
+            // unknown: found before any shape is made.
             bool opaque = false;
-            for (int c = 0; c < n && !opaque; c++) {
-                for (int idx : stage_at[c]) {
-                    if (idx < 0 || stages[idx].kernel != kernel) continue;
-                    for (const Edge &e : dag.nodes[c].stages[stages[idx].stage].edges)
-                        opaque =
-                            opaque || (!e.producer.is_image && e.producer.index == n && !e.shift_traceable);
-                }
-            }
+            for_each_reader(n, kernel, per_thread, [&](int, const ScheduledStage &, const Stage &st, bool) {
+                for (const Edge &e : st.edges)
+                    opaque = opaque || (!e.producer.is_image && e.producer.index == n && !e.shift_traceable);
+            });
+            RegionShape r;
             if (opaque) {
                 r.assign(dag.nodes[n].region.size(), {BoundShape::unknown(), BoundShape::unknown()});
-                shapes[side][n] = std::move(r);
-                shapes_done[side][n] = 1;
-                return shapes[side][n];
-            }
-            for (int c = 0; c < n; c++) {
-                for (int idx : stage_at[c]) {
-                    if (idx < 0 || stages[idx].kernel != kernel) continue;
-                    const Stage &st = dag.nodes[c].stages[stages[idx].stage];
-                    const bool host_thread =
-                        per_thread && (c == d.funcs[n].host || (location(c) == ComputeLocation::Thread &&
-                                                                d.funcs[c].host == d.funcs[n].host));
-                    if (per_thread && !host_thread) continue;
-                    // Only a stage that reads n, or an inlined Func, can demand n.
-                    const bool may_read = std::any_of(st.edges.begin(), st.edges.end(), [&](const Edge &e) {
-                        return !e.producer.is_image && (e.producer.index == n || location(e.producer.index) ==
-                                                                                     ComputeLocation::Inline);
-                    });
-                    if (!may_read) continue;
-                    const bool tile_moves =
-                        per_thread ? c == d.funcs[n].host : location(c) == ComputeLocation::Root;
-                    if (tile_moves) {
-                        moving_loop_shapes(st, loops);
-                    } else {
-                        RegionShape rc = shape_at_shift(c, kernel, per_thread);
-                        // Sizing by the largest extent applies where the
-                        // nest sizes c so; assuming it elsewhere only
-                        // weakens what is known.
-                        if (sized_by_max(dag.nodes[c])) size_by_constant_extent(rc);
-                        loop_shapes_into(st, rc, loops);
+            } else {
+                std::vector<SpanShape> loops;
+                for_each_reader(n, kernel, per_thread,
+                                [&](int c, const ScheduledStage &, const Stage &st, bool tile_moves) {
+                                    // Only a stage that reads n, or an inlined Func, can demand n.
+                                    const bool may_read =
+                                        std::any_of(st.edges.begin(), st.edges.end(), [&](const Edge &e) {
+                                            return !e.producer.is_image &&
+                                                   (e.producer.index == n ||
+                                                    location(e.producer.index) == ComputeLocation::Inline);
+                                        });
+                                    if (!may_read) return;
+                                    if (tile_moves) {
+                                        moving_loop_shapes(st, loops);
+                                    } else {
+                                        RegionShape rc = shape_at_shift(c, kernel, per_thread);
+                                        // Sizing by the largest extent applies where the
+                                        // nest sizes c so; assuming it elsewhere only
+                                        // weakens what is known.
+                                        if (sized_by_max(dag.nodes[c])) size_by_constant_extent(rc);
+                                        loop_shapes_into(st, rc, loops);
+                                    }
+                                    merge_shape(r, demand_shape(st, loops, n));
+                                });
+                const Node &node = dag.nodes[n];
+                for (int round = 0; round < 2 && !r.empty(); round++) { // as FunctionDAG::grow_by_updates
+                    for (size_t si = 1; si < node.stages.size(); si++) {
+                        const Stage &st = node.stages[si];
+                        if (st.self_box.compiled_box.size() != r.size()) continue;
+                        loop_shapes_into(st, r, loops);
+                        merge_shape(r, required_shape(st.self_box, loops));
                     }
-                    merge_shape(r, demand_shape(st, loops, n));
-                }
-            }
-            const Node &node = dag.nodes[n];
-            for (int round = 0; round < 2 && !r.empty(); round++) { // as FunctionDAG::grow_by_updates
-                for (size_t si = 1; si < node.stages.size(); si++) {
-                    const Stage &st = node.stages[si];
-                    if (st.self_box.compiled_box.size() != r.size()) continue;
-                    loop_shapes_into(st, r, loops);
-                    merge_shape(r, required_shape(st.self_box, loops));
                 }
             }
             shapes[side][n] = std::move(r);

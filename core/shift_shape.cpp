@@ -1,7 +1,6 @@
 #include "core/shift_shape.h"
 
 #include <algorithm>
-#include <map>
 #include <numeric>
 
 namespace gpusched {

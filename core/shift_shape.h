@@ -45,9 +45,6 @@ struct BoundShape {
     static BoundShape bent() { return {Curve::Bent, 1, 0}; }
     static BoundShape unknown() { return {Curve::Unknown, 1, 0}; }
     bool is_line() const { return curve == Curve::Periodic && period == 1; }
-    bool operator==(const BoundShape &o) const {
-        return curve == o.curve && period == o.period && step == o.step;
-    }
 };
 
 struct SpanShape {
