@@ -3,7 +3,8 @@
 // (Halide 16 and later; options as `autoscheduler.KEY=VALUE`, the keys of
 // GPUSCHED_CONFIG) or `-s gpusched auto_schedule=true` (Halide 14, options
 // only through GPUSCHED_CONFIG), it builds the function DAG of
-// the pipeline, runs the beam search (or replays a record), applies the
+// the pipeline, runs the beam search (or replays a record), keeps the naive
+// schedule instead where the model predicts it cheaper, applies the
 // schedule to the Funcs, and hands back the schedule source and the
 // featurization; the search record goes to the config's record_path.
 // Every error reaches the user as a Halide user_error, so the generator
@@ -12,6 +13,8 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sys/resource.h>
 
 #include <Halide.h>
@@ -23,6 +26,7 @@
 #include "core/gpu_fill.h"
 #include "core/halide_compat.h"
 #include "core/launch_check.h"
+#include "core/naive_schedule.h"
 #include "core/reduction_split_search.h"
 #include "core/schedule_apply.h"
 #include "core/search_config.h"
@@ -81,14 +85,35 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     model->set_pipeline(pipeline_features(*dag));
     SearchResult result;
     nlohmann::json split_echo;
+    // The naive schedule, costed on the pipeline as written before any
+    // search sets the model to a split variant's pipeline.
+    std::optional<SearchResult> naive;
+    if (!replay && (cfg.naive_only || cfg.offer_naive))
+        naive = evaluate_decisions(*dag, *model, cfg.gpu, naive_decisions(*dag));
+    const char *picked = replay ? "replay" : "search";
+    double search_cost = std::numeric_limits<double>::quiet_NaN();
+    // Where the model predicts the naive schedule cheaper than the search's
+    // pick, the naive one is kept, with the search's statistics.
+    auto naive_if_cheaper = [&](const SearchResult &searched) {
+        search_cost = searched.cost;
+        if (!naive || !(naive->cost < searched.cost)) return false;
+        result = *naive;
+        result.stats = searched.stats;
+        picked = "naive";
+        return true;
+    };
     if (replay) {
         Decisions d = read_record_decisions(*dag, cfg.replay_path);
         result = evaluate_decisions(*dag, *model, cfg.gpu, d);
+    } else if (cfg.naive_only) {
+        result = *naive;
+        picked = "naive";
     } else {
         const auto wall_start = std::chrono::steady_clock::now();
         const double cpu_start = process_cpu_seconds();
         if (!cfg.split_reductions) {
-            result = beam_search(*dag, *model, cfg.gpu, cfg.search);
+            SearchResult searched = beam_search(*dag, *model, cfg.gpu, cfg.search);
+            if (!naive_if_cheaper(searched)) result = std::move(searched);
         } else {
             ReductionSplitChoice choice =
                 search_reduction_splits(outputs, *dag, *model, cfg.gpu, cfg.search, cfg.atomic_reductions,
@@ -106,7 +131,9 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
                           {"ranking", choice.ranking},
                           {"refinements", choice.refinements},
                           {"without_in_block", choice.without_in_block}};
-            if (choice.splits.empty()) {
+            if (naive_if_cheaper(choice.result)) {
+                // The pipeline as written, unsplit.
+            } else if (choice.splits.empty()) {
                 result = std::move(choice.result);
             } else {
                 // Split the pipeline's own Funcs the way the chosen variant's
@@ -146,7 +173,12 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     else
         no_launch_check(pipeline);
     name_results(results, "gpusched");
-    results->schedule_source = "    // gpusched: predicted cost " + std::to_string(result.cost) + "\n" + body;
+    std::string header = "    // gpusched: predicted cost " + std::to_string(result.cost);
+    if (std::string(picked) == "naive")
+        header += std::isnan(search_cost) ? " (the naive schedule)"
+                                          : " (the naive schedule: the search's pick was predicted " +
+                                                std::to_string(search_cost) + ")";
+    results->schedule_source = header + "\n" + body;
     std::vector<unsigned char> blob = serialize_featurization(pipeline_features(*dag), result.features);
     results->featurization.assign(blob.begin(), blob.end());
 
@@ -155,6 +187,9 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         rec["reduction_splits"] = reduction_splits_to_json(splits);
         rec["gpu_fill"] = gpu_fill_to_json(gpu_fill(*dag, result.decisions, result.features, cfg.gpu));
         if (!split_echo.is_null()) rec["reduction_split_search"] = split_echo;
+        rec["picked"] = picked;
+        rec["naive_cost"] = naive ? nlohmann::json(naive->cost) : nlohmann::json();
+        rec["search_cost"] = std::isnan(search_cost) ? nlohmann::json() : nlohmann::json(search_cost);
         rec["statistics"]["seconds_autoschedule"] = seconds_since(call_wall_start);
         rec["statistics"]["cpu_seconds_autoschedule"] = cpu_with_children_seconds() - call_cpu_start;
         std::ofstream out(cfg.record_path);

@@ -46,6 +46,13 @@ struct PluginConfig {
     // tie the cost model cannot resolve, broken by GPU fill
     // (core/reduction_split_search.h); 0: the cheapest always.
     double split_tie_tolerance = kSplitTieTolerance;
+    // The naive schedule (core/naive_schedule.h) is costed beside the
+    // search's pick and kept where the model predicts it cheaper: a
+    // candidate the model ranks instead of one it never sees (issue 55).
+    bool offer_naive = true;
+    // No search: the naive schedule costed and applied, as the search
+    // would emit it (the baseline in the model's terms, for diagnosis).
+    bool naive_only = false;
     nlohmann::json cost_model_config = nlohmann::json::object(); // cost_model, weights_path
 };
 

@@ -519,6 +519,8 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"reuse_tiling_rows", false},
                          {"reuse_parent_nest", false},
                          {"root_only", true},
+                         {"offer_naive", false},
+                         {"naive_only", true},
                          {"check_launches", false},
                          {"split_reductions", false},
                          {"atomic_reductions", false},
