@@ -201,9 +201,10 @@ void print_table(const Top5Result &r) {
                                  entry_status(e), chosen ? "  <- chosen" : "");
     };
     for (std::size_t i = 0; i < r.benchmarked.size(); ++i)
-        row(r.benchmarked[i], std::to_string(r.benchmarked[i].predicted_rank), r.best && *r.best == i);
-    for (const auto &b : r.baselines)
-        row(b, "-", false);
+        row(r.benchmarked[i], std::to_string(r.benchmarked[i].predicted_rank),
+            !r.kept_baseline && r.best && *r.best == i);
+    for (std::size_t i = 0; i < r.baselines.size(); ++i)
+        row(r.baselines[i], "-", r.kept_baseline && *r.kept_baseline == i);
     for (const auto &e : r.benchmarked)
         if (!e.measured())
             std::cout << fmt::format("  {} {}: {}\n", e.label, to_string(e.measurement.outcome),
@@ -213,14 +214,23 @@ void print_table(const Top5Result &r) {
             std::cout << fmt::format("  {} {}: {}\n", e.label, to_string(e.measurement.outcome),
                                      e.measurement.error);
     if (!r.baselines.empty()) {
-        std::cout << "\nMeasured speedup of the chosen sample (median over median, same device):\n";
+        std::cout << "\nMeasured speedup of the best sample (median over median, same device):\n";
         for (const auto &b : r.baselines) {
             auto s = speedup(r, b);
             std::cout << fmt::format("  over {:<{}} {}\n", b.label, label_width,
                                      s ? fmt::format("{:.2f}x", *s) : "- (not measured)");
         }
     }
-    std::cout << "\nSchedule and library of the chosen sample:\n";
+    if (r.kept_baseline) {
+        const Top5Entry &kept = r.baselines[*r.kept_baseline];
+        std::cout << fmt::format(
+            "\nKept the {} baseline: measured {} ms, faster than the best sample's {} ms "
+            "(the run's kept_source in the database says so).\n",
+            kept.label, ms(kept.measurement.median_ms), ms(r.benchmarked[*r.best].measurement.median_ms));
+        std::cout << fmt::format("\nLibrary of the kept {} schedule:\n", kept.label);
+    } else {
+        std::cout << "\nSchedule and library of the chosen sample:\n";
+    }
     for (const auto &f : r.best_files)
         std::cout << "  " << f << "\n";
     std::cout << fmt::format("\nStored as run {} in {} ({:.1f} s)\n", r.run_id, r.db_path, r.wall_seconds);
@@ -364,31 +374,33 @@ void print_autotune_json(const AutotuneResult &r, int code) {
                            {"regret", opt_json(row.regret)},
                            {"retrain_s", opt_json(row.retrain_s)}});
     }
-    nlohmann::json j = {{"run_id", r.run_id},
-                        {"resumed", r.resumed},
-                        {"db", r.db_path},
-                        {"device", r.device},
-                        {"target", r.target},
-                        {"benchmark_target", r.benchmark_target},
-                        {"end", code == kExitOk                ? "finished"
-                                : code == kExitStoppedByBudget ? "budget"
-                                                               : "interrupted"},
-                        {"stopped_by", r.stopped_by},
-                        {"exit_code", code},
-                        {"samples", r.samples},
-                        {"samples_this_invocation", r.samples_this_invocation},
-                        {"measured", r.measured},
-                        {"failed", r.failed},
-                        {"spilled", r.spilled},
-                        {"best_sample_id", opt_json(r.best_sample_id)},
-                        {"best_batch", r.best_batch},
-                        {"best_idx", r.best_idx},
-                        {"best_ms", opt_json(r.best_ms)},
-                        {"files", r.best_files},
-                        {"seconds", r.wall_seconds},
-                        {"setup_seconds", r.setup_seconds},
-                        {"retrain_seconds", r.retrain_seconds},
-                        {"batches", batches}};
+    nlohmann::json j = {
+        {"run_id", r.run_id},
+        {"resumed", r.resumed},
+        {"db", r.db_path},
+        {"device", r.device},
+        {"target", r.target},
+        {"benchmark_target", r.benchmark_target},
+        {"end", code == kExitOk                ? "finished"
+                : code == kExitStoppedByBudget ? "budget"
+                                               : "interrupted"},
+        {"stopped_by", r.stopped_by},
+        {"exit_code", code},
+        {"samples", r.samples},
+        {"samples_this_invocation", r.samples_this_invocation},
+        {"measured", r.measured},
+        {"failed", r.failed},
+        {"spilled", r.spilled},
+        {"best_sample_id", opt_json(r.best_sample_id)},
+        {"best_batch", r.best_batch},
+        {"best_idx", r.best_idx},
+        {"best_ms", opt_json(r.best_ms)},
+        {"kept_baseline", r.kept_baseline.empty() ? nlohmann::json() : nlohmann::json(r.kept_baseline)},
+        {"files", r.best_files},
+        {"seconds", r.wall_seconds},
+        {"setup_seconds", r.setup_seconds},
+        {"retrain_seconds", r.retrain_seconds},
+        {"batches", batches}};
     nlohmann::json baselines = nlohmann::json::array();
     for (const auto &bl : r.baselines)
         baselines.push_back(
@@ -435,6 +447,10 @@ void print_tuning_curve(const AutotuneResult &r, int code) {
     if (r.best_ms)
         std::cout << fmt::format("Best: batch {} sample {} (sample id {}), median {:.4g} ms.\n", r.best_batch,
                                  r.best_idx, *r.best_sample_id, *r.best_ms);
+    if (!r.kept_baseline.empty())
+        std::cout << fmt::format("Kept the {} baseline: measured faster than every sample of the run (the "
+                                 "run's kept_source in the database says so).\n",
+                                 r.kept_baseline);
     if (!r.baselines.empty()) {
         std::cout
             << "Baselines, timed by the same runner (speedup: the baseline's median over the run's best):\n";
@@ -543,7 +559,10 @@ void print_top5_json(const Top5Options &opt, const Top5Result &r) {
         bj["speedup"] = s ? nlohmann::json(*s) : nlohmann::json(nullptr);
         j["baselines"].push_back(bj);
     }
-    j["chosen"] = r.best ? nlohmann::json(r.benchmarked[*r.best].label) : nlohmann::json(nullptr);
+    j["chosen"] = r.kept_baseline ? nlohmann::json(r.baselines[*r.kept_baseline].label)
+                  : r.best        ? nlohmann::json(r.benchmarked[*r.best].label)
+                                  : nlohmann::json(nullptr);
+    j["kept_baseline"] = r.kept_baseline.has_value();
     std::cout << j.dump(2) << "\n";
 }
 

@@ -126,6 +126,14 @@ ALTER TABLE runs ADD COLUMN stopped_by TEXT;
 ALTER TABLE samples ADD COLUMN gpu_fill REAL;
 ALTER TABLE samples ADD COLUMN gpu_fill_least REAL;
 )sql"},
+        // A Top 5 or Autotune run whose measured baseline (naive, li2018,
+        // manual) was faster than every sample it measured hands the user
+        // that baseline's schedule (issue 55): best_sample_id is then the
+        // baseline's sample, in the baseline's own run, and kept_source
+        // names its source. NULL: the run kept one of its own samples.
+        {6, "the schedule source a run kept", R"sql(
+ALTER TABLE runs ADD COLUMN kept_source TEXT;
+)sql"},
     };
     return all;
 }

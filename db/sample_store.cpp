@@ -94,6 +94,10 @@ void SampleStore::finish_run(int64_t run_id, const std::string &status, std::opt
     up.run();
 }
 
+void SampleStore::set_kept_source(int64_t run_id, const std::string &source) {
+    db_.prepare("UPDATE runs SET kept_source = ?2 WHERE id = ?1").bind(1, run_id).bind(2, source).run();
+}
+
 void SampleStore::record_measurement(int64_t sample_id, const MeasurementRow &m) {
     db_.transaction([&] {
         auto up = db_.prepare(

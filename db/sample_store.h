@@ -192,6 +192,10 @@ public:
     int64_t add_sample(int64_t run_id, const SampleRow &s);
     void finish_run(int64_t run_id, const std::string &status, std::optional<int64_t> best_sample_id,
                     const std::string &error = "");
+    // The run kept a baseline's schedule (its sample in the baseline's own
+    // run, best_sample_id), measured faster than every sample of the run:
+    // kept_source names that baseline's source.
+    void set_kept_source(int64_t run_id, const std::string &source);
     // Writes a benchmark's outcome onto a stored sample, in one transaction.
     void record_measurement(int64_t sample_id, const MeasurementRow &m);
 

@@ -445,6 +445,32 @@ TEST_CASE("autotune times its baselines once per run with the same runner and a 
     CHECK(test::sql_int(db_path, "SELECT count(*) FROM samples WHERE run_id = " + std::to_string(run)) == 6);
 }
 
+TEST_CASE("autotune keeps a baseline measured faster than every sample, and the database says so",
+          "[autotune][baselines]") {
+    test::TempDir dir;
+    const std::string db_path = dir / "db.sqlite";
+    // fault=slow: every autoscheduled build loops 2^14 times per pixel for
+    // nothing, the naive baseline's does not.
+    auto args =
+        autotune_args(dir, "out", "planted_fault", 1, 2, {"fault=slow", "--baselines", "naive", "--json"});
+    args[1] = RUNNER_TEST_GENERATORS;
+    ProcessResult r = test::run_gpusched(args);
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["kept_baseline"] == "naive");
+    REQUIRE(j["best_ms"].is_number());
+    CHECK(j["baselines"][0]["median_ms"].get<double>() < j["best_ms"].get<double>());
+    CHECK(fs::exists(dir / "out/planted_fault.a"));
+    CHECK_FALSE(fs::exists(dir / "out/planted_fault.gpusched.json"));
+    const std::string run = std::to_string(j["run_id"].get<int64_t>());
+    CHECK(test::sql_text(db_path, "SELECT kept_source FROM runs WHERE id = " + run) == "naive");
+    CHECK(test::sql_text(db_path,
+                         "SELECT b.autoscheduler FROM runs r JOIN samples s ON s.id = r.best_sample_id "
+                         "JOIN runs b ON b.id = s.run_id WHERE r.id = " +
+                             run) == "naive");
+}
+
 TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes GPU schedules with them",
           "[baselines]") {
     // Li2018 in every supported Halide; Anderson2021 ships from 16;

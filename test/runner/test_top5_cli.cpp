@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "test/catch2_compat.h"
@@ -85,9 +87,19 @@ TEST_CASE("top5 on opencl measures the best predicted samples, keeps the fastest
     CHECK(j["baselines"][0]["source"] == "naive");
     CHECK(j["baselines"][0]["measurement"]["outcome"] == "measured");
     CHECK(j["baselines"][0]["speedup"].get<double>() > 0);
-    for (const char *f :
-         {"tiny_stencil.schedule.h", "tiny_stencil.a", "tiny_stencil.h", "tiny_stencil.gpusched.json"})
+    // The kept files: the best sample's, or the naive baseline's where it
+    // ran faster (no search record then; the next test plants that case).
+    const double naive_ms = j["baselines"][0]["measurement"]["median_ms"];
+    if (j["kept_baseline"] == true) {
+        CHECK(j["chosen"] == "naive");
+        CHECK(naive_ms < best);
+    } else {
+        CHECK(j["chosen"] != "naive");
+        CHECK(best <= naive_ms);
+    }
+    for (const char *f : {"tiny_stencil.schedule.h", "tiny_stencil.a", "tiny_stencil.h"})
         CHECK(fs::exists(dir / ("out/" + std::string(f))));
+    CHECK(fs::exists(dir / "out/tiny_stencil.gpusched.json") == (j["kept_baseline"] == false));
 
     // The database: every sample of the batch, the measured ones with their
     // device, reps and validation; the run's best is the fastest.
@@ -190,6 +202,39 @@ TEST_CASE("top5 never keeps a sample whose output is wrong and stores the differ
         CHECK_FALSE(s.runtime_median_ms);
     }
     CHECK_FALSE(fs::exists(dir / "out/planted_fault.schedule.h"));
+}
+
+TEST_CASE("top5 keeps a baseline measured faster than every sample, and the database says so", "[top5]") {
+    test::TempDir dir;
+    // fault=slow: every autoscheduled build loops 2^14 times per pixel for
+    // nothing, the naive baseline's does not.
+    ProcessResult r = test::run_gpusched(top5_args(dir, "out", RUNNER_TEST_GENERATORS, "planted_fault",
+                                                   {"fault=slow", "--baselines", "naive", "--json"}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    const auto j = nlohmann::json::parse(r.out);
+    CHECK(j["chosen"] == "naive");
+    CHECK(j["kept_baseline"] == true);
+    REQUIRE(j["baselines"].size() == 1);
+    const double naive_ms = j["baselines"][0]["measurement"]["median_ms"];
+    for (const auto &e : j["benchmarked"])
+        CHECK(e["measurement"]["median_ms"].get<double>() > naive_ms);
+    // The kept files are the naive schedule's, not a sample's: no search
+    // record, and a schedule source no search wrote.
+    CHECK(fs::exists(dir / "out/planted_fault.a"));
+    CHECK_FALSE(fs::exists(dir / "out/planted_fault.gpusched.json"));
+    std::ifstream schedule(dir / "out/planted_fault.schedule.h");
+    const std::string text((std::istreambuf_iterator<char>(schedule)), std::istreambuf_iterator<char>());
+    CHECK(text.find("apply_schedule_planted_fault") != std::string::npos);
+    CHECK(text.find("gpusched: predicted cost") == std::string::npos);
+    // The run's best sample is the baseline's, in the baseline's own run.
+    db::Database database = db::Database::open_existing(dir / "db.sqlite");
+    auto q = database.prepare("SELECT r.kept_source, b.autoscheduler FROM runs r JOIN samples s ON "
+                              "s.id = r.best_sample_id JOIN runs b ON b.id = s.run_id WHERE r.id = ?1");
+    q.bind(1, j["run_id"].get<int64_t>());
+    REQUIRE(q.step());
+    CHECK(q.column_text(0) == "naive");
+    CHECK(q.column_text(1) == "naive");
 }
 
 TEST_CASE("two tuners on one database at once both store their measured runs", "[top5][db]") {

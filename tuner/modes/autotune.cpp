@@ -707,7 +707,18 @@ void AutotuneRun::finish() {
             : r.stopped_by == "interrupted" ? AutotuneEnd::Interrupted
                                             : AutotuneEnd::StoppedByBudget;
 
-    if (r.best_sample_id) {
+    // A baseline measured faster than every sample is what the user gets;
+    // its schedule was made in the run's baselines folder (build_baseline).
+    const AutotuneBaseline *faster = nullptr;
+    for (const AutotuneBaseline &b : r.baselines)
+        if (b.median_ms && r.best_ms && *b.median_ms < (faster ? *faster->median_ms : *r.best_ms))
+            faster = &b;
+    if (faster) {
+        r.kept_baseline = faster->source;
+        OneShotSample kept;
+        kept.dir = out_dir_ + "/baselines/" + faster->source + "/samples/0";
+        if (fs::exists(kept.dir)) r.best_files = copy_sample_files(kept, opt_.generator_name, out_dir_);
+    } else if (r.best_sample_id) {
         // The best sample's files, from its directory; a sample of an
         // earlier invocation whose files are gone is searched again (the
         // same seed and weights give the same schedule).
@@ -729,7 +740,9 @@ void AutotuneRun::finish() {
         throw UserError(error);
     }
     const char *status = r.end == AutotuneEnd::Interrupted ? "interrupted" : "finished";
-    store_.finish_run(r.run_id, status, r.best_sample_id);
+    store_.finish_run(r.run_id, status,
+                      faster ? std::optional<int64_t>(faster->sample_id) : r.best_sample_id);
+    if (faster) store_.set_kept_source(r.run_id, faster->source);
     if (!r.stopped_by.empty()) store_.set_run_status(r.run_id, status, r.stopped_by);
 }
 

@@ -150,6 +150,10 @@ struct AutotuneResult {
     // the time budget; a budget it exhausts leaves no sample.
     double setup_seconds = 0;
     std::vector<AutotuneBaseline> baselines;
+    // A baseline measured faster than every sample of the run: its source.
+    // best_files are then its files, and the run's best_sample_id in the
+    // database its sample (best_* above stay the run's own best sample).
+    std::string kept_baseline;
 };
 
 // Throws UserError for bad input (CannotResumeError for a run that cannot be resumed),

@@ -136,9 +136,13 @@ public:
         store_.finish_run(result_.run_id, "interrupted", std::nullopt, "interrupted while benchmarking");
     }
 
-    void finish(int64_t best_sample_id) {
+    // kept_source: the baseline whose sample is kept, if not one of the run's.
+    void finish(int64_t best_sample_id, const std::string &kept_source = "") {
         std::lock_guard<std::mutex> lock(db_mutex_);
-        store_.finish_run(result_.run_id, "finished", best_sample_id);
+        database_.transaction([&] {
+            store_.finish_run(result_.run_id, "finished", best_sample_id);
+            if (!kept_source.empty()) store_.set_kept_source(result_.run_id, kept_source);
+        });
     }
 
     // The batch, each sample stored as it finishes.
@@ -301,7 +305,7 @@ private:
     std::vector<int64_t> sample_ids_;
 };
 
-// The fastest measured sample's index into benchmarked, if any.
+// The fastest measured entry's index, if any.
 std::optional<std::size_t> fastest(const std::vector<Top5Entry> &benchmarked) {
     std::optional<std::size_t> best;
     for (std::size_t i = 0; i < benchmarked.size(); ++i) {
@@ -401,8 +405,19 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
         throw UserError(error);
     }
     const Top5Entry &best = result.benchmarked[*result.best];
-    result.best_files = copy_sample_files(result.samples[*best.sample], opt.generator_name, opt.output_dir);
-    run.finish(best.sample_id);
+    // A baseline measured faster than the best sample is what the user gets.
+    const std::optional<std::size_t> fastest_baseline = fastest(result.baselines);
+    if (fastest_baseline &&
+        *result.baselines[*fastest_baseline].measurement.median_ms < *best.measurement.median_ms) {
+        result.kept_baseline = fastest_baseline;
+        const Top5Entry &kept = result.baselines[*fastest_baseline];
+        result.best_files = copy_sample_files(kept.baseline, opt.generator_name, opt.output_dir);
+        run.finish(kept.sample_id, kept.source);
+    } else {
+        result.best_files =
+            copy_sample_files(result.samples[*best.sample], opt.generator_name, opt.output_dir);
+        run.finish(best.sample_id);
+    }
     result.wall_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     return result;
 }

@@ -5,7 +5,8 @@
 // Runner (tuner/measure/runner/runner.h) and the fastest whose output is right is
 // kept. Baselines (li2018, naive, manual) named by the user are built and
 // timed by the same runner in the same command, so the speedups printed
-// compare like with like.
+// compare like with like; a baseline faster than every sample is the
+// schedule kept, marked as such (the run's kept_source in the database).
 //
 // The flow, as TVM MetaSchedule names it: generate (the batch) -> build
 // (benchmark_build.h) -> run (a Runner) -> database. Builds run --jobs at a
@@ -76,6 +77,10 @@ struct Top5Result {
     std::vector<Top5Entry> benchmarked; // the top samples, best predicted first
     std::vector<Top5Entry> baselines;
     std::optional<std::size_t> best; // index into benchmarked: fastest measured median
+    // Index into baselines: a baseline measured faster than every sample,
+    // whose schedule is the one kept (best_files, the run's best sample);
+    // none when the best sample is kept.
+    std::optional<std::size_t> kept_baseline;
     std::string reference_dir;
     int64_t run_id = 0;
     std::string db_path;

@@ -10,6 +10,9 @@
 // fault=hang   a reduction of 2^30 steps per pixel that never contributes
 //              (the input is never above 1e30): far past any timeout
 // fault=wrong  the GPU build adds 0.5 to every value
+// fault=slow   the autoscheduled GPU build runs a reduction of 2^14 steps per
+//              pixel that never contributes; the naive schedule's build does
+//              not: the naive baseline is faster than every sample
 
 #include "Halide.h"
 
@@ -37,6 +40,9 @@ public:
         }
         RDom r(0, 1 << 30);
         if (gpu && f == "hang") stage(x, y) += select(input(x, y) > 1e30f, cast<float>(r.x), 0.f);
+        RDom slow(0, 1 << 14);
+        if (gpu && f == "slow" && std::string(schedule) != "naive")
+            stage(x, y) += select(input(x, y) > 1e30f, cast<float>(slow.x), 0.f);
         output(x, y) = (gpu && f == "wrong") ? stage(x, y) + 0.5f : stage(x, y);
         input.set_estimates({{0, 64}, {0, 32}});
         output.set_estimates({{0, 64}, {0, 32}});
