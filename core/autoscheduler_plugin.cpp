@@ -32,6 +32,7 @@
 #include "core/search_config.h"
 #include "core/search_cost_model.h"
 #include "core/search_record.h"
+#include "core/search_space.h"
 #include "costmodel/featurization_blob.h"
 #include "costmodel/state_sampling_cost_model.h"
 
@@ -88,8 +89,14 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     // The naive schedule, costed on the pipeline as written before any
     // search sets the model to a split variant's pipeline.
     std::optional<SearchResult> naive;
-    if (!replay && (cfg.naive_only || cfg.offer_naive))
-        naive = evaluate_decisions(*dag, *model, cfg.gpu, naive_decisions(*dag));
+    // Which of the search's own limits the naive schedule breaks (its
+    // enumeration never makes such a state; offered, the model still ranks it).
+    std::string naive_outside_search;
+    if (!replay && (cfg.naive_only || cfg.offer_naive)) {
+        Decisions nd = naive_decisions(*dag);
+        naive_outside_search = hard_limit_violation(*dag, nd, cfg.gpu, cfg.search.limits);
+        naive = evaluate_decisions(*dag, *model, cfg.gpu, nd);
+    }
     const char *picked = replay ? "replay" : "search";
     double search_cost = std::numeric_limits<double>::quiet_NaN();
     // Where the model predicts the naive schedule cheaper than the search's
@@ -189,6 +196,8 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         if (!split_echo.is_null()) rec["reduction_split_search"] = split_echo;
         rec["picked"] = picked;
         rec["naive_cost"] = naive ? nlohmann::json(naive->cost) : nlohmann::json();
+        rec["naive_outside_search"] =
+            naive_outside_search.empty() ? nlohmann::json() : nlohmann::json(naive_outside_search);
         rec["search_cost"] = std::isnan(search_cost) ? nlohmann::json() : nlohmann::json(search_cost);
         rec["statistics"]["seconds_autoschedule"] = seconds_since(call_wall_start);
         rec["statistics"]["cpu_seconds_autoschedule"] = cpu_with_children_seconds() - call_cpu_start;

@@ -98,7 +98,18 @@ TEST_CASE("the naive schedule of every suite app is a state the search costs and
         CHECK(cost > 0);
         CHECK(cost_of(run.record["naive_cost"]) == cost);
         CHECK(run.record["stage_costs"].size() >= 1);
-        CHECK(fs::file_size(run.dir / (app + ".featurization")) > 0);
+        // The diagnosis tool (costmodel/tools/explain_cost.cpp) prices the
+        // emitted featurization as the search did, and its terms add up.
+        gpusched::ProcessSpec explain;
+        explain.argv = {SUITE_EXPLAIN_COST, "--gpu", "h100", (run.dir / (app + ".featurization")).string()};
+        const gpusched::ProcessResult explained = gpusched::run_process(explain);
+        INFO(explained.err);
+        REQUIRE(explained.ok());
+        const json x = json::parse(explained.out).at(0);
+        CHECK(x["predicted_cost"].get<double>() == Approx(cost).epsilon(1e-5));
+        // The terms and the fixed part are what the evaluator priced.
+        CHECK(std::abs(x["unexplained"].get<double>()) <= 1e-4 * cost);
+        CHECK(x["stages"].size() == run.record["stage_costs"].size());
         // Every Func at root but those Halide can only inline; each root
         // stage's threads at most the naive 16 x 16 and over its first
         // loops only.
