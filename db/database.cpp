@@ -1,5 +1,7 @@
 #include "db/database.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -238,6 +240,18 @@ Database Database::open(const std::string &path) {
         if (ec) throw DbError("cannot create directory for database '" + path + "': " + ec.message());
     }
     Database db = open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+    // SQLite opens a file it may not write read-only without a word, and
+    // the first INSERT fails after the work (issue 57); in WAL mode it also
+    // creates its -wal and -shm files beside the database.
+    const std::string folder = p.has_parent_path() ? p.parent_path().string() : ".";
+    if (sqlite3_db_readonly(db.db_, "main") == 1)
+        throw DbError("database '" + path +
+                      "' is read-only to this user: nothing can be stored in it (gpusched db and gpusched "
+                      "report can still read it); choose another --db path or make the file writable");
+    if (::access(folder.c_str(), W_OK) != 0 && !fs::exists(path + "-wal"))
+        throw DbError("database '" + path + "': its folder '" + folder +
+                      "' is not writable by this user, and SQLite keeps its journal there; choose another "
+                      "--db path or make the folder writable");
     // One read transaction, so the three reads see the same snapshot even
     // while another process is creating the schema.
     int app_id = 0, version = 0, tables = 0;

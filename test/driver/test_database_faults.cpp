@@ -147,3 +147,35 @@ TEST_CASE("a database on a read-only disk is queried as usual and a run that wou
     CHECK(write.err.find("read-only") != std::string::npos);
     CHECK(test::stored_sample_keys(db) == before);
 }
+
+TEST_CASE("a database file this user cannot write is refused in one line before any search", "[db][fault]") {
+    // As a user who may read the file but not write it or its folder (the
+    // suite runs as root, to whom every file is writable): SQLite opens such
+    // a file read-only without a word, and the run used to fail at its
+    // first INSERT, after the search and the validation (issue 57).
+    test::TempDir dir;
+    const std::string db = dir / "dbdir/db.sqlite";
+    fs::create_directories(dir / "dbdir");
+    const std::string before = first_run(dir, db);
+    fs::permissions(dir.path(), fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                    fs::perms::others_read | fs::perms::others_exec);
+    fs::create_directories(dir / "user_out");
+    fs::permissions(dir / "user_out", fs::perms::all);
+    std::vector<std::string> args = oneshot(dir, db, "gpusched");
+    for (auto &a : args)
+        if (a == dir / "out") a = dir / "user_out";
+    ProcessSpec spec;
+    spec.argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUSCHED_BINARY};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.env = {{"HOME", dir / "user_out"}};
+    const ProcessResult r = run_process(spec);
+    INFO("as nobody: " << r.describe_failure() << "\n" << r.err);
+    REQUIRE(r.started);
+    CHECK(r.exit_code == 1);
+    CHECK(error_lines(r.err) == 1);
+    CHECK(r.err.find(db) != std::string::npos);
+    CHECK(r.err.find("read-only to this user") != std::string::npos);
+    // Before any search: no sample was made.
+    CHECK_FALSE(fs::exists(dir / "user_out/samples"));
+    CHECK(test::stored_sample_keys(db) == before);
+}
