@@ -17,7 +17,7 @@ that differ most say what the model charges the naive schedule for.
   diagnose_baselines.py --db h200-top5-session30.sqlite --gpu h200 \\
       --explain build/costmodel/gpusched_explain_cost \\
       --naive-dir benchmarks/learning/data/naive-h200 \\
-      [--generator-dir build/benchmarks/apps --plugin build/core/libgpusched_autoscheduler.so] \\
+      [--generator-dir build/benchmarks/apps --plugin build/core/libgpusched_autoscheduler.so [--replay-picks]] \\
       [--weights FILE] [--json out.json] > table.md
 """
 import argparse
@@ -52,16 +52,30 @@ def measured_by_app(db):
     """Per app: the gpusched samples measured (id, predicted, median, blob) and each baseline's median."""
     apps = {}
     rows = db.execute(
-        "SELECT p.generator_name, r.autoscheduler, s.id, s.predicted_cost, s.runtime_median_ms, s.featurization "
+        "SELECT p.generator_name, r.autoscheduler, s.id, s.predicted_cost, s.runtime_median_ms, s.featurization, "
+        "s.decisions "
         "FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id "
         "WHERE s.runtime_median_ms IS NOT NULL AND s.validation = 'passed'")
-    for app, source, sid, predicted, median, blob in rows:
+    for app, source, sid, predicted, median, blob, record in rows:
         a = apps.setdefault(app, {"samples": [], "baselines": {}})
         if source == "gpusched":
-            a["samples"].append({"id": sid, "predicted": predicted, "ms": median, "blob": blob})
+            a["samples"].append({"id": sid, "predicted": predicted, "ms": median, "blob": blob, "record": record})
         else:
             a["baselines"][source] = min(median, a["baselines"].get(source, float("inf")))
     return apps
+
+
+def run_plugin(app, args, work, config):
+    """The app's generator with the plugin under config; returns its featurization's path."""
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "config.json")
+    with open(path, "w") as f:
+        json.dump(config, f)
+    cmd = [os.path.join(args.generator_dir, app + ".generator"), "-g", app, "-o", work, "-e",
+           "schedule,featurization"] + halide_generator_args.select_plugin(args.plugin, "gpusched") + \
+        ["target=host-cuda-cuda_capability_86"]
+    subprocess.run(cmd, check=True, env=dict(os.environ, GPUSCHED_CONFIG=path), stdout=subprocess.DEVNULL)
+    return os.path.join(work, app + ".featurization")
 
 
 def naive_state(app, args, tmp):
@@ -69,16 +83,9 @@ def naive_state(app, args, tmp):
     feat = os.path.join(args.naive_dir, app + ".featurization")
     rec = os.path.join(args.naive_dir, app + ".record.json")
     if args.generator_dir:
-        work = os.path.join(tmp, "naive-" + app)
-        os.makedirs(work, exist_ok=True)
-        config = os.path.join(work, "config.json")
-        with open(config, "w") as f:
-            json.dump({"naive_only": True, "gpu_profile": args.gpu, "record_path": rec}, f)
-        cmd = [os.path.join(args.generator_dir, app + ".generator"), "-g", app, "-o", work, "-e",
-               "schedule,featurization"] + halide_generator_args.select_plugin(args.plugin, "gpusched") + \
-            ["target=host-cuda-cuda_capability_86"]
-        subprocess.run(cmd, check=True, env=dict(os.environ, GPUSCHED_CONFIG=config), stdout=subprocess.DEVNULL)
-        shutil.copyfile(os.path.join(work, app + ".featurization"), feat)
+        made = run_plugin(app, args, os.path.join(tmp, "naive-" + app),
+                          {"naive_only": True, "gpu_profile": args.gpu, "record_path": rec})
+        shutil.copyfile(made, feat)
     with open(rec) as f:
         return feat, json.load(f)
 
@@ -97,11 +104,16 @@ def main():
     ap.add_argument("--generator-dir", help="make them again with the suite's generators")
     ap.add_argument("--plugin", help="libgpusched_autoscheduler.so (with --generator-dir)")
     ap.add_argument("--weights", help="weights file (default: the embedded defaults)")
+    ap.add_argument("--replay-picks", action="store_true",
+                    help="featurize each pick again by replaying its stored record (needs --generator-dir): "
+                         "the features of today's featurizer rather than the stored ones")
     ap.add_argument("--apps", default=",".join(SUITE))
     ap.add_argument("--json", help="write every figure here too")
     args = ap.parse_args()
     if args.generator_dir and not args.plugin:
         ap.error("--generator-dir needs --plugin")
+    if args.replay_picks and not args.generator_dir:
+        ap.error("--replay-picks needs --generator-dir")
     os.makedirs(args.naive_dir, exist_ok=True)
 
     out = []
@@ -117,8 +129,16 @@ def main():
             li_ms = a["baselines"].get("li2018")
             feat, rec = naive_state(app, args, tmp)
             pick_file = os.path.join(tmp, app + ".pick.featurization")
-            with open(pick_file, "wb") as f:
-                f.write(pick["blob"])
+            if args.replay_picks:
+                # The pick's stored record replayed: its features as today's featurizer computes them.
+                record = os.path.join(tmp, app + ".pick.record.json")
+                with open(record, "w") as f:
+                    f.write(pick["record"])
+                pick_file = run_plugin(app, args, os.path.join(tmp, "pick-" + app),
+                                       {"replay": record, "gpu_profile": args.gpu})
+            else:
+                with open(pick_file, "wb") as f:
+                    f.write(pick["blob"])
             pick_x, naive_x = explain([pick_file, feat], args)
             terms = sorted(set(pick_x["terms"]) | set(naive_x["terms"]),
                            key=lambda t: -abs(naive_x["terms"].get(t, 0) - pick_x["terms"].get(t, 0)))
