@@ -13,6 +13,7 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
+#include "cli/sample_lines.h"
 #include "cli/search_args.h"
 #include "cli/value_checks.h"
 #include "db/database.h"
@@ -116,10 +117,8 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
                                  max_registers(s), s.ptxas.total_spill_bytes(), sample_status(s),
                                  i == *r.best ? "  <- chosen" : "");
     }
-    for (const auto &s : r.samples) {
-        if (!s.generator.ok())
-            std::cout << fmt::format("  sample {} failed: {}\n", s.index, s.generator.message);
-    }
+    for (const std::string &line : sample_failure_lines(r.samples))
+        std::cout << "  " << line << "\n";
     std::cout << fmt::format("\nptxas -arch={} on the chosen sample: {}{}\n", best.ptxas.arch,
                              to_string(best.ptxas.status),
                              best.ptxas.detail.empty() ? "" : " (" + best.ptxas.detail + ")");
@@ -205,16 +204,14 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
         apply_search_args(args->search, opt);
 
         if (!global.json) {
+            // Flushed: the banner comes before every log line and error (stderr).
             std::cout << fmt::format("gpusched oneshot: {} ({}) for {} [{}], ptxas -arch={}\n",
                                      opt.generator_name, opt.generator_path, opt.gpu.name,
-                                     opt.gpu.description, opt.gpu.ptxas_arch());
+                                     opt.gpu.description, opt.gpu.ptxas_arch())
+                      << std::flush;
         }
         auto progress = [&](const OneShotSample &s, int done, int total) {
-            spdlog::info("sample {}/{} ({}): {}", done, total, sample_kind(s),
-                         s.generator.ok()
-                             ? (s.predicted_cost ? fmt::format("predicted {:.4g}", *s.predicted_cost)
-                                                 : std::string("compiled"))
-                             : s.generator.message);
+            spdlog::info("sample {}/{} ({}): {}", done, total, sample_kind(s), sample_progress(s));
             // -v: the search's own statistics (states enumerated, featurized,
             // costed, memo hits, seconds per phase, peak memory).
             if (s.record.is_object() && s.record.contains("statistics")) {

@@ -27,6 +27,7 @@
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
 #include "cli/optional_json.h"
+#include "cli/sample_lines.h"
 #include "cli/search_args.h"
 #include "cli/value_checks.h"
 #include "db/database.h"
@@ -205,6 +206,8 @@ void print_table(const Top5Result &r) {
             !r.kept_baseline && r.best && *r.best == i);
     for (std::size_t i = 0; i < r.baselines.size(); ++i)
         row(r.baselines[i], "-", r.kept_baseline && *r.kept_baseline == i);
+    for (const std::string &line : sample_failure_lines(r.samples))
+        std::cout << "  " << line << "\n";
     for (const auto &e : r.benchmarked)
         if (!e.measured())
             std::cout << fmt::format("  {} {}: {}\n", e.label, to_string(e.measurement.outcome),
@@ -570,10 +573,7 @@ void print_top5_json(const Top5Options &opt, const Top5Result &r) {
 Top5Progress top5_log_lines() {
     Top5Progress progress;
     progress.sample = [](const OneShotSample &s, int done, int total) {
-        spdlog::info("sample {}/{}: {}", done, total,
-                     s.generator.ok() ? (s.predicted_cost ? fmt::format("predicted {:.4g}", *s.predicted_cost)
-                                                          : std::string("compiled"))
-                                      : s.generator.message);
+        spdlog::info("sample {}/{}: {}", done, total, sample_progress(s));
     };
     progress.measured = [](const Top5Entry &e) {
         if (e.measured())
@@ -602,7 +602,8 @@ int run_top5_command(const TuneArgs &a, const GlobalOptions &global) {
     if (!global.json) {
         std::cout << fmt::format("gpusched tune --mode top5: {} ({}) for {} [{}], device {}\n",
                                  opt.batch.generator_name, opt.batch.generator_path, opt.batch.gpu.name,
-                                 opt.batch.gpu.description, to_string(opt.device));
+                                 opt.batch.gpu.description, to_string(opt.device))
+                  << std::flush;
     }
     if (a.executor == "slurm") {
         // Interrupted, the driver takes its jobs back (scancel) before it exits.

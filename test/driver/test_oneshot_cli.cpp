@@ -199,6 +199,29 @@ TEST_CASE("a generator that does not finish is stopped at the timeout", "[onesho
     check_refused(test::run_gpusched(args), "timed out after 2 s", dir / "db.sqlite");
 }
 
+TEST_CASE("a failure every sample has is said once, after the banner", "[oneshot][bad-input]") {
+    // stdout and stderr in one stream, as a terminal or a log file shows them.
+    test::TempDir dir;
+    // Every search of no_estimates fails alike (its output has no estimate).
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "no_estimates", "gpusched");
+    args.insert(args.end(), {"--samples", "3", "--beam-size", "2", "--passes", "1"});
+    ProcessSpec spec;
+    spec.argv = {"sh", "-c", "exec \"$0\" \"$@\" 2>&1", GPUSCHED_BINARY};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    const ProcessResult r = run_process(spec);
+    INFO(r.out);
+    CHECK(r.exit_code == 1);
+    const std::string reason = "has no usable estimate";
+    const auto first = r.out.find(reason);
+    REQUIRE(first != std::string::npos);
+    CHECK(r.out.find(reason, first + 1) == std::string::npos);
+    const auto banner = r.out.find("gpusched oneshot: no_estimates");
+    REQUIRE(banner != std::string::npos);
+    CHECK(banner < r.out.find("error: "));
+    // Each sample still says how it ended.
+    CHECK(r.out.find("sample 3/3") != std::string::npos);
+}
+
 TEST_CASE("a Func without estimates is refused, naming it", "[oneshot][bad-input]") {
     test::TempDir dir;
     auto r = test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "no_estimates"));
