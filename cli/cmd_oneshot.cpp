@@ -16,6 +16,8 @@
 #include "cli/sample_lines.h"
 #include "cli/search_args.h"
 #include "cli/value_checks.h"
+#include "costmodel/default_weights.h"
+#include "costmodel/weights_file.h"
 #include "db/database.h"
 #include "tuner/modes/oneshot.h"
 
@@ -94,8 +96,54 @@ nlohmann::json sample_json(const OneShotSample &s) {
     return j;
 }
 
+// What weights were trained on, from the provenance our own tools write:
+// `gpusched retrain` ("retrained by ... on N measured samples of P
+// pipelines from DB (GPU profile ..."), gpusched_fit_default_weights
+// ("network fitted by Adam (...) to the analytic GPU model's predictions for
+// GPU profile ... on rows file ..."); else its first 200 characters.
+std::string trained_on(const std::string &provenance) {
+    if (provenance.rfind("retrained by ", 0) == 0) {
+        const auto end = provenance.find("), starting from");
+        if (end != std::string::npos) return provenance.substr(0, end + 1);
+    }
+    const auto to = provenance.find(" to the analytic GPU model's predictions");
+    if (to != std::string::npos) {
+        const auto end = provenance.find(" on rows file", to);
+        return "fitted" + provenance.substr(to, end == std::string::npos ? std::string::npos : end - to) +
+               ", never to a measured runtime";
+    }
+    if (provenance.size() <= 200) return provenance;
+    return provenance.substr(0, provenance.find_last_of(' ', 200)) + " ...";
+}
+
+// Which cost model ranked the samples, and what its weights were trained on
+// (their provenance's first clause): a pick is only as good as that.
+nlohmann::json cost_model_used(const OneShotOptions &opt) {
+    auto key = [&](const char *name) {
+        return opt.search_config.is_object() ? opt.search_config.value(name, std::string()) : std::string();
+    };
+    if (key("cost_model") == "analytic")
+        return {{"model", "analytic"},
+                {"weights", nullptr},
+                {"provenance", "the analytic GPU model, no weights"}};
+    const std::string path = key("weights_path");
+    const std::string provenance =
+        path.empty() ? std::string(default_weights_provenance()) : read_weights_file(path).provenance;
+    return {{"model", "network"},
+            {"weights", path.empty() ? nlohmann::json("embedded defaults") : nlohmann::json(path)},
+            {"trained_on", trained_on(provenance)},
+            {"provenance", provenance}};
+}
+
 void print_report(const OneShotOptions &opt, const OneShotResult &r) {
     const OneShotSample &best = r.samples[*r.best];
+    if (best.predicted_cost) { // the samples were ranked by a cost model
+        const nlohmann::json model = cost_model_used(opt);
+        std::cout << fmt::format(
+            "\nCost model: {}{}: {}\n", model["model"].get<std::string>(),
+            model["weights"].is_null() ? "" : ", weights " + model["weights"].get<std::string>(),
+            trained_on(model["provenance"].get<std::string>()));
+    }
     std::cout << fmt::format("\nRanking ({} of {} samples usable, best predicted first):\n", r.ranking.size(),
                              r.samples.size());
     std::cout << fmt::format("  {:>4}  {:>6}  {:<7}  {:>12}  {:>8}  {:>7}  {:>8}  {:>11}  {}\n", "rank",
@@ -247,6 +295,7 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
             for (const auto &s : r.samples)
                 j["samples"].push_back(sample_json(s));
             j["ranking"] = r.ranking;
+            if (r.samples[*r.best].predicted_cost) j["cost_model"] = cost_model_used(opt);
             std::cout << j.dump(2) << "\n";
         } else {
             std::cout << "target " << r.target << ", schedule source " << opt.schedule_source << "\n";

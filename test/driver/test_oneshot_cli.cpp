@@ -406,7 +406,9 @@ TEST_CASE("a usage error exits 2 with CLI11's line, whatever CLI11's own code", 
     CHECK(test::run_gpusched({"oneshot", "--help"}).exit_code == 0);
 }
 
-TEST_CASE("One Shot's searches use the weights given with --weights and record them", "[oneshot][weights]") {
+TEST_CASE("One Shot's searches use the weights given with --weights, record them and say what they were "
+          "trained on",
+          "[oneshot][weights]") {
     test::TempDir dir;
     // The embedded weights with every coefficient's bias raised: the same
     // model shape, other predictions.
@@ -424,9 +426,15 @@ TEST_CASE("One Shot's searches use the weights given with --weights and record t
         auto r = test::run_gpusched(args);
         INFO("stderr: " << r.err);
         REQUIRE(r.ok());
+        return r.out;
     };
-    run(dir / "default.sqlite", {});
-    run(dir / "raised.sqlite", {"--weights", dir / "raised.weights"});
+    // The report says which weights ranked the samples and what they were trained on.
+    CHECK(run(dir / "default.sqlite", {})
+              .find("Cost model: network, weights embedded defaults: fitted to the "
+                    "analytic GPU model's predictions") != std::string::npos);
+    CHECK(run(dir / "raised.sqlite", {"--weights", dir / "raised.weights"})
+              .find("Cost model: network, weights " + fs::absolute(dir / "raised.weights").string() +
+                    ": test: embedded weights, coefficient biases + 1") != std::string::npos);
     const std::string weights_of =
         "SELECT coalesce(json_extract(search_config, '$.weights_path'), '') FROM samples WHERE idx = 0";
     CHECK(test::sql_text(dir / "default.sqlite", weights_of).empty());
