@@ -1,5 +1,5 @@
 // `gpusched learning`: does retraining learn? Hold-one-out models and the
-// device-transfer curve from measured Autotune batches
+// learning curve from measured Autotune batches
 // (tuner/modes/learning.h), as Markdown tables or JSON.
 
 #include <iostream>
@@ -124,10 +124,10 @@ void print_held_out(const LearningReport &r) {
         better_tau, n, better_pick, worse_pick, n - better_pick - worse_pick);
 }
 
-// The transfer curve, the start first.
+// The learning curve, the start first.
 void print_curve(const LearningReport &r) {
     std::cout
-        << "Device transfer: hold-one-out models trained on only the first k batches of each other "
+        << "Learning curve (one device, not a transfer between devices): hold-one-out models trained on only the first k batches of each other "
            "pipeline (k = 0: the starting weights), means over pipelines.\n\n"
            "| batches per pipeline | pipelines | training samples per model | Kendall | pairwise accuracy | "
            "pick / best | top-1 | top-5 |\n|---|---|---|---|---|---|---|---|\n";
@@ -226,7 +226,7 @@ void print_markdown(const LearningReport &r, const LearningArgs &a) {
 Action add_learning_command(CLI::App &app, const GlobalOptions &global) {
     auto args = std::make_shared<LearningArgs>();
     CLI::App *cmd = app.add_subcommand(
-        "learning", "Does retraining learn? Hold-one-out models and the device-transfer curve from measured "
+        "learning", "Does retraining learn? Hold-one-out models and the learning curve from measured "
                     "Autotune batches");
     cmd->add_option("--db", args->db_paths, "Sample database (repeat for several)")->required();
     cmd->add_option("--device", args->device,
@@ -234,7 +234,7 @@ Action add_learning_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--gpu", args->gpu, "GPU profile the samples were measured on")->capture_default_str();
     cmd->add_option("--weights", args->weights,
                     "Start from this weights file (default: the embedded weights)");
-    cmd->add_option("--curve", args->curve, "Batch counts of the device-transfer curve")
+    cmd->add_option("--curve", args->curve, "Batch counts of the learning curve (other pipelines' first k batches, same device)")
         ->delimiter(',')
         ->check(CLI::PositiveNumber)
         ->capture_default_str();

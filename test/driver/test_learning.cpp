@@ -185,7 +185,7 @@ TEST_CASE("learning refuses a database without two pipelines of measured batches
     CHECK(missing.err.find("absent.sqlite") != std::string::npos);
 }
 
-TEST_CASE("report --learning draws figure 8 and the transfer curve from the same figures",
+TEST_CASE("report --learning draws figure 8 and the learning curve from the same figures",
           "[learning][report]") {
     test::TempDir dir;
     fill_batches(dir / "db.sqlite", 3, 3, 6, Times::Analytic);

@@ -277,7 +277,7 @@ struct Models {
     TrainingOptions training;
 };
 
-// Hold-one-out, and the transfer curve's models: for each pipeline, the
+// Hold-one-out, and the learning curve's models: for each pipeline, the
 // start trained on all other pipelines' samples, and on only their first
 // curve[c] batches. Adds each curve point's training samples to curve_trained.
 void judge_held_out(const std::vector<PipelineData> &data, const Models &m, const std::vector<int> &curve,
@@ -364,7 +364,7 @@ void judge_autotune_loop(const std::vector<PipelineData> &data, const Models &m,
     }
 }
 
-// The means over pipelines and the transfer curve, from the start to the
+// The means over pipelines and the learning curve, from the start to the
 // full hold-one-out models (most_batches: the most any run has).
 void summarize(const std::vector<int> &curve, const std::vector<int> &curve_trained, int most_batches,
                LearningReport &report) {

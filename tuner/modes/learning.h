@@ -7,9 +7,10 @@
 //    pipeline's batches, which neither was trained on: Kendall's tau,
 //    pairwise ordering accuracy, the model's pick against the batch's best
 //    (Anderson et al. 2021, figure 8) and TenSet's top-1 / top-5 scores;
-//  - the device-transfer curve: the same, trained on only the first k
-//    batches of every other pipeline (k = 1, 2, 4, 8): how many batches of
-//    a new device's samples the model needs before its ranking holds;
+//  - the learning curve: the same, trained on only the first k
+//    batches of every other pipeline (k = 1, 2, 4, 8) of the same device:
+//    how many batches of other pipelines the model needs before its
+//    ranking holds (all on one device: not a transfer between devices);
 //  - Autotune's own loop: each later batch of a run judged by the starting
 //    weights retrained on the run's earlier batches (what the next batch's
 //    search would use) against the starting weights.

@@ -45,12 +45,12 @@ std::string pick_plot(const LearningReport &r) {
     return render_xy_plot(p);
 }
 
-// The device-transfer curve; "all" drawn at the most batches any run has.
+// The learning curve (one device); "all" drawn at the most batches any run has.
 std::string curve_plot(const LearningReport &r) {
     XyPlot p;
     p.id = "learning-curve";
     p.kind = "learning-curve";
-    p.title = "Device transfer: hold-one-out on k batches each";
+    p.title = "Learning curve (one device): hold-one-out on k batches each";
     p.x.label = "batches per pipeline trained on (0: the default weights)";
     p.x.integer = true;
     p.y.label = "mean over pipelines";
