@@ -55,25 +55,27 @@ int exit_code(const NightlySummary &s) {
 nlohmann::json summary_json(const NightlySummary &s, const std::string &report, int code) {
     nlohmann::json pipelines = nlohmann::json::array();
     for (const auto &p : s.pipelines) {
-        pipelines.push_back({{"name", p.name},
-                             {"mode", p.mode},
-                             {"status", p.status},
-                             {"device", p.device},
-                             {"budget_s", p.budget_s},
-                             {"seconds", p.seconds},
-                             {"run_id", p.run_id},
-                             {"resumed", p.resumed},
-                             {"samples", p.samples},
-                             {"samples_tonight", p.samples_tonight},
-                             {"best_sample_id", opt_json(p.best_sample_id)},
-                             {"best_ms", opt_json(p.best_ms)},
-                             {"best_min_ms", opt_json(p.best_min_ms)},
-                             {"best_reps", p.best_reps},
-                             {"stopped_by", p.stopped_by},
-                             {"files", p.files},
-                             {"promoted", p.promoted},
-                             {"promotion", p.promotion},
-                             {"error", p.error}});
+        pipelines.push_back(
+            {{"name", p.name},
+             {"mode", p.mode},
+             {"status", p.status},
+             {"device", p.device},
+             {"budget_s", p.budget_s},
+             {"seconds", p.seconds},
+             {"run_id", p.run_id},
+             {"resumed", p.resumed},
+             {"samples", p.samples},
+             {"samples_tonight", p.samples_tonight},
+             {"best_sample_id", opt_json(p.best_sample_id)},
+             {"best_ms", opt_json(p.best_ms)},
+             {"best_min_ms", opt_json(p.best_min_ms)},
+             {"best_reps", p.best_reps},
+             {"stopped_by", p.stopped_by},
+             {"files", p.files},
+             {"kept_baseline", p.kept_baseline.empty() ? nlohmann::json() : nlohmann::json(p.kept_baseline)},
+             {"promoted", p.promoted},
+             {"promotion", p.promotion},
+             {"error", p.error}});
     }
     nlohmann::json retrained = nlohmann::json::array();
     for (const auto &d : s.retrained) {

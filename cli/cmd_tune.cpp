@@ -55,6 +55,7 @@ struct TuneArgs {
     double min_time_s = 0.1;
     int min_reps = 3;
     int max_reps = 1000;
+    double precision = TimingOptions{}.precision;
     // Autotune.
     int iterations = 20;
     int batch = 0; // 0: --samples
@@ -321,11 +322,13 @@ TimingOptions timing_options(const TuneArgs &a) {
     if (a.benchmark_timeout_s < 1) throw UserError("--benchmark-timeout must be at least 1 second");
     if (a.min_reps < 1 || a.max_reps < a.min_reps || !(a.min_time_s >= 0))
         throw UserError("need 1 <= --min-reps <= --max-reps and --min-time >= 0");
+    if (!(a.precision >= 0 && a.precision < 1)) throw UserError("--precision must be in [0, 1)");
     TimingOptions t;
     t.timeout = std::chrono::seconds(a.benchmark_timeout_s);
     t.min_time_s = a.min_time_s;
     t.min_reps = a.min_reps;
     t.max_reps = a.max_reps;
+    t.precision = a.precision;
     return t;
 }
 
@@ -664,6 +667,11 @@ void add_shared_options(CLI::App *cmd, TuneArgs &args) {
     cmd->add_option("--max-reps", args.max_reps, "Timed repetitions per benchmark, at most")
         ->check(whole_number_at_least(1))
         ->capture_default_str();
+    cmd->add_option("--precision", args.precision,
+                    "Time until the median's 95% confidence interval is within this fraction of it (0: no "
+                    "such rule), --max-reps at most")
+        ->check(finite_number_at_least(0, false))
+        ->capture_default_str();
 }
 
 // Autotune's own options (given with --mode top5, they are refused).
@@ -750,7 +758,7 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     for (const char *name :
          {"--iterations", "--batch", "--samples", "--from-scratch", "--train-on", "--retrain", "--epochs",
           "--learning-rate", "--gpu", "--seed", "--beam-size", "--passes", "--dropout", "--search-config",
-          "--weights", "--min-time", "--min-reps", "--max-reps"})
+          "--weights", "--min-time", "--min-reps", "--max-reps", "--precision"})
         args->fixed_by_run.push_back(cmd->get_option(name));
     return [args, &global]() {
         refuse_other_modes_options(*args);

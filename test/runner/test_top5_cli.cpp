@@ -121,7 +121,17 @@ TEST_CASE("top5 on opencl measures the best predicted samples, keeps the fastest
         REQUIRE(s.runtime_median_ms);
         CHECK(*s.runtime_reps >= 3);
         CHECK(s.validation == "passed");
-        CHECK(nlohmann::json::parse(s.benchmark_detail)["first_call_ms"].get<double>() > 0);
+        const auto detail = nlohmann::json::parse(s.benchmark_detail);
+        CHECK(detail["first_call_ms"].get<double>() > 0);
+        // The median's 95% interval (6 reps or more), and whether the run's
+        // 2% precision was met before --max-reps.
+        if (*s.runtime_reps >= 6) {
+            REQUIRE(detail["median_ci95_low_ms"].is_number());
+            CHECK(detail["median_ci95_low_ms"].get<double>() <= *s.runtime_median_ms);
+            CHECK(detail["median_ci95_high_ms"].get<double>() >= *s.runtime_median_ms);
+        }
+        CHECK(detail["precision_met"].is_boolean());
+        if (detail["precision_met"] == false) CHECK(*s.runtime_reps == 30); // ran to the cap
         stored_best = std::min(stored_best, *s.runtime_median_ms);
     }
     CHECK(measured == 2);

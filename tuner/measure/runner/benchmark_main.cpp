@@ -8,7 +8,7 @@
 // needs a link around the harness.
 //
 //   bench --list FILE [--min-time S] [--min-reps N] [--max-reps N]
-//         [--warmup N] [--timeout S]
+//         [--warmup N] [--timeout S] [--precision R]
 //
 // FILE has one sample per line, tab-separated: shared object, function name,
 // output directory, reference directory (may be empty), input seed. For
@@ -27,7 +27,10 @@
 //    as OUT_DIR/<output>.raw and compared with the reference's files: a
 //    mismatch is recorded with the difference, and nothing is timed.
 // 4. Warm-up calls, then timed calls until both --min-time seconds in total
-//    and --min-reps calls, or --max-reps calls. Each timed call is the
+//    and --min-reps calls and, with --precision R > 0, until the median's
+//    95% confidence interval reaches no further than R times the median from
+//    it (timing_statistics.h), or --max-reps calls; the interval and whether
+//    the precision was met are recorded. Each timed call is the
 //    pipeline call plus halide_device_sync of every output: what a user of
 //    the schedule waits for. RunGen's own benchmark mode syncs the outputs
 //    too, but reports only the best time and leaves the first host-to-device
@@ -62,6 +65,7 @@
 #define HALIDE_NO_JPEG
 #include "RunGen.h"
 
+#include "tuner/measure/runner/timing_statistics.h"
 #include "tuner/measure/validation/gpu_api_preload.h"
 #include "tuner/measure/validation/output_file.h"
 #include "tuner/measure/validation/output_file_writer.h"
@@ -193,38 +197,55 @@ bool check_outputs(const SampleSpec &spec, const halide_filter_metadata_t *md,
     return true;
 }
 
-// Warm-up calls, then timed calls until both min_reps and min_time_s are
-// reached (max_reps at most): the timing fields of benchmark.json.
+// Warm-up calls, then timed calls until the stopping rule says enough
+// (timing_statistics.h: min_reps calls and min_time_s, and the median's 95%
+// interval within --precision of it, or max_reps): the timing fields of
+// benchmark.json. The precision is checked at geometric steps of the count
+// (each 10% more calls), so a long run sorts its times O(log n) times.
 template <typename Call>
-std::string timed_calls(const Call &call, double min_time_s, long min_reps, long max_reps, long warmup) {
+std::string timed_calls(const Call &call, const gpusched::timing::StoppingRule &rule, long warmup) {
+    using namespace gpusched::timing;
     for (long i = 0; i < warmup; ++i)
         call();
-    std::vector<double> times;
-    times.reserve(static_cast<std::size_t>(std::min(max_reps, 100000L)));
+    std::vector<double> times, sorted;
+    times.reserve(static_cast<std::size_t>(std::min(rule.max_reps, 100000L)));
     double total_ms = 0;
-    while (static_cast<long>(times.size()) < max_reps &&
-           (static_cast<long>(times.size()) < min_reps || total_ms < min_time_s * 1000.0)) {
+    long next_check = 0;
+    StopReason reason = StopReason::NotYet;
+    while (reason == StopReason::NotYet) {
         const auto t0 = Clock::now();
         call();
         const double ms = ms_since(t0);
         times.push_back(ms);
         total_ms += ms;
+        const long reps = static_cast<long>(times.size());
+        if (reps < next_check && reps < rule.max_reps) continue;
+        reason = should_stop(rule, reps, total_ms, [&]() -> const std::vector<double> & {
+            sorted = times;
+            std::sort(sorted.begin(), sorted.end());
+            return sorted;
+        });
+        if (reps >= rule.min_reps && total_ms >= rule.min_time_ms) next_check = reps + reps / 10 + 1;
     }
-    std::vector<double> sorted = times;
+    sorted = times;
     std::sort(sorted.begin(), sorted.end());
     const std::size_t n = sorted.size();
-    const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0;
-    char body[512];
+    const MedianInterval ci = median_interval(sorted);
+    char body[768];
     std::snprintf(
         body, sizeof body,
         ", \"min_ms\": %.9g, \"median_ms\": %.9g, \"max_ms\": %.9g, \"reps\": %zu, \"warmup\": %ld, "
-        "\"timed_ms\": %.9g",
-        sorted.front(), median, sorted.back(), n, warmup, total_ms);
+        "\"timed_ms\": %.9g, \"median_ci95_low_ms\": %s, \"median_ci95_high_ms\": %s, "
+        "\"precision\": %.9g, \"precision_met\": %s",
+        sorted.front(), median_of_sorted(sorted), sorted.back(), n, warmup, total_ms,
+        ci.exists ? std::to_string(ci.low).c_str() : "null",
+        ci.exists ? std::to_string(ci.high).c_str() : "null", rule.precision,
+        rule.precision > 0 && median_precise(sorted, rule.precision) ? "true" : "false");
     return body;
 }
 
 // Times one sample; returns non-zero only for what must end the process.
-int run_sample(const SampleSpec &spec, double min_time_s, long min_reps, long max_reps, long warmup) {
+int run_sample(const SampleSpec &spec, const gpusched::timing::StoppingRule &rule, long warmup) {
     using namespace Halide::RunGen;
     const auto sample_start = Clock::now();
     const std::string &out_dir = spec.out_dir;
@@ -329,7 +350,7 @@ int run_sample(const SampleSpec &spec, double min_time_s, long min_reps, long ma
         return 0;
     }
 
-    const std::string body = timed_calls(call, min_time_s, min_reps, max_reps, warmup);
+    const std::string body = timed_calls(call, rule, warmup);
     if (!write_result(common.str() + body)) {
         std::fprintf(stderr, "cannot write %s/benchmark.json\n", out_dir.c_str());
         return kExitUsage;
@@ -345,7 +366,7 @@ int run_sample(const SampleSpec &spec, double min_time_s, long min_reps, long ma
 int main(int argc, char **argv) {
     gpusched::preload_gpu_apis();
     std::string list;
-    double min_time_s = 0.1;
+    double min_time_s = 0.1, precision = 0;
     long min_reps = 3, max_reps = 1000, warmup = 1, timeout_s = 0;
     bool usage_ok = true;
     for (int i = 1; i < argc; ++i) {
@@ -367,23 +388,27 @@ int main(int argc, char **argv) {
             warmup = std::atol(v.c_str());
         else if (a == "--timeout")
             timeout_s = std::atol(v.c_str());
+        else if (a == "--precision")
+            precision = std::atof(v.c_str());
         else
             usage_ok = false;
     }
     if (!usage_ok || list.empty() || min_reps < 1 || max_reps < min_reps || warmup < 0 ||
-        !(min_time_s >= 0) || timeout_s < 0) {
+        !(min_time_s >= 0) || timeout_s < 0 || !(precision >= 0 && precision < 1)) {
         std::fprintf(stderr,
                      "usage: %s --list FILE [--min-time S] [--min-reps N] [--max-reps N] [--warmup N] "
-                     "[--timeout S], with 1 <= --min-reps <= --max-reps, --warmup >= 0, --min-time >= 0\n",
+                     "[--timeout S] [--precision R], with 1 <= --min-reps <= --max-reps, --warmup >= 0, "
+                     "--min-time >= 0, 0 <= --precision < 1\n",
                      argv[0]);
         return kExitUsage;
     }
+    const gpusched::timing::StoppingRule rule{min_time_s * 1000.0, min_reps, max_reps, precision};
     std::vector<SampleSpec> samples;
     if (!read_list(list, samples)) return kExitUsage;
     std::signal(SIGALRM, on_alarm);
     for (const SampleSpec &s : samples) {
         alarm(static_cast<unsigned>(timeout_s));
-        if (int status = run_sample(s, min_time_s, min_reps, max_reps, warmup); status != 0) return status;
+        if (int status = run_sample(s, rule, warmup); status != 0) return status;
         alarm(0);
         // The driver reads the result as soon as this line arrives.
         std::printf("finished %s\n", s.out_dir.c_str());

@@ -45,11 +45,8 @@ const char *to_string(MeasureOutcome o) {
 }
 
 nlohmann::json to_json(const TimingOptions &t) {
-    return {{"min_time_s", t.min_time_s},
-            {"min_reps", t.min_reps},
-            {"max_reps", t.max_reps},
-            {"warmup", t.warmup},
-            {"timeout_s", t.timeout.count()}};
+    return {{"min_time_s", t.min_time_s}, {"min_reps", t.min_reps}, {"max_reps", t.max_reps},
+            {"precision", t.precision},   {"warmup", t.warmup},     {"timeout_s", t.timeout.count()}};
 }
 
 TimingOptions timing_from_json(const nlohmann::json &j) {
@@ -57,6 +54,8 @@ TimingOptions timing_from_json(const nlohmann::json &j) {
     t.min_time_s = j.at("min_time_s").get<double>();
     t.min_reps = j.at("min_reps").get<int>();
     t.max_reps = j.at("max_reps").get<int>();
+    // Runs configured before issue 56 timed without a precision rule.
+    t.precision = j.value("precision", 0.0);
     t.warmup = j.at("warmup").get<int>();
     t.timeout = std::chrono::seconds(j.at("timeout_s").get<int64_t>());
     return t;
@@ -77,6 +76,9 @@ nlohmann::json Measurement::to_json() const {
         {"median_ms", opt(median_ms)},
         {"max_ms", opt(max_ms)},
         {"reps", reps},
+        {"median_ci95_low_ms", opt(median_ci95_low_ms)},
+        {"median_ci95_high_ms", opt(median_ci95_high_ms)},
+        {"precision_met", precision_met},
         {"validation", validation},
         {"validation_detail", validation_detail},
         {"first_call_ms", first_call_ms},
@@ -188,6 +190,14 @@ std::optional<Measurement> read_result(const BenchmarkBinary &b) {
         m.median_ms = result.value("median_ms", 0.0);
         m.max_ms = result.value("max_ms", 0.0);
         m.reps = result.value("reps", int64_t{0});
+        auto number = [&](const char *key) {
+            return result.contains(key) && result[key].is_number()
+                       ? std::optional<double>(result[key].get<double>())
+                       : std::nullopt;
+        };
+        m.median_ci95_low_ms = number("median_ci95_low_ms");
+        m.median_ci95_high_ms = number("median_ci95_high_ms");
+        m.precision_met = result.value("precision_met", false);
     }
     return m;
 }
@@ -255,6 +265,8 @@ std::size_t run_harness(const std::vector<BenchmarkBinary> &bins, std::size_t fi
                  std::to_string(t.min_reps),
                  "--max-reps",
                  std::to_string(t.max_reps),
+                 "--precision",
+                 std::to_string(t.precision),
                  "--warmup",
                  std::to_string(t.warmup),
                  "--timeout",

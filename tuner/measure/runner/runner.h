@@ -53,10 +53,14 @@ struct TimingOptions {
     double min_time_s = 0.1;
     int min_reps = 3;
     int max_reps = 1000;
+    // And, where > 0, until the median's 95% confidence interval reaches no
+    // further than this fraction of the median on either side
+    // (timing_statistics.h); max_reps is the cap (issue 56).
+    double precision = 0.02;
     int warmup = 1;                   // untimed calls after the first
     std::chrono::seconds timeout{60}; // per sample (its alarm in the harness)
 };
-// As stored in a run's config: min_time_s, min_reps, max_reps, warmup, timeout_s.
+// As stored in a run's config: min_time_s, min_reps, max_reps, precision, warmup, timeout_s.
 nlohmann::json to_json(const TimingOptions &t);
 // The reverse; throws nlohmann::json::exception for a missing or mistyped field.
 TimingOptions timing_from_json(const nlohmann::json &j);
@@ -100,6 +104,10 @@ struct Measurement {
     std::string error; // one line; empty when measured
     std::optional<double> min_ms, median_ms, max_ms;
     int64_t reps = 0;
+    // The median's distribution-free 95% confidence interval (none below 6
+    // repetitions), and whether the run's precision was met before the cap.
+    std::optional<double> median_ci95_low_ms, median_ci95_high_ms;
+    bool precision_met = false;
     std::string validation = "not run"; // not run | passed | failed
     std::string validation_detail;
     // Provenance: the harness's own figures and the process as seen from here.

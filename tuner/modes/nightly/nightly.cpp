@@ -122,6 +122,7 @@ public:
         out.samples_tonight = r.samples_this_invocation;
         out.stopped_by = r.stopped_by;
         out.files = r.best_files;
+        out.kept_baseline = r.kept_baseline;
         out.status = r.end == AutotuneEnd::Interrupted ? "interrupted" : "tuned";
     }
 
@@ -162,6 +163,7 @@ public:
         out.device = r.device;
         out.samples = out.samples_tonight = static_cast<int64_t>(r.samples.size());
         out.files = r.best_files;
+        if (r.kept_baseline) out.kept_baseline = r.baselines[*r.kept_baseline].source;
         out.status = "tuned";
     }
 
@@ -202,6 +204,13 @@ public:
     void promote(PipelineOutcome &out, const NightlyPipeline &p, PromotedManifest &manifest) const {
         if (!out.best_ms) {
             out.promotion = "nothing measured to promote";
+            return;
+        }
+        if (!out.kept_baseline.empty()) {
+            out.promotion =
+                fmt::format("not promoted: the {} baseline ran faster than every sample of the run "
+                            "({:.4g} ms); the promoted schedule, if any, stays",
+                            out.kept_baseline, *out.best_ms);
             return;
         }
         MeasuredTime candidate;

@@ -54,6 +54,10 @@ struct PipelineOutcome {
     int64_t best_reps = 0;
     std::string stopped_by;         // autotune: "time budget", "interrupted"; empty when finished
     std::vector<std::string> files; // the run's best, in the work folder
+    // A baseline the run measured faster than every sample (Top 5 and
+    // Autotune keep it; runs.kept_source): its source. Nothing is promoted
+    // then, since promotion delivers searched schedules with their records.
+    std::string kept_baseline;
     bool promoted = false;
     std::string promotion; // why (not) promoted
     std::string error;     // failed / unavailable / skipped: why

@@ -107,6 +107,7 @@ TimingOptions parse_timing(Fields &parent, const std::string &key, const std::st
     t.min_time_s = f.number("min_time_s", t.min_time_s, 0, 3600);
     t.min_reps = static_cast<int>(f.integer("min_reps", t.min_reps, 1, 1000000));
     t.max_reps = static_cast<int>(f.integer("max_reps", t.max_reps, t.min_reps, 1000000));
+    t.precision = f.number("precision", t.precision, 0, 0.999);
     t.timeout = std::chrono::seconds(f.integer("timeout_s", t.timeout.count(), 1, 86400));
     f.no_others();
     return t;
