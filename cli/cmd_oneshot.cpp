@@ -193,6 +193,13 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
             fill_percent(f.weighted), static_cast<long long>(f.capacity_threads), opt.gpu.name,
             fill_percent(f.least), f.least_kernel.empty() ? "" : " (kernel " + f.least_kernel + ")");
     }
+    if (best.record.is_object() && best.record.contains("device_bytes")) {
+        const double bytes = best.record["device_bytes"].get<double>();
+        std::cout << fmt::format(
+            "\nDevice memory of the chosen sample: {:.1f} MiB of intermediates (Funcs at "
+            "root and split partials, beside the inputs and outputs)\n",
+            bytes / (1024.0 * 1024.0));
+    }
     std::cout << fmt::format("\nOutput validation (OpenCL build on POCL vs a CPU build): {}{}\n",
                              best.validation,
                              best.validation_detail.empty() ? "" : " (" + best.validation_detail + ")");
@@ -296,6 +303,9 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
                 j["samples"].push_back(sample_json(s));
             j["ranking"] = r.ranking;
             if (r.samples[*r.best].predicted_cost) j["cost_model"] = cost_model_used(opt);
+            const nlohmann::json &record = r.samples[*r.best].record;
+            if (record.is_object() && record.contains("device_bytes"))
+                j["device_bytes"] = record["device_bytes"];
             std::cout << j.dump(2) << "\n";
         } else {
             std::cout << "target " << r.target << ", schedule source " << opt.schedule_source << "\n";

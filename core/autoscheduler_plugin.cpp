@@ -22,6 +22,7 @@
 #include "common/cpu_seconds.h"
 #include "common/elapsed.h"
 #include "core/beam_search.h"
+#include "core/device_memory.h"
 #include "core/function_dag.h"
 #include "core/gpu_fill.h"
 #include "core/halide_compat.h"
@@ -195,6 +196,7 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         rec["gpu_fill"] = gpu_fill_to_json(gpu_fill(*dag, result.decisions, result.features, cfg.gpu));
         if (!split_echo.is_null()) rec["reduction_split_search"] = split_echo;
         rec["picked"] = picked;
+        rec["device_bytes"] = device_bytes(*dag, result.decisions);
         rec["naive_cost"] = naive ? nlohmann::json(naive->cost) : nlohmann::json();
         rec["naive_outside_search"] =
             naive_outside_search.empty() ? nlohmann::json() : nlohmann::json(naive_outside_search);

@@ -284,7 +284,8 @@ std::vector<Function> split_copy(const std::vector<Function> &outputs,
 
 std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu,
                                                          const std::vector<ReductionSplit> &applied,
-                                                         bool atomic_combining, bool in_block_combining) {
+                                                         bool atomic_combining, bool in_block_combining,
+                                                         int64_t max_partial_bytes) {
     const int64_t resident_threads = int64_t(gpu.sm_count) * gpu.max_threads_per_sm;
     std::vector<SplittableReduction> out;
     std::vector<Function> outputs;
@@ -325,8 +326,12 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
             // the options are fractions of it (a histogram of 3 channels
             // misses 90,000 threads but has 12,288 iterations: 96 to 2016
             // partials, not 2048 three times).
-            const int64_t most = std::min({resident_threads / r.output_points, max_partials,
-                                           r.reduction_points / kMinIterationsPerPartial});
+            // Each partial is a whole copy of the Func's region: at most
+            // max_partial_bytes of them.
+            const int64_t copy_bytes = std::max<int64_t>(1, region_points(n.region) * n.bytes_per_point);
+            const int64_t most =
+                std::min({resident_threads / r.output_points, max_partials,
+                          r.reduction_points / kMinIterationsPerPartial, max_partial_bytes / copy_bytes});
             const auto balanced = static_cast<int64_t>(std::sqrt(static_cast<double>(r.reduction_points)));
             for (int64_t want : {most / 16, most / 4, most, std::min(balanced, most)}) {
                 int64_t p = floor_pow2(want);
@@ -349,6 +354,12 @@ std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag,
             if (in_block_combining && level == 1 &&
                 worth_combining_in_block(r.reduction_points, r.output_points, gpu))
                 add_in_block_options(dag, outputs, n, st, atomic_combining, r);
+            // The in-block second levels choose their partials otherwise.
+            r.options.erase(std::remove_if(r.options.begin(), r.options.end(),
+                                           [&](const ReductionSplit &o) {
+                                               return o.partials > max_partial_bytes / copy_bytes;
+                                           }),
+                            r.options.end());
             if (!r.options.empty()) out.push_back(std::move(r));
             break; // the first reduction of a Func only: later ones read its result
         }

@@ -137,6 +137,11 @@ inline bool worth_combining_in_block(int64_t partials, int64_t output_points, co
     return partials * output_points * 4 >= int64_t(gpu.sm_count) * gpu.max_threads_per_sm;
 }
 
+// The most device memory a split's partials may take by default: well inside
+// the memory of every GPU profile (16 GiB and more), and above every split
+// the suite and the reduction-shaped apps choose (issue 57).
+inline constexpr int64_t kDefaultMaxSplitBytes = int64_t(256) << 20;
+
 // One reduction the search may split, and the splits it may choose.
 struct SplittableReduction {
     std::string func;
@@ -161,10 +166,15 @@ struct SplittableReduction {
 // splits dag's pipeline already has; a Func split there is offered the next
 // level (its combining loop), up to kMaxSplitLevels, and the last level at
 // most kMaxSerialPartials partials; their intermediates are offered none.
+// `max_partial_bytes`: no option whose partials take more device memory
+// than this (its partial count times the split Func's region in bytes: a
+// 256 x 256 joint histogram of two 4096 x 4096 images in 4096 partials is a
+// 1 GiB intermediate for a 256 KiB result, issue 57).
 std::vector<SplittableReduction> reduction_split_options(const FunctionDAG &dag, const GpuProfile &gpu,
                                                          const std::vector<ReductionSplit> &applied = {},
                                                          bool atomic_combining = true,
-                                                         bool in_block_combining = true);
+                                                         bool in_block_combining = true,
+                                                         int64_t max_partial_bytes = kDefaultMaxSplitBytes);
 
 // Whether an update of f computes some float value: its sum depends on the
 // order of the terms (an integer sum does not).

@@ -173,7 +173,7 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
         return r;
     };
     const std::vector<SplittableReduction> reductions =
-        reduction_split_options(dag, gpu, {}, atomic_combining);
+        reduction_split_options(dag, gpu, {}, atomic_combining, true, config.max_split_bytes);
     if (reductions.empty()) {
         choice.result = search_unsplit(config);
         choice.unsplit_cost = choice.result.cost;
@@ -323,8 +323,9 @@ SplitPlan plan_splits(const std::vector<Function> &outputs, const FunctionDAG &d
             variant.push_back(option);
             std::vector<SplittableReduction> combine;
             try {
-                combine = reduction_split_options(variant_dag(outputs, variant, memo), gpu, variant,
-                                                  atomic_combining, in_block_combining);
+                combine =
+                    reduction_split_options(variant_dag(outputs, variant, memo), gpu, variant,
+                                            atomic_combining, in_block_combining, config.max_split_bytes);
             } catch (const UserError &) {
                 return;
             }

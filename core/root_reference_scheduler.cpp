@@ -130,7 +130,8 @@ std::vector<ReductionSplit> blocked_float_sums(const std::vector<Halide::Interna
     const FunctionDAG dag(outputs);
     std::vector<ReductionSplit> chosen;
     for (const SplittableReduction &r :
-         reduction_split_options(dag, unlimited, {}, /*atomic_combining=*/false)) {
+         reduction_split_options(dag, unlimited, {}, /*atomic_combining=*/false, /*in_block_combining=*/true,
+                                 /*max_partial_bytes=*/std::numeric_limits<int64_t>::max())) {
         const int index = dag.stable_node_index(r.func);
         if (index < 0) continue;
         const Node *node = &dag.nodes[static_cast<size_t>(index)];

@@ -127,6 +127,14 @@ const std::vector<SearchOption> kOptions = {
          c.in_block_reductions = boolean(v, "in_block_reductions");
      },
      [](const PluginConfig &c) { return nlohmann::json(c.in_block_reductions); }},
+    {"max_split_bytes", "integer >= 0",
+     "the most device memory a reduction split's partials may take (bytes; default 256 MiB)",
+     [](const nlohmann::json &v, PluginConfig &c) {
+         if (!v.is_number_integer() || v.get<int64_t>() < 0)
+             bad("max_split_bytes", "must be a whole number of bytes >= 0, got " + v.dump());
+         c.search.max_split_bytes = v.get<int64_t>();
+     },
+     [](const PluginConfig &c) { return nlohmann::json(c.search.max_split_bytes); }},
     {"split_tie_tolerance", "number in [0, 1)",
      "splits of a reduction whose predicted costs are this close (relative) are a tie, kept by GPU fill",
      [](const nlohmann::json &v, PluginConfig &c) {

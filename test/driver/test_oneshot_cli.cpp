@@ -524,3 +524,45 @@ TEST_CASE("the states a search dumps for training include every reduction-split 
         CHECK(split[i].states.size() <= 16);
     }
 }
+
+TEST_CASE("a reduction split keeps its partials within the device-memory bound, and One Shot prints its "
+          "pick's device memory",
+          "[oneshot][splits]") {
+    // A 256 x 256 joint histogram of two 4096 x 4096 images (issue 57): each
+    // partial is a whole 256 KiB copy of the histogram. Unbounded, the
+    // search takes 16384 of them (4 GiB); the default bound is 256 MiB.
+    test::TempDir dir;
+    auto run = [&](const std::string &out, std::vector<std::string> extra) {
+        auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "joint_histogram", "gpusched");
+        for (auto &a : args)
+            if (a == dir / "out") a = dir / out;
+        args.insert(args.begin(), "--json");
+        args.insert(args.end(), {"--samples", "1"});
+        args.insert(args.end(), extra.begin(), extra.end());
+        const ProcessResult r = test::run_gpusched(args);
+        INFO("stderr: " << r.err);
+        REQUIRE(r.ok());
+        return nlohmann::json::parse(r.out);
+    };
+    const int64_t bound = int64_t(256) << 20;
+    test::write_file(dir / "unbounded.json", R"({"max_split_bytes": 1099511627776})");
+    const auto unbounded = run("unbounded", {"--search-config", dir / "unbounded.json"});
+    REQUIRE(unbounded["device_bytes"].is_number());
+    CHECK(unbounded["device_bytes"].get<int64_t>() > bound); // the split the bound is for
+    const auto bounded = run("bounded", {});
+    REQUIRE(bounded["device_bytes"].is_number());
+    CHECK(bounded["device_bytes"].get<int64_t>() <= bound);
+    // Still split, within the bound: partials in the stored record.
+    const std::string splits = test::sql_text(
+        dir / "db.sqlite",
+        "SELECT json_array_length(decisions, '$.reduction_splits') FROM samples s JOIN runs r ON "
+        "r.id = s.run_id WHERE r.id = " +
+            bounded["run_id"].dump());
+    CHECK(std::stoi(splits) >= 1);
+    // The text report says it.
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "joint_histogram", "gpusched");
+    args.insert(args.end(), {"--samples", "1"});
+    const ProcessResult text = test::run_gpusched(args);
+    REQUIRE(text.ok());
+    CHECK(text.out.find("Device memory of the chosen sample: 256.0 MiB") != std::string::npos);
+}

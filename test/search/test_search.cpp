@@ -526,6 +526,7 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"atomic_reductions", false},
                          {"in_block_reductions", false},
                          {"split_tie_tolerance", 0.125},
+                         {"max_split_bytes", 1048576},
                          {"cost_model", "analytic"},
                          {"weights_path", "w.weights"},
                          {"gpu_profile", "a100"},

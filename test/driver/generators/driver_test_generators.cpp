@@ -221,9 +221,32 @@ public:
     }
 };
 
+// A joint histogram of two images (issue 57): a 256 x 256 result from a
+// reduction over every pixel, whose splits make whole copies of the
+// histogram as partials: 4096 of them are a 1 GiB intermediate.
+class JointHistogram : public Generator<JointHistogram> {
+public:
+    GeneratorParam<int> size{"size", 4096};
+    Input<Buffer<float>> a{"a", 2}, b{"b", 2};
+    Output<Buffer<float>> hist{"hist", 2};
+
+    void generate() {
+        Var i("i"), j("j");
+        RDom r(0, size, 0, size, "r");
+        Expr bin_a = clamp(cast<int>(a(r.x, r.y) * 255.0f), 0, 255);
+        Expr bin_b = clamp(cast<int>(b(r.x, r.y) * 255.0f), 0, 255);
+        hist(i, j) = 0.0f;
+        hist(bin_a, bin_b) += 1.0f;
+        a.set_estimates({{0, size}, {0, size}});
+        b.set_estimates({{0, size}, {0, size}});
+        hist.set_estimates({{0, 256}, {0, 256}});
+    }
+};
+
 } // namespace
 
 HALIDE_REGISTER_GENERATOR(TinyStencil, tiny_stencil)
+HALIDE_REGISTER_GENERATOR(JointHistogram, joint_histogram)
 HALIDE_REGISTER_GENERATOR(RowSums, row_sums)
 HALIDE_REGISTER_GENERATOR(WrongOnGpu, wrong_on_gpu)
 HALIDE_REGISTER_GENERATOR(FloatTotal, float_total)
