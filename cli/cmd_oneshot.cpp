@@ -200,6 +200,16 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
             "root and split partials, beside the inputs and outputs)\n",
             bytes / (1024.0 * 1024.0));
     }
+    if (best.record.is_object() && best.record.contains("roofline")) {
+        const nlohmann::json &b = best.record["roofline"];
+        if (b["bound_ms"].get<double>() > 0)
+            std::cout << fmt::format(
+                "\nRoofline on {} (no schedule runs faster): {:.4g} ms; {:.1f} MB read and written once at "
+                "{:.0f} GB/s take {:.4g} ms, {:.3g} G operations at {:.3g} TFLOP/s {:.4g} ms\n",
+                opt.gpu.name, b["bound_ms"].get<double>(), b["bytes"].get<double>() / 1e6,
+                opt.gpu.memory_bandwidth_gb_per_s, b["memory_ms"].get<double>(),
+                b["operations"].get<double>() / 1e9, opt.gpu.fp32_tflops, b["compute_ms"].get<double>());
+    }
     std::cout << fmt::format("\nOutput validation (OpenCL build on POCL vs a CPU build): {}{}\n",
                              best.validation,
                              best.validation_detail.empty() ? "" : " (" + best.validation_detail + ")");
@@ -306,6 +316,7 @@ Action add_oneshot_command(CLI::App &app, const GlobalOptions &global) {
             const nlohmann::json &record = r.samples[*r.best].record;
             if (record.is_object() && record.contains("device_bytes"))
                 j["device_bytes"] = record["device_bytes"];
+            if (record.is_object() && record.contains("roofline")) j["roofline"] = record["roofline"];
             std::cout << j.dump(2) << "\n";
         } else {
             std::cout << "target " << r.target << ", schedule source " << opt.schedule_source << "\n";

@@ -182,25 +182,45 @@ std::optional<double> speedup(const Top5Result &r, const Top5Entry &baseline) {
     return *baseline.measurement.median_ms / *r.benchmarked[*r.best].measurement.median_ms;
 }
 
+// The pipeline's roofline on the profile (core/roofline.h), from the first
+// sample's search record; none without one, and none where the times are
+// not a GPU's (POCL's are a CPU's: a GPU's bound says nothing of them).
+std::optional<double> roofline_ms(const Top5Result &r) {
+    if (r.benchmark_target.find("cuda") == std::string::npos) return std::nullopt;
+    for (const auto &s : r.samples)
+        if (s.record.is_object() && s.record.contains("roofline")) {
+            const double ms = s.record["roofline"].value("bound_ms", 0.0);
+            if (ms > 0) return ms;
+        }
+    return std::nullopt;
+}
+
 void print_table(const Top5Result &r) {
     std::cout << fmt::format("\nBenchmarked on {} ({}); spill check: {}\n", r.device, r.benchmark_target,
                              r.spill_check);
+    if (const auto bound = roofline_ms(r))
+        std::cout << fmt::format(
+            "Roofline of the GPU profile (no schedule runs faster; core/roofline.h): {:.4g} ms; "
+            "x roofline: each median over it\n",
+            *bound);
     // The schedule column fits the longest label ("anderson2021", "mullapudi2016").
     std::size_t label_width = std::string("schedule").size();
     for (const auto *list : {&r.benchmarked, &r.baselines})
         for (const auto &e : *list)
             label_width = std::max(label_width, e.label.size());
-    std::cout << fmt::format("  {:>4}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}\n", "rank",
-                             "schedule", label_width, "predicted", "min ms", "median ms", "reps",
-                             "validation", "spills", "status");
+    const std::optional<double> bound = roofline_ms(r);
+    std::cout << fmt::format("  {:>4}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}\n",
+                             "rank", "schedule", label_width, "predicted", "min ms", "median ms",
+                             "x roofline", "reps", "validation", "spills", "status");
     auto row = [&](const Top5Entry &e, const std::string &rank, bool chosen) {
-        std::cout << fmt::format("  {:>4}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}{}\n",
-                                 rank, e.label, label_width,
-                                 e.predicted_cost ? fmt::format("{:.4g}", *e.predicted_cost) : "-",
-                                 ms(e.measurement.min_ms), ms(e.measurement.median_ms),
-                                 e.measured() ? std::to_string(e.measurement.reps) : "-", validation_text(e),
-                                 e.ptxas_status == "checked" ? std::to_string(e.spill_bytes) : "-",
-                                 entry_status(e), chosen ? "  <- chosen" : "");
+        std::cout << fmt::format(
+            "  {:>4}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}{}\n", rank, e.label,
+            label_width, e.predicted_cost ? fmt::format("{:.4g}", *e.predicted_cost) : "-",
+            ms(e.measurement.min_ms), ms(e.measurement.median_ms),
+            bound && e.measurement.median_ms ? fmt::format("{:.1f}", *e.measurement.median_ms / *bound) : "-",
+            e.measured() ? std::to_string(e.measurement.reps) : "-", validation_text(e),
+            e.ptxas_status == "checked" ? std::to_string(e.spill_bytes) : "-", entry_status(e),
+            chosen ? "  <- chosen" : "");
     };
     for (std::size_t i = 0; i < r.benchmarked.size(); ++i)
         row(r.benchmarked[i], std::to_string(r.benchmarked[i].predicted_rank),
@@ -569,6 +589,7 @@ void print_top5_json(const Top5Options &opt, const Top5Result &r) {
                   : r.best        ? nlohmann::json(r.benchmarked[*r.best].label)
                                   : nlohmann::json(nullptr);
     j["kept_baseline"] = r.kept_baseline.has_value();
+    j["roofline_ms"] = opt_json(roofline_ms(r));
     std::cout << j.dump(2) << "\n";
 }
 

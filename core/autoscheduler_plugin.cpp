@@ -29,6 +29,7 @@
 #include "core/launch_check.h"
 #include "core/naive_schedule.h"
 #include "core/reduction_split_search.h"
+#include "core/roofline.h"
 #include "core/schedule_apply.h"
 #include "core/search_config.h"
 #include "core/search_cost_model.h"
@@ -76,6 +77,8 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
     auto dag = std::make_unique<FunctionDAG>(outputs);
     mark_in_block_combining(*dag, splits);
 
+    // The pipeline as written, before any split: what no schedule can beat.
+    const Roofline bound = roofline(*dag, cfg.gpu);
     std::unique_ptr<CostModel> model = create_search_cost_model(cfg.cost_model_config, cfg.gpu);
     StateSamplingCostModel *sampler = nullptr;
     if (!cfg.dump_states_path.empty()) {
@@ -197,6 +200,11 @@ void autoschedule(const Halide::Pipeline &pipeline, const Halide::Target &target
         if (!split_echo.is_null()) rec["reduction_split_search"] = split_echo;
         rec["picked"] = picked;
         rec["device_bytes"] = device_bytes(*dag, result.decisions);
+        rec["roofline"] = {{"bytes", bound.bytes},
+                           {"operations", bound.operations},
+                           {"memory_ms", bound.memory_ms},
+                           {"compute_ms", bound.compute_ms},
+                           {"bound_ms", bound.bound_ms()}};
         rec["naive_cost"] = naive ? nlohmann::json(naive->cost) : nlohmann::json();
         rec["naive_outside_search"] =
             naive_outside_search.empty() ? nlohmann::json() : nlohmann::json(naive_outside_search);

@@ -1,6 +1,8 @@
 // `gpusched bench` on a small manifest of the driver's test generators.
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 #include "test/catch2_compat.h"
 
@@ -47,6 +49,32 @@ TEST_CASE("bench writes one table row per app and source, with the command that 
     CHECK(md.find("| stencil | li2018 |") != std::string::npos);
     CHECK(md.find("| stencil | naive |") != std::string::npos);
     CHECK(md.find("| checked |") != std::string::npos);
+}
+
+TEST_CASE("bench gives every row of an app its roofline from the gpusched row's search",
+          "[bench][roofline]") {
+    test::TempDir dir;
+    test::write_file(dir / "suite.json", manifest(DRIVER_TEST_GENERATORS));
+    auto r = bench(dir, {"--apps", "stencil", "--sources", "gpusched,naive", "--samples", "1"});
+    INFO(r.err);
+    REQUIRE(r.ok());
+    const std::string md = test::read_file(dir / "report.md");
+    CHECK(md.find("| roofline ms | x roofline |") != std::string::npos);
+    // The same bound on both rows: 128 x 128 floats in and out at 3.35 TB/s
+    // (0.039 us), or the operations at 67 TFLOP/s if longer; no runtime here.
+    for (const std::string source : {"gpusched", "naive"}) {
+        INFO(source);
+        const auto row = md.find("| stencil | " + source + " |");
+        REQUIRE(row != std::string::npos);
+        const std::string line = md.substr(row, md.find('\n', row) - row);
+        std::vector<std::string> cells;
+        for (std::size_t at = 1, next; (next = line.find(" |", at)) != std::string::npos; at = next + 2)
+            cells.push_back(line.substr(at + 1, next - at - 1));
+        REQUIRE(cells.size() == 18);
+        CHECK(cells[14] == "—"); // runtime: no GPU here
+        CHECK(std::stod(cells[15]) >= 2.0 * 128 * 128 * 4 / 3350e9 * 1e3 * 0.999);
+        CHECK(cells[16] == "—");
+    }
 }
 
 TEST_CASE("bench records a failing app as a failed row and exits 1", "[bench]") {

@@ -566,3 +566,27 @@ TEST_CASE("a reduction split keeps its partials within the device-memory bound, 
     REQUIRE(text.ok());
     CHECK(text.out.find("Device memory of the chosen sample: 256.0 MiB") != std::string::npos);
 }
+
+TEST_CASE("One Shot gives the pipeline's roofline: its inputs read and outputs written once at the GPU's "
+          "bandwidth, its operations at the GPU's peak",
+          "[oneshot][roofline]") {
+    test::TempDir dir;
+    auto args = oneshot_args(dir, DRIVER_TEST_GENERATORS, "tiny_stencil", "gpusched");
+    args.insert(args.begin(), "--json");
+    args.insert(args.end(), {"--samples", "1", "--gpu", "h100"});
+    const ProcessResult r = test::run_gpusched(args);
+    INFO("stderr: " << r.err);
+    REQUIRE(r.ok());
+    const auto j = nlohmann::json::parse(r.out);
+    REQUIRE(j["roofline"].is_object());
+    const auto &b = j["roofline"];
+    // A 256 x 128 float image in, a 256 x 128 float image out (the
+    // repeat_edge clamps every read to the image).
+    CHECK(b["bytes"].get<double>() == 2 * 256 * 128 * 4);
+    CHECK(b["memory_ms"].get<double>() == Approx(2 * 256 * 128 * 4 / 3350e9 * 1e3)); // H100: 3.35 TB/s
+    // Two blurs of two adds and a division per point, at least, at 67 TFLOP/s.
+    CHECK(b["operations"].get<double>() >= 6 * 256 * 128);
+    CHECK(b["compute_ms"].get<double>() == Approx(b["operations"].get<double>() / 67e12 * 1e3));
+    CHECK(b["bound_ms"].get<double>() ==
+          Approx(std::max(b["memory_ms"].get<double>(), b["compute_ms"].get<double>())));
+}

@@ -122,6 +122,8 @@ std::vector<SuiteCell> run_suite(const SuiteOptions &opt, const SuiteProgress &p
                         cell.peak_rss_mb = std::max(cell.peak_rss_mb.value_or(0.0), *m);
                 }
                 cell.predicted_cost = best.predicted_cost;
+                if (best.record.is_object() && best.record.contains("roofline"))
+                    cell.roofline_ms = best.record["roofline"].value("bound_ms", 0.0);
                 cell.gpu_fill = best.gpu_fill;
                 if (best.record.is_object() && best.record.contains("reduction_splits") &&
                     best.record["reduction_splits"].is_array())
@@ -164,10 +166,19 @@ std::string suite_report_markdown(const SuiteOptions &opt, const std::vector<Sui
     md << "GPU fill (docs/search.md): the threads each stage launches against the GPU's resident threads, "
           "weighted by work, then the least over stages with 1% of the work or more (gpusched rows only); "
           "splits: reductions split across threads.\n\n";
+    md << "Roofline (core/roofline.h): a lower bound on any schedule's time on this profile, the "
+          "pipeline's inputs read and outputs written once at its DRAM bandwidth or its operations at "
+          "its peak FP32 rate, whichever is longer (from the gpusched row's search; `—` without one); "
+          "x roofline: the runtime over it.\n\n";
+    // The bound is the pipeline's, whatever the source: every row of an app shows its gpusched row's.
+    std::map<std::string, double> roofline;
+    for (const auto &c : cells)
+        if (c.roofline_ms && *c.roofline_ms > 0) roofline[c.app] = *c.roofline_ms;
     md << "| app | source | search s | states featurized | peak MiB | compile s | GPU fill | least fill | "
           "splits "
-          "| kernels | max regs | spill B | ptxas | validation | runtime ms | run |\n";
-    md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|\n";
+          "| kernels | max regs | spill B | ptxas | validation | runtime ms | roofline ms | x roofline | run "
+          "|\n";
+    md << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---:|\n";
     for (const auto &c : cells) {
         if (!c.ok) {
             std::string err = c.error;
@@ -175,7 +186,7 @@ std::string suite_report_markdown(const SuiteOptions &opt, const std::vector<Sui
             std::replace(err.begin(), err.end(), '\n', ' ');
             if (err.size() > 160) err = err.substr(0, 157) + "...";
             md << "| " << c.app << " | " << c.source << " | failed: " << err
-               << " | | | | | | | | | | | | | |\n";
+               << " | | | | | | | | | | | | | | | |\n";
             continue;
         }
         md << "| " << c.app << " | " << c.source << " | " << fmt_opt(c.search_seconds) << " | "
@@ -184,7 +195,18 @@ std::string suite_report_markdown(const SuiteOptions &opt, const std::vector<Sui
            << fill_text(c.gpu_fill, true) << " | "
            << (c.source == "gpusched" ? std::to_string(c.splits) : "—") << " | " << c.kernels << " | "
            << c.max_registers << " | " << c.spill_bytes << " | " << c.ptxas << " | " << c.validation << " | "
-           << fmt_opt(c.runtime_ms, 3) << " | " << c.run_id << " |\n";
+           << fmt_opt(c.runtime_ms, 3) << " | ";
+        const auto bound = roofline.find(c.app);
+        const std::optional<double> bound_ms =
+            bound == roofline.end() ? std::nullopt : std::optional<double>(bound->second);
+        std::ostringstream bound_text;
+        bound_text.precision(3);
+        if (bound_ms) bound_text << *bound_ms;
+        md << (bound_ms ? bound_text.str() : "—") << " | "
+           << fmt_opt(bound_ms && c.runtime_ms ? std::optional<double>(*c.runtime_ms / *bound_ms)
+                                               : std::nullopt,
+                      1)
+           << " | " << c.run_id << " |\n";
     }
     return md.str();
 }

@@ -61,6 +61,9 @@ struct SuiteCell {
     std::string ptxas;
     std::string validation = "not run";
     std::optional<double> runtime_ms; // GPU median, when benchmarked
+    // The pipeline's roofline on the profile (core/roofline.h: no schedule
+    // runs faster), from the gpusched search's record.
+    std::optional<double> roofline_ms;
     int64_t run_id = 0;
 };
 
