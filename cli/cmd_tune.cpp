@@ -691,7 +691,7 @@ void add_shared_options(CLI::App *cmd, TuneArgs &args) {
     cmd->add_option("--precision", args.precision,
                     "Time until the median's 95% confidence interval is within this fraction of it (0: no "
                     "such rule), --max-reps at most")
-        ->check(finite_number_at_least(0, false))
+        ->check(finite_number_in(0.0, 0.99))
         ->capture_default_str();
 }
 

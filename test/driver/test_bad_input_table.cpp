@@ -189,6 +189,7 @@ const std::map<std::string, std::map<std::string, Kind>> &option_kinds() {
               {"--min-time", Kind::NonNegative},
               {"--min-reps", Kind::Count},
               {"--max-reps", Kind::Count},
+              {"--precision", Kind::Probability},
               {"--iterations", Kind::Count},
               {"--batch", Kind::Count},
               {"--train-on", Kind::Choice},
