@@ -10,9 +10,9 @@
 //
 // The flow, as TVM MetaSchedule names it: generate (the batch) -> build
 // (benchmark_build.h) -> run (a Runner) -> database. Builds run --jobs at a
-// time; benchmarks run one per device slot. Where the device allows it (a
-// GPU) builds overlap benchmarks; on POCL every build finishes before the
-// first benchmark starts, so nothing shares the cores being timed.
+// time; benchmarks run one per device slot, after every build of the round
+// has finished (on POCL and on a GPU alike, issue 56), so nothing compiles
+// beside a timed call.
 //
 // Invariants: bad input and a missing device are refused before anything is
 // written. After that, the pipeline and run rows exist first, each sample

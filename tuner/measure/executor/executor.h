@@ -8,8 +8,9 @@
 //
 // - local: today's behaviour, processes on this machine through a Runner
 //   (tuner/measure/runner/runner.h): one benchmark per device slot, started as tasks
-//   arrive when the device lets compiles overlap (a GPU), after the round's
-//   last task arrived when it does not (POCL shares the cores).
+//   arrive when the device lets compiles overlap, after the round's last task
+//   arrived when it does not (POCL shares the cores; a GPU's samples are
+//   timed with nothing compiling beside them, issue 56).
 // - slurm: the round's tasks become sbatch job arrays; each array element
 //   runs `gpusched worker` on its node against a shared work folder and
 //   writes its result to a file of its own; the driver follows the jobs

@@ -3,9 +3,10 @@
 // kMaxBenchmarkGroup tasks, and hands it to Runner::run_many: one harness
 // process times them all (one device context, one kernel-compiler start on
 // POCL), and each result comes back as soon as it is known. Where the device
-// lets compiles overlap benchmarks (a GPU), a slot starts as soon as tasks
-// are there; where it does not (POCL runs on the cores the compiles use), the
-// round's tasks wait until finish() says the last one has arrived.
+// lets compiles overlap benchmarks, a slot starts as soon as tasks are there;
+// where it does not (POCL runs on the cores the compiles use; a GPU's samples
+// are timed with nothing compiling beside them), the round's tasks wait until
+// finish() says the last one has arrived.
 
 #include <condition_variable>
 #include <deque>
