@@ -127,7 +127,8 @@ void print_held_out(const LearningReport &r) {
 // The learning curve, the start first.
 void print_curve(const LearningReport &r) {
     std::cout
-        << "Learning curve (one device, not a transfer between devices): hold-one-out models trained on only the first k batches of each other "
+        << "Learning curve (one device, not a transfer between devices): hold-one-out models trained on only "
+           "the first k batches of each other "
            "pipeline (k = 0: the starting weights), means over pipelines.\n\n"
            "| batches per pipeline | pipelines | training samples per model | Kendall | pairwise accuracy | "
            "pick / best | top-1 | top-5 |\n|---|---|---|---|---|---|---|---|\n";
@@ -234,7 +235,8 @@ Action add_learning_command(CLI::App &app, const GlobalOptions &global) {
     cmd->add_option("--gpu", args->gpu, "GPU profile the samples were measured on")->capture_default_str();
     cmd->add_option("--weights", args->weights,
                     "Start from this weights file (default: the embedded weights)");
-    cmd->add_option("--curve", args->curve, "Batch counts of the learning curve (other pipelines' first k batches, same device)")
+    cmd->add_option("--curve", args->curve,
+                    "Batch counts of the learning curve (other pipelines' first k batches, same device)")
         ->delimiter(',')
         ->check(CLI::PositiveNumber)
         ->capture_default_str();
