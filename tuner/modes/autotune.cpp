@@ -740,9 +740,11 @@ void AutotuneRun::finish() {
         throw UserError(error);
     }
     const char *status = r.end == AutotuneEnd::Interrupted ? "interrupted" : "finished";
-    store_.finish_run(r.run_id, status,
-                      faster ? std::optional<int64_t>(faster->sample_id) : r.best_sample_id);
-    if (faster) store_.set_kept_source(r.run_id, faster->source);
+    database_.transaction([&] {
+        store_.finish_run(r.run_id, status,
+                          faster ? std::optional<int64_t>(faster->sample_id) : r.best_sample_id);
+        if (faster) store_.set_kept_source(r.run_id, faster->source);
+    });
     if (!r.stopped_by.empty()) store_.set_run_status(r.run_id, status, r.stopped_by);
 }
 
