@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
@@ -58,7 +59,10 @@ Action add_retrain_command(CLI::App &app, const GlobalOptions &global) {
         ->capture_default_str();
     cmd->add_option("-o,--output", args->output, "Weights file to write")->required();
     return [args, &global, one, all]() {
-        if (!*one && !*all) throw std::runtime_error("retrain: say --pipeline NAME or --all");
+        if (!*one && !*all) { // a usage error, as CLI11's own: exit 2
+            spdlog::error("retrain: say --pipeline NAME or --all");
+            return kExitUsage;
+        }
         // The files first: a bad one is refused before the database is read.
         if (!args->weights.empty()) {
             check_input_file(args->weights, "--weights");

@@ -12,8 +12,8 @@
 
 int main(int argc, char **argv) {
     using namespace gpusched::cli;
-    CLI::App app{
-        "gpusched: finds fast CUDA schedules for Halide pipelines (Anderson et al. 2021 on Halide 14)"};
+    CLI::App app{"gpusched: finds fast CUDA schedules for Halide pipelines (Anderson et al. 2021, on Halide "
+                 "19, 14 or 21)"};
     app.require_subcommand(1);
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast); // later flags win
     app.fallthrough(); // global flags (--json, -v) may follow the subcommand

@@ -3,6 +3,8 @@
 // (costmodel/tools/synthetic_states.h), scaled per pipeline: a stand-in
 // teacher with known structure, stored exactly as benchmarks would be.
 
+#include <algorithm>
+#include <filesystem>
 #include <random>
 
 #include <nlohmann/json.hpp>
@@ -187,4 +189,14 @@ TEST_CASE("retrain refuses samples of several devices unless one is chosen, and 
     INFO(one.err);
     REQUIRE(one.ok());
     CHECK(one.out.find("\"samples\": 8") != std::string::npos);
+}
+
+TEST_CASE("retrain without --pipeline or --all is a usage error: one line, exit 2", "[retrain][bad-input]") {
+    test::TempDir dir;
+    auto r = test::run_gpusched({"retrain", "--db", dir / "db.sqlite", "-o", dir / "w.weights"});
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("say --pipeline NAME or --all") != std::string::npos);
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_FALSE(std::filesystem::exists(dir / "w.weights"));
 }
