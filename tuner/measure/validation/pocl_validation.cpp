@@ -259,8 +259,13 @@ void build_reordered_reference(const ValidationRequest &req, const std::string &
 
 // A math library moves a few values across a discontinuity: at most one
 // value in this many of an output (and at least one) may differ between the
-// device's own build and the CPU's for the device reference to stand.
-constexpr std::size_t kMathLibraryOutlierDivisor = 1000;
+// device's own build and the CPU's for the device reference to stand. One in
+// a hundred, not a thousand (issue 57): Halide's bgu solves small
+// least-squares systems, and POCL's arithmetic moves 0.44% of its outputs
+// past the tolerance in every build alike, its own every-Func-at-root one
+// included; a pipeline that computes something else on the device differs
+// nearly everywhere (test_validation.cpp's planted one: every value).
+constexpr std::size_t kMathLibraryOutlierDivisor = 100;
 
 // The device reference, in dir: the pipeline on POCL with every Func at
 // root (the plugin's root_only search at beam 1, no reduction splits): the
