@@ -125,6 +125,7 @@ nlohmann::json cost_model_used(const OneShotOptions &opt) {
     if (key("cost_model") == "analytic")
         return {{"model", "analytic"},
                 {"weights", nullptr},
+                {"trained_on", "the analytic GPU model, no weights"},
                 {"provenance", "the analytic GPU model, no weights"}};
     const std::string path = key("weights_path");
     const std::string provenance =
@@ -142,7 +143,7 @@ void print_report(const OneShotOptions &opt, const OneShotResult &r) {
         std::cout << fmt::format(
             "\nCost model: {}{}: {}\n", model["model"].get<std::string>(),
             model["weights"].is_null() ? "" : ", weights " + model["weights"].get<std::string>(),
-            trained_on(model["provenance"].get<std::string>()));
+            model["trained_on"].get<std::string>());
     }
     std::cout << fmt::format("\nRanking ({} of {} samples usable, best predicted first):\n", r.ranking.size(),
                              r.samples.size());

@@ -198,7 +198,8 @@ std::optional<double> roofline_ms(const Top5Result &r) {
 void print_table(const Top5Result &r) {
     std::cout << fmt::format("\nBenchmarked on {} ({}); spill check: {}\n", r.device, r.benchmark_target,
                              r.spill_check);
-    if (const auto bound = roofline_ms(r))
+    const std::optional<double> bound = roofline_ms(r);
+    if (bound)
         std::cout << fmt::format(
             "Roofline of the GPU profile (no schedule runs faster; core/roofline.h): {:.4g} ms; "
             "x roofline: each median over it\n",
@@ -208,7 +209,6 @@ void print_table(const Top5Result &r) {
     for (const auto *list : {&r.benchmarked, &r.baselines})
         for (const auto &e : *list)
             label_width = std::max(label_width, e.label.size());
-    const std::optional<double> bound = roofline_ms(r);
     std::cout << fmt::format("  {:>4}  {:<{}}  {:>10}  {:>10}  {:>10}  {:>10}  {:>5}  {:<10}  {:>6}  {}\n",
                              "rank", "schedule", label_width, "predicted", "min ms", "median ms",
                              "x roofline", "reps", "validation", "spills", "status");

@@ -71,8 +71,8 @@ struct SearchConfig {
     bool reuse_parent_nest = true;
     size_t memo_max_bytes = size_t(64) << 20; // LRU bound of the sec. 3.3 memo
     // The most device memory a reduction split's partials may take
-    // (core/reduction_split.h, kDefaultMaxSplitBytes).
-    int64_t max_split_bytes = int64_t(256) << 20;
+    // (core/reduction_split.h).
+    int64_t max_split_bytes = kDefaultMaxSplitBytes;
     // Every Func at root, its own kernel (inlined only where it must be):
     // validation's device reference, the pipeline's arithmetic on the
     // device with the simplest GPU schedule (tuner/measure/validation).

@@ -63,6 +63,7 @@
 
 #include "common/gpu_profile.h"
 #include "core/function_dag.h"
+#include "core/search_defaults.h"
 
 namespace gpusched {
 
@@ -136,11 +137,6 @@ inline constexpr int64_t kInBlockPartials[] = {256, 1024};
 inline bool worth_combining_in_block(int64_t partials, int64_t output_points, const GpuProfile &gpu) {
     return partials * output_points * 4 >= int64_t(gpu.sm_count) * gpu.max_threads_per_sm;
 }
-
-// The most device memory a split's partials may take by default: well inside
-// the memory of every GPU profile (16 GiB and more), and above every split
-// the suite and the reduction-shaped apps choose (issue 57).
-inline constexpr int64_t kDefaultMaxSplitBytes = int64_t(256) << 20;
 
 // One reduction the search may split, and the splits it may choose.
 struct SplittableReduction {

@@ -65,15 +65,16 @@ def measured_by_app(db):
     return apps
 
 
-def run_plugin(app, args, work, config):
-    """The app's generator with the plugin under config; returns its featurization's path."""
+def run_plugin(app, args, work, config, params=None):
+    """The app's generator (with its generator params) and the plugin under config; returns its
+    featurization's path."""
     os.makedirs(work, exist_ok=True)
     path = os.path.join(work, "config.json")
     with open(path, "w") as f:
         json.dump(config, f)
     cmd = [os.path.join(args.generator_dir, app + ".generator"), "-g", app, "-o", work, "-e",
            "schedule,featurization"] + halide_generator_args.select_plugin(args.plugin, "gpusched") + \
-        ["target=host-cuda-cuda_capability_86"]
+        ["target=host-cuda-cuda_capability_86"] + ["{}={}".format(k, v) for k, v in (params or {}).items()]
     subprocess.run(cmd, check=True, env=dict(os.environ, GPUSCHED_CONFIG=path), stdout=subprocess.DEVNULL)
     return os.path.join(work, app + ".featurization")
 

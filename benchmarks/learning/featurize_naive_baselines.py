@@ -18,26 +18,19 @@ import argparse
 import json
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import halide_generator_args  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import diagnose_baselines  # noqa: E402
 
 
 def naive_featurization(app, params, args, work):
     """The naive schedule's featurization blob and record for app with its generator params."""
-    os.makedirs(work, exist_ok=True)
     record = os.path.join(work, "record.json")
-    config = os.path.join(work, "config.json")
-    with open(config, "w") as f:
-        json.dump({"naive_only": True, "gpu_profile": args.gpu, "record_path": record}, f)
-    cmd = [os.path.join(args.generator_dir, app + ".generator"), "-g", app, "-o", work, "-e",
-           "schedule,featurization"] + halide_generator_args.select_plugin(args.plugin, "gpusched") + \
-        ["target=host-cuda-cuda_capability_86"] + ["{}={}".format(k, v) for k, v in params.items()]
-    subprocess.run(cmd, check=True, env=dict(os.environ, GPUSCHED_CONFIG=config), stdout=subprocess.DEVNULL)
-    with open(os.path.join(work, app + ".featurization"), "rb") as f:
+    feat = diagnose_baselines.run_plugin(app, args, work,
+                                         {"naive_only": True, "gpu_profile": args.gpu, "record_path": record}, params)
+    with open(feat, "rb") as f:
         blob = f.read()
     with open(record) as f:
         return blob, f.read()
