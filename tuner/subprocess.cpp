@@ -155,6 +155,8 @@ std::string ProcessResult::describe_failure() const {
         s << "could not start: " << start_error;
     } else if (timed_out) {
         s << "timed out after " << static_cast<long>(wall_seconds + 0.5) << " s";
+    } else if (ended_after_its_work) {
+        s << "killed after its work was done: it did not exit";
     } else if (term_signal != 0) {
         s << "killed by signal " << term_signal << " (" << strsignal(term_signal) << ")";
     } else if (exit_code != 0) {
@@ -249,16 +251,17 @@ namespace {
     _exit(127);
 }
 
-// Reads both streams into r until both close or the deadline passes
-// (r.timed_out); spec.on_stdout after each stdout chunk.
-void read_output(const ProcessSpec &spec, pollfd fds[2], std::chrono::steady_clock::time_point deadline,
-                 ProcessResult &r, bool &out_trunc, bool &err_trunc) {
+// Reads both streams into r until both close or the deadline passes;
+// spec.on_stdout after each stdout chunk. Once on_stdout says the work is
+// done, the deadline moves up to spec.exit_grace from then (work_done).
+void read_output(const ProcessSpec &spec, pollfd fds[2], std::chrono::steady_clock::time_point &deadline,
+                 bool &work_done, ProcessResult &r, bool &out_trunc, bool &err_trunc) {
     int open_fds = 2;
     char buf[65536];
     while (open_fds > 0) {
         auto now = std::chrono::steady_clock::now();
         if (now >= deadline) {
-            r.timed_out = true;
+            (work_done ? r.ended_after_its_work : r.timed_out) = true;
             break;
         }
         int wait_ms =
@@ -274,7 +277,10 @@ void read_output(const ProcessSpec &spec, pollfd fds[2], std::chrono::steady_clo
                 --open_fds;
             } else if (i == 0) {
                 append_capped(r.out, buf, static_cast<std::size_t>(got), spec.max_captured_bytes, out_trunc);
-                if (spec.on_stdout) spec.on_stdout();
+                if (spec.on_stdout && spec.on_stdout() && !work_done) {
+                    work_done = true;
+                    deadline = std::min(deadline, std::chrono::steady_clock::now() + spec.exit_grace);
+                }
             } else {
                 append_capped(r.err, buf, static_cast<std::size_t>(got), spec.max_captured_bytes, err_trunc);
             }
@@ -360,11 +366,12 @@ ProcessResult run_process(const ProcessSpec &spec) {
 
     bool out_trunc = false, err_trunc = false;
     pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-    const auto deadline = t0 + spec.timeout;
-    read_output(spec, fds, deadline, r, out_trunc, err_trunc);
+    auto deadline = t0 + spec.timeout;
+    bool work_done = false;
+    read_output(spec, fds, deadline, work_done, r, out_trunc, err_trunc);
 
     int status = 0;
-    if (r.timed_out) {
+    if (r.timed_out || r.ended_after_its_work) {
         terminate_group(pid, status);
     } else {
         // Output closed; the child may still be running until the deadline.
@@ -372,7 +379,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
             pid_t w = waitpid(pid, &status, WNOHANG);
             if (w == pid) break;
             if (std::chrono::steady_clock::now() >= deadline) {
-                r.timed_out = true;
+                (work_done ? r.ended_after_its_work : r.timed_out) = true;
                 terminate_group(pid, status);
                 break;
             }
@@ -386,7 +393,7 @@ ProcessResult run_process(const ProcessSpec &spec) {
     forget_group(pid);
 
     r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (!r.timed_out) {
+    if (!r.timed_out && !r.ended_after_its_work) {
         if (WIFEXITED(status)) r.exit_code = WEXITSTATUS(status);
         if (WIFSIGNALED(status)) r.term_signal = WTERMSIG(status);
     }

@@ -34,14 +34,22 @@ struct ProcessSpec {
     std::optional<std::uint64_t> memory_limit_bytes;
     // Called on the calling thread after each chunk of stdout arrives, while
     // the child runs (a benchmark harness announces each finished sample).
-    // Must not throw.
-    std::function<void()> on_stdout;
+    // Returns true once the child has delivered everything it was started
+    // for: from then on it has exit_grace to exit before its group is killed
+    // (ProcessResult::ended_after_its_work), so a runtime whose teardown hangs
+    // after main (an OpenCL driver's destructors releasing its context) costs
+    // seconds, not the whole timeout. Must not throw.
+    std::function<bool()> on_stdout;
+    std::chrono::milliseconds exit_grace{std::chrono::seconds(5)};
 };
 
 struct ProcessResult {
     bool started = false;    // false: could not exec (see start_error)
     std::string start_error; // why it did not start
     bool timed_out = false;  // killed by us after the timeout
+    // Killed by us after on_stdout said its work was done and exit_grace
+    // passed without it exiting: everything it was for had arrived.
+    bool ended_after_its_work = false;
     int exit_code = -1;      // valid when exited normally
     int term_signal = 0;     // non-zero when killed by a signal
     std::string out;         // captured stdout

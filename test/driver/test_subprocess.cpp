@@ -42,6 +42,48 @@ TEST_CASE("a timeout kills the child and everything it started", "[subprocess]")
     CHECK(r.describe_failure().find("timed out") == 0);
 }
 
+TEST_CASE("a child that hangs after delivering its work is killed after the grace, not the timeout",
+          "[subprocess]") {
+    // As a benchmark harness whose OpenCL driver hangs in its destructors
+    // after main: every result is out, the process never exits. Once with
+    // stdout still open, once closed before the hang (the waitpid path).
+    for (const char *script : {"echo result; sleep 30", "echo result; exec >&-; sleep 30"}) {
+        ProcessSpec spec;
+        spec.argv = {"/bin/sh", "-c", script};
+        spec.timeout = std::chrono::seconds(30);
+        spec.exit_grace = std::chrono::milliseconds(200);
+        int chunks = 0;
+        spec.on_stdout = [&] { return ++chunks >= 1; };
+        ProcessResult r = run_process(spec);
+        INFO(script);
+        CHECK(r.out == "result\n");
+        CHECK(r.ended_after_its_work);
+        CHECK_FALSE(r.timed_out);
+        CHECK(r.wall_seconds < 5);
+        CHECK(r.describe_failure().find("killed after its work was done") == 0);
+    }
+}
+
+TEST_CASE("a child that exits within the grace after its work keeps its exit status", "[subprocess]") {
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", "echo result; sleep 0.2; exit 4"};
+    spec.exit_grace = std::chrono::seconds(10);
+    spec.on_stdout = [] { return true; };
+    ProcessResult r = run_process(spec);
+    CHECK_FALSE(r.ended_after_its_work);
+    CHECK(r.exit_code == 4);
+}
+
+TEST_CASE("a child whose work is not done yet keeps its whole timeout", "[subprocess]") {
+    ProcessSpec spec;
+    spec.argv = {"/bin/sh", "-c", "echo partial; sleep 1; echo rest"};
+    spec.exit_grace = std::chrono::milliseconds(100);
+    spec.on_stdout = [] { return false; };
+    ProcessResult r = run_process(spec);
+    CHECK(r.ok());
+    CHECK(r.out == "partial\nrest\n");
+}
+
 TEST_CASE("a child inherits only its standard streams even while other threads start children",
           "[subprocess]") {
     // The driver's workers start generators, compilers and benchmarks at

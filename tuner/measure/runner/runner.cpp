@@ -298,7 +298,11 @@ std::size_t run_harness(const std::vector<BenchmarkBinary> &bins, std::size_t fi
             accounted += m->wall_seconds;
             deliver(reported);
         }
+        return reported == end;
     };
+    // With every result in, the harness has a few seconds to exit: an OpenCL
+    // driver whose destructors hang after main (releasing the context Halide's
+    // runtime frees at exit) would otherwise hold the round until the backstop.
     spec.on_stdout = collect;
     const ProcessResult r = run_process(spec);
     collect();
