@@ -50,10 +50,10 @@ struct ProcessResult {
     // Killed by us after on_stdout said its work was done and exit_grace
     // passed without it exiting: everything it was for had arrived.
     bool ended_after_its_work = false;
-    int exit_code = -1;      // valid when exited normally
-    int term_signal = 0;     // non-zero when killed by a signal
-    std::string out;         // captured stdout
-    std::string err;         // captured stderr
+    int exit_code = -1;  // valid when exited normally
+    int term_signal = 0; // non-zero when killed by a signal
+    std::string out;     // captured stdout
+    std::string err;     // captured stderr
     double wall_seconds = 0;
 
     bool ok() const { return started && !timed_out && term_signal == 0 && exit_code == 0; }
