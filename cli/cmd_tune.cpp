@@ -56,6 +56,7 @@ struct TuneArgs {
     int min_reps = 3;
     int max_reps = 1000;
     double precision = TimingOptions{}.precision;
+    bool no_flush = false;
     // Autotune.
     int iterations = 20;
     int batch = 0; // 0: --samples
@@ -349,6 +350,7 @@ TimingOptions timing_options(const TuneArgs &a) {
     t.min_reps = a.min_reps;
     t.max_reps = a.max_reps;
     t.precision = a.precision;
+    if (a.no_flush) t.flush_bytes = 0; // otherwise the device's rule (runner.h)
     return t;
 }
 
@@ -693,6 +695,9 @@ void add_shared_options(CLI::App *cmd, TuneArgs &args) {
                     "such rule), --max-reps at most")
         ->check(finite_number_in(0.0, 0.99))
         ->capture_default_str();
+    cmd->add_flag("--no-flush", args.no_flush,
+                  "Time calls without first writing twice the device's last-level cache (the GPU's L2, "
+                  "POCL's CPU cache), so a call may find the data the one before left in cache");
 }
 
 // Autotune's own options (given with --mode top5, they are refused).
@@ -777,9 +782,10 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     add_autotune_options(cmd, *args);
     add_executor_options(cmd, *args);
     for (const char *name :
-         {"--iterations", "--batch", "--samples", "--from-scratch", "--train-on", "--retrain", "--epochs",
-          "--learning-rate", "--gpu", "--seed", "--beam-size", "--passes", "--dropout", "--search-config",
-          "--weights", "--min-time", "--min-reps", "--max-reps", "--precision"})
+         {"--iterations", "--batch",    "--samples",       "--from-scratch",  "--train-on",
+          "--retrain",    "--epochs",   "--learning-rate", "--gpu",           "--seed",
+          "--beam-size",  "--passes",   "--dropout",       "--search-config", "--weights",
+          "--min-time",   "--min-reps", "--max-reps",      "--precision",     "--no-flush"})
         args->fixed_by_run.push_back(cmd->get_option(name));
     return [args, &global]() {
         refuse_other_modes_options(*args);

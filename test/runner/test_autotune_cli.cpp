@@ -525,8 +525,11 @@ TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes 
 TEST_CASE("autotune --resume refuses an option that would change the run instead of ignoring it",
           "[autotune][bad-input]") {
     test::TempDir dir;
-    for (const std::vector<std::string> &given :
-         {std::vector<std::string>{"--epochs", "20"}, {"--batch", "4"}, {"--seed", "9"}, {"--gpu", "a100"}}) {
+    for (const std::vector<std::string> &given : {std::vector<std::string>{"--epochs", "20"},
+                                                  {"--batch", "4"},
+                                                  {"--seed", "9"},
+                                                  {"--gpu", "a100"},
+                                                  {"--no-flush"}}) {
         std::vector<std::string> args = {"tune",           "--mode", "autotune", "--device",  "opencl",
                                          "--resume",       "1",      "-o",       dir / "out", "--db",
                                          dir / "db.sqlite"};

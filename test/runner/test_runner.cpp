@@ -7,6 +7,10 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include <dlfcn.h>
 
 #include "test/catch2_compat.h"
 
@@ -16,6 +20,7 @@
 #include "tuner/generate/autoschedulers.h"
 #include "tuner/generate/batch.h"
 #include "tuner/measure/runner/benchmark_build.h"
+#include "tuner/measure/runner/cache_flush_size.h"
 #include "tuner/measure/runner/runner.h"
 #include "tuner/measure/validation/pocl_validation.h"
 
@@ -233,11 +238,26 @@ TEST_CASE("a CUDA benchmark builds without a GPU and runs as a measurement with 
     const BenchmarkBinary binary = build(dir, "none", "-cuda", benchmark_target(DeviceKind::Cuda, cuda));
     CHECK(binary.target.find("-cuda-cuda_capability_86") != std::string::npos);
 
-    const Measurement m = detail::run_benchmark_process(binary, quick_timing(), {});
+    const LocalGpuQuery gpus = query_local_gpus();
+    const int64_t l2 = gpus.devices.empty() ? 0 : gpus.devices.front().l2_cache_bytes;
+    const Measurement m = detail::run_benchmark_process(binary, resolve_flush_bytes(quick_timing(), l2),
+                                                        {{"CUDA_VISIBLE_DEVICES", "0"}});
     INFO(to_string(m.outcome) << ": " << m.error);
-    if (!query_local_gpus().devices.empty()) {
+    if (!gpus.devices.empty()) {
         CHECK(m.outcome == MeasureOutcome::Measured);
         CHECK(m.validation == "passed");
+        // Timed on the GPU's clock, after a flush of twice its L2.
+        CHECK(m.timer == "cuda-events");
+        CHECK(l2 > 0);
+        CHECK(m.flush_bytes == 2 * l2);
+        // The SM clock and temperature wherever NVML is there to read them.
+        if (void *nvml = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL)) {
+            dlclose(nvml);
+            REQUIRE(m.sm_clock_mhz);
+            CHECK(*m.sm_clock_mhz > 0);
+            REQUIRE(m.temperature_c);
+            CHECK(*m.temperature_c > 0);
+        }
         return;
     }
     CHECK(m.outcome == MeasureOutcome::DeviceError);
@@ -275,11 +295,26 @@ TEST_CASE("a measurement and a timing read back from their JSON are the ones wri
     m.validation = "failed";
     m.first_call_ms = 40;
     m.wall_seconds = 2.5;
+    m.median_ci95_low_ms = 1.4;
+    m.median_ci95_high_ms = 1.6;
+    m.precision_met = true;
+    m.timer = "cuda-events";
+    m.flush_bytes = 100 << 20;
+    m.sm_clock_mhz = 1980;
+    m.temperature_c = 61;
     const Measurement back = Measurement::from_json(nlohmann::json::parse(m.to_json().dump()));
     CHECK(back.to_json() == m.to_json());
     CHECK(back.outcome == MeasureOutcome::WrongOutput);
     CHECK(back.gpu_index == 1);
     CHECK_FALSE(back.max_ms);
+    // How the times were taken and how good they are survive a Slurm
+    // worker's result file.
+    CHECK(back.median_ci95_high_ms == 1.6);
+    CHECK(back.precision_met);
+    CHECK(back.timer == "cuda-events");
+    CHECK(back.flush_bytes == (100 << 20));
+    CHECK(back.sm_clock_mhz == 1980);
+    CHECK(back.temperature_c == 61);
 
     TimingOptions t;
     t.min_time_s = 0.25;
@@ -289,6 +324,96 @@ TEST_CASE("a measurement and a timing read back from their JSON are the ones wri
     t.timeout = std::chrono::seconds(7);
     const TimingOptions tb = timing_from_json(nlohmann::json::parse(to_json(t).dump()));
     CHECK(to_json(tb) == to_json(t));
+    CHECK_FALSE(tb.flush_bytes); // the device's rule, kept as such
+    t.flush_bytes = 0;
+    CHECK(timing_from_json(nlohmann::json::parse(to_json(t).dump())).flush_bytes == 0);
+    // A run configured before the flush existed timed without one, and a
+    // resume keeps timing it so.
+    nlohmann::json old = to_json(t);
+    old.erase("flush_bytes");
+    CHECK(timing_from_json(old).flush_bytes == 0);
+}
+
+TEST_CASE("the cache flush writes twice the last-level cache, 64 MiB where its size is unknown",
+          "[runner][timing]") {
+    CHECK(flush_bytes_for_cache(int64_t{50} << 20) == int64_t{100} << 20); // an H100's L2
+    CHECK(flush_bytes_for_cache(int64_t{32} << 20) == int64_t{64} << 20);
+    CHECK(flush_bytes_for_cache(0) == int64_t{64} << 20);
+    CHECK(flush_bytes_for_cache(-1) == int64_t{64} << 20);
+    CHECK(kFallbackFlushBytes == int64_t{64} << 20);
+
+    // A runner fills in the rule where the run left it to the device, and
+    // keeps what the run set (0: no flush).
+    TimingOptions t;
+    CHECK(resolve_flush_bytes(t, int64_t{40} << 20).flush_bytes == int64_t{80} << 20);
+    CHECK(resolve_flush_bytes(t, 0).flush_bytes == kFallbackFlushBytes);
+    t.flush_bytes = 0;
+    CHECK(resolve_flush_bytes(t, int64_t{40} << 20).flush_bytes == 0);
+    t.flush_bytes = 12345;
+    CHECK(resolve_flush_bytes(t, int64_t{40} << 20).flush_bytes == 12345);
+}
+
+TEST_CASE("the host's last-level cache is the highest data or unified cache cpu0's sysfs folder lists",
+          "[runner][timing]") {
+    test::TempDir dir;
+    auto cache = [&](const std::string &index, const std::string &level, const std::string &type,
+                     const std::string &size) {
+        const fs::path folder = fs::path(dir / "cache") / index;
+        fs::create_directories(folder);
+        std::ofstream(folder / "level") << level << "\n";
+        std::ofstream(folder / "type") << type << "\n";
+        std::ofstream(folder / "size") << size << "\n";
+    };
+    CHECK(last_level_cache_from_sysfs(dir / "cache") == 0); // none listed
+    cache("index0", "1", "Data", "32K");
+    cache("index1", "1", "Instruction", "32K");
+    CHECK(last_level_cache_from_sysfs(dir / "cache") == 32 << 10);
+    cache("index2", "2", "Unified", "512K");
+    cache("index3", "3", "Unified", "32768K");
+    cache("index4", "4", "Instruction", "64M"); // an instruction cache is never the one
+    CHECK(last_level_cache_from_sysfs(dir / "cache") == int64_t{32} << 20);
+    cache("index5", "5", "Unified", "garbage");
+    CHECK(last_level_cache_from_sysfs(dir / "cache") == int64_t{32} << 20);
+    CHECK(last_level_cache_from_sysfs(dir / "missing") == 0);
+}
+
+TEST_CASE("a POCL benchmark says it used the host clock and flushed the bytes the driver asked for",
+          "[runner][timing]") {
+    test::TempDir dir;
+    const BenchmarkBinary good = build(dir, "none");
+    auto harness_result = [&] {
+        std::ifstream f(good.work_dir + "/benchmark.json");
+        return nlohmann::json::parse(
+            std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()));
+    };
+
+    // The runner's default: twice this CPU's last-level cache.
+    Measurement m = make_opencl_runner(quick_timing())->run(good);
+    check_measured(m);
+    CHECK(m.timer == "host-clock");
+    CHECK(m.flush_bytes == flush_bytes_for_cache(host_last_level_cache_bytes()));
+    nlohmann::json j = harness_result();
+    CHECK(j["timer"] == "host-clock");
+    CHECK(j["flush_bytes"].get<int64_t>() == flush_bytes_for_cache(host_last_level_cache_bytes()));
+    // No GPU, no clock or temperature.
+    CHECK_FALSE(j.contains("sm_clock_mhz"));
+    CHECK_FALSE(j.contains("temperature_c"));
+    CHECK_FALSE(m.sm_clock_mhz);
+    CHECK_FALSE(m.temperature_c);
+
+    // What the run sets is what the harness writes: an odd size, and 0 (off).
+    TimingOptions t = quick_timing();
+    t.flush_bytes = 3 * 1000 * 1000 + 7;
+    m = make_opencl_runner(t)->run(good);
+    check_measured(m);
+    CHECK(m.flush_bytes == 3 * 1000 * 1000 + 7);
+    CHECK(harness_result()["flush_bytes"].get<int64_t>() == 3 * 1000 * 1000 + 7);
+    t.flush_bytes = 0;
+    m = make_opencl_runner(t)->run(good);
+    check_measured(m);
+    CHECK(m.flush_bytes == 0);
+    CHECK(m.timer == "host-clock");
+    CHECK(harness_result()["flush_bytes"].get<int64_t>() == 0);
 }
 
 TEST_CASE("the database keeps a sample's search record without its per-step counts", "[runner][db]") {

@@ -19,6 +19,7 @@
 #include "db/sample_store.h"
 #include "test_support.h"
 #include "tuner/cuda_device_query.h"
+#include "tuner/measure/runner/cache_flush_size.h"
 #include "tuner/modes/top5.h"
 
 using namespace gpusched;
@@ -132,6 +133,11 @@ TEST_CASE("top5 on opencl measures the best predicted samples, keeps the fastest
         }
         CHECK(detail["precision_met"].is_boolean());
         if (detail["precision_met"] == false) CHECK(*s.runtime_reps == 30); // ran to the cap
+        // How it was timed: POCL's clock is the host's, after a flush of
+        // twice the CPU's last-level cache before every timed call.
+        CHECK(detail["timer"] == "host-clock");
+        CHECK(detail["flush_bytes"] == flush_bytes_for_cache(host_last_level_cache_bytes()));
+        CHECK(detail["sm_clock_mhz"].is_null());
         stored_best = std::min(stored_best, *s.runtime_median_ms);
     }
     CHECK(measured == 2);
@@ -264,6 +270,32 @@ TEST_CASE("two tuners on one database at once both store their measured runs", "
     REQUIRE(q.step());
     CHECK(q.column_int(0) == 2);
     CHECK(q.column_int(1) == 4);
+}
+
+TEST_CASE("top5 --no-flush times without the cache flush and its run keeps that", "[top5][timing]") {
+    test::TempDir dir;
+    ProcessResult r = test::run_gpusched(
+        top5_args(dir, "out", DRIVER_TEST_GENERATORS, "tiny_stencil", {"--no-flush", "--json"}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    const int64_t run = nlohmann::json::parse(r.out)["run_id"];
+    int measured = 0;
+    for (const auto &s : samples_of(dir / "db.sqlite", run)) {
+        if (s.benchmark != "measured") continue;
+        ++measured;
+        const auto detail = nlohmann::json::parse(s.benchmark_detail);
+        CHECK(detail["flush_bytes"] == 0);
+        CHECK(detail["timer"] == "host-clock");
+    }
+    CHECK(measured == 2);
+    // The run's timing, as a resume would read it back.
+    db::Database database = db::Database::open_existing(dir / "db.sqlite");
+    auto q = database.prepare("SELECT config FROM runs WHERE id = ?1");
+    q.bind(1, run);
+    REQUIRE(q.step());
+    const auto config = nlohmann::json::parse(q.column_text(0));
+    INFO(config.dump());
+    CHECK(config["timing"]["flush_bytes"] == 0);
 }
 
 TEST_CASE("tune --device cuda without a GPU refuses in one line naming --device opencl", "[top5][cuda]") {

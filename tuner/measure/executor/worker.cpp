@@ -10,6 +10,7 @@
 #include "common/elapsed.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/measure/executor/work_folder.h"
+#include "tuner/measure/runner/cache_flush_size.h"
 #include "tuner/measure/validation/pocl_validation.h"
 
 namespace gpusched {
@@ -76,6 +77,7 @@ int run_worker(const std::string &scope_dir, int64_t array, std::optional<int> i
     // the benchmark inherits it rather than being told a GPU index.
     std::map<std::string, std::string> env;
     std::string device;
+    int64_t last_level_cache_bytes = 0; // what the cache flush covers (runner.h)
     BenchmarkBinary b;
     b.label = spec.label;
     b.executable = wf.task_dir(task_id) + "/bench";
@@ -93,15 +95,18 @@ int run_worker(const std::string &scope_dir, int64_t array, std::optional<int> i
             return kWorkerNoDevice;
         }
         device = q.devices.front().description;
+        last_level_cache_bytes = q.devices.front().l2_cache_bytes;
     } else {
         if (!opencl_runtime_present()) {
             std::cerr << "gpusched worker: no OpenCL runtime on node " << host_name() << "\n";
             return kWorkerNoDevice;
         }
         device = pocl_device_name();
+        last_level_cache_bytes = host_last_level_cache_bytes();
         env["POCL_CACHE_DIR"] = b.work_dir + "/pocl-cache";
     }
-    Measurement m = detail::run_benchmark_process(b, spec.timing, env);
+    Measurement m =
+        detail::run_benchmark_process(b, resolve_flush_bytes(spec.timing, last_level_cache_bytes), env);
     m.device_kind = spec.device;
     m.device = device;
 

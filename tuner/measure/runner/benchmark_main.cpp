@@ -8,7 +8,7 @@
 // needs a link around the harness.
 //
 //   bench --list FILE [--min-time S] [--min-reps N] [--max-reps N]
-//         [--warmup N] [--timeout S] [--precision R]
+//         [--warmup N] [--timeout S] [--precision R] [--flush-bytes N]
 //
 // FILE has one sample per line, tab-separated: shared object, function name,
 // output directory, reference directory (may be empty), input seed. For
@@ -36,7 +36,17 @@
 //    too, but reports only the best time and leaves the first host-to-device
 //    copy of the inputs inside its measurement loop; this one keeps every
 //    time and reports min and median.
-// 5. OUT_DIR/benchmark.json is written, with "complete": true, and
+//    Before each timed call, outside the timed interval, --flush-bytes
+//    bytes are written (cache_flush.h: a device buffer on CUDA, a host
+//    buffer for POCL and CPU builds; the driver passes twice the device's
+//    last-level cache, 0 turns it off), so no call is timed on the data the
+//    one before left in cache. The call is read with CUDA events on a CUDA
+//    harness, on the GPU's own clock, and with the host's steady_clock
+//    elsewhere or where events cannot be had (device_timer.h); "timer" and
+//    "flush_bytes" say which and how much.
+// 5. On CUDA, the SM clock and temperature after the timed calls, where
+//    NVML can be loaded (gpu_telemetry.h): "sm_clock_mhz", "temperature_c".
+// 6. OUT_DIR/benchmark.json is written, with "complete": true, and
 //    "finished OUT_DIR" printed, before the next sample starts: the driver
 //    stores the result at once, and a later crash loses nothing measured.
 //
@@ -54,6 +64,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -65,6 +76,9 @@
 #define HALIDE_NO_JPEG
 #include "RunGen.h"
 
+#include "tuner/measure/runner/cache_flush.h"
+#include "tuner/measure/runner/device_timer.h"
+#include "tuner/measure/runner/gpu_telemetry.h"
 #include "tuner/measure/runner/timing_statistics.h"
 #include "tuner/measure/validation/gpu_api_preload.h"
 #include "tuner/measure/validation/output_file.h"
@@ -197,25 +211,49 @@ bool check_outputs(const SampleSpec &spec, const halide_filter_metadata_t *md,
     return true;
 }
 
+// How a process's samples are timed: the timer and the cache flush of its
+// device (device_timer.h, cache_flush.h), made when the first sample
+// reaches its timed calls (a CUDA context exists by then: Halide's runtime
+// makes it in the first call) and kept for the rest of the process.
+struct TimingTools {
+    std::unique_ptr<gpusched::harness::DeviceTimer> timer;
+    std::unique_ptr<gpusched::harness::CacheFlush> flush;
+    std::string timer_problem, flush_problem; // why CUDA fell back, if it did
+};
+
+void make_timing_tools(TimingTools &tools, const std::string &device, int64_t flush_bytes) {
+    if (tools.timer) return;
+    tools.timer = gpusched::harness::make_device_timer(device, &tools.timer_problem);
+    tools.flush = gpusched::harness::make_cache_flush(device, flush_bytes, &tools.flush_problem);
+}
+
 // Warm-up calls, then timed calls until the stopping rule says enough
 // (timing_statistics.h: min_reps calls and min_time_s, and the median's 95%
 // interval within --precision of it, or max_reps): the timing fields of
 // benchmark.json. The precision is checked at geometric steps of the count
-// (each 10% more calls), so a long run sorts its times O(log n) times.
-template <typename Call>
-std::string timed_calls(const Call &call, const gpusched::timing::StoppingRule &rule, long warmup) {
+// (each 10% more calls), so a long run sorts its times O(log n) times. Each
+// timed call: the flush, then the timer around the pipeline call and the
+// outputs' sync (device_timer.h says where the interval ends).
+template <typename Pipeline, typename Sync>
+std::string timed_calls(const Pipeline &pipeline, const Sync &sync,
+                        const gpusched::timing::StoppingRule &rule, long warmup, TimingTools &tools) {
     using namespace gpusched::timing;
-    for (long i = 0; i < warmup; ++i)
-        call();
+    for (long i = 0; i < warmup; ++i) {
+        pipeline();
+        sync();
+    }
     std::vector<double> times, sorted;
     times.reserve(static_cast<std::size_t>(std::min(rule.max_reps, 100000L)));
     double total_ms = 0;
     long next_check = 0;
     StopReason reason = StopReason::NotYet;
     while (reason == StopReason::NotYet) {
-        const auto t0 = Clock::now();
-        call();
-        const double ms = ms_since(t0);
+        tools.flush->flush();
+        tools.timer->start();
+        pipeline();
+        tools.timer->pipeline_returned();
+        sync();
+        const double ms = tools.timer->elapsed_ms();
         times.push_back(ms);
         total_ms += ms;
         const long reps = static_cast<long>(times.size());
@@ -231,21 +269,38 @@ std::string timed_calls(const Call &call, const gpusched::timing::StoppingRule &
     std::sort(sorted.begin(), sorted.end());
     const std::size_t n = sorted.size();
     const MedianInterval ci = median_interval(sorted);
-    char body[768];
+    char body[1024];
     std::snprintf(
         body, sizeof body,
         ", \"min_ms\": %.9g, \"median_ms\": %.9g, \"max_ms\": %.9g, \"reps\": %zu, \"warmup\": %ld, "
         "\"timed_ms\": %.9g, \"median_ci95_low_ms\": %s, \"median_ci95_high_ms\": %s, "
-        "\"precision\": %.9g, \"precision_met\": %s",
+        "\"precision\": %.9g, \"precision_met\": %s, \"timer\": \"%s\", \"flush_bytes\": %lld",
         sorted.front(), median_of_sorted(sorted), sorted.back(), n, warmup, total_ms,
         ci.exists ? std::to_string(ci.low).c_str() : "null",
         ci.exists ? std::to_string(ci.high).c_str() : "null", rule.precision,
-        rule.precision > 0 && median_precise(sorted, rule.precision) ? "true" : "false");
-    return body;
+        rule.precision > 0 && median_precise(sorted, rule.precision) ? "true" : "false", tools.timer->name(),
+        static_cast<long long>(tools.flush->bytes()));
+    std::string out = body;
+    if (!tools.timer_problem.empty())
+        out += ", \"timer_problem\": \"" + json_escape(tools.timer_problem) + "\"";
+    if (!tools.flush_problem.empty())
+        out += ", \"flush_problem\": \"" + json_escape(tools.flush_problem) + "\"";
+    return out;
+}
+
+// The GPU's SM clock and temperature now, as benchmark.json fields; none
+// where they cannot be read (gpu_telemetry.h).
+std::string telemetry_fields(const std::string &device) {
+    const gpusched::harness::GpuTelemetry t = gpusched::harness::read_gpu_telemetry(device, nullptr);
+    std::string out;
+    if (t.sm_clock_mhz) out += ", \"sm_clock_mhz\": " + std::to_string(*t.sm_clock_mhz);
+    if (t.temperature_c) out += ", \"temperature_c\": " + std::to_string(*t.temperature_c);
+    return out;
 }
 
 // Times one sample; returns non-zero only for what must end the process.
-int run_sample(const SampleSpec &spec, const gpusched::timing::StoppingRule &rule, long warmup) {
+int run_sample(const SampleSpec &spec, const gpusched::timing::StoppingRule &rule, long warmup,
+               int64_t flush_bytes, TimingTools &tools) {
     using namespace Halide::RunGen;
     const auto sample_start = Clock::now();
     const std::string &out_dir = spec.out_dir;
@@ -311,13 +366,15 @@ int run_sample(const SampleSpec &spec, const gpusched::timing::StoppingRule &rul
     }
     const double input_copy_ms = ms_since(copy_start);
 
-    auto call = [&] {
+    auto pipeline = [&] {
         // halide_error ends the process (exit 3) before a non-zero return.
         if (int err = argv_call(filter_argv.data()); err != 0) {
             std::fprintf(stderr, "the pipeline returned Halide error %d\n", err);
             std::fflush(stderr);
             std::_Exit(kExitPipelineFailed);
         }
+    };
+    auto sync = [&] {
         for (halide_buffer_t *b : outputs) {
             // A CPU build's outputs have no device to wait for (and
             // halide_device_sync calls that an error).
@@ -332,7 +389,8 @@ int run_sample(const SampleSpec &spec, const gpusched::timing::StoppingRule &rul
 
     // First call: module load and JIT, and the outputs to check.
     const auto first_start = Clock::now();
-    call();
+    pipeline();
+    sync();
     const double first_call_ms = ms_since(first_start);
     const auto check_start = Clock::now();
     OutputCheck check;
@@ -350,7 +408,8 @@ int run_sample(const SampleSpec &spec, const gpusched::timing::StoppingRule &rul
         return 0;
     }
 
-    const std::string body = timed_calls(call, rule, warmup);
+    make_timing_tools(tools, device, flush_bytes);
+    const std::string body = timed_calls(pipeline, sync, rule, warmup, tools) + telemetry_fields(device);
     if (!write_result(common.str() + body)) {
         std::fprintf(stderr, "cannot write %s/benchmark.json\n", out_dir.c_str());
         return kExitUsage;
@@ -368,6 +427,7 @@ int main(int argc, char **argv) {
     std::string list;
     double min_time_s = 0.1, precision = 0;
     long min_reps = 3, max_reps = 1000, warmup = 1, timeout_s = 0;
+    long long flush_bytes = 0; // the driver always passes it (runner.cpp)
     bool usage_ok = true;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -390,15 +450,17 @@ int main(int argc, char **argv) {
             timeout_s = std::atol(v.c_str());
         else if (a == "--precision")
             precision = std::atof(v.c_str());
+        else if (a == "--flush-bytes")
+            flush_bytes = std::atoll(v.c_str());
         else
             usage_ok = false;
     }
     if (!usage_ok || list.empty() || min_reps < 1 || max_reps < min_reps || warmup < 0 ||
-        !(min_time_s >= 0) || timeout_s < 0 || !(precision >= 0 && precision < 1)) {
+        !(min_time_s >= 0) || timeout_s < 0 || !(precision >= 0 && precision < 1) || flush_bytes < 0) {
         std::fprintf(stderr,
                      "usage: %s --list FILE [--min-time S] [--min-reps N] [--max-reps N] [--warmup N] "
-                     "[--timeout S] [--precision R], with 1 <= --min-reps <= --max-reps, --warmup >= 0, "
-                     "--min-time >= 0, 0 <= --precision < 1\n",
+                     "[--timeout S] [--precision R] [--flush-bytes N], with 1 <= --min-reps <= --max-reps, "
+                     "--warmup >= 0, --min-time >= 0, 0 <= --precision < 1, --flush-bytes >= 0\n",
                      argv[0]);
         return kExitUsage;
     }
@@ -406,9 +468,10 @@ int main(int argc, char **argv) {
     std::vector<SampleSpec> samples;
     if (!read_list(list, samples)) return kExitUsage;
     std::signal(SIGALRM, on_alarm);
+    TimingTools tools;
     for (const SampleSpec &s : samples) {
         alarm(static_cast<unsigned>(timeout_s));
-        if (int status = run_sample(s, rule, warmup); status != 0) return status;
+        if (int status = run_sample(s, rule, warmup, flush_bytes, tools); status != 0) return status;
         alarm(0);
         // The driver reads the result as soon as this line arrives.
         std::printf("finished %s\n", s.out_dir.c_str());

@@ -40,14 +40,15 @@ public:
         };
         std::vector<Measurement> ms;
         try {
-            ms = detail::run_benchmark_group(binaries, timing_,
-                                             {{"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}},
-                                             [&](std::size_t i, const Measurement &m) {
-                                                 if (!on_measured) return;
-                                                 Measurement stamped = m;
-                                                 stamp(stamped);
-                                                 on_measured(i, stamped);
-                                             });
+            // The flush covers this GPU's L2 (the driver's figure on this machine).
+            ms = detail::run_benchmark_group(
+                binaries, resolve_flush_bytes(timing_, gpus_[gpu].l2_cache_bytes),
+                {{"CUDA_VISIBLE_DEVICES", std::to_string(gpu)}}, [&](std::size_t i, const Measurement &m) {
+                    if (!on_measured) return;
+                    Measurement stamped = m;
+                    stamp(stamped);
+                    on_measured(i, stamped);
+                });
         } catch (...) {
             release(gpu); // the caller's exception, after the group
             throw;

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "common/errors.h"
+#include "tuner/measure/runner/cache_flush_size.h"
 #include "tuner/measure/runner/runner.h"
 #include "tuner/measure/validation/pocl_validation.h"
 
@@ -14,7 +15,9 @@ namespace {
 
 class OpenClRunner : public Runner {
 public:
-    explicit OpenClRunner(const TimingOptions &timing) : timing_(timing), device_(pocl_device_name()) {}
+    // POCL's caches are the host CPU's: the flush covers its last-level cache.
+    explicit OpenClRunner(const TimingOptions &timing)
+        : timing_(resolve_flush_bytes(timing, host_last_level_cache_bytes())), device_(pocl_device_name()) {}
 
     DeviceKind kind() const override { return DeviceKind::OpenCl; }
     std::string device_name() const override { return device_; }

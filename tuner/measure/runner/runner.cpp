@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "tuner/measure/runner/cache_flush_size.h"
 #include "tuner/subprocess.h"
 
 namespace gpusched {
@@ -45,8 +46,13 @@ const char *to_string(MeasureOutcome o) {
 }
 
 nlohmann::json to_json(const TimingOptions &t) {
-    return {{"min_time_s", t.min_time_s}, {"min_reps", t.min_reps}, {"max_reps", t.max_reps},
-            {"precision", t.precision},   {"warmup", t.warmup},     {"timeout_s", t.timeout.count()}};
+    return {{"min_time_s", t.min_time_s},
+            {"min_reps", t.min_reps},
+            {"max_reps", t.max_reps},
+            {"precision", t.precision},
+            {"warmup", t.warmup},
+            {"timeout_s", t.timeout.count()},
+            {"flush_bytes", t.flush_bytes ? nlohmann::json(*t.flush_bytes) : nlohmann::json(nullptr)}};
 }
 
 TimingOptions timing_from_json(const nlohmann::json &j) {
@@ -58,6 +64,17 @@ TimingOptions timing_from_json(const nlohmann::json &j) {
     t.precision = j.value("precision", 0.0);
     t.warmup = j.at("warmup").get<int>();
     t.timeout = std::chrono::seconds(j.at("timeout_s").get<int64_t>());
+    // Runs configured before the flush timed without one; null is the
+    // device's rule.
+    if (!j.contains("flush_bytes"))
+        t.flush_bytes = 0;
+    else if (!j.at("flush_bytes").is_null())
+        t.flush_bytes = j.at("flush_bytes").get<int64_t>();
+    return t;
+}
+
+TimingOptions resolve_flush_bytes(TimingOptions t, int64_t last_level_cache_bytes) {
+    if (!t.flush_bytes) t.flush_bytes = flush_bytes_for_cache(last_level_cache_bytes);
     return t;
 }
 
@@ -79,6 +96,10 @@ nlohmann::json Measurement::to_json() const {
         {"median_ci95_low_ms", opt(median_ci95_low_ms)},
         {"median_ci95_high_ms", opt(median_ci95_high_ms)},
         {"precision_met", precision_met},
+        {"timer", timer},
+        {"flush_bytes", flush_bytes ? nlohmann::json(*flush_bytes) : nlohmann::json(nullptr)},
+        {"sm_clock_mhz", opt(sm_clock_mhz)},
+        {"temperature_c", opt(temperature_c)},
         {"validation", validation},
         {"validation_detail", validation_detail},
         {"first_call_ms", first_call_ms},
@@ -108,6 +129,23 @@ void read_check_and_provenance(const nlohmann::json &j, Measurement &m) {
     m.process_ms = j.value("process_ms", 0.0);
 }
 
+// The fields that say how good the times are and how they were taken,
+// named alike in benchmark.json and Measurement::to_json().
+void read_timing_detail(const nlohmann::json &j, Measurement &m) {
+    auto number = [&](const char *key) {
+        return j.contains(key) && j[key].is_number() ? std::optional<double>(j[key].get<double>())
+                                                     : std::nullopt;
+    };
+    m.median_ci95_low_ms = number("median_ci95_low_ms");
+    m.median_ci95_high_ms = number("median_ci95_high_ms");
+    m.precision_met = j.value("precision_met", false);
+    m.timer = j.value("timer", "");
+    if (j.contains("flush_bytes") && j["flush_bytes"].is_number_integer())
+        m.flush_bytes = j["flush_bytes"].get<int64_t>();
+    m.sm_clock_mhz = number("sm_clock_mhz");
+    m.temperature_c = number("temperature_c");
+}
+
 } // namespace
 
 Measurement Measurement::from_json(const nlohmann::json &j) {
@@ -132,6 +170,7 @@ Measurement Measurement::from_json(const nlohmann::json &j) {
     m.median_ms = opt("median_ms");
     m.max_ms = opt("max_ms");
     m.reps = j.value("reps", int64_t{0});
+    read_timing_detail(j, m);
     read_check_and_provenance(j, m);
     m.wall_seconds = j.value("wall_seconds", 0.0);
     return m;
@@ -190,14 +229,7 @@ std::optional<Measurement> read_result(const BenchmarkBinary &b) {
         m.median_ms = result.value("median_ms", 0.0);
         m.max_ms = result.value("max_ms", 0.0);
         m.reps = result.value("reps", int64_t{0});
-        auto number = [&](const char *key) {
-            return result.contains(key) && result[key].is_number()
-                       ? std::optional<double>(result[key].get<double>())
-                       : std::nullopt;
-        };
-        m.median_ci95_low_ms = number("median_ci95_low_ms");
-        m.median_ci95_high_ms = number("median_ci95_high_ms");
-        m.precision_met = result.value("precision_met", false);
+        read_timing_detail(result, m);
     }
     return m;
 }
@@ -255,6 +287,8 @@ std::size_t run_harness(const std::vector<BenchmarkBinary> &bins, std::size_t fi
     const std::string list_path = bins[first].work_dir + "/group.list";
     std::ofstream(list_path) << list.str();
 
+    // A runner has set flush_bytes for its device (resolve_flush_bytes); a
+    // harness run without one flushes as for this host's cache.
     ProcessSpec spec;
     spec.argv = {bins[first].executable,
                  "--list",
@@ -267,6 +301,8 @@ std::size_t run_harness(const std::vector<BenchmarkBinary> &bins, std::size_t fi
                  std::to_string(t.max_reps),
                  "--precision",
                  std::to_string(t.precision),
+                 "--flush-bytes",
+                 std::to_string(t.flush_bytes.value_or(flush_bytes_for_cache(host_last_level_cache_bytes()))),
                  "--warmup",
                  std::to_string(t.warmup),
                  "--timeout",

@@ -59,11 +59,22 @@ struct TimingOptions {
     double precision = 0.02;
     int warmup = 1;                   // untimed calls after the first
     std::chrono::seconds timeout{60}; // per sample (its alarm in the harness)
+    // Bytes the harness writes before each timed call, outside the timed
+    // interval, so that no call is timed on the data the one before left in
+    // cache (cache_flush.h; issue 56). Unset: twice the device's last-level
+    // cache, which the runner fills in (resolve_flush_bytes); 0: no flush
+    // (tune --no-flush).
+    std::optional<int64_t> flush_bytes;
 };
-// As stored in a run's config: min_time_s, min_reps, max_reps, precision, warmup, timeout_s.
+// As stored in a run's config: min_time_s, min_reps, max_reps, precision,
+// warmup, timeout_s, flush_bytes (null: the device's rule).
 nlohmann::json to_json(const TimingOptions &t);
 // The reverse; throws nlohmann::json::exception for a missing or mistyped field.
 TimingOptions timing_from_json(const nlohmann::json &j);
+// The timing a harness on a device whose last-level cache has this many
+// bytes (0: unknown) runs with: flush_bytes, where unset, by the rule of
+// cache_flush_size.h.
+TimingOptions resolve_flush_bytes(TimingOptions timing, int64_t last_level_cache_bytes);
 
 enum class MeasureOutcome {
     Measured,
@@ -108,6 +119,13 @@ struct Measurement {
     // repetitions), and whether the run's precision was met before the cap.
     std::optional<double> median_ci95_low_ms, median_ci95_high_ms;
     bool precision_met = false;
+    // How the times were taken (benchmark_main.cpp): the timer,
+    // "cuda-events" or "host-clock" (empty when nothing was timed); the
+    // bytes written before each timed call to flush the cache (0: none); the
+    // GPU's SM clock and temperature after the timed calls (cuda with NVML).
+    std::string timer;
+    std::optional<int64_t> flush_bytes;
+    std::optional<double> sm_clock_mhz, temperature_c;
     std::string validation = "not run"; // not run | passed | failed
     std::string validation_detail;
     // Provenance: the harness's own figures and the process as seen from here.
