@@ -24,6 +24,7 @@
 #include "slurm_cluster.h"
 #include "test_sql.h"
 #include "test_support.h"
+#include "tuner/measure/runner/cache_flush_size.h"
 
 extern char **environ;
 
@@ -99,6 +100,10 @@ TEST_CASE("top5 through the slurm executor benchmarks its samples as one job arr
     for (const auto &d : rows) {
         CHECK(d["device"].get<std::string>().rfind("pocl-", 0) == 0);
         CHECK(d["median_ms"].get<double>() > 0);
+        // How it was timed reaches the database through the worker's result
+        // file: the node's clock, after a flush of twice its last-level cache.
+        CHECK(d["timer"] == "host-clock");
+        CHECK(d["flush_bytes"] == flush_bytes_for_cache(host_last_level_cache_bytes()));
         const auto &ex = d["execution"];
         CHECK(ex["executor"] == "slurm");
         REQUIRE(ex["attempts"].size() == 1);
