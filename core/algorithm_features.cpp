@@ -21,15 +21,50 @@ ScalarTypeBucket type_bucket(const Type &t) {
 
 namespace {
 
-// Loop variables are evaluated around this interior point; any point away
+// Loop variables are evaluated around an interior point; any point away
 // from the borders of clamped boundary conditions gives the interior slope.
-constexpr int64_t kJacobianBasePoint = 64;
+// Where an index has no value at the first (max_filter's row
+// y + floor(sqrt(r*r - t*t)) - (1 << lvl) at t = 64 > r = 26), the next
+// smaller one is tried: a slope unknown at every point leaves each lane its
+// own sector, a worst case for an access that is in fact coalesced.
+constexpr int64_t kJacobianBasePoints[] = {64, 16, 4, 1, 0};
 
-VarValues base_values(const std::vector<LoopDim> &loops, const VarValues &params) {
+VarValues base_values(const std::vector<LoopDim> &loops, const VarValues &params, int64_t point) {
     VarValues v = params;
     for (const LoopDim &l : loops)
-        v[l.var] = kJacobianBasePoint;
+        v[l.var] = static_cast<double>(point);
     return v;
+}
+
+// The first base point where every index has a value (the first of all
+// when none does: each slope is unknown then anyway).
+int64_t jacobian_base_point(const std::vector<Expr> &args, const std::vector<LoopDim> &loops,
+                            const VarValues &params) {
+    for (int64_t point : kJacobianBasePoints) {
+        const VarValues v = base_values(loops, params, point);
+        bool all = true;
+        for (const Expr &arg : args)
+            all = all && evaluate(arg, v).has_value();
+        if (all) return point;
+    }
+    return kJacobianBasePoints[0];
+}
+
+Jacobian jacobian_at(const std::vector<Expr> &args, const std::vector<LoopDim> &loops,
+                     const VarValues &params, int64_t point) {
+    VarValues v = base_values(loops, params, point);
+    Jacobian jac(args.size(), std::vector<std::optional<int64_t>>(loops.size()));
+    for (size_t i = 0; i < args.size(); i++) {
+        auto base = evaluate(args[i], v);
+        for (size_t j = 0; j < loops.size(); j++) {
+            if (!base) continue;
+            v[loops[j].var] += 1;
+            auto stepped = evaluate(args[i], v);
+            v[loops[j].var] -= 1;
+            if (stepped) jac[i][j] = *stepped - *base;
+        }
+    }
+    return jac;
 }
 
 AccessPattern classify(const Jacobian &jac, const Stage &stage) {
@@ -111,31 +146,18 @@ private:
     GPUSCHED_COUNT_BINARY(Select, Select)
 #undef GPUSCHED_COUNT_BINARY
 
-    // A let's body sees the value of a let that places a piece of a split
-    // RVar: Halide's rfactor of a split RVar binds the original coordinate
-    // in a let (t = r.x.r.x_o * P + rf), and a load indexed by it is as
-    // affine as the coordinate is. Only those: resolving every integer
-    // affine let also changes what the suite's own pipelines look like
-    // (bgu's grid reads at x * 8 + rcell.x, iir_blur's anticausal pass at
-    // extent - 1 - r), features the default weights were not fitted on;
-    // with them bgu's search found a schedule the analytic model predicts
-    // 1.8x slower. Left for the next refit of the defaults.
+    // A let's body sees the let's value: a load's index written through a
+    // let (Halide's CSE of a Func's definition binds max_filter's
+    // h = floor(sqrt(r*r - t*t)) once for all its reads; rfactor of a split
+    // RVar binds the original coordinate, t = r.x.r.x_o * P + rf) is as
+    // evaluable as the let's value. Left unresolved, each such load counted
+    // one sector per lane.
     void visit(const Let *op) override {
         count(OpType::Let, op->type);
         op->value.accept(this);
-        const bool places_split_rvar =
-            op->value.type().is_int() && is_affine_bound(op->value) && reads_split_rvar(op->value);
-        if (places_split_rvar) lets_.push(op->name, op->value);
+        lets_.push(op->name, op->value);
         op->body.accept(this);
-        if (places_split_rvar) lets_.pop(op->name);
-    }
-
-    // Halide names the pieces of a split RVar "<rvar>.<piece>" ("r$x.r$x_o").
-    bool reads_split_rvar(const Expr &e) const {
-        for (const std::string &v : free_variables(e))
-            for (const LoopDim &l : in_.stage->loops)
-                if (l.is_rvar && l.var == v && v.find('.') != std::string::npos) return true;
-        return false;
+        lets_.pop(op->name);
     }
 
     void visit(const Call *op) override {
@@ -150,12 +172,13 @@ private:
             Access a;
             a.is_self = self;
             a.bytes = op->type.bytes();
-            a.jacobian = index_jacobian(args, in_.stage->loops, *in_.params);
+            const int64_t point = jacobian_base_point(args, in_.stage->loops, *in_.params);
+            a.jacobian = jacobian_at(args, in_.stage->loops, *in_.params, point);
             if (!self) a.producer = in_.resolve(op);
-            VarValues base = base_values(in_.stage->loops, *in_.params);
+            const VarValues base = base_values(in_.stage->loops, *in_.params, point);
             for (const Expr &arg : args) {
                 auto v = evaluate(arg, base);
-                a.offset.push_back(v ? std::optional<int64_t>(*v - kJacobianBasePoint) : std::nullopt);
+                a.offset.push_back(v ? std::optional<int64_t>(*v - point) : std::nullopt);
             }
             AccessPattern p = classify(a.jacobian, *in_.stage);
             AccessType t =
@@ -228,19 +251,7 @@ int strahler_of(const Expr &e) {
 
 Jacobian index_jacobian(const std::vector<Expr> &args, const std::vector<LoopDim> &loops,
                         const VarValues &params) {
-    VarValues v = base_values(loops, params);
-    Jacobian jac(args.size(), std::vector<std::optional<int64_t>>(loops.size()));
-    for (size_t i = 0; i < args.size(); i++) {
-        auto base = evaluate(args[i], v);
-        for (size_t j = 0; j < loops.size(); j++) {
-            if (!base) continue;
-            v[loops[j].var] += 1;
-            auto stepped = evaluate(args[i], v);
-            v[loops[j].var] -= 1;
-            if (stepped) jac[i][j] = *stepped - *base;
-        }
-    }
-    return jac;
+    return jacobian_at(args, loops, params, jacobian_base_point(args, loops, params));
 }
 
 bool is_pointwise_access(const Access &a, const Stage &consumer) {

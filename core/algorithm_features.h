@@ -38,7 +38,8 @@ struct StageAnalysis {
 
 StageAnalysis analyze_stage(const StageAnalysisInput &in);
 
-// Jacobian of index expressions with respect to a stage's loops.
+// Jacobian of index expressions with respect to a stage's loops, at the
+// first interior base point where every index has a value.
 Jacobian index_jacobian(const std::vector<Halide::Expr> &args, const std::vector<LoopDim> &loops,
                         const VarValues &params);
 

@@ -41,6 +41,11 @@ enum class CompiledExpr::Op : uint8_t {
     Round,
     Trunc,
     Sqrt,
+    ShiftLeft,
+    ShiftRight,
+    BitAnd,
+    BitOr,
+    BitXor,
 };
 
 namespace {
@@ -57,6 +62,43 @@ int64_t euclid_mod(int64_t a, int64_t b) {
     int64_t m = a % b;
     if (m < 0) m += (b < 0 ? -b : b);
     return m;
+}
+
+// An integer bit operation on values carried as doubles: both operands
+// whole and exactly representable, and so the result, or no value. A
+// negative shift goes the other way, as Halide's does for signed counts.
+enum class BitOp { ShiftLeft, ShiftRight, And, Or, Xor };
+
+std::optional<double> bit_operation(BitOp op, double a, double b) {
+    constexpr double kExact = 9007199254740992.0; // 2^53
+    if (a != std::floor(a) || b != std::floor(b) || std::fabs(a) >= kExact || std::fabs(b) >= kExact)
+        return std::nullopt;
+    const int64_t x = static_cast<int64_t>(a), y = static_cast<int64_t>(b);
+    int64_t r = 0;
+    switch (op) {
+    case BitOp::ShiftLeft:
+    case BitOp::ShiftRight: {
+        const int64_t left = op == BitOp::ShiftLeft ? y : -y;
+        if (left >= 0) {
+            if (left >= 53 || std::fabs(a) * std::ldexp(1.0, static_cast<int>(left)) >= kExact)
+                return std::nullopt;
+            r = x * (int64_t(1) << left);
+        } else {
+            r = left <= -63 ? (x < 0 ? -1 : 0) : floor_div(x, int64_t(1) << -left);
+        }
+        break;
+    }
+    case BitOp::And:
+        r = x & y;
+        break;
+    case BitOp::Or:
+        r = x | y;
+        break;
+    case BitOp::Xor:
+        r = x ^ y;
+        break;
+    }
+    return static_cast<double>(r);
 }
 
 } // namespace
@@ -292,6 +334,15 @@ int32_t CompiledExpr::compile(const Expr &e, const VarResolver &resolve,
             return compile(op->args[0], resolve, lets);
         }
         if (op->is_intrinsic(Call::abs) && op->args.size() == 1) return unary(Op::Abs, op->args[0]);
+        // Integer bit operations: a level picked by a count (max_filter's
+        // 1 << lvl) or a power-of-two tile index (x >> 3).
+        if (!op->type.is_float() && op->args.size() == 2) {
+            if (op->is_intrinsic(Call::shift_left)) return binary(Op::ShiftLeft, op->args[0], op->args[1]);
+            if (op->is_intrinsic(Call::shift_right)) return binary(Op::ShiftRight, op->args[0], op->args[1]);
+            if (op->is_intrinsic(Call::bitwise_and)) return binary(Op::BitAnd, op->args[0], op->args[1]);
+            if (op->is_intrinsic(Call::bitwise_or)) return binary(Op::BitOr, op->args[0], op->args[1]);
+            if (op->is_intrinsic(Call::bitwise_xor)) return binary(Op::BitXor, op->args[0], op->args[1]);
+        }
         if (op->call_type == Call::PureExtern && op->args.size() == 1) {
             const std::string &n = op->name;
             if (n.rfind("floor_f", 0) == 0) return unary(Op::Floor, op->args[0]);
@@ -403,6 +454,16 @@ std::optional<double> CompiledExpr::run(int32_t i, const int64_t *slots, double 
         return static_cast<double>(a && b);
     case Op::Or:
         return static_cast<double>(a || b);
+    case Op::ShiftLeft:
+        return bit_operation(BitOp::ShiftLeft, a, b);
+    case Op::ShiftRight:
+        return bit_operation(BitOp::ShiftRight, a, b);
+    case Op::BitAnd:
+        return bit_operation(BitOp::And, a, b);
+    case Op::BitOr:
+        return bit_operation(BitOp::Or, a, b);
+    case Op::BitXor:
+        return bit_operation(BitOp::Xor, a, b);
     default:
         return std::nullopt;
     }

@@ -10,7 +10,11 @@ reports the judge's cost of each pick and its GPU fill (core/gpu_fill.h). Rankin
 this says whether the search then lands on better schedules.
 
   search_with_weights.py --gen-dir DIR --plugin LIB --weights NAME=FILE ... [--weights NAME=default]
-                         [--apps a,b] [--judge analytic] [--timeout S] [-o OUT.md]
+                         [--search-plugin NAME=LIB] [--apps a,b] [--judge analytic] [--timeout S] [-o OUT.md]
+
+--search-plugin lets one weights name search with another build of the
+plugin (an older featurizer), while every pick is still judged by --plugin's
+judge: the same judge for picks of two featurizations.
 """
 import argparse, json, math, os, subprocess, sys, tempfile
 
@@ -44,6 +48,9 @@ def main():
     ap.add_argument("--extra", action="append", default=[],
                     help="NAME=JSON: more plugin config keys for that weights name, e.g. "
                          "'noatomic={\"atomic_reductions\": false}'")
+    ap.add_argument("--search-plugin", action="append", default=[],
+                    help="NAME=LIB: the plugin build that searches for that weights name (default --plugin); "
+                         "its pick is judged by --plugin")
     ap.add_argument("--judge", default="analytic")
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("-o", "--out")
@@ -54,6 +61,10 @@ def main():
     for e in a.extra:
         name, keys = e.split("=", 1)
         extra[name] = json.loads(keys)
+    searcher = {}
+    for e in a.search_plugin:
+        name, lib = e.split("=", 1)
+        searcher[name] = os.path.abspath(lib)
     rows = []
     for app in a.apps.split(","):
         row = {"app": app}
@@ -63,7 +74,7 @@ def main():
             if path != "default":
                 cfg["weights_path"] = os.path.abspath(path)
             cfg.update(extra.get(name, {}))
-            rec = run_generator(a.gen_dir, plugin, app, cfg, work, a.timeout)
+            rec = run_generator(a.gen_dir, searcher.get(name, plugin), app, cfg, work, a.timeout)
             judged = run_generator(a.gen_dir, plugin, app,
                                    {"record_path": os.path.join(work, "judged.json"), "replay": cfg["record_path"],
                                     "cost_model": a.judge}, work, a.timeout)

@@ -118,6 +118,28 @@ struct Copy {
     std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
 };
 
+// max_filter's vert in small: out(x, y, t) reads row y + h(t) + 1 - 2^lvl(t)
+// of its input, h(t) = floor(sqrt(r^2 - t^2)) and lvl(t) the largest l with
+// 2^l <= 2 h(t) + 1, for t in [0, r]. Its index has no value at t = 64 (the
+// square root of a negative number) and picks its level with a shift.
+struct LevelColumn {
+    Var x{"x"}, y{"y"}, t{"t"};
+    ImageParam in{Halide::Float(32), 2, "lvl_in"};
+    Func out{"lvl_out"};
+    explicit LevelColumn(int r = 26, int w = 256, int h = 256) {
+        Halide::Expr ht = Halide::clamp(
+            Halide::cast<int>(Halide::floor(Halide::sqrt(Halide::cast<float>(r * r - t * t)))), 0, r);
+        Halide::Expr lvl = 0;
+        for (int l = 1; (1 << l) <= 2 * r + 1; l++)
+            lvl += Halide::select(2 * ht + 1 >= (1 << l), 1, 0);
+        out(x, y, t) = in(x, y + ht + 1 - (Halide::Expr(1) << lvl) + 2 * r);
+        in.dim(0).set_estimate(0, w);
+        in.dim(1).set_estimate(0, h + 4 * r);
+        out.set_estimate(x, 0, w).set_estimate(y, 0, h).set_estimate(t, 0, r + 1);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
+};
+
 // out(x, y) = p(x, y) or p(y, x), p a stage worth staging in shared memory.
 struct Staged {
     Var x{"x"}, y{"y"};

@@ -68,6 +68,21 @@ TEST_CASE("an unknown variable or a load fails evaluation unless a select does n
     CHECK_FALSE(CompiledExpr(Expr(), bind).evaluate(slots).has_value());
 }
 
+TEST_CASE("shifts and bitwise operations follow Halide's integer semantics", "[expr_eval]") {
+    int64_t slots[2] = {3, -9};
+    const Expr lo = var("x.lo"), hi = var("x.hi");
+    CHECK(CompiledExpr(Expr(1) << lo, bind).evaluate(slots) == 8); // max_filter's 1 << lvl
+    CHECK(CompiledExpr(hi >> 1, bind).evaluate(slots) == -5);      // arithmetic: floors
+    CHECK(CompiledExpr(hi << -1, bind).evaluate(slots) == -5);     // a negative count goes right
+    CHECK(CompiledExpr(lo & 1, bind).evaluate(slots) == 1);
+    CHECK(CompiledExpr(lo | 4, bind).evaluate(slots) == 7);
+    CHECK(CompiledExpr(lo ^ 1, bind).evaluate(slots) == 2);
+    CHECK(CompiledExpr(hi & 0xff, bind).evaluate(slots) == 247); // two's complement
+    CHECK(evaluate(var("y") - (Expr(1) << var("l")), {{"y", 40}, {"l", 5}}) == 8);
+    // Never a guess: a shift out of exact range has no value.
+    CHECK_FALSE(CompiledExpr(Halide::cast<int64_t>(lo) << 60, bind).evaluate(slots).has_value());
+}
+
 TEST_CASE("lets bind in order and an inner let shadows an outer one of the same name", "[expr_eval]") {
     int64_t slots[2] = {3, 0};
     // let t = x.lo + 1 in (let t = t * 10 in t + 1) + t  =  41 + 4

@@ -86,6 +86,24 @@ TEST_CASE("a serial loop the load depends on multiplies its sectors", "[featuriz
     CHECK(f[SF::unrolled_loop_extent] == 2);
 }
 
+TEST_CASE("a row picked by a square root and a shift is read coalesced, as max_filter's vert",
+          "[featurize]") {
+    // 16 x 16 threads over (x, y), the 27 t serial in each thread, as the
+    // naive schedule runs max_filter's vert. A warp is 2 rows of 16 floats
+    // (64-byte aligned: 2 sectors each) at every t: 4 sectors, 8 warps a
+    // block, 27 points. Counted as unknown, each lane would be its own
+    // sector: 32 a warp, efficiency 1/8.
+    test_pipelines::LevelColumn p;
+    FunctionDAG dag(p.outputs());
+    Decisions d = all_inline(dag);
+    d.funcs[0] = root({16, 16, 1}, {1, 1, 27});
+    LoopNest nest(dag, d);
+    ScheduleFeatures f = features_of(nest, 0);
+    CHECK(f[SF::num_threads_per_block] == 256);
+    CHECK(f[SF::num_global_mem_loads_per_block] == 4 * 8 * 27);
+    CHECK(f[SF::global_mem_load_efficiency] == Approx(1.0));
+}
+
 TEST_CASE("a serial loop the load does not depend on reuses its sectors", "[featurize]") {
     // out(x, y) = in(x): every y of a thread reads the same float.
     Halide::Var x{"x"}, y{"y"};
