@@ -179,3 +179,31 @@ TEST_CASE("a database file this user cannot write is refused in one line before 
     CHECK_FALSE(fs::exists(dir / "user_out/samples"));
     CHECK(test::stored_sample_keys(db) == before);
 }
+
+TEST_CASE("an output folder this user cannot write is refused in one line before any search", "[db][fault]") {
+    // A folder the user may read but not write (the suite runs as root,
+    // to whom every folder is writable): the run must say so before it
+    // searches, not when it first writes a sample (issue 57).
+    test::TempDir dir;
+    fs::create_directories(dir / "dbdir");
+    fs::permissions(dir / "dbdir", fs::perms::all);
+    fs::create_directories(dir / "out");
+    for (const fs::path &p : {dir.path(), dir / "out"})
+        fs::permissions(p, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                               fs::perms::others_read | fs::perms::others_exec);
+    const std::string db = dir / "dbdir/db.sqlite";
+    ProcessSpec spec;
+    spec.argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUSCHED_BINARY};
+    for (const std::string &a : oneshot(dir, db, "gpusched"))
+        spec.argv.push_back(a);
+    spec.env = {{"HOME", dir / "dbdir"}};
+    const ProcessResult r = run_process(spec);
+    INFO("as nobody: " << r.describe_failure() << "\n" << r.err);
+    REQUIRE(r.started);
+    CHECK(r.exit_code == 1);
+    CHECK(error_lines(r.err) == 1);
+    CHECK(r.err.find("output directory '" + (dir / "out") + "' is not writable") != std::string::npos);
+    // Before any search: no sample folder, no run stored.
+    CHECK(fs::is_empty(dir / "out"));
+    CHECK((!fs::exists(db) || test::sql_int(db, "SELECT count(*) FROM runs") == 0));
+}
