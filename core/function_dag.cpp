@@ -558,8 +558,14 @@ FunctionDAG::FunctionDAG(const std::vector<Function> &outputs, DagBuildMemo *mem
                         if (v && v->name == d.var) l.func_arg = static_cast<int>(a);
                     }
                     if (l.func_arg < 0) {
-                        throw UserError("gpusched: pure variable '" + d.var + "' of " + s.name +
-                                        " is not one of the Func's arguments");
+                        // A loop that is no argument of the Func comes from a split the
+                        // generator made itself (gpu_tile, vectorize, split).
+                        throw UserError("gpusched: " + s.name +
+                                        " already has a schedule from its generator (its loop '" + d.var +
+                                        "' comes from a split, tile or vectorize); an autoscheduler "
+                                        "schedules a pipeline without one: apply the generator's own "
+                                        "schedule only when no autoscheduler is used (Halide 14: "
+                                        "if (!auto_schedule); 15 and later: if (!using_autoscheduler()))");
                     }
                 }
                 s.loops.push_back(l);

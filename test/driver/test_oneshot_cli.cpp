@@ -229,6 +229,14 @@ TEST_CASE("a Func without estimates is refused, naming it", "[oneshot][bad-input
     CHECK(r.err.find("output") != std::string::npos);
 }
 
+TEST_CASE("a pipeline its generator already scheduled is refused, saying how to guard that schedule",
+          "[oneshot][bad-input]") {
+    test::TempDir dir;
+    auto r = test::run_gpusched(oneshot_args(dir, DRIVER_TEST_GENERATORS, "prescheduled", "gpusched"));
+    check_refused(r, "output already has a schedule from its generator", dir / "db.sqlite");
+    CHECK(r.err.find("using_autoscheduler()") != std::string::npos);
+}
+
 TEST_CASE(
     "a gather bounded by neither parameter nor Func estimates is refused, naming the Func and dimension",
     "[oneshot][bad-input][estimates]") {

@@ -198,6 +198,23 @@ public:
     }
 };
 
+// A generator that schedules its output itself, unconditionally, as Halide
+// v14's own apps/blur does on a GPU target: an autoscheduler must refuse it,
+// saying the schedule is there and how to guard it.
+class Prescheduled : public Generator<Prescheduled> {
+public:
+    Input<Buffer<float>> input{"input", 2};
+    Output<Buffer<float>> output{"output", 2};
+
+    void generate() {
+        Var x("x"), y("y"), xi("xi"), yi("yi");
+        output(x, y) = input(x, y) * 2.f;
+        input.set_estimates({{0, 64}, {0, 64}});
+        output.set_estimates({{0, 64}, {0, 64}});
+        output.gpu_tile(x, y, xi, yi, 16, 16);
+    }
+};
+
 class FailsToGenerate : public Generator<FailsToGenerate> {
 public:
     Input<Buffer<float>> input{"input", 2};
@@ -252,5 +269,6 @@ HALIDE_REGISTER_GENERATOR(WrongOnGpu, wrong_on_gpu)
 HALIDE_REGISTER_GENERATOR(FloatTotal, float_total)
 HALIDE_REGISTER_GENERATOR(EstimatedGrid, estimated_grid)
 HALIDE_REGISTER_GENERATOR(NoEstimates, no_estimates)
+HALIDE_REGISTER_GENERATOR(Prescheduled, prescheduled)
 HALIDE_REGISTER_GENERATOR(FailsToGenerate, fails_to_generate)
 HALIDE_REGISTER_GENERATOR(NeverFinishes, never_finishes)
