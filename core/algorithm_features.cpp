@@ -36,35 +36,50 @@ VarValues base_values(const std::vector<LoopDim> &loops, const VarValues &params
     return v;
 }
 
-// The first base point where every index has a value (the first of all
-// when none does: each slope is unknown then anyway).
-int64_t jacobian_base_point(const std::vector<Expr> &args, const std::vector<LoopDim> &loops,
-                            const VarValues &params) {
-    for (int64_t point : kJacobianBasePoints) {
-        const VarValues v = base_values(loops, params, point);
-        bool all = true;
-        for (const Expr &arg : args)
-            all = all && evaluate(arg, v).has_value();
-        if (all) return point;
-    }
-    return kJacobianBasePoints[0];
-}
+// A call's index at the first base point where every coordinate has a
+// value (the first point of all when none does: there a coordinate without
+// a value has unknown slopes): its Jacobian, and each coordinate's offset
+// from the loops' common value at that point.
+struct IndexAtBase {
+    Jacobian jacobian;
+    std::vector<std::optional<int64_t>> offset;
+};
 
-Jacobian jacobian_at(const std::vector<Expr> &args, const std::vector<LoopDim> &loops,
-                     const VarValues &params, int64_t point) {
-    VarValues v = base_values(loops, params, point);
-    Jacobian jac(args.size(), std::vector<std::optional<int64_t>>(loops.size()));
+IndexAtBase index_at_base(const std::vector<Expr> &args, const std::vector<LoopDim> &loops,
+                          const VarValues &params) {
+    VarValues v;
+    std::vector<std::optional<int64_t>> base(args.size());
+    auto values_at = [&](int64_t point) {
+        v = base_values(loops, params, point);
+        bool all = true;
+        for (size_t i = 0; i < args.size(); i++) {
+            base[i] = evaluate(args[i], v);
+            all = all && base[i].has_value();
+        }
+        return all;
+    };
+    int64_t point = kJacobianBasePoints[0];
+    bool found = false;
+    for (int64_t p : kJacobianBasePoints) {
+        if ((found = values_at(p))) {
+            point = p;
+            break;
+        }
+    }
+    if (!found) values_at(point);
+    IndexAtBase r;
+    r.jacobian.assign(args.size(), std::vector<std::optional<int64_t>>(loops.size()));
     for (size_t i = 0; i < args.size(); i++) {
-        auto base = evaluate(args[i], v);
+        r.offset.push_back(base[i] ? std::optional<int64_t>(*base[i] - point) : std::nullopt);
+        if (!base[i]) continue;
         for (size_t j = 0; j < loops.size(); j++) {
-            if (!base) continue;
             v[loops[j].var] += 1;
             auto stepped = evaluate(args[i], v);
             v[loops[j].var] -= 1;
-            if (stepped) jac[i][j] = *stepped - *base;
+            if (stepped) r.jacobian[i][j] = *stepped - *base[i];
         }
     }
-    return jac;
+    return r;
 }
 
 AccessPattern classify(const Jacobian &jac, const Stage &stage) {
@@ -172,14 +187,10 @@ private:
             Access a;
             a.is_self = self;
             a.bytes = op->type.bytes();
-            const int64_t point = jacobian_base_point(args, in_.stage->loops, *in_.params);
-            a.jacobian = jacobian_at(args, in_.stage->loops, *in_.params, point);
+            IndexAtBase index = index_at_base(args, in_.stage->loops, *in_.params);
+            a.jacobian = std::move(index.jacobian);
+            a.offset = std::move(index.offset);
             if (!self) a.producer = in_.resolve(op);
-            const VarValues base = base_values(in_.stage->loops, *in_.params, point);
-            for (const Expr &arg : args) {
-                auto v = evaluate(arg, base);
-                a.offset.push_back(v ? std::optional<int64_t>(*v - point) : std::nullopt);
-            }
             AccessPattern p = classify(a.jacobian, *in_.stage);
             AccessType t =
                 self ? AccessType::LoadSelf
@@ -251,7 +262,7 @@ int strahler_of(const Expr &e) {
 
 Jacobian index_jacobian(const std::vector<Expr> &args, const std::vector<LoopDim> &loops,
                         const VarValues &params) {
-    return jacobian_at(args, loops, params, jacobian_base_point(args, loops, params));
+    return index_at_base(args, loops, params).jacobian;
 }
 
 bool is_pointwise_access(const Access &a, const Stage &consumer) {
