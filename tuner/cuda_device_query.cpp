@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 
+#include "tuner/dl_symbol.h"
+
 namespace gpusched {
 namespace {
 
@@ -33,11 +35,6 @@ struct DriverApi {
     CUresult (*cuDriverGetVersion)(int *) = nullptr;
 };
 
-template <typename F> bool load(void *h, const char *name, F &fn) {
-    fn = reinterpret_cast<F>(dlsym(h, name));
-    return fn != nullptr;
-}
-
 } // namespace
 
 LocalGpuQuery query_local_gpus() {
@@ -48,15 +45,15 @@ LocalGpuQuery query_local_gpus() {
         q.problem = "no NVIDIA driver on this machine (libcuda.so.1 not found)";
         return q;
     }
-    if (!load(api.handle, "cuInit", api.cuInit) ||
-        !load(api.handle, "cuDeviceGetCount", api.cuDeviceGetCount) ||
-        !load(api.handle, "cuDeviceGet", api.cuDeviceGet) ||
-        !load(api.handle, "cuDeviceGetName", api.cuDeviceGetName) ||
-        !load(api.handle, "cuDeviceGetAttribute", api.cuDeviceGetAttribute)) {
+    if (!load_symbol(api.handle, "cuInit", api.cuInit) ||
+        !load_symbol(api.handle, "cuDeviceGetCount", api.cuDeviceGetCount) ||
+        !load_symbol(api.handle, "cuDeviceGet", api.cuDeviceGet) ||
+        !load_symbol(api.handle, "cuDeviceGetName", api.cuDeviceGetName) ||
+        !load_symbol(api.handle, "cuDeviceGetAttribute", api.cuDeviceGetAttribute)) {
         q.problem = "libcuda.so.1 lacks the driver API entry points gpusched needs";
         return q;
     }
-    if (load(api.handle, "cuDriverGetVersion", api.cuDriverGetVersion))
+    if (load_symbol(api.handle, "cuDriverGetVersion", api.cuDriverGetVersion))
         api.cuDriverGetVersion(&q.driver_version);
     if (CUresult rc = api.cuInit(0); rc != 0) {
         q.problem = "the CUDA driver failed to initialise (cuInit error " + std::to_string(rc) + ")";

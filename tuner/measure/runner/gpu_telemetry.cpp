@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include "tuner/dl_symbol.h"
 #include "tuner/measure/runner/harness_cuda.h"
 
 namespace gpusched::harness {
@@ -23,13 +24,7 @@ struct Nvml {
     std::string problem; // why not, when a pointer above is null
 };
 
-template <typename F> bool load_nvml(void *handle, const char *name, F &fn) {
-    fn = reinterpret_cast<F>(dlsym(handle, name));
-    return fn != nullptr;
-}
-
-// Loaded and initialised once per harness process (never shut down: the
-// harness leaves with _Exit).
+// NVML's entry points, loaded and initialised, or why not.
 Nvml load_and_init_nvml() {
     Nvml n;
     void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -38,10 +33,10 @@ Nvml load_and_init_nvml() {
         return n;
     }
     Nvml loaded;
-    if (!load_nvml(h, "nvmlInit_v2", loaded.init) ||
-        !load_nvml(h, "nvmlDeviceGetHandleByPciBusId_v2", loaded.handle_by_pci_bus_id) ||
-        !load_nvml(h, "nvmlDeviceGetClockInfo", loaded.clock_info) ||
-        !load_nvml(h, "nvmlDeviceGetTemperature", loaded.temperature)) {
+    if (!load_symbol(h, "nvmlInit_v2", loaded.init) ||
+        !load_symbol(h, "nvmlDeviceGetHandleByPciBusId_v2", loaded.handle_by_pci_bus_id) ||
+        !load_symbol(h, "nvmlDeviceGetClockInfo", loaded.clock_info) ||
+        !load_symbol(h, "nvmlDeviceGetTemperature", loaded.temperature)) {
         n.problem = "libnvidia-ml.so.1 lacks an entry point the harness needs";
         return n;
     }

@@ -5,6 +5,8 @@
 
 #include <dlfcn.h>
 
+#include "tuner/dl_symbol.h"
+
 // Defined by Halide 14's CUDA runtime (src/runtime/cuda.cpp, checked in the
 // runtime object: halide_default_cuda_acquire_context returns the context
 // it made, or none with create = false, and pushes nothing; the release is a
@@ -22,11 +24,6 @@ struct Loaded {
     std::string problem;
 };
 
-template <typename F> bool load(void *handle, const char *name, F &fn) {
-    fn = reinterpret_cast<F>(dlsym(handle, name));
-    return fn != nullptr;
-}
-
 Loaded load_driver() {
     Loaded l;
     // Already loaded by preload_gpu_apis (and by Halide's runtime): this only
@@ -38,13 +35,17 @@ Loaded load_driver() {
         return l;
     }
     CudaDriver &d = l.driver;
-    const bool all =
-        load(h, "cuCtxPushCurrent_v2", d.cuCtxPushCurrent) &&
-        load(h, "cuCtxPopCurrent_v2", d.cuCtxPopCurrent) && load(h, "cuCtxGetDevice", d.cuCtxGetDevice) &&
-        load(h, "cuCtxSynchronize", d.cuCtxSynchronize) && load(h, "cuEventCreate", d.cuEventCreate) &&
-        load(h, "cuEventRecord", d.cuEventRecord) && load(h, "cuEventSynchronize", d.cuEventSynchronize) &&
-        load(h, "cuEventElapsedTime", d.cuEventElapsedTime) && load(h, "cuMemAlloc_v2", d.cuMemAlloc) &&
-        load(h, "cuMemsetD32_v2", d.cuMemsetD32) && load(h, "cuDeviceGetPCIBusId", d.cuDeviceGetPCIBusId);
+    const bool all = load_symbol(h, "cuCtxPushCurrent_v2", d.cuCtxPushCurrent) &&
+                     load_symbol(h, "cuCtxPopCurrent_v2", d.cuCtxPopCurrent) &&
+                     load_symbol(h, "cuCtxGetDevice", d.cuCtxGetDevice) &&
+                     load_symbol(h, "cuCtxSynchronize", d.cuCtxSynchronize) &&
+                     load_symbol(h, "cuEventCreate", d.cuEventCreate) &&
+                     load_symbol(h, "cuEventRecord", d.cuEventRecord) &&
+                     load_symbol(h, "cuEventSynchronize", d.cuEventSynchronize) &&
+                     load_symbol(h, "cuEventElapsedTime", d.cuEventElapsedTime) &&
+                     load_symbol(h, "cuMemAlloc_v2", d.cuMemAlloc) &&
+                     load_symbol(h, "cuMemsetD32_v2", d.cuMemsetD32) &&
+                     load_symbol(h, "cuDeviceGetPCIBusId", d.cuDeviceGetPCIBusId);
     if (!all) {
         l.problem = std::string("libcuda.so.1 lacks an entry point the harness needs (") + dlerror() + ")";
         return l;
