@@ -290,23 +290,24 @@ std::size_t run_harness(const std::vector<BenchmarkBinary> &bins, std::size_t fi
     // A runner has set flush_bytes for its device (resolve_flush_bytes); a
     // harness run without one flushes as for this host's cache.
     ProcessSpec spec;
-    spec.argv = {bins[first].executable,
-                 "--list",
-                 list_path,
-                 "--min-time",
-                 std::to_string(t.min_time_s),
-                 "--min-reps",
-                 std::to_string(t.min_reps),
-                 "--max-reps",
-                 std::to_string(t.max_reps),
-                 "--precision",
-                 std::to_string(t.precision),
-                 "--flush-bytes",
-                 std::to_string(t.flush_bytes.value_or(flush_bytes_for_cache(host_last_level_cache_bytes()))),
-                 "--warmup",
-                 std::to_string(t.warmup),
-                 "--timeout",
-                 std::to_string(t.timeout.count())};
+    spec.argv = {
+        bins[first].executable,
+        "--list",
+        list_path,
+        "--min-time",
+        std::to_string(t.min_time_s),
+        "--min-reps",
+        std::to_string(t.min_reps),
+        "--max-reps",
+        std::to_string(t.max_reps),
+        "--precision",
+        std::to_string(t.precision),
+        "--flush-bytes",
+        std::to_string(t.flush_bytes ? *t.flush_bytes : flush_bytes_for_cache(host_last_level_cache_bytes())),
+        "--warmup",
+        std::to_string(t.warmup),
+        "--timeout",
+        std::to_string(t.timeout.count())};
     spec.env = env;
     // Each sample has its own alarm in the harness; this is the backstop for
     // a process the alarm cannot end: every sample's timeout, and a margin.
