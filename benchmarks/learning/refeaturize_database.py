@@ -16,6 +16,7 @@ only the featurization column; run it on a copy of a kept database.
       --generator-dir build/benchmarks/apps --plugin build/core/libgpusched_autoscheduler.so [-j 2]
 """
 import argparse
+import collections
 import concurrent.futures
 import json
 import os
@@ -26,22 +27,20 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import diagnose_baselines  # noqa: E402
+import featurize_naive_baselines  # noqa: E402
 
 
 def featurize(job, args, tmp):
     """(sample ids, blob or None, why) for one distinct schedule."""
     ids, app, params, record, naive = job
     work = tempfile.mkdtemp(dir=tmp)
-    config = {"gpu_profile": args.gpu}
-    if naive:
-        config["naive_only"] = True
-    else:
+    try:
+        if naive:
+            return ids, featurize_naive_baselines.naive_featurization(app, params, args, work)[0], None
         path = os.path.join(work, "stored-record.json")
         with open(path, "w") as f:
             f.write(record)
-        config["replay"] = path
-    try:
-        feat = diagnose_baselines.run_plugin(app, args, work, config, params)
+        feat = diagnose_baselines.run_plugin(app, args, work, {"gpu_profile": args.gpu, "replay": path}, params)
         with open(feat, "rb") as f:
             return ids, f.read(), None
     except (subprocess.CalledProcessError, OSError) as e:
@@ -61,14 +60,14 @@ def main():
         "SELECT s.id, p.generator_name, p.params, r.autoscheduler, s.decisions FROM samples s "
         "JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id "
         "WHERE s.runtime_median_ms IS NOT NULL").fetchall()
-    jobs, skipped = {}, {}
+    jobs, skipped = {}, collections.Counter()
     for sid, app, params, source, record in rows:
         naive = source == "naive"
         if not os.path.exists(os.path.join(args.generator_dir, app + ".generator")):
-            skipped["no generator: " + app] = skipped.get("no generator: " + app, 0) + 1
+            skipped["no generator: " + app] += 1
             continue
         if not naive and (source != "gpusched" or not record):
-            skipped["not a search's sample: " + source] = skipped.get("not a search's sample: " + source, 0) + 1
+            skipped["not a search's sample: " + source] += 1
             continue
         key = (app, params, "" if naive else record, naive)
         jobs.setdefault(key, []).append(sid)
