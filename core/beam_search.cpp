@@ -73,26 +73,30 @@ struct RootStageTilings {
     // stage alone), every parent's candidate with option i has the same row
     // but for the state's working_set_at_root (root allocations, not the
     // tiling), and the same pruning verdict. Per option costed so far: the
-    // verdict (Ok or Soft; -1: none yet) and the row's cost per working set.
+    // verdict (Ok or Soft; -1: none yet) and the row's cost per working set
+    // and layout (the Func's storage_innermost, chosen at its location
+    // step: its stores' coalescing depends on it).
     bool alone = false;
     struct Row {
-        double working_set, cost;
+        double working_set;
+        int layout;
+        double cost;
     };
     std::vector<int8_t> verdict;
     std::vector<std::vector<Row>> rows;
-    std::optional<double> row(size_t i, double working_set) const {
+    std::optional<double> row(size_t i, double working_set, int layout) const {
         if (rows.empty()) return std::nullopt;
         for (const Row &r : rows[i])
-            if (r.working_set == working_set) return r.cost;
+            if (r.working_set == working_set && r.layout == layout) return r.cost;
         return std::nullopt;
     }
-    void remember(size_t i, Verdict v, double working_set, double cost) {
+    void remember(size_t i, Verdict v, double working_set, int layout, double cost) {
         if (verdict.empty()) {
             verdict.assign(options.size(), -1);
             rows.resize(options.size());
         }
         verdict[i] = static_cast<int8_t>(v);
-        if (!row(i, working_set)) rows[i].push_back({working_set, cost});
+        if (!row(i, working_set, layout)) rows[i].push_back({working_set, layout, cost});
     }
 
     const SamplingBuckets &buckets_at(int depth) {
@@ -374,7 +378,8 @@ struct Pass {
         std::vector<FuncDecision> opts;
         if (!rt) {
             ScratchNests nests(*this, *p.d);
-            opts = enumerate_options(dag, *p.d, id, gpu, prepass || config.root_only, regions, &nests);
+            opts = enumerate_options(dag, *p.d, id, gpu, prepass || config.root_only, regions, &nests,
+                                     config.search_layouts);
         }
         if (config.root_only && id.phase == 0) {
             opts.erase(std::remove_if(opts.begin(), opts.end(),
@@ -452,9 +457,10 @@ struct Pass {
         // once costed (RootStageTilings::rows).
         const int stage_id = rt && config.reuse_tiling_rows ? dag.stage_id(n, id.phase - 1) : -1;
         const std::optional<RowOf> parent_row = stage_id >= 0 ? row_of(p, stage_id) : std::nullopt;
+        const int layout = p.d->funcs[n].storage_innermost;
         auto priced = [&](size_t i) -> std::optional<double> {
             if (!parent_row) return std::nullopt;
-            const std::optional<double> r = rt->row(i, parent_row->working_set);
+            const std::optional<double> r = rt->row(i, parent_row->working_set, layout);
             if (!r) return std::nullopt;
             return p.cost - parent_row->cost + *r;
         };
@@ -545,7 +551,7 @@ struct Pass {
                 cost_pending();
                 for (const Featurized &f : to_remember) {
                     const std::optional<RowOf> row = row_of(children[f.child], stage_id);
-                    if (row) rt->remember(f.option, f.verdict, row->working_set, row->cost);
+                    if (row) rt->remember(f.option, f.verdict, row->working_set, layout, row->cost);
                 }
             }
             return;

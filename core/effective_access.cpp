@@ -7,12 +7,7 @@
 
 namespace gpusched {
 
-namespace {
-
-// j (relative to inlined stage s's loops) composed with outer, the jacobian
-// of the call into s's Func: s's loop l is its Func's argument func_arg(l),
-// which the caller indexes with outer[arg].
-Jacobian compose(const Jacobian &j, const Stage &s, const Jacobian &outer) {
+Jacobian compose_through_inlined(const Jacobian &j, const Stage &s, const Jacobian &outer) {
     size_t n_outer_loops = outer.empty() ? 0 : outer[0].size();
     Jacobian c(j.size(), std::vector<std::optional<int64_t>>(n_outer_loops, int64_t(0)));
     for (size_t k = 0; k < j.size(); k++) {
@@ -29,6 +24,8 @@ Jacobian compose(const Jacobian &j, const Stage &s, const Jacobian &outer) {
     }
     return c;
 }
+
+namespace {
 
 void add_pattern(std::vector<std::pair<Jacobian, double>> &patterns, Jacobian j, double count) {
     for (auto &p : patterns) {
@@ -72,7 +69,7 @@ EffectiveAccesses collect_accesses(const LoopNest &nest, const Stage &st) {
         const Stage &s = dag.nodes[node].stages[0];
         for (const auto &[outer, count] : patterns) {
             for (const Access &a : s.accesses) {
-                Jacobian j = compose(a.jacobian, s, outer);
+                Jacobian j = compose_through_inlined(a.jacobian, s, outer);
                 if (inlined(a))
                     add_pattern(pending[a.producer.index], std::move(j), count);
                 else

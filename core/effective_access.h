@@ -23,6 +23,11 @@ using EffectiveAccesses = std::vector<EffectiveAccess>;
 
 class LoopNest;
 
+// j (relative to inlined stage s's loops) composed with outer, the jacobian
+// of the call into s's Func: s's loop l is its Func's argument func_arg(l),
+// which the caller indexes with outer[arg]. Unknown where any term is.
+Jacobian compose_through_inlined(const Jacobian &j, const Stage &s, const Jacobian &outer);
+
 // The loads stage st issues with the nest's Funcs inlined as they are, each
 // distinct pattern once with its count. LoopNest::accesses remembers them.
 EffectiveAccesses collect_accesses(const LoopNest &nest, const Stage &st);

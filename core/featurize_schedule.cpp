@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/storage_layout.h"
 #include "core/thread_scratch.h"
 #include "core/words_hash.h"
 
@@ -229,15 +230,15 @@ struct MemStats {
 // Transactions per block of one access (or store) pattern.
 // scratch: kept between calls (this runs for every access pattern of every
 // stage featurized); the caller looks up its thread's once per stage.
+// innermost: the dimension the allocation stores innermost (LoopNest::
+// storage_innermost); the others follow in their order.
 MemStats access_transactions(TransactionScratch &scratch, const Lanes &L, const ScheduledStage &ss,
-                             const Stage &st, const Jacobian &jac, const Region &alloc, int bytes,
-                             MemoryLevel level, int warp_size, int banks) {
+                             const Stage &st, const Jacobian &jac, const Region &alloc, int innermost,
+                             int bytes, MemoryLevel level, int warp_size, int banks) {
     MemStats m;
     if (level == MemoryLevel::Register || L.regular_warp < 0) return m;
     std::vector<int64_t> &strides = scratch.strides;
-    strides.assign(jac.size(), 1);
-    for (size_t i = 1; i < jac.size(); i++)
-        strides[i] = strides[i - 1] * std::max<int64_t>(1, i - 1 < alloc.size() ? alloc[i - 1].extent() : 1);
+    storage_strides(alloc, jac.size(), innermost, strides);
     // Serial loops the address depends on; loads independent of a serial
     // loop are hoisted out of its unrolled body and issued once.
     std::vector<int> &dep = scratch.dep;
@@ -371,11 +372,18 @@ MemStats access_transactions(TransactionScratch &scratch, const Lanes &L, const 
 double bytes_of(const Region &r, int bytes) {
     return static_cast<double>(region_points(r)) * bytes;
 }
-double lines_of(const Region &r) {
+// Contiguous runs of a region stored with dimension `innermost` innermost.
+double lines_of(const Region &r, int innermost) {
     double l = 1;
-    for (size_t i = 1; i < r.size(); i++)
-        l *= static_cast<double>(std::max<int64_t>(1, r[i].extent()));
+    for (size_t i = 0; i < r.size(); i++)
+        if (static_cast<int>(i) != innermost) l *= static_cast<double>(std::max<int64_t>(1, r[i].extent()));
     return l;
+}
+// The extent of that dimension: one contiguous run, in points.
+double innermost_points(const Region &r, int innermost) {
+    if (r.empty()) return 1;
+    const size_t d = static_cast<size_t>(innermost) < r.size() ? static_cast<size_t>(innermost) : 0;
+    return static_cast<double>(r[d].extent());
 }
 double points_of(const std::vector<Span> &loops) {
     double p = 1;
@@ -422,14 +430,13 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     f[SF::num_blocks] = static_cast<double>(k.num_blocks);
 
     const Region &own_alloc = nest.realization_region[ss.node];
+    const int own_innermost = nest.storage_innermost(ProducerRef{ss.node, false});
     f[SF::bytes_at_realization] = bytes_of(own_alloc, bpp);
     f[SF::bytes_at_production] = f[SF::bytes_at_realization];
     f[SF::bytes_at_root] = bytes_of(node.region, bpp);
-    f[SF::innermost_bytes_at_realization] =
-        own_alloc.empty() ? bpp : static_cast<double>(own_alloc[0].extent()) * bpp;
+    f[SF::innermost_bytes_at_realization] = innermost_points(own_alloc, own_innermost) * bpp;
     f[SF::innermost_bytes_at_production] = f[SF::innermost_bytes_at_realization];
-    f[SF::innermost_bytes_at_root] =
-        node.region.empty() ? bpp : static_cast<double>(node.region[0].extent()) * bpp;
+    f[SF::innermost_bytes_at_root] = innermost_points(node.region, own_innermost) * bpp;
 
     // Loads: after following inlined Funcs.
     // (inlined_calls stays 0 here: it belongs to the inlined Func's own row,
@@ -447,7 +454,7 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     for (const auto &kv : *dm_real) {
         int pb = dag.producer_bytes(kv.first);
         int lvl = static_cast<int>(nest.memory_level(kv.first));
-        double b = bytes_of(kv.second, pb), l = lines_of(kv.second);
+        double b = bytes_of(kv.second, pb), l = lines_of(kv.second, nest.storage_innermost(kv.first));
         double a = bytes_of(nest.allocation(kv.first), pb);
         ub += b;
         ul += l;
@@ -459,11 +466,11 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     for (const auto &kv : *dm_thread) {
         int lvl = static_cast<int>(nest.memory_level(kv.first));
         thr_bytes[lvl] += bytes_of(kv.second, dag.producer_bytes(kv.first));
-        thr_lines[lvl] += lines_of(kv.second);
+        thr_lines[lvl] += lines_of(kv.second, nest.storage_innermost(kv.first));
     }
     for (const auto &kv : *dm_block) {
         task_bytes += bytes_of(kv.second, dag.producer_bytes(kv.first));
-        task_lines += lines_of(kv.second);
+        task_lines += lines_of(kv.second, nest.storage_innermost(kv.first));
     }
     f[SF::unique_bytes_read_per_realization] = ub;
     f[SF::unique_lines_read_per_realization] = ul;
@@ -546,7 +553,8 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
         }
         MemStats m = prev ? *prev
                           : access_transactions(tx, L, ss, st, a.jacobian, nest.allocation(a.producer),
-                                                a.bytes, lvl, ws, gpu.shared_mem_banks);
+                                                nest.storage_innermost(a.producer), a.bytes, lvl, ws,
+                                                gpu.shared_mem_banks);
         if (!prev) seen.emplace_back(&a, m);
         MemStats &acc = lvl == MemoryLevel::Global ? gl : sl;
         acc.transactions += m.transactions * a.count;
@@ -557,8 +565,8 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
                                                               : MemoryLevel::Register;
     for (int v = 0; v < static_cast<int>(node.func.values().size()); v++) {
         int eb = node.func.output_types()[v].bytes();
-        MemStats m = access_transactions(tx, L, ss, st, st.store_jacobian, own_alloc, eb, own, ws,
-                                         gpu.shared_mem_banks);
+        MemStats m = access_transactions(tx, L, ss, st, st.store_jacobian, own_alloc, own_innermost, eb, own,
+                                         ws, gpu.shared_mem_banks);
         MemStats &acc = own == MemoryLevel::Global ? gs : sst;
         acc.transactions += m.transactions;
         acc.bytes_used += m.bytes_used;
@@ -580,10 +588,10 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
 
     // Bytes this stage writes per block, by level.
     Region w = nest.written(st, ss.loops_block);
-    double wb = bytes_of(w, bpp), wi = w.empty() ? bpp : static_cast<double>(w[0].extent()) * bpp;
+    double wb = bytes_of(w, bpp), wi = innermost_points(w, own_innermost) * bpp;
     if (own == MemoryLevel::Register) {
         wb = bytes_of(own_alloc, bpp) * static_cast<double>(ss.threads);
-        wi = (own_alloc.empty() ? 1.0 : static_cast<double>(own_alloc[0].extent())) * bpp;
+        wi = innermost_points(own_alloc, own_innermost) * bpp;
     }
     const SF at_task[3] = {SF::global_bytes_at_task, SF::shared_bytes_at_task, SF::register_bytes_at_task};
     const SF inner_task[3] = {SF::global_innermost_bytes_at_task, SF::shared_innermost_bytes_at_task,
@@ -649,6 +657,9 @@ void kernel_key(const LoopNest &nest, int kernel, std::vector<int64_t> &key, Key
         key.push_back(n);
         key.push_back(static_cast<int64_t>(f.location));
         key.push_back(f.host);
+        // Layouts other than the definition's only (the keys of states
+        // without them stay as they were).
+        if (f.storage_innermost != 0) key.push_back(-4 - f.storage_innermost);
         for (int idx : k.stages) {
             const ScheduledStage &ss = nest.stages[idx];
             if (ss.node != n) continue;
@@ -670,6 +681,8 @@ void kernel_key(const LoopNest &nest, int kernel, std::vector<int64_t> &key, Key
             if (loc == ComputeLocation::Unscheduled) loc = ComputeLocation::Root; // both read from global
             key.push_back(p);
             key.push_back(static_cast<int64_t>(loc));
+            const int layout = nest.storage_innermost(ProducerRef{p, false});
+            if (layout != 0) key.push_back(-4 - layout);
             if (loc == ComputeLocation::Inline) work.push_back(&dag.nodes[p].stages[0]);
         }
     }

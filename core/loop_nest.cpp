@@ -50,6 +50,13 @@ const Region &LoopNest::allocation(const ProducerRef &p) const {
     return r.empty() ? dag.nodes[p.index].region : r;
 }
 
+int LoopNest::storage_innermost(const ProducerRef &p) const {
+    if (p.is_image) return 0;
+    const FuncDecision &f = decisions.funcs[p.index];
+    return f.location == ComputeLocation::Root || f.location == ComputeLocation::Block ? f.storage_innermost
+                                                                                       : 0;
+}
+
 std::shared_ptr<const std::map<ProducerRef, Region>>
 LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
     if (!memo_) return std::make_shared<const std::map<ProducerRef, Region>>(demand_walk(s, loop_bounds));

@@ -168,6 +168,9 @@ public:
     MemoryLevel memory_level(const ProducerRef &p) const;
     // Allocation shape of a producer (for strides and allocation bytes).
     const Region &allocation(const ProducerRef &p) const;
+    // The dimension a producer stores innermost (FuncDecision::
+    // storage_innermost): images and Funcs in registers or unscheduled, 0.
+    int storage_innermost(const ProducerRef &p) const;
 
     // Regions of non-inlined producers a stage needs over the given loop
     // bounds, following inlined Funcs through to what they read. Shared with

@@ -157,6 +157,23 @@ public:
         body_ << "        " << handle_ << ".align_storage(" << id(node.args[0]) << ", " << alignment
               << ");\n";
     }
+    // Stores dimension `innermost` innermost, the others in their order
+    // (FuncDecision::storage_innermost); 0 leaves Halide's default.
+    void reorder_storage(const Node &node, int innermost) {
+        if (innermost <= 0 || static_cast<size_t>(innermost) >= node.args.size()) return;
+        std::vector<std::string> order{node.args[innermost]};
+        for (size_t d = 0; d < node.args.size(); d++)
+            if (static_cast<int>(d) != innermost) order.push_back(node.args[d]);
+        std::vector<Var> vars;
+        body_ << "        " << handle_ << ".reorder_storage(";
+        for (size_t i = 0; i < order.size(); i++) {
+            var(order[i], false);
+            vars.emplace_back(order[i]);
+            body_ << (i ? ", " : "") << id(order[i]);
+        }
+        body_ << ");\n";
+        if (apply_) f_.reorder_storage(vars);
+    }
     enum class FixedSize { Computed, Storage };
     void bound_extents(const Node &node, const Region &region, FixedSize what) {
         if (!sized_by_max(node)) return;
@@ -345,6 +362,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d,
             break;
         case ComputeLocation::Root:
             fs.compute_root();
+            fs.reorder_storage(node, fd.storage_innermost);
             for (size_t s = 0; s < node.stages.size(); s++) {
                 int idx = nest.stage_at[n][s];
                 stage_vars[idx] = tile_stage(fs, node.stages[s], nest.stages[idx]);
@@ -352,6 +370,7 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d,
             break;
         case ComputeLocation::Block: {
             fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Computed);
+            fs.reorder_storage(node, fd.storage_innermost);
             fs.align_shared_storage(
                 node, shared_storage_alignment(
                           node, nest.kernels[nest.stages[nest.stage_at[n][0]].kernel].widest_shared_element));

@@ -9,7 +9,8 @@
 // at Thread level host = the consumer Func whose innermost thread loop
 // computes it; Root and Block Funcs have one StageTiling per stage with one
 // entry per loop of that stage (RVars: 1); thread extents > 1 on at most 3
-// loops of a stage.
+// loops of a stage; storage_innermost is 0 unless the Func is at Root or
+// Block level and not an output, and names one of its dimensions.
 
 #include <cstdint>
 #include <string>
@@ -35,8 +36,16 @@ struct FuncDecision {
     int host = -1;
     bool tiled = false; // Root Funcs are tiled in a second step
     std::vector<StageTiling> stages;
+    // The dimension stored innermost (stride 1); the others keep their
+    // definition order outside it. 0 is the definition's own layout. A
+    // reader whose threads walk dimension d of the Func reads it coalesced
+    // only where d is innermost, and in Halide the layout of an intermediate
+    // is the schedule's choice (Func::reorder_storage): the producer writes
+    // it that way, with no conversion pass (issue 59, the ALT paper).
+    int storage_innermost = 0;
     bool operator==(const FuncDecision &o) const {
-        return location == o.location && host == o.host && tiled == o.tiled && stages == o.stages;
+        return location == o.location && host == o.host && tiled == o.tiled && stages == o.stages &&
+               storage_innermost == o.storage_innermost;
     }
 };
 

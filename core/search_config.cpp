@@ -94,6 +94,11 @@ const std::vector<SearchOption> kOptions = {
          c.search.reuse_tiling_rows = boolean(v, "reuse_tiling_rows");
      },
      [](const PluginConfig &c) { return nlohmann::json(c.search.reuse_tiling_rows); }},
+    {"search_layouts", "boolean",
+     "offer an intermediate's Root and Block placements also with the dimension its readers walk stored "
+     "innermost",
+     [](const nlohmann::json &v, PluginConfig &c) { c.search.search_layouts = boolean(v, "search_layouts"); },
+     [](const PluginConfig &c) { return nlohmann::json(c.search.search_layouts); }},
     {"reuse_parent_nest", "boolean",
      "a location step's candidates' loop nests made from their parent's, built once per expansion",
      [](const nlohmann::json &v, PluginConfig &c) {

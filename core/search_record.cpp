@@ -1,9 +1,11 @@
 #include "core/search_record.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
 #include "core/search_space.h"
+#include "core/storage_layout.h"
 
 namespace gpusched {
 
@@ -19,6 +21,9 @@ nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
         for (const StageTiling &t : f.stages)
             stages.push_back({{"serial", t.serial.to_vector()}, {"thread", t.thread.to_vector()}});
         j["stages"] = stages;
+        // Written only where it is not the definition's layout: records of
+        // schedules without one stay as they were.
+        if (f.storage_innermost != 0) j["storage_innermost"] = dag.nodes[n].args[f.storage_innermost];
         arr.push_back(j);
     }
     return arr;
@@ -107,6 +112,19 @@ Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr)
                                                s.at("thread").get<std::vector<int64_t>>()});
             }
             f.tiled = f.location == ComputeLocation::Root || f.location == ComputeLocation::Block;
+            if (j.contains("storage_innermost")) {
+                const std::string dim = j.at("storage_innermost").get<std::string>();
+                const std::vector<std::string> &args = dag.nodes[n].args;
+                const auto it = std::find(args.begin(), args.end(), dim);
+                if (it == args.end())
+                    throw UserError("gpusched replay: Func '" + name + "' has no dimension '" + dim +
+                                    "' to store innermost");
+                if (!f.tiled || !layout_is_choosable(dag, static_cast<int>(n)))
+                    throw UserError(
+                        "gpusched replay: Func '" + name +
+                        "' cannot choose its layout (only intermediates at root or block level can)");
+                f.storage_innermost = static_cast<int>(it - args.begin());
+            }
             if (f.tiled && f.stages.size() != dag.nodes[n].stages.size())
                 throw UserError("gpusched replay: Func '" + name + "' needs one tiling per stage");
             for (size_t s = 0; s < f.stages.size(); s++) {

@@ -10,6 +10,7 @@
 
 #include "core/loop_nest.h"
 #include "core/root_stage_launch.h"
+#include "core/storage_layout.h"
 
 namespace gpusched {
 
@@ -469,6 +470,24 @@ bool partials_fit_in_block(const FunctionDAG &dag, const Decisions &parent, int 
            parent.funcs[host].location == ComputeLocation::Root;
 }
 
+// Each Root or Block option again with every dimension n's readers walk
+// stored innermost (core/storage_layout.h), after the options in the
+// definition's layout.
+void add_layouts(const FunctionDAG &dag, const Decisions &parent, int n, std::vector<FuncDecision> &options) {
+    const std::vector<int> dims = dimensions_readers_walk(dag, parent, n);
+    if (dims.empty()) return;
+    const size_t count = options.size();
+    for (int dim : dims) {
+        for (size_t i = 0; i < count; i++) {
+            const ComputeLocation loc = options[i].location;
+            if (loc != ComputeLocation::Root && loc != ComputeLocation::Block) continue;
+            FuncDecision f = options[i];
+            f.storage_innermost = dim;
+            options.push_back(std::move(f));
+        }
+    }
+}
+
 } // namespace
 
 RootTilingOptions root_tiling_options(const FunctionDAG &dag, int n, int si, const GpuProfile &gpu) {
@@ -559,7 +578,7 @@ private:
 
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                             const GpuProfile &gpu, bool root_or_inline_only, RegionMemo *memo,
-                                            ParentNests *nests) {
+                                            ParentNests *nests, bool offer_layouts) {
     std::unique_ptr<FreshNests> fresh;
     auto nest_with = [&](int f, const FuncDecision &d) -> const LoopNest & {
         if (!nests) {
@@ -690,6 +709,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 }
             }
         }
+        if (offer_layouts && !root_or_inline_only) add_layouts(dag, parent, n, candidates);
     } else if (parent.funcs[n].location == ComputeLocation::Root &&
                step.phase == static_cast<int>(node.stages.size()) &&
                std::any_of(dag.nodes.begin(), dag.nodes.end(),
@@ -779,6 +799,7 @@ uint64_t func_structural_hash(int n, const FuncDecision &f, int depth) {
     mix(static_cast<uint64_t>(n));
     mix(static_cast<uint64_t>(f.location));
     mix(static_cast<uint64_t>(f.host + 1));
+    if (f.storage_innermost != 0) mix(static_cast<uint64_t>(f.storage_innermost) << 32);
     if (structural_hash_reads_tiling(depth)) {
         for (const StageTiling &t : f.stages) {
             // Outer levels first, as in the loop nest: which loops are split

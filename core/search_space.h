@@ -77,11 +77,14 @@ public:
 // The same candidates as the step Func's new decision only (every candidate
 // differs from the parent in that Func alone): no copy of the whole state.
 // memo: the search's region memo for the nests built here (may be null);
-// nests: the parent's nests (null: built here, with memo).
+// nests: the parent's nests (null: built here, with memo). offer_layouts:
+// at the location step, each Root or Block option is offered again with
+// each dimension its readers walk stored innermost (core/storage_layout.h).
 class RegionMemo;
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                             const GpuProfile &gpu, bool root_or_inline_only = false,
-                                            RegionMemo *memo = nullptr, ParentNests *nests = nullptr);
+                                            RegionMemo *memo = nullptr, ParentNests *nests = nullptr,
+                                            bool offer_layouts = false);
 
 // At a root Func's tiling step (is_root_tiling_step), the candidates
 // enumerate_options offers, in its order, without a decision per candidate:

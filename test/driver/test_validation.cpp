@@ -109,6 +109,27 @@ TEST_CASE("oneshot never keeps a schedule that changes the output", "[validation
     }
 }
 
+TEST_CASE("One Shot stores a transposed intermediate the way its reader walks it, and the schedule validates "
+          "on POCL",
+          "[validation][oneshot][layout]") {
+    // rotated_stack's rot is read turned (out(x, y) reads rot(y, x)): stored
+    // as defined, either its writes or out's reads take a sector per lane.
+    test::TempDir dir;
+    ProcessResult r = test::run_gpusched({"oneshot", DRIVER_TEST_GENERATORS, "-g", "rotated_stack",
+                                          "--samples", "2", "-o", dir / "out", "--db", dir / "db.sqlite"});
+    INFO(r.out << r.err);
+    REQUIRE(r.exit_code == 0);
+    CHECK(r.out.find("Output validation (OpenCL build on POCL vs a CPU build): passed") != std::string::npos);
+    const nlohmann::json record =
+        nlohmann::json::parse(test::read_file(dir / "out/rotated_stack.gpusched.json"));
+    std::string rot_innermost;
+    for (const nlohmann::json &d : record.at("decisions"))
+        if (d.at("func") == "rot" && d.contains("storage_innermost")) rot_innermost = d["storage_innermost"];
+    CHECK(rot_innermost == "y");
+    CHECK(test::read_file(dir / "out/rotated_stack.schedule.h").find("rot.reorder_storage(") !=
+          std::string::npos);
+}
+
 TEST_CASE(
     "a bilateral grid written as Halide's example writes it is scheduled by gpusched and validates on POCL",
     "[validation][oneshot][estimates]") {

@@ -8,6 +8,8 @@
 
 #include <Halide.h>
 
+#include "test/search/generators/rotated_stack_algorithm.h"
+
 namespace test_pipelines {
 
 using Halide::Func;
@@ -222,6 +224,21 @@ struct UnclampedLookup {
         in.dim(1).set_estimate(0, 128);
         if (lut_estimate) lut.set_estimate(x, 0, 256);
         out.set_estimate(x, 0, 128).set_estimate(y, 0, 128);
+    }
+    std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
+};
+
+// A transposed intermediate (generators/rotated_stack_algorithm.h): the
+// case a storage layout decision exists for.
+struct RotatedStack {
+    ImageParam in{Halide::Float(32), 3, "rot_in"};
+    Func rot{"rot"}, out{"rot_out"};
+    explicit RotatedStack(int w = 1024, int h = 1024, int frames = 8) {
+        rotated_stack::define(Halide::BoundaryConditions::repeat_edge(in), rot, out, frames);
+        in.dim(0).set_estimate(0, w); // read turned: the stack's x is out's x
+        in.dim(1).set_estimate(0, h);
+        in.dim(2).set_estimate(0, frames);
+        out.set_estimate(out.args()[0], 0, w).set_estimate(out.args()[1], 0, h);
     }
     std::vector<Halide::Internal::Function> outputs() const { return functions({out}); }
 };

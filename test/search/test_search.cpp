@@ -518,6 +518,7 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"freeze_tilings", false},
                          {"reuse_tiling_rows", false},
                          {"reuse_parent_nest", false},
+                         {"search_layouts", false},
                          {"root_only", true},
                          {"offer_naive", false},
                          {"naive_only", true},

@@ -8,6 +8,8 @@
 
 #include "Halide.h"
 
+#include "../../search/generators/rotated_stack_algorithm.h"
+
 // Halide.h undefines its error macros at the end but keeps
 // _halide_user_assert, spelled the same from Halide 14 to 21: a user error
 // the way Halide reports its own (the generator exits non-zero with
@@ -262,7 +264,26 @@ public:
 
 } // namespace
 
+// A transposed intermediate (issue 59): the case for a storage layout
+// decision (../../search/generators/rotated_stack_algorithm.h).
+class RotatedStack : public Generator<RotatedStack> {
+public:
+    GeneratorParam<int> width{"width", 512};
+    GeneratorParam<int> height{"height", 384};
+    GeneratorParam<int> frames{"frames", 8};
+    Input<Buffer<float>> input{"input", 3};
+    Output<Buffer<float>> output{"output", 2};
+
+    void generate() {
+        Func rot("rot");
+        rotated_stack::define(BoundaryConditions::repeat_edge(input), rot, output, frames);
+        input.set_estimates({{0, width}, {0, height}, {0, frames}});
+        output.set_estimates({{0, width}, {0, height}});
+    }
+};
+
 HALIDE_REGISTER_GENERATOR(TinyStencil, tiny_stencil)
+HALIDE_REGISTER_GENERATOR(RotatedStack, rotated_stack)
 HALIDE_REGISTER_GENERATOR(JointHistogram, joint_histogram)
 HALIDE_REGISTER_GENERATOR(RowSums, row_sums)
 HALIDE_REGISTER_GENERATOR(WrongOnGpu, wrong_on_gpu)
