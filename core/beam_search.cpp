@@ -16,6 +16,7 @@
 #include "core/featurize_schedule.h"
 #include "core/loop_nest.h"
 #include "core/sampling_buckets.h"
+#include "core/storage_layout.h"
 
 namespace gpusched {
 
@@ -326,8 +327,49 @@ struct Pass {
         cost(beam, selected);
     }
 
-    // Children of one parent for one step, featurized (not yet costed).
+    // Children of one parent for one step, featurized (not yet costed) or
+    // priced: the step's options, then, at the last tiling step of a root
+    // Func its readers walk across, each of them again in every such layout.
     void expand(const State &p, StepId id) {
+        const size_t first = children.size();
+        expand_options(p, id);
+        if (offers_root_layouts(p, id)) add_layout_variants(p, id.node, first);
+    }
+
+    // A root Func's layout (core/storage_layout.h) is chosen with the tiling
+    // of its last stage: at its location step its stages are untiled, one
+    // lane per block, whose stores cost the same in any layout, so every
+    // layout a reader favours would look free there and be kept whatever
+    // the tilings that follow make of its own stores (a greedy search put
+    // iir_blur's scanned columns across their scan that way, predicted 6x
+    // slower). Here its every stage is tiled.
+    bool offers_root_layouts(const State &p, StepId id) const {
+        const int n = id.node;
+        return config.search_layouts && !prepass && !config.root_only &&
+               p.d->funcs[n].location == ComputeLocation::Root &&
+               id.phase == static_cast<int>(dag.nodes[n].stages.size()) &&
+               !(frozen && (*frozen)[n] && p.d->funcs[n] == *(*frozen)[n]);
+    }
+    void add_layout_variants(const State &p, int n, size_t first) {
+        const std::vector<int> dims = dimensions_readers_walk(dag, *p.d, n);
+        if (dims.empty()) return;
+        const size_t end = children.size();
+        parent = &p;
+        work = *p.d;
+        retile_wanted = retile_armed = false;
+        adding_node = -1;
+        for (int dim : dims) {
+            for (size_t i = first; i < end; i++) {
+                if (children[i].changed != n) continue; // the parent passed through
+                FuncDecision f = children[i].change;
+                f.storage_innermost = dim;
+                stats.states_enumerated++;
+                add_featurized(nest_for(f, n), n); // the nest is the child's: the same verdict
+            }
+        }
+    }
+
+    void expand_options(const State &p, StepId id) {
         const int n = id.node;
         retile_wanted = retile_armed = retiled = retiled_any = false;
         retile_base.reset();

@@ -69,9 +69,10 @@ struct SearchConfig {
     // (LoopNest::rebuild_adding). The same nests; only the time changes
     // (issue 30).
     bool reuse_parent_nest = true;
-    // At a Func's location step, offer its Root and Block placements also
-    // with each dimension its readers walk stored innermost
-    // (core/storage_layout.h; issue 59).
+    // Offer an intermediate's Block placements (at its location step) and
+    // its Root tilings (at its last stage's tiling step) also with each
+    // dimension its readers walk stored innermost (core/storage_layout.h;
+    // issue 59).
     bool search_layouts = true;
     size_t memo_max_bytes = size_t(64) << 20; // LRU bound of the sec. 3.3 memo
     // The most device memory a reduction split's partials may take

@@ -95,8 +95,8 @@ const std::vector<SearchOption> kOptions = {
      },
      [](const PluginConfig &c) { return nlohmann::json(c.search.reuse_tiling_rows); }},
     {"search_layouts", "boolean",
-     "offer an intermediate's Root and Block placements also with the dimension its readers walk stored "
-     "innermost",
+     "offer an intermediate's block placements and root tilings also with each dimension its readers walk "
+     "stored innermost",
      [](const nlohmann::json &v, PluginConfig &c) { c.search.search_layouts = boolean(v, "search_layouts"); },
      [](const PluginConfig &c) { return nlohmann::json(c.search.search_layouts); }},
     {"reuse_parent_nest", "boolean",

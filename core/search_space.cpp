@@ -470,17 +470,19 @@ bool partials_fit_in_block(const FunctionDAG &dag, const Decisions &parent, int 
            parent.funcs[host].location == ComputeLocation::Root;
 }
 
-// Each Root or Block option again with every dimension n's readers walk
-// stored innermost (core/storage_layout.h), after the options in the
-// definition's layout.
+// Each Block option again with every dimension n's readers walk stored
+// innermost (core/storage_layout.h), after the options in the definition's
+// layout. A Block option is tiled whole here; a Root one is tiled in the
+// steps that follow, and until then its own stores are one lane wide, which
+// no layout changes: the beam search offers a Root Func's layouts with the
+// tilings of its last stage instead (core/beam_search.cpp).
 void add_layouts(const FunctionDAG &dag, const Decisions &parent, int n, std::vector<FuncDecision> &options) {
     const std::vector<int> dims = dimensions_readers_walk(dag, parent, n);
     if (dims.empty()) return;
     const size_t count = options.size();
     for (int dim : dims) {
         for (size_t i = 0; i < count; i++) {
-            const ComputeLocation loc = options[i].location;
-            if (loc != ComputeLocation::Root && loc != ComputeLocation::Block) continue;
+            if (options[i].location != ComputeLocation::Block) continue;
             FuncDecision f = options[i];
             f.storage_innermost = dim;
             options.push_back(std::move(f));

@@ -78,8 +78,9 @@ public:
 // differs from the parent in that Func alone): no copy of the whole state.
 // memo: the search's region memo for the nests built here (may be null);
 // nests: the parent's nests (null: built here, with memo). offer_layouts:
-// at the location step, each Root or Block option is offered again with
-// each dimension its readers walk stored innermost (core/storage_layout.h).
+// at the location step, each Block option is offered again with each
+// dimension its readers walk stored innermost (core/storage_layout.h; a
+// Root Func's layouts come with its last tiling step, in the beam search).
 class RegionMemo;
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                             const GpuProfile &gpu, bool root_or_inline_only = false,

@@ -85,18 +85,22 @@ TEST_CASE("a Func its reader walks across is offered the walked dimension innerm
     SECTION("rotated: out's x walks rot's y") {
         RotatedState s;
         CHECK(dimensions_readers_walk(s.dag, s.at(0), s.rot) == std::vector<int>{1});
-        // At rot's location step, after out is decided.
+        // At rot's location step, after out is decided: its Block
+        // placements, tiled whole there, in both layouts; its Root one in
+        // the definition's (the beam search offers a root Func's layouts
+        // with the tilings of its last stage).
         Decisions parent = s.at(0);
         parent.funcs[s.rot] = FuncDecision{};
         const std::vector<FuncDecision> opts =
             enumerate_options(s.dag, parent, StepId{s.rot, 0}, h100(), false, nullptr, nullptr, true);
-        int root_default = 0, root_turned = 0;
+        int block_default = 0, block_turned = 0;
         for (const FuncDecision &f : opts) {
-            if (f.location != ComputeLocation::Root) continue;
-            (f.storage_innermost == 0 ? root_default : root_turned)++;
+            if (f.location == ComputeLocation::Block)
+                (f.storage_innermost == 0 ? block_default : block_turned)++;
+            if (f.location == ComputeLocation::Root) CHECK(f.storage_innermost == 0);
         }
-        CHECK(root_default == 1);
-        CHECK(root_turned == 1);
+        CHECK(block_default > 0);
+        CHECK(block_turned == block_default);
         // Off, only the definition's layout.
         for (const FuncDecision &f :
              enumerate_options(s.dag, parent, StepId{s.rot, 0}, h100(), false, nullptr, nullptr, false))
@@ -168,7 +172,10 @@ TEST_CASE(
     cfg.beam_size = 8;
     cfg.passes = 1;
     const SearchResult r = beam_search(s.dag, model, h100(), cfg);
-    REQUIRE(r.decisions.funcs[s.rot].location == ComputeLocation::Root);
+    // At root, where its layout is offered with its last stage's tilings
+    // (in shared memory it comes with the location: both paths are tested,
+    // this one here, the other by One Shot's pick in test_driver).
+    CHECK(r.decisions.funcs[s.rot].location == ComputeLocation::Root);
     CHECK(r.decisions.funcs[s.rot].storage_innermost == 1);
     Decisions without = r.decisions;
     without.funcs[s.rot].storage_innermost = 0;
