@@ -421,7 +421,7 @@ struct Pass {
         if (!rt) {
             ScratchNests nests(*this, *p.d);
             opts = enumerate_options(dag, *p.d, id, gpu, prepass || config.root_only, regions, &nests,
-                                     config.search_layouts);
+                                     config.search_layouts, config.search_shared_padding);
         }
         if (config.root_only && id.phase == 0) {
             opts.erase(std::remove_if(opts.begin(), opts.end(),

@@ -231,14 +231,15 @@ struct MemStats {
 // scratch: kept between calls (this runs for every access pattern of every
 // stage featurized); the caller looks up its thread's once per stage.
 // innermost: the dimension the allocation stores innermost (LoopNest::
-// storage_innermost); the others follow in their order.
+// storage_innermost); the others follow in their order. padding: the
+// elements it stores beyond its innermost extent (LoopNest::storage_padding).
 MemStats access_transactions(TransactionScratch &scratch, const Lanes &L, const ScheduledStage &ss,
                              const Stage &st, const Jacobian &jac, const Region &alloc, int innermost,
-                             int bytes, MemoryLevel level, int warp_size, int banks) {
+                             int64_t padding, int bytes, MemoryLevel level, int warp_size, int banks) {
     MemStats m;
     if (level == MemoryLevel::Register || L.regular_warp < 0) return m;
     std::vector<int64_t> &strides = scratch.strides;
-    storage_strides(alloc, jac.size(), innermost, strides);
+    storage_strides(alloc, jac.size(), innermost, padding, strides);
     // Serial loops the address depends on; loads independent of a serial
     // loop are hoisted out of its unrolled body and issued once.
     std::vector<int> &dep = scratch.dep;
@@ -551,10 +552,11 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
                 p.first->jacobian == a.jacobian)
                 prev = &p.second;
         }
-        MemStats m = prev ? *prev
-                          : access_transactions(tx, L, ss, st, a.jacobian, nest.allocation(a.producer),
-                                                nest.storage_innermost(a.producer), a.bytes, lvl, ws,
-                                                gpu.shared_mem_banks);
+        MemStats m =
+            prev ? *prev
+                 : access_transactions(tx, L, ss, st, a.jacobian, nest.allocation(a.producer),
+                                       nest.storage_innermost(a.producer), nest.storage_padding(a.producer),
+                                       a.bytes, lvl, ws, gpu.shared_mem_banks);
         if (!prev) seen.emplace_back(&a, m);
         MemStats &acc = lvl == MemoryLevel::Global ? gl : sl;
         acc.transactions += m.transactions * a.count;
@@ -565,8 +567,9 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
                                                               : MemoryLevel::Register;
     for (int v = 0; v < static_cast<int>(node.func.values().size()); v++) {
         int eb = node.func.output_types()[v].bytes();
-        MemStats m = access_transactions(tx, L, ss, st, st.store_jacobian, own_alloc, own_innermost, eb, own,
-                                         ws, gpu.shared_mem_banks);
+        MemStats m = access_transactions(tx, L, ss, st, st.store_jacobian, own_alloc, own_innermost,
+                                         nest.storage_padding(ProducerRef{ss.node, false}), eb, own, ws,
+                                         gpu.shared_mem_banks);
         MemStats &acc = own == MemoryLevel::Global ? gs : sst;
         acc.transactions += m.transactions;
         acc.bytes_used += m.bytes_used;
@@ -660,6 +663,7 @@ void kernel_key(const LoopNest &nest, int kernel, std::vector<int64_t> &key, Key
         // Layouts other than the definition's only (the keys of states
         // without them stay as they were).
         if (f.storage_innermost != 0) key.push_back(-4 - f.storage_innermost);
+        if (f.pad_shared) key.push_back(-4); // distinct from the layout marks (-5 and below)
         for (int idx : k.stages) {
             const ScheduledStage &ss = nest.stages[idx];
             if (ss.node != n) continue;

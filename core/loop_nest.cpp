@@ -57,6 +57,19 @@ int LoopNest::storage_innermost(const ProducerRef &p) const {
                                                                                        : 0;
 }
 
+int64_t LoopNest::storage_padding(const ProducerRef &p) const {
+    if (p.is_image || !decisions.funcs[p.index].pad_shared ||
+        decisions.funcs[p.index].location != ComputeLocation::Block)
+        return 0;
+    const int idx = stage_at[p.index][0];
+    const Region &r = realization_region[p.index];
+    if (idx < 0 || r.empty()) return 0;
+    const int alignment =
+        shared_storage_alignment(dag.nodes[p.index], kernels[stages[idx].kernel].widest_shared_element);
+    const int64_t extent = std::max<int64_t>(1, r[0].extent());
+    return stored_extent(extent, alignment, true) - extent;
+}
+
 std::shared_ptr<const std::map<ProducerRef, Region>>
 LoopNest::demand(const Stage &s, const std::vector<Span> &loop_bounds) const {
     if (!memo_) return std::make_shared<const std::map<ProducerRef, Region>>(demand_walk(s, loop_bounds));
@@ -197,10 +210,15 @@ template <typename T> T take(std::vector<T> &spare) {
 
 } // namespace
 
-int64_t padded_region_points(const Region &region, int alignment) {
-    if (region.empty() || alignment <= 1) return region_points(region);
+int64_t stored_extent(int64_t extent, int alignment, bool padded) {
+    const int64_t a = std::max(1, alignment);
+    return ceil_div(std::max<int64_t>(1, extent) + (padded ? 1 : 0), a) * a;
+}
+
+int64_t padded_region_points(const Region &region, int alignment, bool padded) {
+    if (region.empty() || (alignment <= 1 && !padded)) return region_points(region);
     const int64_t inner = std::max<int64_t>(1, region[0].extent());
-    return region_points(region) / inner * ceil_div(inner, alignment) * alignment;
+    return region_points(region) / inner * stored_extent(inner, alignment, padded);
 }
 
 void LoopNest::count_shared_memory(Kernel &k) const {
@@ -214,7 +232,8 @@ void LoopNest::count_shared_memory(Kernel &k) const {
         if (stages[idx].location != ComputeLocation::Block || stages[idx].stage != 0) continue;
         const Node &node = dag.nodes[stages[idx].node];
         k.shared_bytes += padded_region_points(realization_region[stages[idx].node],
-                                               shared_storage_alignment(node, k.widest_shared_element)) *
+                                               shared_storage_alignment(node, k.widest_shared_element),
+                                               decisions.funcs[stages[idx].node].pad_shared) *
                           node.bytes_per_point;
     }
 }

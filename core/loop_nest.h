@@ -102,9 +102,14 @@ inline int shared_storage_alignment(const Node &n, int widest_shared_element) {
                ? widest_shared_element / n.min_element_bytes
                : 1;
 }
+// The extent a Func at a kernel's Block level stores its dimension 0 with:
+// the region's `extent` rounded up to the alignment, or, padded against bank
+// conflicts (FuncDecision::pad_shared), the first multiple of the alignment
+// past it.
+int64_t stored_extent(int64_t extent, int alignment, bool padded);
 // The points a Func at a kernel's Block level stores for `region`: its
-// innermost extent rounded up to the alignment.
-int64_t padded_region_points(const Region &region, int alignment);
+// dimension 0 at its stored extent.
+int64_t padded_region_points(const Region &region, int alignment, bool padded = false);
 
 // Which of the kResidues tile starts a Func sized by its largest extent is
 // walked at: those its region's shape as the tile moves leaves necessary
@@ -171,6 +176,11 @@ public:
     // The dimension a producer stores innermost (FuncDecision::
     // storage_innermost): images and Funcs in registers or unscheduled, 0.
     int storage_innermost(const ProducerRef &p) const;
+    // The elements a producer stores its innermost dimension with beyond its
+    // allocation's extent: a Block-level Func padded against bank conflicts
+    // (FuncDecision::pad_shared), else 0 (the packing alignment of narrow
+    // shared Funcs is not counted in strides).
+    int64_t storage_padding(const ProducerRef &p) const;
 
     // Regions of non-inlined producers a stage needs over the given loop
     // bounds, following inlined Funcs through to what they read. Shared with

@@ -150,12 +150,16 @@ public:
     // Pads the Func's innermost dimension's storage in shared memory
     // (core/loop_nest.h, shared_storage_alignment: Halide's packing of a
     // kernel's shared allocations rounds a narrow one's size down).
-    void align_shared_storage(const Node &node, int alignment) {
-        if (alignment <= 1 || node.args.empty()) return;
+    // Padded against bank conflicts (FuncDecision::pad_shared), dimension 0
+    // is stored at its padded extent instead: a multiple of the alignment
+    // past the region's extent, which Halide allocates as that extent.
+    void align_shared_storage(const Node &node, int alignment, bool padded, int64_t extent) {
+        if (node.args.empty()) return;
+        const int64_t align = padded ? stored_extent(extent, alignment, true) : alignment;
+        if (align <= 1) return;
         var(node.args[0], false);
-        if (apply_) f_.align_storage(Var(node.args[0]), alignment);
-        body_ << "        " << handle_ << ".align_storage(" << id(node.args[0]) << ", " << alignment
-              << ");\n";
+        if (apply_) f_.align_storage(Var(node.args[0]), Expr(static_cast<int>(align)));
+        body_ << "        " << handle_ << ".align_storage(" << id(node.args[0]) << ", " << align << ");\n";
     }
     // Stores dimension `innermost` innermost, the others in their order
     // (FuncDecision::storage_innermost); 0 leaves Halide's default.
@@ -372,8 +376,11 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d,
             fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Computed);
             fs.reorder_storage(node, fd.storage_innermost);
             fs.align_shared_storage(
-                node, shared_storage_alignment(
-                          node, nest.kernels[nest.stages[nest.stage_at[n][0]].kernel].widest_shared_element));
+                node,
+                shared_storage_alignment(
+                    node, nest.kernels[nest.stages[nest.stage_at[n][0]].kernel].widest_shared_element),
+                fd.pad_shared,
+                nest.realization_region[n].empty() ? 1 : nest.realization_region[n][0].extent());
             // compute_at names a loop of the host's last stage (a split's
             // partials combined in block sit in its update's kernel).
             const StageVars &host = stage_vars[nest.stage_at[fd.host].back()];

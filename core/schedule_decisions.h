@@ -10,7 +10,8 @@
 // computes it; Root and Block Funcs have one StageTiling per stage with one
 // entry per loop of that stage (RVars: 1); thread extents > 1 on at most 3
 // loops of a stage; storage_innermost is 0 unless the Func is at Root or
-// Block level and not an output, and names one of its dimensions.
+// Block level and not an output, and names one of its dimensions;
+// pad_shared only at Block level with storage_innermost 0.
 
 #include <cstdint>
 #include <string>
@@ -43,9 +44,15 @@ struct FuncDecision {
     // is the schedule's choice (Func::reorder_storage): the producer writes
     // it that way, with no conversion pass (issue 59, the ALT paper).
     int storage_innermost = 0;
+    // Block level only, in the definition's layout: dimension 0 of the
+    // shared tile is stored at least one element wider than the region
+    // (Func::align_storage), so a reader walking dimension 1 strides an odd
+    // number of words and spreads over the banks instead of hitting a few
+    // (the classic padding of a transpose's shared tile).
+    bool pad_shared = false;
     bool operator==(const FuncDecision &o) const {
         return location == o.location && host == o.host && tiled == o.tiled && stages == o.stages &&
-               storage_innermost == o.storage_innermost;
+               storage_innermost == o.storage_innermost && pad_shared == o.pad_shared;
     }
 };
 

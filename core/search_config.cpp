@@ -99,6 +99,14 @@ const std::vector<SearchOption> kOptions = {
      "stored innermost",
      [](const nlohmann::json &v, PluginConfig &c) { c.search.search_layouts = boolean(v, "search_layouts"); },
      [](const PluginConfig &c) { return nlohmann::json(c.search.search_layouts); }},
+    {"search_shared_padding", "boolean",
+     "with search_layouts, offer each such shared tile also padded against bank conflicts (off: it crowds "
+     "the "
+     "beam)",
+     [](const nlohmann::json &v, PluginConfig &c) {
+         c.search.search_shared_padding = boolean(v, "search_shared_padding");
+     },
+     [](const PluginConfig &c) { return nlohmann::json(c.search.search_shared_padding); }},
     {"reuse_parent_nest", "boolean",
      "a location step's candidates' loop nests made from their parent's, built once per expansion",
      [](const nlohmann::json &v, PluginConfig &c) {

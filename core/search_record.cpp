@@ -24,6 +24,7 @@ nlohmann::json decisions_to_json(const FunctionDAG &dag, const Decisions &d) {
         // Written only where it is not the definition's layout: records of
         // schedules without one stay as they were.
         if (f.storage_innermost != 0) j["storage_innermost"] = dag.nodes[n].args[f.storage_innermost];
+        if (f.pad_shared) j["pad_shared"] = true;
         arr.push_back(j);
     }
     return arr;
@@ -124,6 +125,15 @@ Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr)
                         "gpusched replay: Func '" + name +
                         "' cannot choose its layout (only intermediates at root or block level can)");
                 f.storage_innermost = static_cast<int>(it - args.begin());
+            }
+            if (j.contains("pad_shared")) {
+                f.pad_shared = j.at("pad_shared").get<bool>();
+                if (f.pad_shared && (f.location != ComputeLocation::Block || f.storage_innermost != 0 ||
+                                     dag.nodes[n].args.size() < 2))
+                    throw UserError(
+                        "gpusched replay: Func '" + name +
+                        "' cannot pad its storage (only a shared tile of two or more dimensions in "
+                        "its definition's layout can)");
             }
             if (f.tiled && f.stages.size() != dag.nodes[n].stages.size())
                 throw UserError("gpusched replay: Func '" + name + "' needs one tiling per stage");

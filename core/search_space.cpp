@@ -476,7 +476,8 @@ bool partials_fit_in_block(const FunctionDAG &dag, const Decisions &parent, int 
 // steps that follow, and until then its own stores are one lane wide, which
 // no layout changes: the beam search offers a Root Func's layouts with the
 // tilings of its last stage instead (core/beam_search.cpp).
-void add_layouts(const FunctionDAG &dag, const Decisions &parent, int n, std::vector<FuncDecision> &options) {
+void add_layouts(const FunctionDAG &dag, const Decisions &parent, int n, bool padding,
+                 std::vector<FuncDecision> &options) {
     const std::vector<int> dims = dimensions_readers_walk(dag, parent, n);
     if (dims.empty()) return;
     const size_t count = options.size();
@@ -487,6 +488,14 @@ void add_layouts(const FunctionDAG &dag, const Decisions &parent, int n, std::ve
             f.storage_innermost = dim;
             options.push_back(std::move(f));
         }
+    }
+    // The same tile in the definition's layout, padded against the bank
+    // conflicts of a reader walking across it.
+    for (size_t i = 0; i < count && padding; i++) {
+        if (options[i].location != ComputeLocation::Block) continue;
+        FuncDecision f = options[i];
+        f.pad_shared = true;
+        options.push_back(std::move(f));
     }
 }
 
@@ -580,7 +589,7 @@ private:
 
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                             const GpuProfile &gpu, bool root_or_inline_only, RegionMemo *memo,
-                                            ParentNests *nests, bool offer_layouts) {
+                                            ParentNests *nests, bool offer_layouts, bool offer_padding) {
     std::unique_ptr<FreshNests> fresh;
     auto nest_with = [&](int f, const FuncDecision &d) -> const LoopNest & {
         if (!nests) {
@@ -711,7 +720,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 }
             }
         }
-        if (offer_layouts && !root_or_inline_only) add_layouts(dag, parent, n, candidates);
+        if (offer_layouts && !root_or_inline_only) add_layouts(dag, parent, n, offer_padding, candidates);
     } else if (parent.funcs[n].location == ComputeLocation::Root &&
                step.phase == static_cast<int>(node.stages.size()) &&
                std::any_of(dag.nodes.begin(), dag.nodes.end(),
@@ -802,6 +811,7 @@ uint64_t func_structural_hash(int n, const FuncDecision &f, int depth) {
     mix(static_cast<uint64_t>(f.location));
     mix(static_cast<uint64_t>(f.host + 1));
     if (f.storage_innermost != 0) mix(static_cast<uint64_t>(f.storage_innermost) << 32);
+    if (f.pad_shared) mix(uint64_t(1) << 48);
     if (structural_hash_reads_tiling(depth)) {
         for (const StageTiling &t : f.stages) {
             // Outer levels first, as in the loop nest: which loops are split

@@ -81,11 +81,13 @@ public:
 // at the location step, each Block option is offered again with each
 // dimension its readers walk stored innermost (core/storage_layout.h; a
 // Root Func's layouts come with its last tiling step, in the beam search).
+// offer_padding (with offer_layouts): each such Block option also padded
+// against bank conflicts (FuncDecision::pad_shared).
 class RegionMemo;
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                             const GpuProfile &gpu, bool root_or_inline_only = false,
                                             RegionMemo *memo = nullptr, ParentNests *nests = nullptr,
-                                            bool offer_layouts = false);
+                                            bool offer_layouts = false, bool offer_padding = false);
 
 // At a root Func's tiling step (is_root_tiling_step), the candidates
 // enumerate_options offers, in its order, without a decision per candidate:

@@ -8,12 +8,13 @@
 
 namespace gpusched {
 
-void storage_strides(const Region &alloc, size_t dims, int innermost, std::vector<int64_t> &out) {
+void storage_strides(const Region &alloc, size_t dims, int innermost, int64_t padding,
+                     std::vector<int64_t> &out) {
     out.assign(dims, 1);
     auto extent = [&](size_t i) { return std::max<int64_t>(1, i < alloc.size() ? alloc[i].extent() : 1); };
     const size_t first =
         innermost > 0 && static_cast<size_t>(innermost) < dims ? static_cast<size_t>(innermost) : 0;
-    int64_t stride = extent(first);
+    int64_t stride = extent(first) + padding;
     for (size_t i = 0; i < dims; i++) {
         if (i == first) continue;
         out[i] = stride;

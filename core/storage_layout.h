@@ -26,8 +26,11 @@ namespace gpusched {
 // The strides, in elements, of the first `dims` dimensions of an allocation
 // of shape `alloc` stored with dimension `innermost` innermost and the others
 // in their order outside it (innermost 0: Halide's default, dense in
-// definition order). Dimensions past alloc's count as extent 1.
-void storage_strides(const Region &alloc, size_t dims, int innermost, std::vector<int64_t> &out);
+// definition order), the innermost one stored `padding` elements wider than
+// its extent (FuncDecision::pad_shared). Dimensions past alloc's count as
+// extent 1.
+void storage_strides(const Region &alloc, size_t dims, int innermost, int64_t padding,
+                     std::vector<int64_t> &out);
 
 // Whether Func n may store in another layout than its definition's: it is
 // not an output (whose layout is the caller's buffer) and has two or more

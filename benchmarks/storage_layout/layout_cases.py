@@ -50,7 +50,11 @@ def run_plugin(args, gen, name, params, work, config):
 
 
 def layouts(record):
-    return {d["func"]: d["storage_innermost"] for d in record["decisions"] if "storage_innermost" in d}
+    """The Funcs the record stores another way: the dimension stored innermost, or "padded" (a shared
+    tile whose dimension 0 is padded against bank conflicts)."""
+    out = {d["func"]: d["storage_innermost"] for d in record["decisions"] if "storage_innermost" in d}
+    out.update({d["func"]: "padded" for d in record["decisions"] if d.get("pad_shared")})
+    return out
 
 
 def replay(args, gen, name, params, work, model, decisions, source):
@@ -95,7 +99,8 @@ def main():
                 with_rec = run_plugin(args, gen, gname, params, os.path.join(work, "with"), model)
                 without_rec = run_plugin(args, gen, gname, params, os.path.join(work, "without"),
                                          dict(model, search_layouts=False))
-                plain = [{k: v for k, v in d.items() if k != "storage_innermost"} for d in with_rec["decisions"]]
+                plain = [{k: v for k, v in d.items() if k not in ("storage_innermost", "pad_shared")}
+                         for d in with_rec["decisions"]]
                 row = {"case": case, "model": mname, "params": params,
                        "with": with_rec["predicted_cost"], "layouts": layouts(with_rec),
                        "picked": with_rec.get("picked"),
@@ -127,7 +132,8 @@ def main():
                     "layouts | search CPU s (with / without) |\n|---|---|---|---|---|---|---|\n")
             for r in rows:
                 same = "{:.4g}".format(r["same_loops_without_layouts"]) if r["same_loops_without_layouts"] else "-"
-                chosen = ", ".join("{} ({} innermost)".format(k, v) for k, v in r["layouts"].items()) or "none"
+                chosen = ", ".join("{} ({})".format(k, v if v == "padded" else v + " innermost")
+                                   for k, v in r["layouts"].items()) or "none"
                 f.write("| {} | {} | {:.4g} | {} | {} | {:.4g} | {:.2f} / {:.2f} |\n".format(
                     r["case"], r["model"], r["with"], chosen, same, r["without"], r["seconds_with"],
                     r["seconds_without"]))

@@ -130,6 +130,49 @@ TEST_CASE("One Shot stores a transposed intermediate the way its reader walks it
           std::string::npos);
 }
 
+TEST_CASE("a shared tile padded against bank conflicts and one stored turned compute the same output on POCL",
+          "[validation][layout]") {
+    // rotated_stack's rot in out's kernel, in shared memory (out's block 16 x
+    // 8, rot's tile 8 x 18): once with its dimension 0 padded (align_storage
+    // to 9), once stored y innermost, each replayed through the plugin and
+    // run on POCL.
+    auto inline_func = [](const char *name) {
+        return nlohmann::json{
+            {"func", name}, {"location", "inline"}, {"host", nullptr}, {"stages", nlohmann::json::array()}};
+    };
+    for (const char *variant : {"pad_shared", "storage_innermost"}) {
+        INFO(variant);
+        test::TempDir dir;
+        nlohmann::json rot = {
+            {"func", "rot"},
+            {"location", "block"},
+            {"host", "output"},
+            {"stages",
+             {{{"serial", {1, 1}}, {"thread", {1, 1}}}, {{"serial", {1, 1, 1}}, {"thread", {1, 1, 1}}}}}};
+        if (std::string(variant) == "pad_shared")
+            rot["pad_shared"] = true;
+        else
+            rot["storage_innermost"] = "y";
+        const nlohmann::json record = {{"format", "gpusched-search-record"},
+                                       {"version", 1},
+                                       {"decisions",
+                                        {{{"func", "output"},
+                                          {"location", "root"},
+                                          {"host", nullptr},
+                                          {"stages", {{{"serial", {1, 1}}, {"thread", {16, 8}}}}}},
+                                         rot,
+                                         inline_func("repeat_edge"),
+                                         inline_func("lambda_0"),
+                                         inline_func("input_im")}}};
+        test::write_file(dir / "record.json", record.dump());
+        ValidationRequest v = request(dir, "rotated_stack", "gpusched");
+        v.replay_record = dir / "record.json";
+        const ValidationReport report = validate_schedule_on_pocl(v);
+        INFO(report.detail);
+        CHECK(report.status == ValidationStatus::Passed);
+    }
+}
+
 TEST_CASE(
     "a bilateral grid written as Halide's example writes it is scheduled by gpusched and validates on POCL",
     "[validation][oneshot][estimates]") {

@@ -519,6 +519,7 @@ TEST_CASE("every search option is parsed from one table and is echoed and docume
                          {"reuse_tiling_rows", false},
                          {"reuse_parent_nest", false},
                          {"search_layouts", false},
+                         {"search_shared_padding", true},
                          {"root_only", true},
                          {"offer_naive", false},
                          {"naive_only", true},

@@ -60,6 +60,17 @@ struct RotatedState {
         d.funcs[rot] = root_with_threads(dag, rot, {{"x", 1}, {"y", 32}}, rot_innermost);
         return d;
     }
+    // rot in out's kernel, in shared memory, in the definition's layout,
+    // its dimension 0 padded or not.
+    Decisions in_shared(bool padded) const {
+        Decisions d = at(0);
+        FuncDecision &f = d.funcs[rot];
+        f = root_with_threads(dag, rot, {});
+        f.location = ComputeLocation::Block;
+        f.host = out;
+        f.pad_shared = padded;
+        return d;
+    }
 };
 
 double predicted(CostModel &model, const FunctionDAG &dag, const Decisions &d) {
@@ -69,18 +80,22 @@ double predicted(CostModel &model, const FunctionDAG &dag, const Decisions &d) {
 
 } // namespace
 
-TEST_CASE("strides put the chosen dimension innermost and keep the others in their order", "[layout]") {
+TEST_CASE("strides put the chosen dimension innermost, padded as asked, and keep the others in their order",
+          "[layout]") {
     const Region alloc{{0, 9}, {0, 19}, {0, 2}}; // extents 10, 20, 3
     std::vector<int64_t> s;
-    storage_strides(alloc, 3, 0, s);
+    storage_strides(alloc, 3, 0, 0, s);
     CHECK(s == std::vector<int64_t>{1, 10, 200});
-    storage_strides(alloc, 3, 1, s);
+    storage_strides(alloc, 3, 1, 0, s);
     CHECK(s == std::vector<int64_t>{20, 1, 200});
-    storage_strides(alloc, 3, 2, s);
+    storage_strides(alloc, 3, 2, 0, s);
     CHECK(s == std::vector<int64_t>{3, 30, 1});
+    // Dimension 0 padded by one element: every outer stride follows it.
+    storage_strides(alloc, 3, 0, 1, s);
+    CHECK(s == std::vector<int64_t>{1, 11, 220});
 }
 
-TEST_CASE("a Func its reader walks across is offered the walked dimension innermost; a straight one is not",
+TEST_CASE("a Func its reader walks across is offered the walked dimension innermost, a straight one is not",
           "[layout][search]") {
     SECTION("rotated: out's x walks rot's y") {
         RotatedState s;
@@ -92,19 +107,25 @@ TEST_CASE("a Func its reader walks across is offered the walked dimension innerm
         Decisions parent = s.at(0);
         parent.funcs[s.rot] = FuncDecision{};
         const std::vector<FuncDecision> opts =
-            enumerate_options(s.dag, parent, StepId{s.rot, 0}, h100(), false, nullptr, nullptr, true);
-        int block_default = 0, block_turned = 0;
+            enumerate_options(s.dag, parent, StepId{s.rot, 0}, h100(), false, nullptr, nullptr, true, true);
+        int block_default = 0, block_turned = 0, block_padded = 0;
         for (const FuncDecision &f : opts) {
             if (f.location == ComputeLocation::Block)
-                (f.storage_innermost == 0 ? block_default : block_turned)++;
-            if (f.location == ComputeLocation::Root) CHECK(f.storage_innermost == 0);
+                (f.pad_shared ? block_padded : f.storage_innermost == 0 ? block_default : block_turned)++;
+            if (f.location == ComputeLocation::Root) CHECK((f.storage_innermost == 0 && !f.pad_shared));
+            if (f.pad_shared) CHECK(f.storage_innermost == 0);
         }
         CHECK(block_default > 0);
         CHECK(block_turned == block_default);
-        // Off, only the definition's layout.
+        CHECK(block_padded == block_default);
+        // Padding off (the default), no padded tile.
         for (const FuncDecision &f :
-             enumerate_options(s.dag, parent, StepId{s.rot, 0}, h100(), false, nullptr, nullptr, false))
-            CHECK(f.storage_innermost == 0);
+             enumerate_options(s.dag, parent, StepId{s.rot, 0}, h100(), false, nullptr, nullptr, true, false))
+            CHECK_FALSE(f.pad_shared);
+        // Layouts off, only the definition's layout.
+        for (const FuncDecision &f :
+             enumerate_options(s.dag, parent, StepId{s.rot, 0}, h100(), false, nullptr, nullptr, false, true))
+            CHECK((f.storage_innermost == 0 && !f.pad_shared));
     }
     SECTION("a separable blur reads blur_x along its own x") {
         test_pipelines::Blur p;
@@ -146,6 +167,26 @@ TEST_CASE("a transposed read and write are counted coalesced once the walked dim
     // A contiguous run of rot is now a column of it.
     CHECK(rot1[SF::innermost_bytes_at_root] == 1026 * 4);
     CHECK(rot0[SF::innermost_bytes_at_root] == 1024 * 4);
+}
+
+TEST_CASE("a shared tile read across is counted without bank conflicts once its dimension 0 is padded",
+          "[layout][featurize]") {
+    // out's block is 32 x 8 points; rot's tile per block is rot(y, x - 1 ..
+    // x + 32): 8 x 34 floats. A warp of out reads rot(y, x + k) for 32 x
+    // at one y: stride 8 words, 4 banks, 8 lanes on each. Padded to 9, the
+    // stride is odd and the 32 lanes take 32 banks.
+    RotatedState s;
+    const Decisions plain = s.in_shared(false), padded = s.in_shared(true);
+    LoopNest n0(s.dag, plain), n1(s.dag, padded);
+    const ScheduleFeatures f0 = featurize_stage(n0, n0.stage_at[s.out][0], h100()),
+                           f1 = featurize_stage(n1, n1.stage_at[s.out][0], h100());
+    INFO("shared loads per block: plain " << f0[SF::num_shared_mem_loads_per_block] << ", padded "
+                                          << f1[SF::num_shared_mem_loads_per_block]);
+    CHECK(f1[SF::num_shared_mem_loads_per_block] * 8 == f0[SF::num_shared_mem_loads_per_block]);
+    CHECK(f1[SF::shared_mem_load_efficiency] == Approx(1.0));
+    // The tile is one element wider per row of dimension 1: 9 x 34 floats.
+    CHECK(n0.kernels[0].shared_bytes == 8 * 34 * 4);
+    CHECK(n1.kernels[0].shared_bytes == 9 * 34 * 4);
 }
 
 TEST_CASE("both cost models predict the coalesced layout faster when only the layout differs",
@@ -206,7 +247,22 @@ TEST_CASE("a layout lowers to CUDA, is emitted as reorder_storage and replays fr
     CHECK_FALSE(j[s.out].contains("storage_innermost")); // the definition's layout is not written
     CHECK(decisions_from_json(s.dag, j) == d);
 
+    // Padded in shared memory: emitted as align_storage to the padded extent.
+    const Decisions padded = s.in_shared(true);
+    RotatedState fresh;
+    Halide::Pipeline padded_pipeline(fresh.p.out);
+    const std::string padded_src = schedule_pipeline(fresh.dag, padded, padded_pipeline, true);
+    INFO(padded_src);
+    CHECK(padded_src.find(".align_storage(v0_x, 9)") != std::string::npos);
+    REQUIRE_NOTHROW(padded_pipeline.compile_to_module(padded_pipeline.infer_arguments(), "pad_test", t));
+    const nlohmann::json pj = decisions_to_json(fresh.dag, padded);
+    CHECK(pj[fresh.rot]["pad_shared"] == true);
+    CHECK(decisions_from_json(fresh.dag, pj) == padded);
+
     nlohmann::json bad = j;
+    bad[s.rot]["pad_shared"] = true; // rot is at root there
+    CHECK_THROWS_WITH(decisions_from_json(s.dag, bad), Catch::Contains("cannot pad its storage"));
+    bad = j;
     bad[s.rot]["storage_innermost"] = "z";
     CHECK_THROWS_WITH(decisions_from_json(s.dag, bad), Catch::Contains("has no dimension 'z'"));
     bad = j;
