@@ -470,35 +470,6 @@ bool partials_fit_in_block(const FunctionDAG &dag, const Decisions &parent, int 
            parent.funcs[host].location == ComputeLocation::Root;
 }
 
-// Each Block option again with every dimension n's readers walk stored
-// innermost (core/storage_layout.h), after the options in the definition's
-// layout. A Block option is tiled whole here; a Root one is tiled in the
-// steps that follow, and until then its own stores are one lane wide, which
-// no layout changes: the beam search offers a Root Func's layouts with the
-// tilings of its last stage instead (core/beam_search.cpp).
-void add_layouts(const FunctionDAG &dag, const Decisions &parent, int n, bool padding,
-                 std::vector<FuncDecision> &options) {
-    const std::vector<int> dims = dimensions_readers_walk(dag, parent, n);
-    if (dims.empty()) return;
-    const size_t count = options.size();
-    for (int dim : dims) {
-        for (size_t i = 0; i < count; i++) {
-            if (options[i].location != ComputeLocation::Block) continue;
-            FuncDecision f = options[i];
-            f.storage_innermost = dim;
-            options.push_back(std::move(f));
-        }
-    }
-    // The same tile in the definition's layout, padded against the bank
-    // conflicts of a reader walking across it.
-    for (size_t i = 0; i < count && padding; i++) {
-        if (options[i].location != ComputeLocation::Block) continue;
-        FuncDecision f = options[i];
-        f.pad_shared = true;
-        options.push_back(std::move(f));
-    }
-}
-
 } // namespace
 
 RootTilingOptions root_tiling_options(const FunctionDAG &dag, int n, int si, const GpuProfile &gpu) {
@@ -720,7 +691,8 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
                 }
             }
         }
-        if (offer_layouts && !root_or_inline_only) add_layouts(dag, parent, n, offer_padding, candidates);
+        if (offer_layouts && !root_or_inline_only)
+            add_layout_options(dag, parent, n, offer_padding, candidates);
     } else if (parent.funcs[n].location == ComputeLocation::Root &&
                step.phase == static_cast<int>(node.stages.size()) &&
                std::any_of(dag.nodes.begin(), dag.nodes.end(),

@@ -84,4 +84,25 @@ std::vector<int> dimensions_readers_walk(const FunctionDAG &dag, const Decisions
     return {walked.begin(), walked.end()};
 }
 
+void add_layout_options(const FunctionDAG &dag, const Decisions &parent, int n, bool padding,
+                        std::vector<FuncDecision> &options) {
+    const std::vector<int> dims = dimensions_readers_walk(dag, parent, n);
+    if (dims.empty()) return;
+    const size_t count = options.size();
+    for (int dim : dims) {
+        for (size_t i = 0; i < count; i++) {
+            if (options[i].location != ComputeLocation::Block) continue;
+            FuncDecision f = options[i];
+            f.storage_innermost = dim;
+            options.push_back(std::move(f));
+        }
+    }
+    for (size_t i = 0; i < count && padding; i++) {
+        if (options[i].location != ComputeLocation::Block) continue;
+        FuncDecision f = options[i];
+        f.pad_shared = true;
+        options.push_back(std::move(f));
+    }
+}
+
 } // namespace gpusched

@@ -43,4 +43,15 @@ bool layout_is_choosable(const FunctionDAG &dag, int n);
 // (their indices composed). Empty where n's layout is not choosable.
 std::vector<int> dimensions_readers_walk(const FunctionDAG &dag, const Decisions &d, int n);
 
+// At Func n's location step (its consumers decided in `parent`): each of its
+// Block options again with every dimension its readers walk stored
+// innermost, and with `padding` each again in the definition's layout with
+// its shared tile padded (FuncDecision::pad_shared), after the options as
+// they were. A Block option is tiled whole at that step; a Root one is
+// tiled in the steps that follow, and until then its stores are one lane
+// wide, which no layout changes: the beam search offers a Root Func's
+// layouts with the tilings of its last stage instead (core/beam_search.cpp).
+void add_layout_options(const FunctionDAG &dag, const Decisions &parent, int n, bool padding,
+                        std::vector<FuncDecision> &options);
+
 } // namespace gpusched
