@@ -77,8 +77,8 @@ struct SearchConfig {
     // With search_layouts: each such Block placement also with its shared
     // tile padded against bank conflicts (FuncDecision::pad_shared). Off by
     // default: offered beside every tiling at the location step, the padded
-    // tiles crowded the beam (learned_demosaic's beam pick predicted 2.25x
-    // worse, random_s5's 1.09x; docs/results/storage-layout.md).
+    // tiles displaced states of the beam (learned_demosaic's beam pick
+    // predicted 2.25x worse, random_s5's 1.09x; docs/results/storage-layout.md).
     bool search_shared_padding = false;
     size_t memo_max_bytes = size_t(64) << 20; // LRU bound of the sec. 3.3 memo
     // The most device memory a reduction split's partials may take
