@@ -75,8 +75,10 @@ struct RootStageTilings {
     // but for the state's working_set_at_root (root allocations, not the
     // tiling), and the same pruning verdict. Per option costed so far: the
     // verdict (Ok or Soft; -1: none yet) and the row's cost per working set
-    // and layout (the Func's storage_innermost, chosen at its location
-    // step: its stores' coalescing depends on it).
+    // and layout (the Func's storage_innermost: its stores' coalescing
+    // depends on it; a root Func's layout is added after its last tiling
+    // step's options, add_layout_variants, so these rows are of the
+    // definition's layout today, but nothing here relies on that).
     bool alone = false;
     struct Row {
         double working_set;
