@@ -77,9 +77,10 @@ def main():
     ap.add_argument("--force", action="append", default=[])
     ap.add_argument("--json", required=True)
     ap.add_argument("--md")
+    ap.add_argument("--only-given", action="store_true", help="leave out the default cases")
     args = ap.parse_args()
     args.plugin = args.plugin or os.path.join(args.build, "core/libgpusched_autoscheduler.so")
-    cases = [(n, os.path.join(args.build, g), gn, p) for n, g, gn, p in DEFAULT_CASES]
+    cases = [] if args.only_given else [(n, os.path.join(args.build, g), gn, p) for n, g, gn, p in DEFAULT_CASES]
     for c in args.case:
         name, rest = c.split("=", 1)
         parts = rest.split(":")
