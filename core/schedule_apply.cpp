@@ -147,16 +147,14 @@ public:
     // checks at run time that the region needed fits). A Func in registers
     // (FixedSize::Storage) needs only its storage fixed (core/halide_compat.h,
     // kRegisterBoundMethod).
-    // Pads the Func's innermost dimension's storage in shared memory
-    // (core/loop_nest.h, shared_storage_alignment: Halide's packing of a
-    // kernel's shared allocations rounds a narrow one's size down).
-    // Padded against bank conflicts (FuncDecision::pad_shared), dimension 0
-    // is stored at its padded extent instead: a multiple of the alignment
-    // past the region's extent, which Halide allocates as that extent.
-    void align_shared_storage(const Node &node, int alignment, bool padded, int64_t extent) {
-        if (node.args.empty()) return;
-        const int64_t align = padded ? stored_extent(extent, alignment, true) : alignment;
-        if (align <= 1) return;
+    // Pads the Func's innermost dimension's storage in shared memory to a
+    // multiple of `align` (core/loop_nest.h, shared_storage_alignment:
+    // Halide's packing of a kernel's shared allocations rounds a narrow
+    // one's size down; padded against bank conflicts, FuncDecision::
+    // pad_shared, `align` is the padded extent itself, which Halide then
+    // allocates as that extent).
+    void align_shared_storage(const Node &node, int64_t align) {
+        if (node.args.empty() || align <= 1) return;
         var(node.args[0], false);
         if (apply_) f_.align_storage(Var(node.args[0]), Expr(static_cast<int>(align)));
         body_ << "        " << handle_ << ".align_storage(" << id(node.args[0]) << ", " << align << ");\n";
@@ -375,12 +373,15 @@ std::string schedule_pipeline(const FunctionDAG &dag, const Decisions &d,
         case ComputeLocation::Block: {
             fs.bound_extents(node, nest.realization_region[n], FuncScheduler::FixedSize::Computed);
             fs.reorder_storage(node, fd.storage_innermost);
+            // The nest decides the padded extent (LoopNest::storage_padding),
+            // as it counts the tile's shared memory and strides by it.
+            const int64_t padding = nest.storage_padding(ProducerRef{static_cast<int>(n), false});
             fs.align_shared_storage(
                 node,
-                shared_storage_alignment(
-                    node, nest.kernels[nest.stages[nest.stage_at[n][0]].kernel].widest_shared_element),
-                fd.pad_shared,
-                nest.realization_region[n].empty() ? 1 : nest.realization_region[n][0].extent());
+                padding > 0
+                    ? nest.realization_region[n][0].extent() + padding
+                    : shared_storage_alignment(
+                          node, nest.kernels[nest.stages[nest.stage_at[n][0]].kernel].widest_shared_element));
             // compute_at names a loop of the host's last stage (a split's
             // partials combined in block sit in its update's kernel).
             const StageVars &host = stage_vars[nest.stage_at[fd.host].back()];

@@ -129,7 +129,7 @@ Decisions decisions_from_json(const FunctionDAG &dag, const nlohmann::json &arr)
             if (j.contains("pad_shared")) {
                 f.pad_shared = j.at("pad_shared").get<bool>();
                 if (f.pad_shared && (f.location != ComputeLocation::Block || f.storage_innermost != 0 ||
-                                     dag.nodes[n].args.size() < 2))
+                                     !layout_is_choosable(dag, static_cast<int>(n))))
                     throw UserError(
                         "gpusched replay: Func '" + name +
                         "' cannot pad its storage (only a shared tile of two or more dimensions in "

@@ -88,6 +88,16 @@ std::string first_run(const test::TempDir &dir, const std::string &db) {
     return committed;
 }
 
+// gpusched run as nobody (uid and gid 65534, no groups), with HOME set: the
+// suite runs as root, to whom every file and folder is writable.
+ProcessResult run_gpusched_as_nobody(const std::vector<std::string> &args, const std::string &home) {
+    ProcessSpec spec;
+    spec.argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUSCHED_BINARY};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    spec.env = {{"HOME", home}};
+    return run_process(spec);
+}
+
 int error_lines(const std::string &text) {
     int n = 0;
     std::istringstream in(text);
@@ -164,11 +174,7 @@ TEST_CASE("a database file this user cannot write is refused in one line before 
     std::vector<std::string> args = oneshot(dir, db, "gpusched");
     for (auto &a : args)
         if (a == dir / "out") a = dir / "user_out";
-    ProcessSpec spec;
-    spec.argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUSCHED_BINARY};
-    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
-    spec.env = {{"HOME", dir / "user_out"}};
-    const ProcessResult r = run_process(spec);
+    const ProcessResult r = run_gpusched_as_nobody(args, dir / "user_out");
     INFO("as nobody: " << r.describe_failure() << "\n" << r.err);
     REQUIRE(r.started);
     CHECK(r.exit_code == 1);
@@ -192,12 +198,7 @@ TEST_CASE("an output folder this user cannot write is refused in one line before
         fs::permissions(p, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                fs::perms::others_read | fs::perms::others_exec);
     const std::string db = dir / "dbdir/db.sqlite";
-    ProcessSpec spec;
-    spec.argv = {"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", GPUSCHED_BINARY};
-    for (const std::string &a : oneshot(dir, db, "gpusched"))
-        spec.argv.push_back(a);
-    spec.env = {{"HOME", dir / "dbdir"}};
-    const ProcessResult r = run_process(spec);
+    const ProcessResult r = run_gpusched_as_nobody(oneshot(dir, db, "gpusched"), dir / "dbdir");
     INFO("as nobody: " << r.describe_failure() << "\n" << r.err);
     REQUIRE(r.started);
     CHECK(r.exit_code == 1);
