@@ -18,8 +18,20 @@
 
 namespace gpusched {
 
-// The directory of the running executable (/proc/self/exe), empty if unknown.
+// The running gpusched binary: /proc/self/exe, or, where the bundle's
+// launcher started it through the bundle's dynamic loader (which
+// /proc/self/exe then names; tuner/bundle_c_library.h), the binary it
+// named in GPUSCHED_EXECUTABLE. Empty if unknown.
+std::string running_executable();
+
+// The directory of running_executable(), empty if unknown.
 std::string running_executable_dir();
+
+// The command that starts this gpusched again, on this machine or another
+// (a Slurm worker): the bundle's launcher where one started it
+// (GPUSCHED_LAUNCHER), which chooses the C library again for that node;
+// else the running executable.
+std::string self_command();
 
 // <prefix>/<libdir>/gpusched as seen from the running executable, when it is
 // an installed gpusched; a path that need not exist otherwise.

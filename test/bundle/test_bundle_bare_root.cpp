@@ -1,15 +1,23 @@
 // The relocatable bundle (scripts/make-bundle.sh, docs/bundle.md) on a
 // machine like a GPU node: a bare Debian root made by
 // scripts/in-bare-root.sh, with glibc, g++, xz-utils and POCL but no
-// Halide and no LLVM 14; once Debian 12 (the bundle's own release), once
-// Debian 13, whose compiler, binutils and POCL are newer than the bundle's
-// libraries, as a current GPU node's are. The test packs this build into the
-// tarball, unpacks it in the root and runs Top 5 on POCL from it, every
-// process of the run traced by the dynamic loader (LD_DEBUG=libs), then
-// checks from outside: the root really lacks Halide and LLVM 14, every
-// libHalide and libLLVM-14 a process loaded came from the bundle and every
-// libstdc++ from the machine, the samples and the Li2018 baseline were
-// measured and validated, and the database holds their times.
+// Halide and not the bundle's LLVM; once Debian 12 (glibc 2.36, as old as
+// the oldest build machine's), once Debian 13, whose compiler, binutils, C
+// library and POCL are newer than a Debian 12 bundle's, as a current GPU
+// node's are. The test packs this build into the tarball, unpacks it in the
+// root and runs One Shot and Top 5 on POCL from it, every process of the
+// Top 5 traced by the dynamic loader (LD_DEBUG=libs), then checks from
+// outside: the root really lacks Halide and the bundle's LLVM, every
+// libHalide and LLVM a Halide process loaded came from the bundle, each
+// process ran on the C library and libstdc++ the launcher should have
+// chosen, the samples and the Li2018 baseline were measured and validated,
+// and the database holds their times.
+//
+// In the Debian 12 root the bundle runs on its own dynamic loader and C
+// library: a bundle built on Debian 13 (Halide 19 or 21) needs it there,
+// and a Debian 12 bundle is made to use it (GPUSCHED_BUNDLE_LIBC=bundle) so
+// that CI, which builds on Debian 12, runs that path too. In the Debian 13
+// root the launcher chooses (its C library is as new as any bundle's here).
 
 #include <algorithm>
 #include <filesystem>
@@ -57,26 +65,52 @@ std::vector<std::string> lines_of(const std::string &text) {
     return lines;
 }
 
-// The libraries one process initialized, from its LD_DEBUG=libs trace
-// ("  PID:\tcalling init: /path/libX.so").
-std::vector<std::string> libraries_loaded(const std::string &trace) {
-    std::vector<std::string> libs;
-    const std::string key = "calling init: ";
-    for (const auto &line : lines_of(trace)) {
-        const auto at = line.find(key);
-        if (at != std::string::npos) libs.push_back(line.substr(at + key.size()));
-    }
-    return libs;
-}
-
 bool name_starts(const std::string &path, const std::string &prefix) {
     return fs::path(path).filename().string().rfind(prefix, 0) == 0;
 }
 
-// Packs this build, runs Top 5 from the bundle in a bare root of the Debian
-// `release` (in-bare-root.sh's GPUSCHED_BARE_ROOT_RELEASE) and checks what
-// the file's header says.
-void check_top5_from_bundle_in_bare_root(const std::string &release) {
+// A program in a loader trace, from its start to its exec or exit. A trace
+// file is one process id, which runs more than one program only where a
+// shell execs one: bin/gpusched, the bundle's launcher, execs gpusched or
+// the bundle's loader.
+struct ProgramImage {
+    std::string program;           // "initialize program: ..."
+    std::vector<std::string> libs; // what the loader initialized, in order
+    bool loaded(const std::string &prefix) const {
+        return std::any_of(libs.begin(), libs.end(), [&](const std::string &l) { return name_starts(l, prefix); });
+    }
+    std::string first(const std::string &prefix) const {
+        for (const auto &l : libs)
+            if (name_starts(l, prefix)) return l;
+        return {};
+    }
+    bool is_shell() const {
+        const std::string name = fs::path(program).filename().string();
+        return name == "sh" || name == "dash" || name == "bash";
+    }
+};
+
+std::vector<ProgramImage> program_images(const std::string &trace) {
+    std::vector<ProgramImage> images(1);
+    const std::string init = "calling init: ", program = "initialize program: ";
+    for (const auto &line : lines_of(trace)) {
+        if (const auto at = line.find(program); at != std::string::npos) {
+            images.back().program = line.substr(at + program.size());
+        } else if (const auto at = line.find(init); at != std::string::npos) {
+            // A shell loads nothing once it runs: what follows is the program it execs.
+            if (images.back().is_shell()) images.emplace_back();
+            images.back().libs.push_back(line.substr(at + init.size()));
+        }
+    }
+    return images;
+}
+
+enum class CLibrary { ChosenByLauncher, Bundle };
+
+// Packs this build, runs One Shot and Top 5 from the bundle in a bare root
+// of the Debian `release` (in-bare-root.sh's GPUSCHED_BARE_ROOT_RELEASE) and
+// checks what the file's header says.
+void check_bundle_in_bare_root(const std::string &release, CLibrary c_library) {
     test::TempDir dir;
     const std::string work = dir / "root-tmp";
     fs::create_directories(work);
@@ -91,14 +125,24 @@ void check_top5_from_bundle_in_bare_root(const std::string &release) {
     CHECK(fs::file_size(tarball) <= 60u * 1024 * 1024);
 
     // In the root: first what it has (before the bundle is there), then the
-    // bundle unpacked and Top 5 run from it with the loader tracing every
-    // process into ld/.
-    const std::string in_root = R"(set -e
+    // bundle unpacked, One Shot run from it, and Top 5 with the loader
+    // tracing every process into ld/.
+    const std::string choice = c_library == CLibrary::Bundle ? "bundle" : "auto";
+    const std::string in_root = R"SH(set -e
+export GPUSCHED_BUNDLE_LIBC=)SH" + choice + R"SH(
 dpkg-query -W -f='${Package}\n' > packages.txt
 find / \( -path /tmp -o -path /proc -o -path /sys -o -path /dev \) -prune -o \
-     \( -name 'libHalide*' -o -name 'libLLVM-14*' -o -name 'libLLVM.so.14*' \) -print > halide-llvm14-outside.txt
+     \( -name 'libHalide*' -o -name 'libLLVM*' \) -print > halide-llvm-outside.txt
 ls /usr/lib/x86_64-linux-gnu/libOpenCL.so > opencl-dev-name.txt 2>&1 || true
+getconf GNU_LIBC_VERSION | awk '{ print $2 }' > machine-glibc.txt
 tar xf gpusched-bundle.tar.xz
+ls gpusched/lib > bundle-libs.txt
+cat gpusched/lib/c-runtime/version > bundle-glibc.txt
+machine_libstdcxx=$(ldconfig -p | awk '$1 == "libstdc++.so.6" && /x86-64/ { print $NF; exit }')
+if grep -q -F "$(cat gpusched/lib/cxx-runtime/needs)" "$machine_libstdcxx"; then echo machine; else echo bundle; fi \
+  > libstdcxx-expected.txt
+gpusched/bin/gpusched oneshot gpusched/generators/demo_sharpen.generator -g demo_sharpen --gpu h100 \
+  --samples 2 --beam-size 2 --passes 1 -j 2 -o oneshot --db oneshot/samples.sqlite --json > oneshot.json
 mkdir ld
 LD_DEBUG=libs LD_DEBUG_OUTPUT=/tmp/ld/trace gpusched/bin/gpusched tune \
   gpusched/generators/demo_sharpen.generator -g demo_sharpen --mode top5 --device opencl --gpu h100 \
@@ -106,12 +150,12 @@ LD_DEBUG=libs LD_DEBUG_OUTPUT=/tmp/ld/trace gpusched/bin/gpusched tune \
   -o out --db out/samples.sqlite --json > top5.json
 # The same bundle less its libHalide (hard links, no copy): the root has no
 # other, so the generator cannot start and tune says which library is missing.
-cp -al gpusched without-halide && rm without-halide/lib/libHalide14.so.0
+cp -al gpusched without-halide && rm without-halide/lib/libHalide*
 set +e
 without-halide/bin/gpusched tune gpusched/generators/demo_sharpen.generator -g demo_sharpen --mode top5 \
   --device opencl --gpu h100 -o out-without-halide --db out-without-halide.sqlite 2> without-halide.err
 echo $? > without-halide.rc
-)";
+)SH";
     // Making the root the first time costs minutes (debootstrap and apt).
     ProcessResult ran = run({GPUSCHED_TEST_SOURCE_DIR "/scripts/in-bare-root.sh", work, in_root},
                             std::chrono::minutes(25), {{"GPUSCHED_BARE_ROOT_RELEASE", release}});
@@ -122,9 +166,22 @@ echo $? > without-halide.rc
               << ran.wall_seconds << " s (the root "
               << (ran.err.find("made the bare root") != std::string::npos ? "made" : "cached") << ")\n";
 
+    // The bundle's Halide and LLVM, by name: libHalide14.so.0 and
+    // libLLVM-14.so.1 from Debian 12, libHalide19.so.0 and libLLVM.so.18.1
+    // from Debian 13.
+    std::string bundle_halide, bundle_llvm;
+    for (const auto &name : lines_of(test::read_file(work + "/bundle-libs.txt"))) {
+        if (name.rfind("libHalide", 0) == 0) bundle_halide = name;
+        if (name.rfind("libLLVM", 0) == 0) bundle_llvm = name;
+    }
+    INFO("the bundle's libHalide: " << bundle_halide << "; its LLVM: " << bundle_llvm);
+    REQUIRE_FALSE(bundle_halide.empty());
+    REQUIRE_FALSE(bundle_llvm.empty());
+
     // The root is the machine the bundle is for: a C++ compiler and POCL,
-    // no Halide, no LLVM 14, and no libOpenCL.so development name (which
-    // Halide's runtime asks for: the runners' preload must do without it).
+    // no Halide, not the bundle's LLVM, and no libOpenCL.so development
+    // name (which Halide's runtime asks for: the runners' preload must do
+    // without it).
     const auto packages = lines_of(test::read_file(work + "/packages.txt"));
     const std::set<std::string> installed(packages.begin(), packages.end());
     CHECK(installed.count("g++"));
@@ -132,11 +189,33 @@ echo $? > without-halide.rc
     for (const auto &p : packages) {
         INFO("package in the bare root: " << p);
         CHECK(p.find("halide") == std::string::npos);
-        CHECK(p.find("llvm-14") == std::string::npos);
-        CHECK(p.find("llvm14") == std::string::npos);
     }
-    CHECK(test::read_file(work + "/halide-llvm14-outside.txt").empty());
+    for (const auto &path : lines_of(test::read_file(work + "/halide-llvm-outside.txt"))) {
+        INFO("in the root before the bundle: " << path);
+        CHECK_FALSE(name_starts(path, "libHalide"));
+        CHECK(fs::path(path).filename() != bundle_llvm);
+    }
     CHECK(test::read_file(work + "/opencl-dev-name.txt").find("No such file") != std::string::npos);
+
+    // Which C library and libstdc++ every process of the bundle should run
+    // on: the bundle's where the machine's is older (or where asked for).
+    const std::string machine_glibc = lines_of(test::read_file(work + "/machine-glibc.txt")).at(0);
+    const std::string bundle_glibc = lines_of(test::read_file(work + "/bundle-glibc.txt")).at(0);
+    const auto minor = [](const std::string &v) { return std::stoi(v.substr(v.find('.') + 1)); };
+    const bool bundle_libc =
+        c_library == CLibrary::Bundle || minor(bundle_glibc) > minor(machine_glibc);
+    const bool bundle_libstdcxx = lines_of(test::read_file(work + "/libstdcxx-expected.txt")).at(0) == "bundle";
+    INFO("glibc: the machine's " << machine_glibc << ", the bundle's " << bundle_glibc << ", the bundle's in use: "
+                                 << bundle_libc << "; the bundle's libstdc++ in use: " << bundle_libstdcxx);
+
+    // One Shot: its pick validated on POCL and written out.
+    const auto oneshot = nlohmann::json::parse(test::read_file(work + "/oneshot.json"), nullptr, false);
+    REQUIRE_FALSE(oneshot.is_discarded());
+    INFO(oneshot.dump(2).substr(0, 3000));
+    const int best = oneshot["best_sample"];
+    CHECK(oneshot["samples"][best]["validation"]["status"] == "passed");
+    CHECK(fs::exists(work + "/oneshot/demo_sharpen.a"));
+    CHECK(fs::exists(work + "/oneshot/demo_sharpen.schedule.h"));
 
     // What Top 5 reported: both samples and Li2018 measured on POCL with a
     // validated output.
@@ -162,7 +241,8 @@ echo $? > without-halide.rc
     INFO("tune without the bundle's libHalide: " << without_halide);
     CHECK(test::read_file(work + "/without-halide.rc") != "0\n");
     CHECK(without_halide.find("error: generator 'gpusched/generators/demo_sharpen.generator' cannot start, a "
-                              "shared library it needs is missing: libHalide14.so.0") != std::string::npos);
+                              "shared library it needs is missing: " +
+                              bundle_halide) != std::string::npos);
     CHECK(std::count(without_halide.begin(), without_halide.end(), '\n') == 1);
 
     // The database the bundled gpusched wrote: the batch's three samples, the
@@ -187,64 +267,76 @@ echo $? > without-halide.rc
     }
     CHECK(measured == 2);
 
-    // The loader's word on every process of the run (gpusched, generators,
-    // compilers, runners): libHalide and libLLVM-14 only ever from the
-    // bundle; the one other LLVM is the machine's, loaded beside libpocl or
-    // by binutils' LTO plugin (the shared runtime goes into each sample's
-    // library with `ar`); libstdc++ always the machine's, which on both
-    // releases is as new as the bundle's (bundle-launcher.sh), so POCL and
-    // the LTO plugin get the one they were built for; and the OpenCL runs
-    // went through the machine's ICD loader to POCL.
-    int traces = 0, halide_loads = 0, llvm14_loads = 0, pocl_loads = 0, libstdcxx_loads = 0;
+    // The loader's word on every program of the run (gpusched, generators,
+    // compilers, runners):
+    // - a program that loaded libHalide loaded the bundle's, with the
+    //   bundle's LLVM, on the chosen C library;
+    // - on the bundle's C library, the machine's programs (the compiler,
+    //   binutils) loaded nothing of the bundle, and the runners gpusched
+    //   linked here ran on the bundle's too;
+    // - any other LLVM is the machine's, loaded beside libpocl or by
+    //   binutils' LTO plugin (the shared runtime goes into each sample's
+    //   library with `ar`);
+    // - libstdc++ is the machine's where it defines every version the
+    //   bundle's does (bundle-launcher.sh), so POCL and the LTO plugin get
+    //   the one they were built for, else the bundle's;
+    // - the OpenCL runs went through the machine's ICD loader to POCL.
+    const std::string bundle_dir = kBundleInRoot + "lib/";
+    const auto from_bundle = [&](const std::string &lib) { return lib.rfind(kBundleInRoot, 0) == 0; };
+    int images = 0, halide_images = 0, pocl_images = 0, libstdcxx_loads = 0, bundle_libc_runners = 0;
     for (const auto &entry : fs::directory_iterator(work + "/ld")) {
-        ++traces;
-        const auto libs = libraries_loaded(test::read_file(entry.path()));
-        const bool has_pocl = std::any_of(libs.begin(), libs.end(),
-                                          [](const std::string &l) { return name_starts(l, "libpocl.so"); });
-        // binutils (`ar`, `ld`) load the machine's LTO plugin, LLVMgold,
-        // which brings the machine's own LLVM (Debian's POCL pulls it in).
-        const bool has_bfd_plugin = std::any_of(libs.begin(), libs.end(), [](const std::string &l) {
-            return l.find("/bfd-plugins/") != std::string::npos;
-        });
-        pocl_loads += has_pocl;
-        for (const auto &lib : libs) {
-            INFO("process trace " << entry.path().filename() << " loaded " << lib);
-            if (name_starts(lib, "libHalide")) {
-                ++halide_loads;
-                CHECK(lib.rfind(kBundleInRoot + "lib/", 0) == 0);
-            } else if (name_starts(lib, "libLLVM-14") || name_starts(lib, "libLLVM.so.14")) {
-                ++llvm14_loads;
-                CHECK(lib.rfind(kBundleInRoot + "lib/", 0) == 0);
-            } else if (name_starts(lib, "libLLVM")) {
-                CHECK((has_pocl || has_bfd_plugin));
-                CHECK(lib.rfind(kBundleInRoot, 0) != 0);
-            } else if (name_starts(lib, "libstdc++")) {
-                ++libstdcxx_loads;
-                CHECK(lib.rfind(kBundleInRoot, 0) != 0);
+        for (const auto &image : program_images(test::read_file(entry.path()))) {
+            ++images;
+            const std::string libc = image.first("libc.so");
+            INFO("program " << image.program << " in trace " << entry.path().filename() << " on " << libc);
+            REQUIRE_FALSE(libc.empty());
+            const bool halide = image.loaded("libHalide");
+            const bool pocl = image.loaded("libpocl.so");
+            const bool bfd_plugin = std::any_of(image.libs.begin(), image.libs.end(), [](const std::string &l) {
+                return l.find("/bfd-plugins/") != std::string::npos;
+            });
+            halide_images += halide;
+            pocl_images += pocl;
+            if (halide) CHECK(from_bundle(libc) == bundle_libc);
+            if (!halide && from_bundle(libc)) ++bundle_libc_runners;
+            for (const auto &lib : image.libs) {
+                INFO("it loaded " << lib);
+                if (bundle_libc && !from_bundle(libc)) CHECK_FALSE(from_bundle(lib));
+                if (name_starts(lib, "libHalide")) {
+                    CHECK(lib == bundle_dir + bundle_halide);
+                } else if (name_starts(lib, "libLLVM")) {
+                    if (halide)
+                        CHECK(lib == bundle_dir + bundle_llvm);
+                    else
+                        CHECK((pocl || bfd_plugin));
+                } else if (name_starts(lib, "libstdc++")) {
+                    ++libstdcxx_loads;
+                    if (!bundle_libc || from_bundle(libc)) CHECK(from_bundle(lib) == bundle_libstdcxx);
+                }
             }
         }
     }
-    INFO(traces << " process traces");
-    CHECK(halide_loads > 0);
-    CHECK(llvm14_loads > 0);
-    CHECK(pocl_loads > 0);
+    INFO(images << " programs traced");
+    CHECK(halide_images > 0);
+    CHECK(pocl_images > 0);
     CHECK(libstdcxx_loads > 0);
+    // The OpenCL probe, the validation runner and the benchmark harness.
+    if (bundle_libc) CHECK(bundle_libc_runners >= 3);
 }
 
 } // namespace
 
-TEST_CASE(
-    "the bundle runs Top 5 on POCL in a bare Debian 12 root whose only Halide and LLVM 14 are the bundle's",
-    "[bundle][bare-root]") {
-    check_top5_from_bundle_in_bare_root("bookworm");
+TEST_CASE("the bundle runs One Shot and Top 5 on POCL in a bare Debian 12 root on its own dynamic loader and "
+          "C library, its only Halide and LLVM the bundle's",
+          "[bundle][bare-root]") {
+    check_bundle_in_bare_root("bookworm", CLibrary::Bundle);
 }
 
-// Debian 13's POCL needs GLIBCXX_3.4.32; with the bundle's Debian 12
+// Debian 13's POCL needs GLIBCXX_3.4.32; with a Debian 12 bundle's
 // libstdc++ first in the library path its ICD did not load, and every
 // OpenCL query failed with -1001.
-TEST_CASE(
-    "the bundle runs Top 5 on POCL in a bare Debian 13 root, whose libstdc++ and POCL are newer than the "
-    "bundle's",
-    "[bundle][bare-root]") {
-    check_top5_from_bundle_in_bare_root("trixie");
+TEST_CASE("the bundle runs One Shot and Top 5 on POCL in a bare Debian 13 root, whose C library, libstdc++ and "
+          "POCL are as new as the bundle's or newer",
+          "[bundle][bare-root]") {
+    check_bundle_in_bare_root("trixie", CLibrary::ChosenByLauncher);
 }

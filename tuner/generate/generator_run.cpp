@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/params_probe.h"
+#include "tuner/bundle_c_library.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
@@ -16,7 +17,7 @@ std::vector<std::string> list_generators(const std::string &generator_path, std:
     // GenGen, given no -g, prints "... available Generators are:" followed by
     // one indented name per line, and exits.
     ProcessSpec spec;
-    spec.argv = {generator_path};
+    spec.argv = through_bundle_loader({generator_path});
     spec.timeout = timeout;
     ProcessResult r = run_process(spec);
     std::vector<std::string> names;
@@ -133,7 +134,7 @@ GeneratorOutcome run_generator(const GeneratorInvocation &inv) {
     std::error_code ec;
     fs::create_directories(inv.output_dir, ec);
     ProcessSpec spec;
-    spec.argv = generator_argv(inv);
+    spec.argv = through_bundle_loader(generator_argv(inv));
     spec.env = inv.env;
     spec.timeout = inv.timeout;
     spec.memory_limit_bytes = inv.memory_limit_bytes;

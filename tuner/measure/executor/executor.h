@@ -70,7 +70,7 @@ public:
 struct SlurmOptions {
     std::string partition, account, gres, time_limit; // empty: the cluster's defaults
     std::string work_dir;                             // shared by the driver and every node
-    std::string worker_command;                       // empty: this gpusched (/proc/self/exe)
+    std::string worker_command;                       // empty: this gpusched (self_command())
     int max_attempts = 3;                             // per task, the first included
     std::chrono::milliseconds poll{2000};             // squeue period (GPUSCHED_SLURM_POLL_MS)
 };

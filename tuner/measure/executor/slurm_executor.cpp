@@ -272,9 +272,7 @@ private:
 
     std::string worker_command() const {
         if (!opt_.slurm.worker_command.empty()) return fs::absolute(opt_.slurm.worker_command).string();
-        std::error_code ec;
-        const fs::path self = fs::read_symlink("/proc/self/exe", ec);
-        return ec ? std::string("gpusched") : self.string();
+        return self_command();
     }
 
     // One array of the queued tasks. Called with the mutex held.

@@ -6,6 +6,8 @@
 #include <memory>
 #include <mutex>
 
+#include "tuner/bundle_c_library.h"
+#include "tuner/bundle_c_library.h"
 #include "tuner/generate/generator_run.h"
 #include "tuner/generate/shared_runtime.h"
 #include "tuner/host_target.h"
@@ -66,6 +68,8 @@ std::string harness_for(const std::string &compiler, const std::string &archive,
                      runtime_object,
                      "-ldl",
                      "-lpthread"};
+        for (auto &flag : bundle_c_library_link_flags())
+            link.argv.push_back(std::move(flag));
         link.timeout = timeout;
         ProcessResult r = run_process(link);
         e->failure = r.ok() ? std::string()

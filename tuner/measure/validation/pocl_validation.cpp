@@ -13,6 +13,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include "tuner/bundle_c_library.h"
 #include "tuner/generate/autoschedulers.h"
 #include "tuner/generate/generator_run.h"
 #include "tuner/generate/shared_runtime.h"
@@ -83,7 +84,7 @@ std::string opencl_environment_problem(std::chrono::seconds timeout) {
     const std::string probe = locate_opencl_probe();
     if (probe.empty()) return "the OpenCL probe (gpusched-opencl-probe) was not found";
     ProcessSpec spec;
-    spec.argv = {probe};
+    spec.argv = through_bundle_loader({probe});
     spec.timeout = timeout;
     ProcessResult r = run_process(spec);
     if (r.ok()) return {};
@@ -123,6 +124,8 @@ ProcessResult link_runner(const std::string &compiler, const std::string &archiv
                  dir + "/" + name + ".a",
                  "-ldl",
                  "-lpthread"};
+    for (auto &flag : bundle_c_library_link_flags())
+        spec.argv.push_back(std::move(flag));
     spec.timeout = timeout;
     return run_process(spec);
 }
