@@ -205,7 +205,7 @@ void print_table(const Top5Result &r) {
             "Roofline of the GPU profile (no schedule runs faster; core/roofline.h): {:.4g} ms; "
             "x roofline: each median over it\n",
             *bound);
-    // The schedule column fits the longest label ("anderson2021", "mullapudi2016").
+    // The schedule column fits the longest label ("anderson2021-paper").
     std::size_t label_width = std::string("schedule").size();
     for (const auto *list : {&r.benchmarked, &r.baselines})
         for (const auto &e : *list)

@@ -45,7 +45,8 @@ std::vector<std::string> through_bundle_loader(std::vector<std::string> argv) {
     // The user's LD_LIBRARY_PATH (a CUDA toolkit's folder) still counts:
     // --library-path takes its place for this process.
     std::string library_path = c->library_path;
-    if (const char *user = std::getenv("LD_LIBRARY_PATH"); user && *user) library_path += std::string(":") + user;
+    if (const char *user = std::getenv("LD_LIBRARY_PATH"); user && *user)
+        library_path += std::string(":") + user;
     std::vector<std::string> out = {c->loader, "--library-path", library_path, "--argv0", argv.front()};
     out.insert(out.end(), argv.begin(), argv.end());
     return out;

@@ -13,7 +13,8 @@ std::string running_executable() {
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (ec) return {};
     const char *named = std::getenv("GPUSCHED_EXECUTABLE");
-    if (const auto c = bundle_c_library(); c && named && *named && fs::equivalent(exe, c->loader, ec)) return named;
+    if (const auto c = bundle_c_library(); c && named && *named && fs::equivalent(exe, c->loader, ec))
+        return named;
     return exe.string();
 }
 

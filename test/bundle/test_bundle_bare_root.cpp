@@ -77,7 +77,8 @@ struct ProgramImage {
     std::string program;           // "initialize program: ..."
     std::vector<std::string> libs; // what the loader initialized, in order
     bool loaded(const std::string &prefix) const {
-        return std::any_of(libs.begin(), libs.end(), [&](const std::string &l) { return name_starts(l, prefix); });
+        return std::any_of(libs.begin(), libs.end(),
+                           [&](const std::string &l) { return name_starts(l, prefix); });
     }
     std::string first(const std::string &prefix) const {
         for (const auto &l : libs)
@@ -129,7 +130,8 @@ void check_bundle_in_bare_root(const std::string &release, CLibrary c_library) {
     // tracing every process into ld/.
     const std::string choice = c_library == CLibrary::Bundle ? "bundle" : "auto";
     const std::string in_root = R"SH(set -e
-export GPUSCHED_BUNDLE_LIBC=)SH" + choice + R"SH(
+export GPUSCHED_BUNDLE_LIBC=)SH" +
+                                choice + R"SH(
 dpkg-query -W -f='${Package}\n' > packages.txt
 find / \( -path /tmp -o -path /proc -o -path /sys -o -path /dev \) -prune -o \
      \( -name 'libHalide*' -o -name 'libLLVM*' \) -print > halide-llvm-outside.txt
@@ -202,11 +204,12 @@ echo $? > without-halide.rc
     const std::string machine_glibc = lines_of(test::read_file(work + "/machine-glibc.txt")).at(0);
     const std::string bundle_glibc = lines_of(test::read_file(work + "/bundle-glibc.txt")).at(0);
     const auto minor = [](const std::string &v) { return std::stoi(v.substr(v.find('.') + 1)); };
-    const bool bundle_libc =
-        c_library == CLibrary::Bundle || minor(bundle_glibc) > minor(machine_glibc);
-    const bool bundle_libstdcxx = lines_of(test::read_file(work + "/libstdcxx-expected.txt")).at(0) == "bundle";
-    INFO("glibc: the machine's " << machine_glibc << ", the bundle's " << bundle_glibc << ", the bundle's in use: "
-                                 << bundle_libc << "; the bundle's libstdc++ in use: " << bundle_libstdcxx);
+    const bool bundle_libc = c_library == CLibrary::Bundle || minor(bundle_glibc) > minor(machine_glibc);
+    const bool bundle_libstdcxx =
+        lines_of(test::read_file(work + "/libstdcxx-expected.txt")).at(0) == "bundle";
+    INFO("glibc: the machine's " << machine_glibc << ", the bundle's " << bundle_glibc
+                                 << ", the bundle's in use: " << bundle_libc
+                                 << "; the bundle's libstdc++ in use: " << bundle_libstdcxx);
 
     // One Shot: its pick validated on POCL and written out.
     const auto oneshot = nlohmann::json::parse(test::read_file(work + "/oneshot.json"), nullptr, false);
@@ -292,9 +295,10 @@ echo $? > without-halide.rc
             REQUIRE_FALSE(libc.empty());
             const bool halide = image.loaded("libHalide");
             const bool pocl = image.loaded("libpocl.so");
-            const bool bfd_plugin = std::any_of(image.libs.begin(), image.libs.end(), [](const std::string &l) {
-                return l.find("/bfd-plugins/") != std::string::npos;
-            });
+            const bool bfd_plugin =
+                std::any_of(image.libs.begin(), image.libs.end(), [](const std::string &l) {
+                    return l.find("/bfd-plugins/") != std::string::npos;
+                });
             halide_images += halide;
             pocl_images += pocl;
             if (halide) CHECK(from_bundle(libc) == bundle_libc);
@@ -335,8 +339,9 @@ TEST_CASE("the bundle runs One Shot and Top 5 on POCL in a bare Debian 12 root o
 // Debian 13's POCL needs GLIBCXX_3.4.32; with a Debian 12 bundle's
 // libstdc++ first in the library path its ICD did not load, and every
 // OpenCL query failed with -1001.
-TEST_CASE("the bundle runs One Shot and Top 5 on POCL in a bare Debian 13 root, whose C library, libstdc++ and "
-          "POCL are as new as the bundle's or newer",
-          "[bundle][bare-root]") {
+TEST_CASE(
+    "the bundle runs One Shot and Top 5 on POCL in a bare Debian 13 root, whose C library, libstdc++ and "
+    "POCL are as new as the bundle's or newer",
+    "[bundle][bare-root]") {
     check_bundle_in_bare_root("trixie", CLibrary::ChosenByLauncher);
 }

@@ -105,7 +105,8 @@ LauncherRun run_launcher(const test::TempDir &dir, const std::string &needs, con
             const std::string here = loaded_here(name);
             if (!here.empty()) fs::copy_file(here, to + fs::path(here).filename().string());
         }
-        if (c_runtime.with_loader) fs::copy_file(loaded_here("ld-linux-x86-64.so"), to + "ld-linux-x86-64.so.2");
+        if (c_runtime.with_loader)
+            fs::copy_file(loaded_here("ld-linux-x86-64.so"), to + "ld-linux-x86-64.so.2");
         test::write_file(to + "version", c_runtime.version + "\n");
     }
 
@@ -163,15 +164,17 @@ TEST_CASE("the bundle's launcher starts gpusched on the bundle's own dynamic loa
           "[bundle]") {
     test::TempDir dir;
     // A version no glibc has yet stands for a bundle built on a newer Debian.
-    const LauncherRun run = run_launcher(dir, newest_glibcxx(loaded_here("libstdc++.so")), {true, true, "2.999"});
+    const LauncherRun run =
+        run_launcher(dir, newest_glibcxx(loaded_here("libstdc++.so")), {true, true, "2.999"});
     INFO(run.result.describe_failure() << "\n" << last_lines(run.result.err, 30));
     REQUIRE(run.result.ok());
     CHECK(run.result.out.find("gpusched") != std::string::npos);
     CHECK(run.libc == run.bundle + "/lib/c-runtime/libc.so.6");
 }
 
-TEST_CASE("the bundle's launcher leaves gpusched on the machine's C library when it is as new as the bundle's",
-          "[bundle]") {
+TEST_CASE(
+    "the bundle's launcher leaves gpusched on the machine's C library when it is as new as the bundle's",
+    "[bundle]") {
     test::TempDir dir;
     const LauncherRun run =
         run_launcher(dir, newest_glibcxx(loaded_here("libstdc++.so")), {true, true, machine_glibc_version()});
@@ -185,18 +188,19 @@ TEST_CASE("the bundle's launcher uses the bundle's C library when GPUSCHED_BUNDL
           "however new the machine's",
           "[bundle]") {
     test::TempDir dir;
-    const LauncherRun run = run_launcher(dir, newest_glibcxx(loaded_here("libstdc++.so")), {true, true, "2.1"},
-                                         {{"GPUSCHED_BUNDLE_LIBC", "bundle"}});
+    const LauncherRun run = run_launcher(dir, newest_glibcxx(loaded_here("libstdc++.so")),
+                                         {true, true, "2.1"}, {{"GPUSCHED_BUNDLE_LIBC", "bundle"}});
     INFO(run.result.describe_failure() << "\n" << last_lines(run.result.err, 30));
     REQUIRE(run.result.ok());
     CHECK(run.libc == run.bundle + "/lib/c-runtime/libc.so.6");
 }
 
-TEST_CASE("the bundle's launcher refuses a GPUSCHED_BUNDLE_LIBC other than auto, bundle or machine in one line",
-          "[bundle]") {
+TEST_CASE(
+    "the bundle's launcher refuses a GPUSCHED_BUNDLE_LIBC other than auto, bundle or machine in one line",
+    "[bundle]") {
     test::TempDir dir;
-    const LauncherRun run = run_launcher(dir, newest_glibcxx(loaded_here("libstdc++.so")), {true, true, "2.999"},
-                                         {{"GPUSCHED_BUNDLE_LIBC", "newest"}});
+    const LauncherRun run = run_launcher(dir, newest_glibcxx(loaded_here("libstdc++.so")),
+                                         {true, true, "2.999"}, {{"GPUSCHED_BUNDLE_LIBC", "newest"}});
     CHECK(run.result.exit_code == 2);
     CHECK(run.result.err.find("error: GPUSCHED_BUNDLE_LIBC=newest: expected auto, bundle or machine\n") !=
           std::string::npos);
@@ -209,7 +213,8 @@ TEST_CASE("the bundle's launcher says in one line that a bundle needing its own 
     const LauncherRun run =
         run_launcher(dir, newest_glibcxx(loaded_here("libstdc++.so")), {true, false, "2.999"});
     CHECK(run.result.exit_code == 1);
-    CHECK(run.result.err.find("is older than the bundle's (2.999), and the bundle carries no loader of its own") !=
+    CHECK(run.result.err.find(
+              "is older than the bundle's (2.999), and the bundle carries no loader of its own") !=
           std::string::npos);
     CHECK(run.result.out.empty());
 }
@@ -218,7 +223,7 @@ namespace {
 
 // Sets environment variables for one test and restores them after it.
 class ScopedEnv {
-  public:
+public:
     explicit ScopedEnv(const std::map<std::string, std::string> &vars) {
         for (const auto &[name, value] : vars) {
             const char *old = std::getenv(name.c_str());
@@ -235,13 +240,14 @@ class ScopedEnv {
         }
     }
 
-  private:
+private:
     std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
 } // namespace
 
-TEST_CASE("a program of the bundle starts through the loader the launcher chose, under its own name", "[bundle]") {
+TEST_CASE("a program of the bundle starts through the loader the launcher chose, under its own name",
+          "[bundle]") {
     const std::string loader = loaded_here("ld-linux-x86-64.so");
     REQUIRE_FALSE(loader.empty());
     const std::string c_runtime = fs::path(loader).parent_path().string();

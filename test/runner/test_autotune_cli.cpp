@@ -484,7 +484,7 @@ TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes 
     CHECK(find_schedule_source("li2018")->plugin_path->find("libautoschedule_li2018.so") !=
           std::string::npos);
     for (const auto &[name, since] :
-         {std::pair<std::string, int>{"anderson2021", 16}, {"mullapudi2016", 21}}) {
+         {std::pair<std::string, int>{"anderson2021", 16}, {"anderson2021-paper", 16}, {"mullapudi2016", 21}}) {
         INFO(name << " with Halide " << GPUSCHED_HALIDE_VERSION);
         const bool here = GPUSCHED_HALIDE_VERSION >= since;
         CHECK(offered(name) == here);
@@ -492,6 +492,14 @@ TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes 
         if (here) {
             CHECK(fs::exists(*find_schedule_source(name)->plugin_path));
             CHECK(schedule_source_unavailable(name).empty());
+            if (name == "anderson2021") CHECK(find_schedule_source(name)->options.empty());
+            if (name == "anderson2021-paper") {
+                // The paper's settings, which Halide's defaults leave off.
+                CHECK(find_schedule_source(name)->options ==
+                      std::map<std::string, std::string>{{"randomize_tilings", "1"},
+                                                         {"freeze_inline_compute_root", "1"}});
+                CHECK(find_schedule_source(name)->halide_name == "Anderson2021");
+            }
             if (name == "mullapudi2016") {
                 // Halide 21's Mullapudi2016 writes GPU schedules only when asked.
                 CHECK(find_schedule_source(name)->options ==

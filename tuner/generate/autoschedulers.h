@@ -23,7 +23,7 @@ struct ScheduleSource {
     std::string description;
 };
 
-// Known names: gpusched, li2018, anderson2021 (Halide 16 on), mullapudi2016
+// Known names: gpusched, li2018, anderson2021 and anderson2021-paper (Halide 16 on), mullapudi2016
 // (Halide 21 on), naive, manual. nullopt if unknown or not in this Halide.
 std::optional<ScheduleSource> find_schedule_source(const std::string &name);
 // Those this build offers.

@@ -64,7 +64,8 @@ SharedRuntime shared_runtime(const std::string &generator_path, const std::strin
     const std::string dir = cache_dir + "/" + std::to_string(std::hash<std::string>{}(target));
     fs::create_directories(dir, ec);
     ProcessSpec spec;
-    spec.argv = through_bundle_loader({generator_path, "-r", kRuntimeName, "-o", dir, "-e", "object", "target=" + target});
+    spec.argv = through_bundle_loader(
+        {generator_path, "-r", kRuntimeName, "-o", dir, "-e", "object", "target=" + target});
     spec.timeout = timeout;
     const ProcessResult r = run_process(spec);
     SharedRuntime out;

@@ -7,7 +7,6 @@
 #include <mutex>
 
 #include "tuner/bundle_c_library.h"
-#include "tuner/bundle_c_library.h"
 #include "tuner/generate/generator_run.h"
 #include "tuner/generate/shared_runtime.h"
 #include "tuner/host_target.h"
