@@ -96,6 +96,57 @@ def top5(paths):
     print()
 
 
+# The yardsticks' order in the table (issue 56); a source a run did not
+# time is a "-" cell, so a missing row shows.
+YARDSTICKS = ["naive", "li2018", "mullapudi2016", "anderson2021", "anderson2021-paper", "manual"]
+
+
+def yardsticks(paths):
+    """One row per app: the GPU profile's roofline, gpusched's One Shot pick
+    (predicted rank 1) and Top 5 pick (the fastest of its measured samples),
+    and every baseline, each median with its multiple of the roofline where
+    the times are a GPU's."""
+    rows = []
+    for path in paths:
+        try:
+            j = json.load(open(path))
+        except ValueError:
+            continue
+        gpu = j.get("roofline_ms") is not None
+        bound = j.get("profile_roofline_ms")
+
+        def cell(e):
+            if e is None:
+                return "-"
+            m = e["measurement"]
+            if m["outcome"] != "measured":
+                return m["outcome"]
+            text = fmt(m["median_ms"])
+            if m["validation"] != "passed":
+                text += f" (output {m['validation']})"
+            if gpu and bound:
+                text += f" ({m['median_ms'] / bound:.1f}x)"
+            return text
+
+        measured = [e for e in j["benchmarked"] if e["measurement"]["outcome"] == "measured"]
+        one_shot = next((e for e in j["benchmarked"] if e["predicted_rank"] == 1), None)
+        top5_pick = min(measured, key=lambda e: e["measurement"]["median_ms"], default=None)
+        base = {e["source"]: e for e in j["baselines"]}
+        rows.append([j["generator_name"], fmt(bound), cell(one_shot), cell(top5_pick)] +
+                    [cell(base.get(n)) for n in YARDSTICKS] + [str(j["chosen"])])
+    if not rows:
+        return
+    print("### Every yardstick\n")
+    print("Median ms of each schedule; on a GPU, in parentheses, its multiple of the roofline (the GPU "
+          "profile's least time, core/roofline.h). On POCL the times are a CPU's and the roofline column "
+          "is the GPU's bound alone.\n")
+    print("| app | roofline ms | One Shot pick | Top 5 pick | " + " | ".join(YARDSTICKS) + " | kept |")
+    print("|---|---|---|---|" + "---|" * len(YARDSTICKS) + "---|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    print()
+
+
 def autotune(paths, db):
     print("## Autotune\n")
     for path in paths:
@@ -142,6 +193,7 @@ def main(work):
         print("Machine:\n\n```\n" + "".join(l for l in open(machine) if not l.startswith("cost model")) + "```\n")
     if t:
         top5(t)
+        yardsticks(t)
     if a:
         autotune(a, db)
 

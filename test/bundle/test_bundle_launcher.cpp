@@ -219,42 +219,15 @@ TEST_CASE("the bundle's launcher says in one line that a bundle needing its own 
     CHECK(run.result.out.empty());
 }
 
-namespace {
-
-// Sets environment variables for one test and restores them after it.
-class ScopedEnv {
-public:
-    explicit ScopedEnv(const std::map<std::string, std::string> &vars) {
-        for (const auto &[name, value] : vars) {
-            const char *old = std::getenv(name.c_str());
-            saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
-            setenv(name.c_str(), value.c_str(), 1);
-        }
-    }
-    ~ScopedEnv() {
-        for (const auto &[name, value] : saved_) {
-            if (value)
-                setenv(name.c_str(), value->c_str(), 1);
-            else
-                unsetenv(name.c_str());
-        }
-    }
-
-private:
-    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
-} // namespace
-
 TEST_CASE("a program of the bundle starts through the loader the launcher chose, under its own name",
           "[bundle]") {
     const std::string loader = loaded_here("ld-linux-x86-64.so");
     REQUIRE_FALSE(loader.empty());
     const std::string c_runtime = fs::path(loader).parent_path().string();
     {
-        ScopedEnv env({{"GPUSCHED_BUNDLE_LOADER", loader},
-                       {"GPUSCHED_BUNDLE_LIBRARY_PATH", c_runtime},
-                       {"GPUSCHED_BUNDLE_RUNTIME_PATH", c_runtime}});
+        test::ScopedEnv env({{"GPUSCHED_BUNDLE_LOADER", loader},
+                             {"GPUSCHED_BUNDLE_LIBRARY_PATH", c_runtime},
+                             {"GPUSCHED_BUNDLE_RUNTIME_PATH", c_runtime}});
         ProcessSpec spec;
         // The shell prints its $0 (its argv[0]) and the program its kernel runs.
         spec.argv = through_bundle_loader({"/bin/sh", "-c", "echo $0; readlink /proc/$$/exe"});

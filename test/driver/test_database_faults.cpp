@@ -194,7 +194,7 @@ TEST_CASE("an output folder this user cannot write is refused in one line before
     fs::create_directories(dir / "dbdir");
     fs::permissions(dir / "dbdir", fs::perms::all);
     fs::create_directories(dir / "out");
-    for (const fs::path &p : {dir.path(), dir / "out"})
+    for (const std::string &p : {dir.path(), dir / "out"})
         fs::permissions(p, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                fs::perms::others_read | fs::perms::others_exec);
     const std::string db = dir / "dbdir/db.sqlite";

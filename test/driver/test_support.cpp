@@ -14,6 +14,23 @@ extern char **environ;
 
 namespace gpusched::test {
 
+ScopedEnv::ScopedEnv(const std::map<std::string, std::string> &vars) {
+    for (const auto &[name, value] : vars) {
+        const char *old = std::getenv(name.c_str());
+        saved_.emplace_back(name, old ? std::optional<std::string>(old) : std::nullopt);
+        setenv(name.c_str(), value.c_str(), 1);
+    }
+}
+
+ScopedEnv::~ScopedEnv() {
+    for (const auto &[name, value] : saved_) {
+        if (value)
+            setenv(name.c_str(), value->c_str(), 1);
+        else
+            unsetenv(name.c_str());
+    }
+}
+
 TempDir::TempDir() {
     const char *base = std::getenv("TMPDIR");
     std::string tmpl = std::string(base && *base ? base : "/tmp") + "/gpusched-test-XXXXXX";

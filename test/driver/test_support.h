@@ -3,6 +3,7 @@
 // the real gpusched binary.
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,20 @@ public:
 
 private:
     std::string path_;
+};
+
+// Sets environment variables for the lifetime of the object (for code
+// under test that reads them, or starts processes with this environment),
+// then restores what was there.
+class ScopedEnv {
+public:
+    explicit ScopedEnv(const std::map<std::string, std::string> &vars);
+    ~ScopedEnv();
+    ScopedEnv(const ScopedEnv &) = delete;
+    ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
 };
 
 std::string read_file(const std::string &path);

@@ -20,37 +20,13 @@ namespace {
 
 const std::map<std::string, std::string> kPoclWithoutDevice = {{"POCL_DEVICES", "bogus"}};
 
-// Sets environment variables for the lifetime of the object (the validation
-// runs its probe and runners with this process's environment).
-class ScopedEnv {
-public:
-    explicit ScopedEnv(const std::map<std::string, std::string> &vars) {
-        for (const auto &[k, v] : vars) {
-            const char *old = std::getenv(k.c_str());
-            saved_.emplace_back(k, old ? std::optional<std::string>(old) : std::nullopt);
-            setenv(k.c_str(), v.c_str(), 1);
-        }
-    }
-    ~ScopedEnv() {
-        for (const auto &[k, v] : saved_) {
-            if (v)
-                setenv(k.c_str(), v->c_str(), 1);
-            else
-                unsetenv(k.c_str());
-        }
-    }
-
-private:
-    std::vector<std::pair<std::string, std::optional<std::string>>> saved_;
-};
-
 } // namespace
 
 TEST_CASE("the OpenCL probe runs a kernel on POCL here and names the failed step where POCL has no device",
           "[validation][environment]") {
     REQUIRE_FALSE(locate_opencl_probe().empty());
     CHECK(opencl_environment_problem(std::chrono::seconds(60)).empty());
-    ScopedEnv broken(kPoclWithoutDevice);
+    test::ScopedEnv broken(kPoclWithoutDevice);
     const std::string problem = opencl_environment_problem(std::chrono::seconds(60));
     CHECK(problem.find("OpenCL cannot run a kernel on this machine") != std::string::npos);
     CHECK(problem.find("device query") != std::string::npos);
@@ -65,7 +41,7 @@ TEST_CASE("validation with an OpenCL that cannot start is not run and gives no v
     r.source = *find_schedule_source("naive");
     r.work_dir = dir / "validate";
     r.timeout = std::chrono::seconds(300);
-    ScopedEnv broken(kPoclWithoutDevice);
+    test::ScopedEnv broken(kPoclWithoutDevice);
     const ValidationReport report = validate_schedule_on_pocl(r);
     INFO(report.detail);
     CHECK(report.status == ValidationStatus::NotRun);

@@ -483,8 +483,9 @@ TEST_CASE("Halide's own autoschedulers are baselines from the Halide that makes 
     CHECK(offered("li2018"));
     CHECK(find_schedule_source("li2018")->plugin_path->find("libautoschedule_li2018.so") !=
           std::string::npos);
-    for (const auto &[name, since] :
-         {std::pair<std::string, int>{"anderson2021", 16}, {"anderson2021-paper", 16}, {"mullapudi2016", 21}}) {
+    for (const auto &[name, since] : {std::pair<std::string, int>{"anderson2021", 16},
+                                      {"anderson2021-paper", 16},
+                                      {"mullapudi2016", 21}}) {
         INFO(name << " with Halide " << GPUSCHED_HALIDE_VERSION);
         const bool here = GPUSCHED_HALIDE_VERSION >= since;
         CHECK(offered(name) == here);

@@ -88,6 +88,10 @@ TEST_CASE("top5 on opencl measures the best predicted samples, keeps the fastest
     CHECK(j["baselines"][0]["source"] == "naive");
     CHECK(j["baselines"][0]["measurement"]["outcome"] == "measured");
     CHECK(j["baselines"][0]["speedup"].get<double>() > 0);
+    // The GPU profile's roofline, for the tables; no time over it, since
+    // POCL's times are a CPU's.
+    CHECK(j["profile_roofline_ms"].get<double>() > 0);
+    CHECK(j["roofline_ms"].is_null());
     // The kept files: the best sample's, or the naive baseline's where it
     // ran faster (no search record then; the next test plants that case).
     const double naive_ms = j["baselines"][0]["measurement"]["median_ms"];

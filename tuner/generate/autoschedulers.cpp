@@ -53,8 +53,8 @@ const HalideAutoscheduler kHalideAutoschedulers[] = {
     {"anderson2021-paper",
      "Anderson2021",
      "libautoschedule_anderson2021.so",
-     "Halide's own Anderson2021 at the paper's settings (randomized tilings, inline and root decisions frozen "
-     "first)",
+     "Halide's own Anderson2021 at the paper's settings (randomized tilings, inline and root "
+     "decisions frozen first)",
      16,
      {{"randomize_tilings", "1"}, {"freeze_inline_compute_root", "1"}}},
     // Without experimental_gpu_schedule, Halide 21's Mullapudi2016 writes a

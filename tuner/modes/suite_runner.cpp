@@ -202,10 +202,9 @@ std::string suite_report_markdown(const SuiteOptions &opt, const std::vector<Sui
         std::ostringstream bound_text;
         bound_text.precision(3);
         if (bound_ms) bound_text << *bound_ms;
-        md << (bound_ms ? bound_text.str() : "—") << " | "
-           << fmt_opt(bound_ms && c.runtime_ms ? std::optional<double>(*c.runtime_ms / *bound_ms)
-                                               : std::nullopt,
-                      1)
+        std::optional<double> over_bound;
+        if (bound_ms && c.runtime_ms) over_bound = *c.runtime_ms / *bound_ms;
+        md << (bound_ms ? bound_text.str() : "—") << " | " << fmt_opt(over_bound, 1)
            << " | " << c.run_id << " |\n";
     }
     return md.str();
