@@ -57,6 +57,7 @@ struct TuneArgs {
     int max_reps = 1000;
     double precision = TimingOptions{}.precision;
     bool no_flush = false;
+    bool host_clock = false;
     // Autotune.
     int iterations = 20;
     int batch = 0; // 0: --samples
@@ -356,6 +357,7 @@ TimingOptions timing_options(const TuneArgs &a) {
     t.max_reps = a.max_reps;
     t.precision = a.precision;
     if (a.no_flush) t.flush_bytes = 0; // otherwise the device's rule (runner.h)
+    t.host_clock = a.host_clock;
     return t;
 }
 
@@ -704,6 +706,9 @@ void add_shared_options(CLI::App *cmd, TuneArgs &args) {
     cmd->add_flag("--no-flush", args.no_flush,
                   "Time calls without first writing twice the device's last-level cache (the GPU's L2, "
                   "POCL's CPU cache), so a call may find the data the one before left in cache");
+    cmd->add_flag("--host-clock", args.host_clock,
+                  "Read each call with the host's clock even where CUDA events can be had; with --no-flush "
+                  "and --precision 0, the timing before issue 56, to compare the two on the same samples");
 }
 
 // Autotune's own options (given with --mode top5, they are refused).
@@ -788,10 +793,10 @@ Action add_tune_command(CLI::App &app, const GlobalOptions &global) {
     add_autotune_options(cmd, *args);
     add_executor_options(cmd, *args);
     for (const char *name :
-         {"--iterations", "--batch",    "--samples",       "--from-scratch",  "--train-on",
-          "--retrain",    "--epochs",   "--learning-rate", "--gpu",           "--seed",
-          "--beam-size",  "--passes",   "--dropout",       "--search-config", "--weights",
-          "--min-time",   "--min-reps", "--max-reps",      "--precision",     "--no-flush"})
+         {"--iterations", "--batch",         "--samples",   "--from-scratch", "--train-on",  "--retrain",
+          "--epochs",     "--learning-rate", "--gpu",       "--seed",         "--beam-size", "--passes",
+          "--dropout",    "--search-config", "--weights",   "--min-time",     "--min-reps",  "--max-reps",
+          "--precision",  "--no-flush",      "--host-clock"})
         args->fixed_by_run.push_back(cmd->get_option(name));
     return [args, &global]() {
         refuse_other_modes_options(*args);

@@ -258,6 +258,13 @@ TEST_CASE("a CUDA benchmark builds without a GPU and runs as a measurement with 
             REQUIRE(m.temperature_c);
             CHECK(*m.temperature_c > 0);
         }
+        // Asked for the host's clock (tune --host-clock), the same harness reads it.
+        TimingOptions host = resolve_flush_bytes(quick_timing(), l2);
+        host.host_clock = true;
+        const Measurement on_host =
+            detail::run_benchmark_process(binary, host, {{"CUDA_VISIBLE_DEVICES", "0"}});
+        CHECK(on_host.outcome == MeasureOutcome::Measured);
+        CHECK(on_host.timer == "host-clock");
         return;
     }
     CHECK(m.outcome == MeasureOutcome::DeviceError);
@@ -332,6 +339,12 @@ TEST_CASE("a measurement and a timing read back from their JSON are the ones wri
     nlohmann::json old = to_json(t);
     old.erase("flush_bytes");
     CHECK(timing_from_json(old).flush_bytes == 0);
+    // The clock asked for survives too; a run configured before the choice
+    // read events where it could.
+    t.host_clock = true;
+    CHECK(timing_from_json(nlohmann::json::parse(to_json(t).dump())).host_clock);
+    old.erase("host_clock");
+    CHECK_FALSE(timing_from_json(old).host_clock);
 }
 
 TEST_CASE("the cache flush writes twice the last-level cache, 64 MiB where its size is unknown",
@@ -414,6 +427,22 @@ TEST_CASE("a POCL benchmark says it used the host clock and flushed the bytes th
     CHECK(m.flush_bytes == 0);
     CHECK(m.timer == "host-clock");
     CHECK(harness_result()["flush_bytes"].get<int64_t>() == 0);
+    // The host's clock asked for: what POCL reads anyway.
+    t.host_clock = true;
+    m = make_opencl_runner(t)->run(good);
+    check_measured(m);
+    CHECK(m.timer == "host-clock");
+}
+
+TEST_CASE("the benchmark harness refuses a clock other than auto or host-clock with its usage line",
+          "[runner][timing][bad-input]") {
+    test::TempDir dir;
+    const BenchmarkBinary good = build(dir, "none");
+    ProcessSpec spec;
+    spec.argv = {good.executable, "--list", dir / "list", "--timer", "sundial"};
+    const ProcessResult r = run_process(spec);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find("[--timer auto|host-clock]") != std::string::npos);
 }
 
 TEST_CASE("the database keeps a sample's search record without its per-step counts", "[runner][db]") {

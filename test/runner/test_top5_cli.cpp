@@ -302,6 +302,32 @@ TEST_CASE("top5 --no-flush times without the cache flush and its run keeps that"
     CHECK(config["timing"]["flush_bytes"] == 0);
 }
 
+TEST_CASE("top5 --host-clock --no-flush --precision 0 times as before issue 56 and its run keeps that",
+          "[top5][timing]") {
+    test::TempDir dir;
+    ProcessResult r =
+        test::run_gpusched(top5_args(dir, "out", DRIVER_TEST_GENERATORS, "tiny_stencil",
+                                     {"--host-clock", "--no-flush", "--precision", "0", "--json"}));
+    INFO("stdout: " << r.out << "\nstderr: " << r.err);
+    REQUIRE(r.ok());
+    const int64_t run = nlohmann::json::parse(r.out)["run_id"];
+    for (const auto &s : samples_of(dir / "db.sqlite", run)) {
+        if (s.benchmark != "measured") continue;
+        const auto detail = nlohmann::json::parse(s.benchmark_detail);
+        CHECK(detail["timer"] == "host-clock");
+        CHECK(detail["flush_bytes"] == 0);
+    }
+    db::Database database = db::Database::open_existing(dir / "db.sqlite");
+    auto q = database.prepare("SELECT config FROM runs WHERE id = ?1");
+    q.bind(1, run);
+    REQUIRE(q.step());
+    const auto config = nlohmann::json::parse(q.column_text(0));
+    INFO(config.dump());
+    CHECK(config["timing"]["host_clock"] == true);
+    CHECK(config["timing"]["precision"] == 0);
+    CHECK(config["timing"]["flush_bytes"] == 0);
+}
+
 TEST_CASE("tune --device cuda without a GPU refuses in one line naming --device opencl", "[top5][cuda]") {
     if (!query_local_gpus().devices.empty()) return; // a GPU machine runs the cuda device for real
     test::TempDir dir;

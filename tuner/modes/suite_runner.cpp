@@ -204,8 +204,8 @@ std::string suite_report_markdown(const SuiteOptions &opt, const std::vector<Sui
         if (bound_ms) bound_text << *bound_ms;
         std::optional<double> over_bound;
         if (bound_ms && c.runtime_ms) over_bound = *c.runtime_ms / *bound_ms;
-        md << (bound_ms ? bound_text.str() : "—") << " | " << fmt_opt(over_bound, 1)
-           << " | " << c.run_id << " |\n";
+        md << (bound_ms ? bound_text.str() : "—") << " | " << fmt_opt(over_bound, 1) << " | " << c.run_id
+           << " |\n";
     }
     return md.str();
 }

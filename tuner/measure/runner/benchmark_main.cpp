@@ -9,6 +9,7 @@
 //
 //   bench --list FILE [--min-time S] [--min-reps N] [--max-reps N]
 //         [--warmup N] [--timeout S] [--precision R] [--flush-bytes N]
+//         [--timer auto|host-clock]
 //
 // FILE has one sample per line, tab-separated: shared object, function name,
 // output directory, reference directory (may be empty), input seed. For
@@ -42,8 +43,10 @@
 //    last-level cache, 0 turns it off), so no call is timed on the data the
 //    one before left in cache. The call is read with CUDA events on a CUDA
 //    harness, on the GPU's own clock, and with the host's steady_clock
-//    elsewhere or where events cannot be had (device_timer.h); "timer" and
-//    "flush_bytes" say which and how much.
+//    elsewhere or where events cannot be had (device_timer.h), or everywhere
+//    with --timer host-clock (the timing before issue 56, to compare the
+//    two on the same samples); "timer" and "flush_bytes" say which and how
+//    much.
 // 5. On CUDA, the SM clock and temperature after the timed calls, where
 //    NVML can be loaded (gpu_telemetry.h): "sm_clock_mhz", "temperature_c".
 // 6. OUT_DIR/benchmark.json is written, with "complete": true, and
@@ -216,6 +219,7 @@ bool check_outputs(const SampleSpec &spec, const halide_filter_metadata_t *md,
 // reaches its timed calls (a CUDA context exists by then: Halide's runtime
 // makes it in the first call) and kept for the rest of the process.
 struct TimingTools {
+    bool host_clock = false; // --timer host-clock
     std::unique_ptr<gpusched::harness::DeviceTimer> timer;
     std::unique_ptr<gpusched::harness::CacheFlush> flush;
     std::string timer_problem, flush_problem; // why CUDA fell back, if it did
@@ -223,7 +227,8 @@ struct TimingTools {
 
 void make_timing_tools(TimingTools &tools, const std::string &device, int64_t flush_bytes) {
     if (tools.timer) return;
-    tools.timer = gpusched::harness::make_device_timer(device, &tools.timer_problem);
+    tools.timer =
+        gpusched::harness::make_device_timer(tools.host_clock ? "host" : device, &tools.timer_problem);
     tools.flush = gpusched::harness::make_cache_flush(device, flush_bytes, &tools.flush_problem);
 }
 
@@ -428,6 +433,7 @@ int main(int argc, char **argv) {
     double min_time_s = 0.1, precision = 0;
     long min_reps = 3, max_reps = 1000, warmup = 1, timeout_s = 0;
     long long flush_bytes = 0; // the driver always passes it (runner.cpp)
+    std::string timer = "auto";
     bool usage_ok = true;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -452,15 +458,19 @@ int main(int argc, char **argv) {
             precision = std::atof(v.c_str());
         else if (a == "--flush-bytes")
             flush_bytes = std::atoll(v.c_str());
+        else if (a == "--timer")
+            timer = v;
         else
             usage_ok = false;
     }
     if (!usage_ok || list.empty() || min_reps < 1 || max_reps < min_reps || warmup < 0 ||
-        !(min_time_s >= 0) || timeout_s < 0 || !(precision >= 0 && precision < 1) || flush_bytes < 0) {
+        !(min_time_s >= 0) || timeout_s < 0 || !(precision >= 0 && precision < 1) || flush_bytes < 0 ||
+        (timer != "auto" && timer != "host-clock")) {
         std::fprintf(stderr,
                      "usage: %s --list FILE [--min-time S] [--min-reps N] [--max-reps N] [--warmup N] "
-                     "[--timeout S] [--precision R] [--flush-bytes N], with 1 <= --min-reps <= --max-reps, "
-                     "--warmup >= 0, --min-time >= 0, 0 <= --precision < 1, --flush-bytes >= 0\n",
+                     "[--timeout S] [--precision R] [--flush-bytes N] [--timer auto|host-clock], with 1 <= "
+                     "--min-reps <= --max-reps, --warmup >= 0, --min-time >= 0, 0 <= --precision < 1, "
+                     "--flush-bytes >= 0\n",
                      argv[0]);
         return kExitUsage;
     }
@@ -469,6 +479,7 @@ int main(int argc, char **argv) {
     if (!read_list(list, samples)) return kExitUsage;
     std::signal(SIGALRM, on_alarm);
     TimingTools tools;
+    tools.host_clock = timer == "host-clock";
     for (const SampleSpec &s : samples) {
         alarm(static_cast<unsigned>(timeout_s));
         if (int status = run_sample(s, rule, warmup, flush_bytes, tools); status != 0) return status;

@@ -52,7 +52,8 @@ nlohmann::json to_json(const TimingOptions &t) {
             {"precision", t.precision},
             {"warmup", t.warmup},
             {"timeout_s", t.timeout.count()},
-            {"flush_bytes", t.flush_bytes ? nlohmann::json(*t.flush_bytes) : nlohmann::json(nullptr)}};
+            {"flush_bytes", t.flush_bytes ? nlohmann::json(*t.flush_bytes) : nlohmann::json(nullptr)},
+            {"host_clock", t.host_clock}};
 }
 
 TimingOptions timing_from_json(const nlohmann::json &j) {
@@ -70,6 +71,8 @@ TimingOptions timing_from_json(const nlohmann::json &j) {
         t.flush_bytes = 0;
     else if (!j.at("flush_bytes").is_null())
         t.flush_bytes = j.at("flush_bytes").get<int64_t>();
+    // Runs configured before the choice used events where they could.
+    t.host_clock = j.value("host_clock", false);
     return t;
 }
 
@@ -307,7 +310,9 @@ std::size_t run_harness(const std::vector<BenchmarkBinary> &bins, std::size_t fi
         "--warmup",
         std::to_string(t.warmup),
         "--timeout",
-        std::to_string(t.timeout.count())};
+        std::to_string(t.timeout.count()),
+        "--timer",
+        t.host_clock ? "host-clock" : "auto"};
     spec.env = env;
     // Each sample has its own alarm in the harness; this is the backstop for
     // a process the alarm cannot end: every sample's timeout, and a margin.

@@ -65,9 +65,13 @@ struct TimingOptions {
     // cache, which the runner fills in (resolve_flush_bytes); 0: no flush
     // (tune --no-flush).
     std::optional<int64_t> flush_bytes;
+    // Read every call with the host's steady_clock, even where CUDA events
+    // can be had (tune --host-clock): with --no-flush and --precision 0, the
+    // timing before issue 56, so the two can be compared on the same samples.
+    bool host_clock = false;
 };
 // As stored in a run's config: min_time_s, min_reps, max_reps, precision,
-// warmup, timeout_s, flush_bytes (null: the device's rule).
+// warmup, timeout_s, flush_bytes (null: the device's rule), host_clock.
 nlohmann::json to_json(const TimingOptions &t);
 // The reverse; throws nlohmann::json::exception for a missing or mistyped field.
 TimingOptions timing_from_json(const nlohmann::json &j);
