@@ -321,7 +321,7 @@ private:
 std::optional<DeviceKind> benchmark_device(const TuneArgs &a) {
     if (!a.device.empty()) return *parse_device_kind(a.device);
     if (a.executor == "slurm") return DeviceKind::Cuda; // the nodes have the GPUs, not the driver
-    if (default_device_kind()) return DeviceKind::Cuda;
+    if (const auto visible = default_device_kind()) return *visible;
     spdlog::error("tune benchmarks on a GPU and none is visible here ({}); add --device opencl to "
                   "benchmark on POCL, the CPU's OpenCL, instead",
                   query_local_gpus().problem);

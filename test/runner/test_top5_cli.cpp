@@ -20,6 +20,7 @@
 #include "test_support.h"
 #include "tuner/cuda_device_query.h"
 #include "tuner/measure/runner/cache_flush_size.h"
+#include "tuner/measure/runner/cuda_driver_check.h"
 #include "tuner/modes/top5.h"
 
 using namespace gpusched;

@@ -65,7 +65,7 @@ BenchmarkBuildRequest sample_build_request(const OneShotOptions &opt, const Batc
     req.schedule.plugin_config =
         nlohmann::json::parse(read_text_file(s.dir + "/config.json"), nullptr, false);
     req.schedule.replay_record = s.dir + "/" + opt.generator_name + ".gpusched.json";
-    if (device == DeviceKind::Cuda) req.library_dir = s.dir;
+    if (benchmarks_the_batch_library(device)) req.library_dir = s.dir;
     return req;
 }
 

@@ -2,6 +2,7 @@
 
 #include "common/errors.h"
 #include "tuner/measure/measurement_records.h"
+#include "tuner/measure/runner/device_traits.h"
 
 namespace gpusched {
 
@@ -43,7 +44,7 @@ BaselineBuild build_baseline(const OneShotOptions &batch, const ScheduleSource &
     req.target = benchmark_target;
     req.work_dir = dir + "/build";
     req.schedule = schedule_request(batch, inputs.source, dir);
-    if (device == DeviceKind::Cuda) req.library_dir = out.schedule.dir;
+    if (benchmarks_the_batch_library(device)) req.library_dir = out.schedule.dir;
     req.reference_dir = reference_dir();
     out.build = build_benchmark(req);
     return out;

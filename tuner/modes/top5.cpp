@@ -4,14 +4,12 @@
 #include <chrono>
 #include <exception>
 #include <mutex>
-#include <regex>
 
 #include "db/sample_store.h"
-#include "tuner/cuda_device_query.h"
-#include "tuner/generate/ptx_extract.h"
 #include "tuner/generate/sample_selection.h"
 #include "tuner/measure/measurement_records.h"
 #include "tuner/measure/measuring_round.h"
+#include "tuner/measure/runner/device_traits.h"
 #include "tuner/measure/shared_reference.h"
 #include "tuner/modes/baselines.h"
 
@@ -42,19 +40,6 @@ std::vector<std::size_t> benchmark_candidates(const std::vector<OneShotSample> &
             keep.push_back(i);
     }
     return keep;
-}
-
-// The PTX ISA version (".version 7.1") of a compiled library; empty if none.
-std::string ptx_isa_version(const std::string &library) {
-    try {
-        static const std::regex version(R"(\.version\s+(\d+\.\d+))");
-        for (const auto &m : extract_ptx_modules_from_file(library)) {
-            std::smatch match;
-            if (std::regex_search(m.text, match, version)) return match[1];
-        }
-    } catch (const std::exception &) {
-    }
-    return {};
 }
 
 std::string first_error(const std::vector<OneShotSample> &samples) {
@@ -97,18 +82,6 @@ std::string spill_check_line(const Top5Result &result, const std::vector<std::si
         return "every sample spills; benchmarking those within 50% of the least spilling";
     return "checked: " + std::to_string(result.spillers.size()) + " spilling sample" +
            (result.spillers.size() == 1 ? "" : "s") + " dropped";
-}
-
-// A CUDA driver that cannot load the batch's PTX would fail every benchmark
-// alike: the error saying so, or empty.
-std::string cuda_driver_problem(const OneShotSample &sample, const std::string &generator_name) {
-    const std::string isa = ptx_isa_version(sample.dir + "/" + generator_name + ".a");
-    const int need = cuda_driver_for_ptx_isa(isa);
-    const int have = query_local_gpus().driver_version;
-    if (need <= 0 || have <= 0 || have >= need) return {};
-    return "the CUDA driver (" + std::to_string(have / 1000) + "." + std::to_string(have % 1000 / 10) +
-           ") is too old for PTX ISA " + isa + " (needs CUDA " + std::to_string(need / 1000) + "." +
-           std::to_string(need % 1000 / 10) + " or newer); update the NVIDIA driver";
 }
 
 // One Top 5 run: its database rows, its batch, and the measuring round of
@@ -317,20 +290,6 @@ std::optional<std::size_t> fastest(const std::vector<Top5Entry> &benchmarked) {
 }
 } // namespace
 
-int cuda_driver_for_ptx_isa(const std::string &v) {
-    const auto dot = v.find('.');
-    if (dot == std::string::npos) return 0;
-    const int major = std::atoi(v.substr(0, dot).c_str()), minor = std::atoi(v.substr(dot + 1).c_str());
-    // PTX ISA release notes: 6.0 came with CUDA 9.0, ..., 6.5 with 10.2,
-    // 7.0 with 11.0, 7.x with 11.x, 8.0 with 12.0, 8.x with 12.x.
-    if (major == 6) {
-        static const int kCuda[] = {9000, 9010, 9020, 10000, 10010, 10020};
-        return minor >= 0 && minor <= 5 ? kCuda[minor] : 0;
-    }
-    if (major == 7 || major == 8) return (major == 7 ? 11000 : 12000) + 10 * minor;
-    return 0;
-}
-
 Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     using Clock = std::chrono::steady_clock;
     const auto t0 = Clock::now();
@@ -373,12 +332,11 @@ Top5Result run_top5(const Top5Options &options, const Top5Progress &progress) {
     result.spill_check = spill_check_line(result, chosen);
     if (chosen.size() > static_cast<std::size_t>(options.top))
         chosen.resize(static_cast<std::size_t>(options.top));
-    if (options.device == DeviceKind::Cuda) {
-        const std::string error = cuda_driver_problem(result.samples[chosen.front()], opt.generator_name);
-        if (!error.empty()) {
-            run.fail(error);
-            throw UnavailableError(error);
-        }
+    if (const std::string error = batch_library_problem(options.device, result.samples[chosen.front()].dir +
+                                                                            "/" + opt.generator_name + ".a");
+        !error.empty()) {
+        run.fail(error);
+        throw UnavailableError(error);
     }
 
     // --- Build and benchmark the chosen samples, then the baselines.

@@ -102,8 +102,4 @@ struct Top5Progress {
 // database problems.
 Top5Result run_top5(const Top5Options &options, const Top5Progress &progress = {});
 
-// The lowest CUDA driver version (1000 * major + 10 * minor) that loads PTX
-// of this ISA version ("7.1" -> 11010); 0 when the version is not known.
-int cuda_driver_for_ptx_isa(const std::string &ptx_version);
-
 } // namespace gpusched

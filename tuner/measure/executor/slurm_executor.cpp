@@ -36,11 +36,11 @@
 
 #include "common/elapsed.h"
 #include "common/errors.h"
-#include "tuner/cuda_device_query.h"
 #include "tuner/install_layout.h"
 #include "tuner/measure/executor/executor.h"
 #include "tuner/measure/executor/slurm_commands.h"
 #include "tuner/measure/executor/work_folder.h"
+#include "tuner/measure/runner/device_traits.h"
 #include "tuner/subprocess.h"
 
 namespace gpusched {
@@ -524,15 +524,9 @@ std::unique_ptr<Executor> make_slurm_executor(const ExecutorOptions &o) {
         if (!found)
             throw UserError("Slurm has no partition '" + o.slurm.partition + "' (it has: " + known + ")");
     }
-    std::string device;
-    if (o.device == DeviceKind::OpenCl) {
-        device = pocl_device_name();
-    } else {
-        // The driver may have no GPU: the nodes do. A partition is one GPU
-        // model, named by --gpu (docs/cluster.md).
-        const LocalGpuQuery q = query_local_gpus();
-        device = q.devices.empty() ? o.fallback_device_name : q.devices.front().description;
-    }
+    // The driver may have no GPU: the nodes do. A partition is one GPU
+    // model, named by --gpu (docs/cluster.md).
+    const std::string device = device_name_from_driver(o.device, o.fallback_device_name);
     ExecutorOptions opt = o;
     if (const char *poll = std::getenv("GPUSCHED_SLURM_POLL_MS"))
         opt.slurm.poll = std::chrono::milliseconds(std::max(50, std::atoi(poll)));

@@ -8,10 +8,8 @@
 #include <unistd.h>
 
 #include "common/elapsed.h"
-#include "tuner/cuda_device_query.h"
 #include "tuner/measure/executor/work_folder.h"
-#include "tuner/measure/runner/cache_flush_size.h"
-#include "tuner/measure/validation/pocl_validation.h"
+#include "tuner/measure/runner/device_traits.h"
 
 namespace gpusched {
 namespace fs = std::filesystem;
@@ -72,12 +70,6 @@ int run_worker(const std::string &scope_dir, int64_t array, std::optional<int> i
         return kWorkerInjectedFault;
     }
 
-    // This node's device, as the local runners name and drive it. Slurm
-    // already set CUDA_VISIBLE_DEVICES to the GPU it allocated (--gres), so
-    // the benchmark inherits it rather than being told a GPU index.
-    std::map<std::string, std::string> env;
-    std::string device;
-    int64_t last_level_cache_bytes = 0; // what the cache flush covers (runner.h)
     BenchmarkBinary b;
     b.label = spec.label;
     b.executable = wf.task_dir(task_id) + "/bench";
@@ -87,28 +79,16 @@ int run_worker(const std::string &scope_dir, int64_t array, std::optional<int> i
     b.reference_dir = spec.reference.empty() ? "" : wf.scope_dir + "/" + spec.reference;
     b.target = spec.target;
     b.input_seed = spec.input_seed;
-    if (spec.device == DeviceKind::Cuda) {
-        const LocalGpuQuery q = query_local_gpus();
-        if (q.devices.empty()) {
-            std::cerr << "gpusched worker: no GPU on node " << host_name() << " (" << q.problem
-                      << "); does the job ask for one (--gres gpu:1)?\n";
-            return kWorkerNoDevice;
-        }
-        device = q.devices.front().description;
-        last_level_cache_bytes = q.devices.front().l2_cache_bytes;
-    } else {
-        if (!opencl_runtime_present()) {
-            std::cerr << "gpusched worker: no OpenCL runtime on node " << host_name() << "\n";
-            return kWorkerNoDevice;
-        }
-        device = pocl_device_name();
-        last_level_cache_bytes = host_last_level_cache_bytes();
-        env["POCL_CACHE_DIR"] = b.work_dir + "/pocl-cache";
+    // This node's device, as the local runners name and drive it.
+    const NodeDevice node = node_device(spec.device, host_name(), b.work_dir);
+    if (!node.problem.empty()) {
+        std::cerr << "gpusched worker: " << node.problem << "\n";
+        return kWorkerNoDevice;
     }
-    Measurement m =
-        detail::run_benchmark_process(b, resolve_flush_bytes(spec.timing, last_level_cache_bytes), env);
+    Measurement m = detail::run_benchmark_process(
+        b, resolve_flush_bytes(spec.timing, node.last_level_cache_bytes), node.env);
     m.device_kind = spec.device;
-    m.device = device;
+    m.device = node.name;
 
     nlohmann::json result = {
         {"task", task_id},
