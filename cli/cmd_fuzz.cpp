@@ -13,8 +13,8 @@
 #include "cli/arguments.h"
 #include "cli/commands.h"
 #include "cli/gpu_choice.h"
+#include "cli/search_args.h"
 #include "cli/value_checks.h"
-#include "core/search_defaults.h"
 #include "tuner/modes/fuzz_runner.h"
 #include "tuner/modes/oneshot.h"
 #include "tuner/user_paths.h"
@@ -26,7 +26,8 @@ struct FuzzArgs {
     std::string generator, build_dir = "build", work_dir = "fuzz-out", db_path, output, gpu = "h100",
                            seeds = "0:9";
     std::vector<std::string> params;
-    int samples = 2, beam_size = kDefaultBeamSize, passes = kDefaultPasses, jobs = 2, timeout_s = 600;
+    SearchSettings search; // --beam-size and --passes; each pipeline's seed is its own
+    int samples = 2, jobs = 2, timeout_s = 600;
 };
 
 std::pair<uint64_t, uint64_t> parse_seed_range(const std::string &s) {
@@ -62,12 +63,7 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
     cmd->add_option("--samples", args->samples, "Schedules per pipeline: 1 beam search + greedy")
         ->check(whole_number_at_least(1))
         ->capture_default_str();
-    cmd->add_option("--beam-size", args->beam_size, "Beam size of the beam search")
-        ->check(whole_number_at_least(1))
-        ->capture_default_str();
-    cmd->add_option("--passes", args->passes, "Passes of the beam search")
-        ->check(whole_number_at_least(1))
-        ->capture_default_str();
+    add_beam_options(cmd, args->search);
     cmd->add_option("--gpu", args->gpu, "GPU profile")->capture_default_str();
     cmd->add_option("-j,--jobs", args->jobs, "Seeds run at a time (one process each)")
         ->check(CLI::Range(1, 4096))
@@ -90,8 +86,7 @@ Action add_fuzz_command(CLI::App &app, const GlobalOptions &global, int argc, ch
         o.first_seed = first;
         o.last_seed = last;
         o.samples = args->samples;
-        o.beam_size = args->beam_size;
-        o.passes = args->passes;
+        o.search = args->search;
         o.jobs = args->jobs;
         o.gpu = resolve_gpu(args->gpu);
         o.work_dir = args->work_dir;

@@ -13,20 +13,25 @@
 
 namespace gpusched::cli {
 
+void add_beam_options(CLI::App *cmd, SearchSettings &search) {
+    cmd->add_option("--beam-size", search.beam_size, "Beam size of the beam-search sample")
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
+    cmd->add_option("--passes", search.passes, "Passes of the beam-search sample")
+        ->check(whole_number_at_least(1))
+        ->capture_default_str();
+}
+
 void add_search_options(CLI::App *cmd, SearchArgs &args) {
-    cmd->add_option("--beam-size", args.beam_size, "Beam size of the beam-search sample")
-        ->check(whole_number_at_least(1))
-        ->capture_default_str();
-    cmd->add_option("--passes", args.passes, "Passes of the beam-search sample")
-        ->check(whole_number_at_least(1))
-        ->capture_default_str();
-    cmd->add_option("--seed", args.seed, "Base seed; greedy sample i uses seed+i")
+    add_beam_options(cmd, args.search);
+    cmd->add_option("--seed", args.search.seed, "Base seed; greedy sample i uses seed+i")
         ->check(unsigned_whole_number())
         ->capture_default_str();
     cmd->add_option("--timeout", args.timeout_s, "Seconds allowed per generator run")
         ->check(whole_number_at_least(1))
         ->capture_default_str();
-    cmd->add_option("--dropout", args.dropout, "Greedy samples: probability of dropping each ranked choice")
+    cmd->add_option("--dropout", args.search.greedy_dropout,
+                    "Greedy samples: probability of dropping each ranked choice")
         ->check(finite_number_in(0.0, 0.99))
         ->capture_default_str();
     cmd->add_option("--search-config", args.search_config_file,
@@ -64,10 +69,7 @@ void apply_search_config_file(const SearchArgs &args, OneShotOptions &options) {
 
 void apply_search_args(const SearchArgs &args, OneShotOptions &options) {
     if (args.timeout_s < 1) throw UserError("--timeout must be at least 1 second");
-    options.beam_size = args.beam_size;
-    options.passes = args.passes;
-    options.seed = args.seed;
-    options.greedy_dropout = args.dropout;
+    options.search = args.search;
     options.timeout = std::chrono::seconds(args.timeout_s);
     apply_search_config_file(args, options);
     if (args.weights.empty()) return;

@@ -9,16 +9,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/search_defaults.h"
+#include "tuner/generate/search_settings.h"
 #include "tuner/modes/oneshot.h"
 
 namespace gpusched::cli {
 
 struct SearchArgs {
-    int beam_size = kDefaultBeamSize;
-    int passes = kDefaultPasses;
-    uint64_t seed = 0;
-    double dropout = 0.2;
+    SearchSettings search;
     int timeout_s = 600;
     std::string search_config_file;
     std::string weights; // a weights file (gpusched retrain writes them); empty: the embedded
@@ -26,6 +23,10 @@ struct SearchArgs {
 
 // --beam-size, --passes, --seed, --dropout, --timeout, --search-config, --weights.
 void add_search_options(CLI::App *cmd, SearchArgs &args);
+
+// --beam-size and --passes alone, for a command whose other search settings
+// are its own (fuzz derives each pipeline's seed).
+void add_beam_options(CLI::App *cmd, SearchSettings &search);
 
 // Copies them into a batch's options (--weights as the search config's
 // weights_path); throws UserError for a timeout below one second, a search

@@ -62,11 +62,11 @@ void run_sample(const OneShotOptions &opt, const BatchInputs &in, OneShotSample 
     if (source.searches) {
         inv.emit.push_back("featurization");
         s.beam = (s.index == 0);
-        s.seed = opt.seed + static_cast<uint64_t>(s.index);
-        config["beam_size"] = s.beam ? opt.beam_size : 1;
-        config["passes"] = s.beam ? opt.passes : 1;
+        s.seed = opt.search.seed + static_cast<uint64_t>(s.index);
+        config["beam_size"] = s.beam ? opt.search.beam_size : 1;
+        config["passes"] = s.beam ? opt.search.passes : 1;
         config["seed"] = *s.seed;
-        if (!s.beam) config["dropout"] = opt.greedy_dropout;
+        if (!s.beam) config["dropout"] = opt.search.greedy_dropout;
         config["gpu_profile"] = to_json(opt.gpu);
         config["record_path"] = record_path;
         const std::string config_path = s.dir + "/config.json";
@@ -130,9 +130,9 @@ std::string default_cuda_target(const GpuProfile &gpu) {
 nlohmann::json batch_run_config(const OneShotOptions &opt, int samples) {
     return {{"samples", samples},
             {"jobs", opt.jobs},
-            {"beam_size", opt.beam_size},
-            {"passes", opt.passes},
-            {"seed", opt.seed},
+            {"beam_size", opt.search.beam_size},
+            {"passes", opt.search.passes},
+            {"seed", opt.search.seed},
             {"gpu", opt.gpu.name},
             {"search_config", opt.search_config}};
 }

@@ -23,12 +23,12 @@
 
 #include "common/errors.h"
 #include "common/gpu_profile.h"
-#include "core/search_defaults.h"
 #include "db/sample_store.h"
 #include "tuner/generate/autoschedulers.h"
 #include "tuner/generate/generator_run.h"
 #include "tuner/generate/ptxas_report.h"
 #include "tuner/generate/sample_selection.h"
+#include "tuner/generate/search_settings.h"
 
 namespace gpusched {
 
@@ -43,13 +43,7 @@ struct OneShotOptions {
     std::string db_path;
     int samples = 80; // paper: 80 per batch
     int jobs = 2;
-    int beam_size = kDefaultBeamSize;
-    int passes = kDefaultPasses;
-    uint64_t seed = 0; // seeds of greedy samples are seed+1 .. seed+N-1
-    // Probability of dropping each ranked child in greedy samples. The
-    // reference autotuner keeps the overall best path with 1% probability;
-    // over the ~20 decisions of a typical app that is ~0.2 per decision.
-    double greedy_dropout = 0.2;
+    SearchSettings search;              // seeds of greedy samples are search.seed+1 .. +N-1
     bool validate = true;               // run the chosen schedule on POCL against a CPU build
     bool validate_every_sample = false; // validate all compiled samples (fuzzing)
     nlohmann::json search_config;       // extra keys passed to the plugin config

@@ -61,10 +61,6 @@ nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_na
     const OneShotOptions &b = o.batch;
     nlohmann::json c = {{"batch", b.samples},
                         {"iterations", o.iterations},
-                        {"seed", b.seed},
-                        {"beam_size", b.beam_size},
-                        {"passes", b.passes},
-                        {"dropout", b.greedy_dropout},
                         {"gpu_profile", to_json(b.gpu)},
                         {"generator_params", b.generator_params},
                         {"search_config", b.search_config},
@@ -78,6 +74,7 @@ nlohmann::json run_config(const AutotuneOptions &o, const std::string &device_na
                         {"learning_rate", o.learning_rate},
                         {"retrain", o.retrain_if_better ? "if-better" : "always"},
                         {"timing", to_json(o.timing)}};
+    write_search_settings(b.search, c);
     if (!o.started_by.empty()) c["started_by"] = o.started_by;
     return c;
 }
@@ -87,10 +84,7 @@ void apply_stored_config(AutotuneOptions &o, const nlohmann::json &c) {
     OneShotOptions &b = o.batch;
     b.samples = c.at("batch").get<int>();
     o.iterations = c.at("iterations").get<int>();
-    b.seed = c.at("seed").get<uint64_t>();
-    b.beam_size = c.at("beam_size").get<int>();
-    b.passes = c.at("passes").get<int>();
-    b.greedy_dropout = c.at("dropout").get<double>();
+    b.search = read_search_settings(c);
     b.gpu = gpu_profile_from_json(c.at("gpu_profile"));
     b.generator_params = c.at("generator_params").get<std::map<std::string, std::string>>();
     b.search_config = c.at("search_config");
@@ -299,9 +293,9 @@ private:
             std::string provenance = "the weights file the user named";
             if (o_.from_scratch) {
                 path = weights_dir_ + "/run" + std::to_string(result_.run_id) + "-batch0.weights";
-                provenance = "random initial weights (seed " + std::to_string(opt_.seed) +
+                provenance = "random initial weights (seed " + std::to_string(opt_.search.seed) +
                              ") of autotune run " + std::to_string(result_.run_id) + ", --from-scratch";
-                write_weights_file(path, WeightsFile{NetworkWeights::initial(opt_.seed), provenance});
+                write_weights_file(path, WeightsFile{NetworkWeights::initial(opt_.search.seed), provenance});
             }
             const nlohmann::json trained_on = {{"by", "autotune run " + std::to_string(result_.run_id)},
                                                {"batch", 0},
@@ -316,7 +310,7 @@ private:
     // The batch's options: its seeds and the weights it searches with.
     OneShotOptions batch_options(int b, const std::string &weights_path) const {
         OneShotOptions bopt = opt_;
-        bopt.seed = opt_.seed + static_cast<uint64_t>(b) * static_cast<uint64_t>(n_);
+        bopt.search.seed = opt_.search.seed + static_cast<uint64_t>(b) * static_cast<uint64_t>(n_);
         if (!bopt.search_config.is_object()) bopt.search_config = nlohmann::json::object();
         if (!weights_path.empty()) bopt.search_config["weights_path"] = weights_path;
         return bopt;
@@ -563,7 +557,7 @@ std::string AutotuneRun::retrain_after(int b, const db::AutotuneBatchRow &row, d
                  " (--train-on " + to_string(o_.train_on) + ")";
     ro.epochs = o_.epochs;
     ro.learning_rate = o_.learning_rate;
-    ro.seed = opt_.seed + static_cast<uint64_t>(b) + 1;
+    ro.seed = opt_.search.seed + static_cast<uint64_t>(b) + 1;
     std::string note;
     ro.keep_start_unless_better = o_.retrain_if_better;
     try {

@@ -156,9 +156,8 @@ std::vector<FuzzCase> run_fuzz(const FuzzOptions &opt, const FuzzProgress &progr
         o.output_dir = opt.work_dir + "/seed" + std::to_string(seed);
         o.db_path = opt.db_path;
         o.samples = opt.samples;
-        o.beam_size = opt.beam_size;
-        o.passes = opt.passes;
-        o.seed = seed * 1000; // distinct search seeds per pipeline
+        o.search = opt.search;
+        o.search.seed = seed * 1000; // distinct search seeds per pipeline
         o.jobs = 1;
         o.validate = true;
         o.validate_every_sample = true;
@@ -224,8 +223,8 @@ std::string fuzz_report_markdown(const FuzzOptions &opt, const std::vector<FuzzC
        << " of `random_pipeline`";
     for (const auto &[k, v] : opt.params)
         md << " " << k << "=" << v;
-    md << "; per seed, One Shot with " << opt.samples << " samples (a beam search " << opt.beam_size << "x"
-       << opt.passes
+    md << "; per seed, One Shot with " << opt.samples << " samples (a beam search " << opt.search.beam_size
+       << "x" << opt.search.passes
        << " and greedy samples); every sample compiled for CUDA, its PTX assembled by ptxas -arch="
        << opt.gpu.ptxas_arch() << ", and its OpenCL build run on POCL against a CPU build.\n\n";
     md << "| outcome | seeds |\n|---|---:|\n";

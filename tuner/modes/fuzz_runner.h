@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/gpu_profile.h"
-#include "core/search_defaults.h"
+#include "tuner/generate/search_settings.h"
 
 namespace gpusched {
 
@@ -28,9 +28,9 @@ struct FuzzOptions {
     std::string generator_name = "random_pipeline";
     std::map<std::string, std::string> params{{"size", "small"}, {"num_outputs", "0"}};
     uint64_t first_seed = 0, last_seed = 9;
-    int samples = 2; // the beam search + greedy samples
-    int beam_size = kDefaultBeamSize, passes = kDefaultPasses;
-    int jobs = 2; // seeds run at a time (each runs its steps one at a time)
+    int samples = 2;       // the beam search + greedy samples
+    SearchSettings search; // the seed: each pipeline's own (its seed x 1000)
+    int jobs = 2;          // seeds run at a time (each runs its steps one at a time)
     GpuProfile gpu;
     std::string work_dir, db_path;
     std::chrono::seconds timeout{600};

@@ -57,9 +57,8 @@ public:
         b.db_path = c_.database;
         b.samples = p.samples;
         b.jobs = c_.jobs > 0 ? c_.jobs : std::max(1u, std::thread::hardware_concurrency());
-        b.beam_size = p.beam_size;
-        b.passes = p.passes;
-        b.seed = seed;
+        b.search = p.search;
+        b.search.seed = seed;
         b.validate = false; // the benchmarks check every output against the CPU reference
         b.gpusched_version = o_.gpusched_version;
         return b;
@@ -71,7 +70,7 @@ public:
         const uint64_t stride = static_cast<uint64_t>(p.samples) * static_cast<uint64_t>(p.iterations);
         AutotuneOptions o;
         o.batch = batch_options(p, (fs::path(c_.work_dir) / p.name / "autotune").string(),
-                                p.seed + static_cast<uint64_t>(h.earlier_runs) * stride);
+                                p.search.seed + static_cast<uint64_t>(h.earlier_runs) * stride);
         o.device = p.device;
         o.timing = p.timing;
         o.iterations = p.iterations;
@@ -107,7 +106,7 @@ public:
                                                              std::string("abandoned by the nightly: ") +
                                                                  e.what());
                 }
-                o.batch.seed = p.seed + static_cast<uint64_t>(h.earlier_runs + 1) * stride;
+                o.batch.search.seed = p.search.seed + static_cast<uint64_t>(h.earlier_runs + 1) * stride;
                 r = run_autotune(o, progress);
             }
         } else {
@@ -141,9 +140,9 @@ public:
 
     void top5(const NightlyPipeline &p, const NightlyRunHistory &h, PipelineOutcome &out) {
         Top5Options o;
-        o.batch =
-            batch_options(p, (fs::path(c_.work_dir) / p.name / "top5").string(),
-                          p.seed + static_cast<uint64_t>(h.earlier_runs) * static_cast<uint64_t>(p.samples));
+        o.batch = batch_options(p, (fs::path(c_.work_dir) / p.name / "top5").string(),
+                                p.search.seed +
+                                    static_cast<uint64_t>(h.earlier_runs) * static_cast<uint64_t>(p.samples));
         o.device = p.device;
         o.timing = p.timing;
         o.top = p.top;

@@ -163,9 +163,9 @@ NightlyPipeline parse_pipeline(const json &j, const std::string &where, const st
             p.baselines.push_back(name);
         }
     }
-    p.beam_size = static_cast<int>(f.integer("beam_size", p.beam_size, 1, 100000));
-    p.passes = static_cast<int>(f.integer("passes", p.passes, 1, 1000));
-    p.seed = static_cast<uint64_t>(f.integer("seed", 0, 0, INT64_MAX));
+    p.search.beam_size = static_cast<int>(f.integer("beam_size", p.search.beam_size, 1, 100000));
+    p.search.passes = static_cast<int>(f.integer("passes", p.search.passes, 1, 1000));
+    p.search.seed = static_cast<uint64_t>(f.integer("seed", 0, 0, INT64_MAX));
     p.timing = parse_timing(f, "timing", file);
     f.no_others(); // also catches top5's fields on an autotune pipeline and the reverse
     return p;

@@ -22,7 +22,7 @@
 
 #include "common/errors.h"
 #include "common/gpu_profile.h"
-#include "core/search_defaults.h"
+#include "tuner/generate/search_settings.h"
 #include "tuner/measure/runner/runner.h"
 #include "tuner/modes/autotune.h"
 
@@ -44,8 +44,7 @@ struct NightlyPipeline {
     int iterations = 20;                // autotune (paper: 20)
     int top = 5;                        // top5 (paper: 5)
     std::vector<std::string> baselines; // li2018, naive, manual, measured beside it (autotune: once per run)
-    int beam_size = kDefaultBeamSize, passes = kDefaultPasses;
-    uint64_t seed = 0;
+    SearchSettings search;              // greedy dropout: the default; seed: the first night's
     TrainOn train_on = TrainOn::Run;
     TimingOptions timing;
 };
