@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cassert>
-#include <functional>
 
+#include "core/below_root_regions.h"
 #include "core/root_stage_launch.h"
-#include "core/shift_shape.h"
 
 namespace gpusched {
 
@@ -24,6 +23,16 @@ Span tile_at(const Span &s, int64_t tile, int64_t index) {
         t.min = std::max(s.min, s.max - tile + 1);
     }
     return t;
+}
+
+// Assigns the stage's thread loops to gpu thread slots, and sets what the
+// middle thread of a block runs: per loop, the middle of the block tile's
+// `thread` tiles of `serial` points. Root and Block level tile so alike.
+void tile_threads(const Stage &st, ScheduledStage &ss) {
+    ss.threads = assign_thread_slots(st, ss.thread, ss.thread_slot, ss.thread_shape);
+    ss.loops_thread = ss.loops_block;
+    for (size_t i = 0; i < ss.serial.size(); i++)
+        ss.loops_thread[i] = tile_at(ss.loops_block[i], ss.serial[i], ss.thread[i] / 2);
 }
 
 } // namespace
@@ -188,19 +197,6 @@ void LoopNest::below_root_key(int n, int kernel, bool per_thread, std::vector<in
 
 namespace {
 
-// Loop bounds of a stage when its Func's region is func_region, into out
-// (FunctionDAG::loop_bounds without allocating when out has the capacity).
-void loop_bounds_into(const Stage &s, const Region &func_region, std::vector<Span> &out) {
-    out.resize(s.loops.size());
-    for (size_t i = 0; i < s.loops.size(); i++) {
-        const LoopDim &l = s.loops[i];
-        if (l.is_rvar)
-            out[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
-        else
-            out[i] = func_region[l.func_arg];
-    }
-}
-
 template <typename T> T take(std::vector<T> &spare) {
     if (spare.empty()) return T{};
     T t = std::move(spare.back());
@@ -248,10 +244,7 @@ void LoopNest::tile_root(int n, int si, ScheduledStage &ss, Kernel &k) {
         if (st.tileable(i))
             ss.loops_block[i] =
                 tile_at(ss.loops_realization[i], ss.serial[i] * ss.thread[i], ss.block[i] / 2);
-    ss.threads = assign_thread_slots(st, ss.thread, ss.thread_slot, ss.thread_shape);
-    ss.loops_thread = ss.loops_block;
-    for (size_t i = 0; i < ss.serial.size(); i++)
-        ss.loops_thread[i] = tile_at(ss.loops_block[i], ss.serial[i], ss.thread[i] / 2);
+    tile_threads(st, ss);
     ss.num_realizations = 1;
     k.block_shape = ss.thread_shape;
     k.threads_per_block = k.block_shape[0] * k.block_shape[1] * k.block_shape[2];
@@ -415,423 +408,140 @@ void LoopNest::begin_build() {
 }
 
 void LoopNest::build_funcs(size_t first, size_t last) {
-    const Decisions &d = decisions;
-    const size_t n_nodes = dag.nodes.size();
-    std::vector<int> &kernel_of_node = kernel_of_node_;
-    auto new_stage = [&](int n, int si, ComputeLocation loc, size_t nl) {
-        ScheduledStage ss = take(spare_stages_);
-        ss.node = n;
-        ss.stage = si;
-        ss.location = loc;
-        ss.kernel = -1;
-        ss.serial.assign(nl, 1);
-        ss.thread.assign(nl, 1);
-        ss.block.assign(nl, 1);
-        ss.num_realizations = 1;
-        ss.threads = 1;
-        ss.thread_shape = {1, 1, 1};
-        ss.thread_slot.clear();
-        return ss;
-    };
-    auto middle_thread_tile = [](ScheduledStage &ss) {
-        ss.loops_thread = ss.loops_block;
-        for (size_t i = 0; i < ss.serial.size(); i++) {
-            ss.loops_thread[i] = tile_at(ss.loops_block[i], ss.serial[i], ss.thread[i] / 2);
-        }
-    };
-    auto assign_slots = [](ScheduledStage &ss, const Stage &st) {
-        ss.threads = assign_thread_slots(st, ss.thread, ss.thread_slot, ss.thread_shape);
-    };
-    // The region of node n per block (per thread of its host, for Thread
-    // level) when the kernel's tile is moved by `shift` points in every pure
-    // loop. A tile that moves is the one that is repeated: the kernel's root
-    // stage per block (its host's thread tile, per thread). A consumer below
-    // root in the same kernel does not move on its own: its region is the
-    // one it has at that shift, recursively, because through a chain of
-    // rounding divisions (x/2, (x-1)/2 ...) each level's region depends on
-    // the tile's start (fuzz seed 47: a stencil over a bilinear upsample over
-    // a stencil needs one more column of the first stencil per block when the
-    // block starts at an odd column, which the shifted last tile of
-    // ShiftInwards does). Shifted regions are computed only for Funcs sized
-    // by their maximum and the consumers they go through, and kept per
-    // (node, shift) for this build.
-    std::vector<Region> shifted[2];
-    std::vector<uint8_t> shifted_done[2];
-    for (int side = 0; side < 2; side++) {
-        shift_base_done_[side].clear(); // sized on first use in this build
-        if (shift_base_[side].size() < n_nodes) shift_base_[side].resize(n_nodes);
-    }
-    std::function<const Region &(int, int, bool, int64_t)> region_at_shift;
-    // Visits the stages that may read node n per block of `kernel` (per
-    // thread of n's host, for Thread level): those of the Funcs above n in
-    // the kernel, the host's and its other Thread-level Funcs' per thread.
-    // `tile_moves`: the stage is the tile that moves (the kernel's root
-    // stage per block, the host per thread); the others move with their own
-    // regions. Both the region walks and their shapes go through here.
-    auto for_each_reader = [&](int n, int kernel, bool per_thread, auto &&visit) {
-        for (int c = 0; c < n; c++) {
-            for (int idx : stage_at[c]) {
-                if (idx < 0 || stages[idx].kernel != kernel) continue;
-                const ScheduledStage &ss = stages[idx];
-                const bool host_thread =
-                    per_thread && (c == d.funcs[n].host || (location(c) == ComputeLocation::Thread &&
-                                                            d.funcs[c].host == d.funcs[n].host));
-                if (per_thread && !host_thread) continue;
-                const bool tile_moves =
-                    per_thread ? c == d.funcs[n].host : location(c) == ComputeLocation::Root;
-                visit(c, ss, dag.nodes[c].stages[ss.stage], tile_moves);
-            }
-        }
-    };
-    auto consumers_in_kernel = [&](int n, int kernel, bool per_thread, int64_t shift) {
-        // The producer's region: union of what the consumers in this kernel
-        // need per block (or per thread of the host, for Thread level).
-        Region r;
-        std::vector<Span> moved;
-        for_each_reader(n, kernel, per_thread,
-                        [&](int c, const ScheduledStage &ss, const Stage &st, bool tile_moves) {
-                            if (shift > 0 && !tile_moves) {
-                                // Its region at this shift, sized as the nest sizes it
-                                // (by its largest extent, where it is sized by its max).
-                                Region rc = region_at_shift(c, kernel, per_thread, shift);
-                                const Region &sized = per_thread ? realization_region[c] : block_region[c];
-                                if (sized_by_max(dag.nodes[c])) {
-                                    for (size_t i = 0; i < rc.size() && i < sized.size(); i++)
-                                        rc[i].max = std::max(rc[i].max, rc[i].min + sized[i].extent() - 1);
-                                }
-                                loop_bounds_into(st, rc, moved);
-                            } else {
-                                // Moved even past the end of its realization: the sizes
-                                // are estimates, the real image may be any size, and
-                                // ShiftInwards puts the last tile at any start.
-                                moved = per_thread ? ss.loops_thread : ss.loops_block;
-                                for (size_t i = 0; shift > 0 && i < moved.size(); i++) {
-                                    if (st.loops[i].is_rvar) continue;
-                                    moved[i].min += shift;
-                                    moved[i].max += shift;
-                                }
-                            }
-                            const auto dm = demand(st, moved);
-                            auto it = dm->find(ProducerRef{n, false});
-                            if (it != dm->end()) merge_region(r, it->second);
-                        });
-        return r;
-    };
-    region_at_shift = [&](int n, int kernel, bool per_thread, int64_t shift) -> const Region & {
-        const int side = per_thread ? 1 : 0;
-        if (shifted[side].empty()) {
-            shifted[side].resize(n_nodes * kResidues);
-            shifted_done[side].assign(n_nodes * kResidues, 0);
-        }
-        const size_t key = static_cast<size_t>(n) * kResidues + static_cast<size_t>(shift);
-        if (!shifted_done[side][key]) {
-            // Remembered across builds like the unshifted regions (it depends
-            // on the same decisions, and on the shift): a Func sized by its
-            // maximum needs its consumers' regions at every shift, and
-            // without the memo each of its misses walked their whole chain
-            // again (camera_pipe's demosaic: most of the search's time).
-            // The shift leads the key, negative: unshifted keys lead with n.
-            // The key past the shift is the same at every shift: it is made
-            // once per (side, Func) and build (making it at each of the 31
-            // shifts was 11-14% of a pyramid's and camera_pipe's search).
-            // The consumers' regions below are found the same way, so the
-            // key is made again (from the kept part) before it is stored.
-            auto make_shift_key = [&]() -> const std::vector<int64_t> & {
-                if (shift_base_done_[side].empty()) shift_base_done_[side].assign(n_nodes, 0);
-                std::vector<int64_t> &base = shift_base_[side][n];
-                if (!shift_base_done_[side][n]) {
-                    below_root_key(n, kernel, per_thread, base);
-                    shift_base_done_[side][n] = 1;
-                }
-                shift_key_.clear();
-                shift_key_.push_back(-shift);
-                shift_key_.insert(shift_key_.end(), base.begin(), base.end());
-                return shift_key_;
-            };
-            const Region *known = memo_ ? memo_->find(make_shift_key()) : nullptr;
-            if (known) {
-                shifted[side][key] = *known;
-            } else {
-                Region r = consumers_in_kernel(n, kernel, per_thread, shift);
-                if (!r.empty()) dag.grow_by_updates(n, r);
-                if (memo_) memo_->insert(make_shift_key(), r);
-                shifted[side][key] = std::move(r);
-            }
-            shifted_done[side][key] = 1;
-        }
-        return shifted[side][key];
-    };
-    // The shape of node n's region as the tile moves (core/shift_shape.h),
-    // followed the way region_at_shift computes the region at a shift: the
-    // consumers in the kernel (the tile's own stages moved, the others at
-    // their own shapes, sized by their largest extent where the nest sizes
-    // them so), what each demands through inlined Funcs, the updates'
-    // growth. Made once per side and Func in this build.
-    std::vector<RegionShape> shapes[2];
-    std::vector<uint8_t> shapes_done[2];
-    auto demand_shape = [&](const Stage &st, const std::vector<SpanShape> &loops, int target) {
-        RegionShape out;
-        std::map<int, RegionShape> pending; // inlined Funcs, as demand_walk expands them
-        auto expand = [&](const Stage &s, const std::vector<SpanShape> &lb) {
-            for (const Edge &e : s.edges) {
-                if (e.producer.is_image) continue;
-                const int p = e.producer.index;
-                const bool inlined = location(p) == ComputeLocation::Inline;
-                if (inlined || p == target) merge_shape(inlined ? pending[p] : out, required_shape(e, lb));
-            }
-        };
-        expand(st, loops);
-        std::vector<SpanShape> lb;
-        drain_in_dag_order(pending, [&](int node, const RegionShape &region) {
-            const Stage &ps = dag.nodes[node].stages[0];
-            loop_shapes_into(ps, region, lb);
-            expand(ps, lb);
-        });
-        return out;
-    };
-    std::function<const RegionShape &(int, int, bool)> shape_at_shift;
-    shape_at_shift = [&](int n, int kernel, bool per_thread) -> const RegionShape & {
-        const int side = per_thread ? 1 : 0;
-        if (shapes[side].empty()) {
-            shapes[side].resize(n_nodes);
-            shapes_done[side].assign(n_nodes, 0);
-        }
-        if (!shapes_done[side][n]) {
-            // A reader that reads n through a bound that is not integer
-            // arithmetic (a data-dependent or float index) leaves it
-            // unknown: found before any shape is made.
-            bool opaque = false;
-            for_each_reader(n, kernel, per_thread, [&](int, const ScheduledStage &, const Stage &st, bool) {
-                for (const Edge &e : st.edges)
-                    opaque = opaque || (!e.producer.is_image && e.producer.index == n && !e.shift_traceable);
-            });
-            RegionShape r;
-            if (opaque) {
-                r.assign(dag.nodes[n].region.size(), {BoundShape::unknown(), BoundShape::unknown()});
-            } else {
-                std::vector<SpanShape> loops;
-                for_each_reader(n, kernel, per_thread,
-                                [&](int c, const ScheduledStage &, const Stage &st, bool tile_moves) {
-                                    // Only a stage that reads n, or an inlined Func, can demand n.
-                                    const bool may_read =
-                                        std::any_of(st.edges.begin(), st.edges.end(), [&](const Edge &e) {
-                                            return !e.producer.is_image &&
-                                                   (e.producer.index == n ||
-                                                    location(e.producer.index) == ComputeLocation::Inline);
-                                        });
-                                    if (!may_read) return;
-                                    if (tile_moves) {
-                                        moving_loop_shapes(st, loops);
-                                    } else {
-                                        RegionShape rc = shape_at_shift(c, kernel, per_thread);
-                                        // Sizing by the largest extent applies where the
-                                        // nest sizes c so; assuming it elsewhere only
-                                        // weakens what is known.
-                                        if (sized_by_max(dag.nodes[c])) size_by_constant_extent(rc);
-                                        loop_shapes_into(st, rc, loops);
-                                    }
-                                    merge_shape(r, demand_shape(st, loops, n));
-                                });
-                const Node &node = dag.nodes[n];
-                for (int round = 0; round < 2 && !r.empty(); round++) { // as FunctionDAG::grow_by_updates
-                    for (size_t si = 1; si < node.stages.size(); si++) {
-                        const Stage &st = node.stages[si];
-                        if (st.self_box.compiled_box.size() != r.size()) continue;
-                        loop_shapes_into(st, r, loops);
-                        merge_shape(r, required_shape(st.self_box, loops));
-                    }
-                }
-            }
-            shapes[side][n] = std::move(r);
-            shapes_done[side][n] = 1;
-        }
-        return shapes[side][n];
-    };
-    // What the shape says of node n's extent, remembered across builds by
-    // what the shape is made from: the kernel, n's host, and per Func above
-    // n its location, which of its stages are in the kernel and whether it
-    // shares n's host (the tiles' sizes do not enter it; most region misses
-    // differ from an earlier build only in those).
-    auto shift_verdict = [&](int n, int kernel, bool per_thread) {
-        std::vector<int64_t> &key = verdict_key_;
-        key.clear();
-        key.push_back(n);
-        key.push_back(per_thread ? 1 : 0);
-        key.push_back(kernels[kernel].node);
-        key.push_back(kernels[kernel].stage);
-        key.push_back(per_thread ? d.funcs[n].host : -1);
-        for (int c = 0; c < n; c++) {
-            key.push_back(static_cast<int64_t>(location(c)) | (d.funcs[c].host == d.funcs[n].host ? 8 : 0));
-            uint64_t in_kernel = 0; // which of c's stages, 64 to a word
-            for (size_t si = 0; si < stage_at[c].size(); si++) {
-                const int idx = stage_at[c][si];
-                if (idx >= 0 && stages[idx].kernel == kernel) in_kernel |= uint64_t(1) << (si % 64);
-                if (si % 64 == 63 || si + 1 == stage_at[c].size()) {
-                    key.push_back(static_cast<int64_t>(in_kernel));
-                    in_kernel = 0;
-                }
-            }
-        }
-        if (auto known = shift_verdicts_.find(key); known != shift_verdicts_.end()) return known->second;
-        const ShiftWalks w = shift_walks(shape_at_shift(n, kernel, per_thread), kResidues);
-        const size_t bytes = key.size() * sizeof(int64_t) + 64; // key, walks, hash node
-        if (shift_verdict_bytes_ + bytes > kMaxShiftVerdictBytes) {
-            shift_verdicts_.clear();
-            shift_verdict_bytes_ = 0;
-        }
-        shift_verdicts_.emplace(key, w);
-        shift_verdict_bytes_ += bytes;
-        return w;
-    };
-    // The producer's region per block (per thread), grown by what its
-    // updates touch; where it can change extent as the tile moves
-    // (sized_by_max), each extent is the largest over every residue of the
-    // tile's start, which schedule_apply fixes with bound_extent: Halide
-    // sees that start as a free symbol and otherwise sizes the threads and
-    // shared memory at run time (a pyramid's upsampling levels, issue 12).
-    // A region comes from the memo when an earlier build had the same key
-    // (most do: a search step changes one Func).
-    auto region_below_root = [&](int n, int kernel, bool per_thread) {
-        if (memo_) {
-            below_root_key(n, kernel, per_thread, key_);
-            if (const Region *known = memo_->find(key_)) return *known;
-        }
-        Region r = consumers_in_kernel(n, kernel, per_thread, 0);
-        if (!r.empty()) dag.grow_by_updates(n, r);
-        // Every shift is walked unless the region's shape says which give
-        // its largest extents (core/shift_shape.h): one period of a
-        // repeating extent, the last shift too where one is convex.
-        const bool walk = !r.empty() && sized_by_max(dag.nodes[n]);
-        ShiftWalks walks;
-        if (walk && tile_starts_ == TileStarts::WhereShapeAllows)
-            walks = shift_verdict(n, kernel, per_thread);
-        auto widen_to_shift = [&](int64_t shift) {
-            const Region &m = region_at_shift(n, kernel, per_thread, shift);
-            for (size_t i = 0; i < r.size() && i < m.size(); i++)
-                r[i].max = std::max(r[i].max, r[i].min + m[i].extent() - 1);
-        };
-        if (walk) {
-            const int64_t until = walks.every ? kResidues - 1 : walks.until;
-            const bool last = !walks.every && walks.last;
-            for (int64_t shift = 1; shift <= until; shift++)
-                widen_to_shift(shift);
-            if (last) widen_to_shift(kResidues - 1);
-            shift_walks_saved += (kResidues - 1) - until - (last ? 1 : 0);
-        }
-        if (memo_) memo_->insert(key_, r);
-        return r;
-    };
-
+    BelowRootRegions regions(*this);
     for (size_t ni = first; ni < last; ni++) {
         if (static_cast<int64_t>(ni) <= record_until_) record_checkpoint(ni);
-        const Node &node = dag.nodes[ni];
-        const FuncDecision &fd = d.funcs[ni];
-        stage_at[ni].assign(node.stages.size(), -1);
+        const FuncDecision &fd = decisions.funcs[ni];
+        stage_at[ni].assign(dag.nodes[ni].stages.size(), -1);
         if (fd.location == ComputeLocation::Unscheduled || fd.location == ComputeLocation::Inline) continue;
         const int n = static_cast<int>(ni);
+        if (fd.location == ComputeLocation::Root)
+            build_root_func(n);
+        else if (fd.location == ComputeLocation::Block)
+            build_block_func(n, regions);
+        else
+            build_thread_func(n, regions);
+    }
+}
 
-        if (fd.location == ComputeLocation::Root) {
-            realization_region[ni] = node.region;
-            realizations[ni] = 1;
-            for (size_t si = 0; si < node.stages.size(); si++) {
-                const Stage &st = node.stages[si];
-                size_t nl = st.loops.size();
-                ScheduledStage ss = new_stage(n, static_cast<int>(si), fd.location, nl);
-                loop_bounds_into(st, node.region, ss.loops_realization);
-                Kernel k = take(spare_kernels_);
-                k.node = n;
-                k.stage = static_cast<int>(si);
-                k.shared_bytes = 0;
-                k.stages.clear();
-                tile_root(n, static_cast<int>(si), ss, k);
-                ss.kernel = static_cast<int>(kernels.size());
-                kernel_of_node[ni] = ss.kernel;
-                k.stages.push_back(static_cast<int>(stages.size()));
-                kernels.push_back(std::move(k));
-                stage_at[ni][si] = static_cast<int>(stages.size());
-                stages.push_back(std::move(ss));
+ScheduledStage LoopNest::new_stage(int n, int si, int kernel, const Region &realization) {
+    const Stage &st = dag.nodes[n].stages[si];
+    const size_t nl = st.loops.size();
+    ScheduledStage ss = take(spare_stages_);
+    ss.node = n;
+    ss.stage = si;
+    ss.location = decisions.funcs[n].location;
+    ss.kernel = kernel;
+    ss.serial.assign(nl, 1);
+    ss.thread.assign(nl, 1);
+    ss.block.assign(nl, 1);
+    ss.num_realizations = 1;
+    ss.threads = 1;
+    ss.thread_shape = {1, 1, 1};
+    ss.thread_slot.clear();
+    loop_bounds_into(st, realization, ss.loops_realization);
+    return ss;
+}
+
+void LoopNest::add_stage(ScheduledStage &&ss) {
+    const int idx = static_cast<int>(stages.size());
+    kernels[ss.kernel].stages.push_back(idx);
+    stage_at[ss.node][ss.stage] = idx;
+    stages.push_back(std::move(ss));
+}
+
+// A root Func: a kernel of its own per stage, tiled as its decision says.
+void LoopNest::build_root_func(int n) {
+    const Node &node = dag.nodes[n];
+    realization_region[n] = node.region;
+    realizations[n] = 1;
+    for (size_t si = 0; si < node.stages.size(); si++) {
+        const int kernel = static_cast<int>(kernels.size());
+        ScheduledStage ss = new_stage(n, static_cast<int>(si), kernel, node.region);
+        Kernel k = take(spare_kernels_);
+        k.node = n;
+        k.stage = static_cast<int>(si);
+        k.shared_bytes = 0;
+        k.stages.clear();
+        tile_root(n, static_cast<int>(si), ss, k);
+        kernel_of_node_[n] = kernel;
+        kernels.push_back(std::move(k));
+        add_stage(std::move(ss));
+    }
+}
+
+// Block level: computed per block of its host's kernel (in shared memory),
+// each stage's loops cut into the block's threads as its decision says.
+void LoopNest::build_block_func(int n, BelowRootRegions &regions) {
+    const Node &node = dag.nodes[n];
+    const FuncDecision &fd = decisions.funcs[n];
+    const int kernel = kernel_of_node_[fd.host];
+    assert(kernel >= 0 && "a Block-level Func's host must be a root Func scheduled before it");
+    Region r = regions.region(n, kernel, false);
+    if (r.empty()) r = node.region; // no consumer found: be conservative
+    realization_region[n] = r;
+    block_region[n] = r;
+    realizations[n] = kernels[kernel].num_blocks;
+    for (size_t si = 0; si < node.stages.size(); si++) {
+        const Stage &st = node.stages[si];
+        ScheduledStage ss = new_stage(n, static_cast<int>(si), kernel, r);
+        ss.loops_block = ss.loops_realization;
+        int pure_seen = 0;
+        for (size_t i = 0; i < st.loops.size(); i++) {
+            int64_t ext = ss.loops_realization[i].extent();
+            if (st.loops[i].is_rvar) {
+                ss.serial[i] = ext;
+                continue;
             }
-            continue;
-        }
-
-        if (fd.location == ComputeLocation::Block) {
-            int kernel = kernel_of_node[fd.host];
-            assert(kernel >= 0 && "a Block-level Func's host must be a root Func scheduled before it");
-            Region r = region_below_root(n, kernel, false);
-            if (r.empty()) r = node.region; // no consumer found: be conservative
-            realization_region[ni] = r;
-            block_region[ni] = r;
-            realizations[ni] = kernels[kernel].num_blocks;
-            for (size_t si = 0; si < node.stages.size(); si++) {
-                const Stage &st = node.stages[si];
-                size_t nl = st.loops.size();
-                ScheduledStage ss = new_stage(n, static_cast<int>(si), fd.location, nl);
-                ss.kernel = kernel;
-                loop_bounds_into(st, r, ss.loops_realization);
-                ss.loops_block = ss.loops_realization;
-                int pure_seen = 0;
-                for (size_t i = 0; i < nl; i++) {
-                    int64_t ext = ss.loops_realization[i].extent();
-                    if (st.loops[i].is_rvar) {
-                        ss.serial[i] = ext;
-                        continue;
-                    }
-                    // Only three loops can be gpu_threads; the rest run serially.
-                    if (pure_seen++ >= 3) {
-                        ss.serial[i] = ext;
-                        continue;
-                    }
-                    int64_t s = si < fd.stages.size() && i < fd.stages[si].serial.size()
-                                    ? fd.stages[si].serial[i]
-                                    : 1;
-                    ss.serial[i] = std::max<int64_t>(1, std::min(ext, s));
-                    ss.thread[i] = ceil_div(ext, ss.serial[i]);
-                }
-                assign_slots(ss, st);
-                middle_thread_tile(ss);
-                ss.num_realizations = realizations[ni];
-                Kernel &k = kernels[kernel];
-                for (int q = 0; q < 3; q++)
-                    k.block_shape[q] = std::max(k.block_shape[q], ss.thread_shape[q]);
-                k.stages.push_back(static_cast<int>(stages.size()));
-                stage_at[ni][si] = static_cast<int>(stages.size());
-                stages.push_back(std::move(ss));
+            // Only three loops can be gpu_threads; the rest run serially.
+            if (pure_seen++ >= 3) {
+                ss.serial[i] = ext;
+                continue;
             }
-            continue;
+            int64_t s =
+                si < fd.stages.size() && i < fd.stages[si].serial.size() ? fd.stages[si].serial[i] : 1;
+            ss.serial[i] = std::max<int64_t>(1, std::min(ext, s));
+            ss.thread[i] = ceil_div(ext, ss.serial[i]);
         }
+        tile_threads(st, ss);
+        ss.num_realizations = realizations[n];
+        Kernel &k = kernels[kernel];
+        for (int q = 0; q < 3; q++)
+            k.block_shape[q] = std::max(k.block_shape[q], ss.thread_shape[q]);
+        add_stage(std::move(ss));
+    }
+}
 
-        // Thread level: computed serially by each thread of the host stage.
-        int host_idx = stage_at[fd.host].empty() ? -1 : stage_at[fd.host][0];
-        assert(host_idx >= 0 && "a Thread-level Func's host must be scheduled before it");
-        // Copies, not a reference: `stages` grows below.
-        const int kernel = stages[host_idx].kernel;
-        const int64_t host_threads = stages[host_idx].threads;
-        const std::array<int64_t, 3> host_shape = stages[host_idx].thread_shape;
-        Region r = region_below_root(n, kernel, true);
-        if (r.empty()) r = node.region;
-        Region rb = region_below_root(n, kernel, false);
-        if (rb.empty()) rb = r;
-        realization_region[ni] = r;
-        block_region[ni] = rb;
-        realizations[ni] = kernels[kernel].num_blocks * host_threads;
-        for (size_t si = 0; si < node.stages.size(); si++) {
-            const Stage &st = node.stages[si];
-            size_t nl = st.loops.size();
-            ScheduledStage ss = new_stage(n, static_cast<int>(si), fd.location, nl);
-            ss.kernel = kernel;
-            loop_bounds_into(st, r, ss.loops_realization);
-            loop_bounds_into(st, rb, ss.loops_block);
-            ss.loops_thread = ss.loops_realization;
-            for (size_t i = 0; i < nl; i++)
-                ss.serial[i] = ss.loops_realization[i].extent();
-            ss.thread_slot.assign(nl, -1);
-            ss.thread_shape = host_shape;
-            ss.threads = host_threads;
-            ss.num_realizations = realizations[ni];
-            kernels[kernel].stages.push_back(static_cast<int>(stages.size()));
-            stage_at[ni][si] = static_cast<int>(stages.size());
-            stages.push_back(std::move(ss));
-        }
+// Thread level: computed serially by each thread of the host stage.
+void LoopNest::build_thread_func(int n, BelowRootRegions &regions) {
+    const Node &node = dag.nodes[n];
+    const FuncDecision &fd = decisions.funcs[n];
+    int host_idx = stage_at[fd.host].empty() ? -1 : stage_at[fd.host][0];
+    assert(host_idx >= 0 && "a Thread-level Func's host must be scheduled before it");
+    // Copies, not a reference: `stages` grows below.
+    const int kernel = stages[host_idx].kernel;
+    const int64_t host_threads = stages[host_idx].threads;
+    const std::array<int64_t, 3> host_shape = stages[host_idx].thread_shape;
+    Region r = regions.region(n, kernel, true);
+    if (r.empty()) r = node.region;
+    Region rb = regions.region(n, kernel, false);
+    if (rb.empty()) rb = r;
+    realization_region[n] = r;
+    block_region[n] = rb;
+    realizations[n] = kernels[kernel].num_blocks * host_threads;
+    for (size_t si = 0; si < node.stages.size(); si++) {
+        const Stage &st = node.stages[si];
+        const size_t nl = st.loops.size();
+        ScheduledStage ss = new_stage(n, static_cast<int>(si), kernel, r);
+        loop_bounds_into(st, rb, ss.loops_block);
+        ss.loops_thread = ss.loops_realization;
+        for (size_t i = 0; i < nl; i++)
+            ss.serial[i] = ss.loops_realization[i].extent();
+        ss.thread_slot.assign(nl, -1);
+        ss.thread_shape = host_shape;
+        ss.threads = host_threads;
+        ss.num_realizations = realizations[n];
+        add_stage(std::move(ss));
     }
 }
 

@@ -223,11 +223,22 @@ private:
     void begin_build();
     void build_funcs(size_t first, size_t last);
     void end_build();
+    // The regions of one build's Funcs below root (core/below_root_regions.h).
+    class BelowRootRegions;
+    // build_funcs per location: Func n's stages, regions and (root) kernels.
+    void build_root_func(int n);
+    void build_block_func(int n, BelowRootRegions &regions);
+    void build_thread_func(int n, BelowRootRegions &regions);
+    // The stage set-up every location shares: stage si of Func n in
+    // `kernel`, over one realization of `realization`, untiled (every loop
+    // serial 1, thread 1, block 1); add_stage appends it to its kernel.
+    ScheduledStage new_stage(int n, int si, int kernel, const Region &realization);
+    void add_stage(ScheduledStage &&ss);
 
     RegionMemo *memo_;
     TileStarts tile_starts_;
     // The shifts the shapes of regions as the tile moves leave to walk
-    // (build_funcs' shift_verdict), by what a shape is made from.
+    // (BelowRootRegions::shift_verdict), by what a shape is made from.
     std::unordered_map<std::vector<int64_t>, ShiftWalks, WordsHash> shift_verdicts_;
     size_t shift_verdict_bytes_ = 0;
     static constexpr size_t kMaxShiftVerdictBytes = size_t(4) << 20; // emptied past it
