@@ -212,13 +212,13 @@ struct Node {
     // region does: per block, its region may then change extent with the
     // tile's position through chains of rounding divisions (a pyramid's
     // upsampling levels), which the search checks at every residue of the
-    // tile's position (search_space.cpp, extent_fixed_as_tile_moves).
+    // tile's position (tile_motion.cpp, extent_fixed_as_tile_moves).
     bool footprint_rounds = false;
     // Some path of reads into this Func (directly or through consumers that
     // may be inlined) reads it with more than one index pattern or with
     // dimensions mixed (a transpose, a scale). Only then can the region a
     // block or thread needs change extent as the tile moves, which the
-    // search then checks (search_space.cpp, extent_fixed_as_tile_moves).
+    // search then checks (tile_motion.cpp, extent_fixed_as_tile_moves).
     bool reads_vary_with_tile = false;
     // Two of the paths of reads from this Func toward the outputs move its
     // region differently as a kernel's tile moves: it has two or more

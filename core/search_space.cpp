@@ -3,14 +3,13 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
-#include <map>
 #include <memory>
-#include <optional>
 #include <set>
 
 #include "core/loop_nest.h"
 #include "core/root_stage_launch.h"
 #include "core/storage_layout.h"
+#include "core/tile_motion.h"
 
 namespace gpusched {
 
@@ -40,186 +39,6 @@ bool effective_consumers(const FunctionDAG &dag, const Decisions &d, int n, std:
 }
 
 namespace {
-
-// Whether a stage of c reads n directly at a coordinate that only its RVars
-// move (a reduction over a fixed window of n: row_max(y) = max over r of
-// n(r, y)): that read stays put as c's tile moves.
-bool reads_at_fixed_coordinate(const FunctionDAG &dag, int c, int n) {
-    for (const Stage &st : dag.nodes[c].stages) {
-        for (const Access &a : st.accesses) {
-            if (a.is_self || a.producer.is_image || a.producer.index != n) continue;
-            for (const auto &row : a.jacobian) {
-                bool by_pure = false, by_rvar = false;
-                for (size_t l = 0; l < st.loops.size() && l < row.size(); l++) {
-                    const bool moves = !row[l] || *row[l] != 0; // unknown: may move
-                    if (!moves) continue;
-                    if (st.loops[l].is_rvar)
-                        by_rvar = true;
-                    else
-                        by_pure = true;
-                }
-                if (by_rvar && !by_pure) return true;
-            }
-        }
-    }
-    return false;
-}
-
-// Where the tile is put to see how a region changes as it moves (per block:
-// the kernel root's tile in its realization; per thread: the host's thread
-// tile in its block). The base position is one tile in from the corner in
-// every pure dimension with room for three tiles (away from boundary
-// clamps), else the first tile; moved(i) is the base moved one tile along
-// pure dimension i alone, or nothing when there is no room for a second
-// tile there. One dimension at a time, because reads that move with
-// different dimensions (f(x, y) beside f(y, x)) separate along either one,
-// and not along a diagonal.
-struct TilePositions {
-    const Stage &st;
-    const std::vector<Span> &tile, &room;
-
-    std::vector<Span> base() const {
-        std::vector<Span> l = tile;
-        for (size_t i = 0; i < l.size(); i++)
-            if (!st.loops[i].is_rvar) place(l, i, base_index(i));
-        return l;
-    }
-    std::optional<std::vector<Span>> moved(size_t i) const {
-        if (st.loops[i].is_rvar || tiles(i) < 2) return std::nullopt;
-        std::vector<Span> l = base();
-        place(l, i, base_index(i) + 1);
-        return l;
-    }
-    // Whether moved(i) lies clear of the room's far end.
-    bool moved_clear_of_end(size_t i) const { return base_index(i) + 2 < tiles(i); }
-
-private:
-    int64_t tiles(size_t i) const { return room[i].extent() / std::max<int64_t>(1, tile[i].extent()); }
-    int64_t base_index(size_t i) const { return tiles(i) >= 3 ? 1 : 0; }
-    void place(std::vector<Span> &l, size_t i, int64_t k) const {
-        const int64_t t = std::max<int64_t>(1, tile[i].extent());
-        l[i].min = room[i].min + k * t;
-        l[i].max = l[i].min + t - 1;
-    }
-};
-
-// n's region per block of `kernel` when the kernel's root stage runs the
-// block `root_tile`: what the root stage reads of the Funcs computed inside
-// the kernel, then what those read, consumers before producers (a consumer
-// has a lower index), each region grown by its updates. This is how Halide
-// sizes them, symbolically in the block's position: through the whole chain
-// of Funcs inside the kernel, not only n's direct readers, whose own regions
-// move with the block as well.
-Region region_in_kernel_at(const FunctionDAG &dag, const LoopNest &nest, int kernel, int n,
-                           const std::vector<Span> &root_tile) {
-    std::map<int, Region> inside; // Funcs of this kernel below its root, by node
-    auto inside_kernel = [&](int c) {
-        if (c < 0 || c == nest.kernels[kernel].node) return false;
-        const ComputeLocation l = nest.location(c);
-        if (l != ComputeLocation::Block && l != ComputeLocation::Thread) return false;
-        const int idx = nest.stage_at[c][0];
-        return idx >= 0 && nest.stages[idx].kernel == kernel;
-    };
-    auto read_by = [&](const Stage &st, const std::vector<Span> &loops) {
-        // Named: a range-for over *demand(...) would outlive the map it owns.
-        const auto reads = nest.demand(st, loops);
-        for (const auto &[p, r] : *reads)
-            if (!p.is_image && inside_kernel(p.index)) merge_region(inside[p.index], r);
-    };
-    const Kernel &k = nest.kernels[kernel];
-    read_by(dag.nodes[k.node].stages[k.stage], root_tile);
-    std::vector<Span> loops;
-    for (int c = 0; c < n; c++) {
-        auto it = inside.find(c);
-        if (it == inside.end()) continue;
-        Region rc = it->second;
-        dag.grow_by_updates(c, rc);
-        for (const Stage &st : dag.nodes[c].stages) {
-            loops = dag.loop_bounds(st, rc);
-            read_by(st, loops);
-        }
-    }
-    auto it = inside.find(n);
-    if (it == inside.end()) return {};
-    Region r = it->second;
-    dag.grow_by_updates(n, r);
-    return r;
-}
-
-// Halide sizes a Func computed inside a kernel (Block or Thread level) by the
-// union of what the kernel's stages read of it per block (per thread),
-// symbolically in the position of the tile. When two reads move differently
-// with the tile, e.g. f(x, y) beside f(y, x) (a transpose), that union's
-// extent grows with the tile's distance from the diagonal: Halide then
-// launches the threads the largest block needs, past the 1024 limit
-// (random_pipeline seed 46: CL_INVALID_WORK_GROUP_SIZE), or cannot size the
-// registers, or sizes shared memory for a tile where another block needs
-// more (seeds 1141, 1500: a reader of n that is itself inside the kernel
-// has a region that moves with the block too). The nest's regions are for
-// one tile, so this moves the tile one tile along each dimension in turn
-// (TilePositions) and compares n's extents: per block, the kernel root's
-// tile, with the chain of Funcs inside the kernel recomputed from it
-// (region_in_kernel_at); per thread (per_thread), the host's thread tile
-// inside its block. `stages`: the consumer stages of n (per thread: its
-// host's stage).
-bool extent_fixed_as_tile_moves(const FunctionDAG &dag, const LoopNest &nest, int n,
-                                const std::vector<int> &stages, bool per_thread) {
-    // Moving one tile along dimension i: a region that grows by more than
-    // the two points rounding moves a footprint by (x / 2 between tile
-    // positions; the nest sizes those by their largest extent, sized_by_max)
-    // does not have a fixed size. One that shrinks counts too where the
-    // moved tile is clear of the far end; at the far end boundary clamps
-    // shrink regions that are fixed everywhere else.
-    auto fixed = [&](const TilePositions &at,
-                     const std::function<Region(const std::vector<Span> &)> &region_at) {
-        const Region ra = region_at(at.base());
-        if (ra.empty()) return true;
-        for (size_t i = 0; i < at.tile.size(); i++) {
-            const std::optional<std::vector<Span>> m = at.moved(i);
-            if (!m) continue;
-            const Region rb = region_at(*m);
-            const bool clear = at.moved_clear_of_end(i);
-            for (size_t d = 0; d < ra.size() && d < rb.size(); d++) {
-                const int64_t grew = rb[d].extent() - ra[d].extent();
-                if (grew > 2 || (clear && grew < -2)) return false;
-            }
-        }
-        return true;
-    };
-    if (!per_thread) {
-        std::set<int> kernels;
-        for (int idx : stages)
-            kernels.insert(nest.stages[idx].kernel);
-        for (int kernel : kernels) {
-            if (kernel < 0) continue;
-            const Kernel &k = nest.kernels[kernel];
-            const ScheduledStage &root = nest.stages[nest.stage_at[k.node][k.stage]];
-            const TilePositions at{dag.nodes[k.node].stages[k.stage], root.loops_block,
-                                   root.loops_realization};
-            if (!fixed(at, [&](const std::vector<Span> &tile) {
-                    return region_in_kernel_at(dag, nest, kernel, n, tile);
-                }))
-                return false;
-        }
-        return true;
-    }
-    for (int idx : stages) {
-        const ScheduledStage &ss = nest.stages[idx];
-        const Stage &st = dag.nodes[ss.node].stages[ss.stage];
-        const TilePositions at{st, ss.loops_thread, ss.loops_block};
-        if (!fixed(at, [&](const std::vector<Span> &loops) {
-                const auto dm = nest.demand(st, loops);
-                auto it = dm->find(ProducerRef{n, false});
-                Region r;
-                if (it == dm->end()) return r;
-                r = it->second;
-                dag.grow_by_updates(n, r);
-                return r;
-            }))
-            return false;
-    }
-    return true;
-}
 
 // Calls f(combo) for each choice of one value per list, in lexicographic
 // order (the first list's value changing slowest), reusing one combo
@@ -556,13 +375,169 @@ private:
     std::unique_ptr<LoopNest> nest_;
 };
 
+// The nest of enumerate_options' parent with Func f's decision replaced by
+// d: from its caller's ParentNests, or from FreshNests made when first
+// needed.
+using NestWith = std::function<const LoopNest &(int f, const FuncDecision &d)>;
+
+// n computed at `loc` (in `host`); where it is tiled (Root, Block), each
+// stage's tiling all 1.
+FuncDecision decision_at(const Node &node, ComputeLocation loc, int host) {
+    FuncDecision f;
+    f.location = loc;
+    f.host = host;
+    f.tiled = loc == ComputeLocation::Root || loc == ComputeLocation::Block;
+    if (f.tiled) {
+        for (const Stage &st : node.stages)
+            f.stages.push_back(StageTiling{std::vector<int64_t>(st.loops.size(), 1),
+                                           std::vector<int64_t>(st.loops.size(), 1)});
+    }
+    return f;
+}
+
+// Whether n may be computed below root (Block or Thread level) at all.
+// `eff`: its effective consumers (effective_consumers).
+bool may_compute_below_root(const FunctionDAG &dag, const Decisions &parent, int n, std::set<int> &eff) {
+    const Node &node = dag.nodes[n];
+    // Below root only where Halide can bound n's region per block or
+    // thread (FunctionDAG: Node::bounded_below_root); else lowering
+    // fails with "accessed over an unbounded domain".
+    bool ok = effective_consumers(dag, parent, n, eff) && !eff.empty() && node.bounded_below_root;
+    // A Func with an atomic update stays at root: inside a kernel its
+    // atomic stores would go to shared memory or registers, which
+    // Halide's GPU backends do not all support, for no gain (its
+    // RVars are the parallel loops, and below root they are serial).
+    for (const Stage &st : node.stages)
+        ok = ok && !st.atomic;
+    // Nor where a consumer below root reads it over a reduction
+    // domain sized by the image (a row sum at a kernel's Block level,
+    // RDom(0, in.width())): that read does not move with the tile,
+    // so united with one that does (a stencil in the same kernel) the
+    // region per block is wider at the image's edges than where the
+    // nest sizes it, and with the image, not a constant (fuzz seeds
+    // 119 and 124 of reductions=true: Halide's bound check failed in
+    // the first block). The same with a reduction over a fixed
+    // window (RDom(0, 16)): united with a stencil's read, the region
+    // per block spans from the window to the tile, wider the farther
+    // the block is from it (the e2e test's gs_blur, once the analytic
+    // model's serial chain led its search there).
+    for (int c : eff) {
+        if (!ok || eff.size() < 2) break; // alone, the read is sized by the domain as a whole
+        const ComputeLocation cl = parent.funcs[c].location;
+        if (cl != ComputeLocation::Block && cl != ComputeLocation::Thread) continue;
+        for (const Stage &st : dag.nodes[c].stages)
+            for (const LoopDim &l : st.loops)
+                if (l.is_rvar && l.rvar_sized_by_params) ok = false;
+        if (reads_at_fixed_coordinate(dag, c, n)) ok = false;
+    }
+    return ok;
+}
+
+// Block level: all uses inside one kernel of a single-stage Func.
+void add_block_level_options(const FunctionDAG &dag, const Decisions &parent, int n, const std::set<int> &eff,
+                             const GpuProfile &gpu, const NestWith &nest_with,
+                             std::vector<FuncDecision> &candidates) {
+    const Node &node = dag.nodes[n];
+    bool all_stages_pure = true;
+    for (const Stage &st : node.stages)
+        all_stages_pure = all_stages_pure && st.num_pure_loops() > 0;
+    int k = -1;
+    for (int c : eff) {
+        int kc = kernel_of(parent, c);
+        if (k == -1) k = kc;
+        if (kc != k) k = -2;
+    }
+    // Updates must stay in the consumers' tile (Node::updates_stay_in_tile):
+    // a scan's region per block is its reduction domain's.
+    if (k >= 0 && all_stages_pure && node.updates_stay_in_tile && dag.nodes[k].stages.size() == 1 &&
+        dag.nodes[k].stages[0].num_pure_loops() > 0) {
+        const LoopNest &nest = nest_with(n, decision_at(node, ComputeLocation::Block, k));
+        std::vector<int> readers; // the stages of n's effective consumers (all in kernel k)
+        for (size_t i = 0; i < nest.stages.size(); i++)
+            if (eff.count(nest.stages[i].node)) readers.push_back(static_cast<int>(i));
+        if (!(node.reads_vary_with_tile || node.paths_move_apart) ||
+            extent_fixed_as_tile_moves(dag, nest, n, readers, false))
+            add_block_tilings(nest, n, gpu, candidates);
+    }
+}
+
+// Thread level: all uses in one single-stage consumer (or in Funcs
+// at its thread level), through affine footprints only, and
+// updates that write in place, so the per-thread allocation has a
+// static size (Halide refuses a register allocation without one).
+void add_thread_level_option(const FunctionDAG &dag, const Decisions &parent, int n, const std::set<int> &eff,
+                             const NestWith &nest_with, std::vector<FuncDecision> &candidates) {
+    const Node &node = dag.nodes[n];
+    int host = -1;
+    for (int c : eff) {
+        bool inside = parent.funcs[c].location == ComputeLocation::Thread;
+        if (!inside) host = host == -1 ? c : -2;
+    }
+    bool legal = host >= 0 && dag.nodes[host].stages.size() == 1 &&
+                 (parent.funcs[host].location == ComputeLocation::Root ||
+                  parent.funcs[host].location == ComputeLocation::Block);
+    for (int c : eff) {
+        if (!legal) break;
+        if (parent.funcs[c].location == ComputeLocation::Thread && parent.funcs[c].host != host)
+            legal = false;
+    }
+    for (int c : node.consumers) {
+        if (!legal) break;
+        if (!eff.count(c)) legal = false; // used through an inlined Func
+        for (const Stage &st : dag.nodes[c].stages)
+            for (const Edge &e : st.edges)
+                if (!e.producer.is_image && e.producer.index == n && !e.affine) legal = false;
+    }
+    if (legal) {
+        const LoopNest &pn = nest_with(n, parent.funcs[n]);
+        int hidx = pn.stage_at[host][0];
+        if (hidx >= 0 && pn.stages[hidx].threads > 1 &&
+            (!(node.reads_vary_with_tile || node.paths_move_apart) ||
+             extent_fixed_as_tile_moves(dag, pn, n, {hidx}, true)))
+            candidates.push_back(decision_at(node, ComputeLocation::Thread, host));
+    }
+}
+
+// The location step's options for n: at root, inlined, or below root in
+// the kernel of its consumers (Block, Thread level) where Halide can size
+// it there.
+void add_location_options(const FunctionDAG &dag, const Decisions &parent, int n, const GpuProfile &gpu,
+                          bool root_or_inline_only, const NestWith &nest_with,
+                          std::vector<FuncDecision> &candidates) {
+    const Node &node = dag.nodes[n];
+    if (node.is_output) {
+        candidates.push_back(decision_at(node, ComputeLocation::Root, -1));
+    } else if (node.combined_in_block_of >= 0) {
+        // A split's partials that its second level combines in block:
+        // per block of the combiner's update, one thread per partial
+        // (core/reduction_split.h, in_block), or at root where the
+        // combiner's tiling leaves no such placement within the limits.
+        if (partials_fit_in_block(dag, parent, n))
+            add_block_tilings(
+                nest_with(n, decision_at(node, ComputeLocation::Block, node.combined_in_block_of)), n, gpu,
+                candidates);
+        candidates.push_back(decision_at(node, ComputeLocation::Root, -1));
+    } else if (node.always_inline) {
+        candidates.push_back(decision_at(node, ComputeLocation::Inline, -1));
+    } else {
+        candidates.push_back(decision_at(node, ComputeLocation::Root, -1));
+        if (node.can_inline) candidates.push_back(decision_at(node, ComputeLocation::Inline, -1));
+        std::set<int> eff;
+        const bool ok = may_compute_below_root(dag, parent, n, eff);
+        if (!root_or_inline_only && ok)
+            add_block_level_options(dag, parent, n, eff, gpu, nest_with, candidates);
+        if (!root_or_inline_only && ok && eff.size() >= 1 && node.updates_stay_in_tile)
+            add_thread_level_option(dag, parent, n, eff, nest_with, candidates);
+    }
+}
+
 } // namespace
 
 std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisions &parent, StepId step,
                                             const GpuProfile &gpu, bool root_or_inline_only, RegionMemo *memo,
                                             ParentNests *nests, bool offer_layouts, bool offer_padding) {
     std::unique_ptr<FreshNests> fresh;
-    auto nest_with = [&](int f, const FuncDecision &d) -> const LoopNest & {
+    const NestWith nest_with = [&](int f, const FuncDecision &d) -> const LoopNest & {
         if (!nests) {
             fresh = std::make_unique<FreshNests>(dag, parent, memo);
             nests = fresh.get();
@@ -574,123 +549,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
     std::vector<FuncDecision> candidates;
 
     if (step.phase == 0) {
-        auto with = [&](ComputeLocation loc, int host) {
-            FuncDecision f;
-            f.location = loc;
-            f.host = host;
-            f.tiled = loc == ComputeLocation::Root || loc == ComputeLocation::Block;
-            if (f.tiled) {
-                for (const Stage &st : node.stages)
-                    f.stages.push_back(StageTiling{std::vector<int64_t>(st.loops.size(), 1),
-                                                   std::vector<int64_t>(st.loops.size(), 1)});
-            }
-            return f;
-        };
-        if (node.is_output) {
-            candidates.push_back(with(ComputeLocation::Root, -1));
-        } else if (node.combined_in_block_of >= 0) {
-            // A split's partials that its second level combines in block:
-            // per block of the combiner's update, one thread per partial
-            // (core/reduction_split.h, in_block), or at root where the
-            // combiner's tiling leaves no such placement within the limits.
-            if (partials_fit_in_block(dag, parent, n))
-                add_block_tilings(nest_with(n, with(ComputeLocation::Block, node.combined_in_block_of)), n,
-                                  gpu, candidates);
-            candidates.push_back(with(ComputeLocation::Root, -1));
-        } else if (node.always_inline) {
-            candidates.push_back(with(ComputeLocation::Inline, -1));
-        } else {
-            candidates.push_back(with(ComputeLocation::Root, -1));
-            if (node.can_inline) candidates.push_back(with(ComputeLocation::Inline, -1));
-            std::set<int> eff;
-            // Below root only where Halide can bound n's region per block or
-            // thread (FunctionDAG: Node::bounded_below_root); else lowering
-            // fails with "accessed over an unbounded domain".
-            bool ok = effective_consumers(dag, parent, n, eff) && !eff.empty() && node.bounded_below_root;
-            // A Func with an atomic update stays at root: inside a kernel its
-            // atomic stores would go to shared memory or registers, which
-            // Halide's GPU backends do not all support, for no gain (its
-            // RVars are the parallel loops, and below root they are serial).
-            for (const Stage &st : node.stages)
-                ok = ok && !st.atomic;
-            // Nor where a consumer below root reads it over a reduction
-            // domain sized by the image (a row sum at a kernel's Block level,
-            // RDom(0, in.width())): that read does not move with the tile,
-            // so united with one that does (a stencil in the same kernel) the
-            // region per block is wider at the image's edges than where the
-            // nest sizes it, and with the image, not a constant (fuzz seeds
-            // 119 and 124 of reductions=true: Halide's bound check failed in
-            // the first block). The same with a reduction over a fixed
-            // window (RDom(0, 16)): united with a stencil's read, the region
-            // per block spans from the window to the tile, wider the farther
-            // the block is from it (the e2e test's gs_blur, once the analytic
-            // model's serial chain led its search there).
-            for (int c : eff) {
-                if (!ok || eff.size() < 2) break; // alone, the read is sized by the domain as a whole
-                const ComputeLocation cl = parent.funcs[c].location;
-                if (cl != ComputeLocation::Block && cl != ComputeLocation::Thread) continue;
-                for (const Stage &st : dag.nodes[c].stages)
-                    for (const LoopDim &l : st.loops)
-                        if (l.is_rvar && l.rvar_sized_by_params) ok = false;
-                if (reads_at_fixed_coordinate(dag, c, n)) ok = false;
-            }
-            bool all_stages_pure = true;
-            for (const Stage &st : node.stages)
-                all_stages_pure = all_stages_pure && st.num_pure_loops() > 0;
-            // Block level: all uses inside one kernel of a single-stage Func.
-            int k = -1;
-            for (int c : eff) {
-                int kc = kernel_of(parent, c);
-                if (k == -1) k = kc;
-                if (kc != k) k = -2;
-            }
-            // Updates must stay in the consumers' tile (Node::updates_stay_in_tile):
-            // a scan's region per block is its reduction domain's.
-            if (!root_or_inline_only && ok && k >= 0 && all_stages_pure && node.updates_stay_in_tile &&
-                dag.nodes[k].stages.size() == 1 && dag.nodes[k].stages[0].num_pure_loops() > 0) {
-                const LoopNest &nest = nest_with(n, with(ComputeLocation::Block, k));
-                std::vector<int> readers; // the stages of n's effective consumers (all in kernel k)
-                for (size_t i = 0; i < nest.stages.size(); i++)
-                    if (eff.count(nest.stages[i].node)) readers.push_back(static_cast<int>(i));
-                if (!(node.reads_vary_with_tile || node.paths_move_apart) ||
-                    extent_fixed_as_tile_moves(dag, nest, n, readers, false))
-                    add_block_tilings(nest, n, gpu, candidates);
-            }
-            // Thread level: all uses in one single-stage consumer (or in Funcs
-            // at its thread level), through affine footprints only, and
-            // updates that write in place, so the per-thread allocation has a
-            // static size (Halide refuses a register allocation without one).
-            if (!root_or_inline_only && ok && eff.size() >= 1 && node.updates_stay_in_tile) {
-                int host = -1;
-                for (int c : eff) {
-                    bool inside = parent.funcs[c].location == ComputeLocation::Thread;
-                    if (!inside) host = host == -1 ? c : -2;
-                }
-                bool legal = host >= 0 && dag.nodes[host].stages.size() == 1 &&
-                             (parent.funcs[host].location == ComputeLocation::Root ||
-                              parent.funcs[host].location == ComputeLocation::Block);
-                for (int c : eff) {
-                    if (!legal) break;
-                    if (parent.funcs[c].location == ComputeLocation::Thread && parent.funcs[c].host != host)
-                        legal = false;
-                }
-                for (int c : node.consumers) {
-                    if (!legal) break;
-                    if (!eff.count(c)) legal = false; // used through an inlined Func
-                    for (const Stage &st : dag.nodes[c].stages)
-                        for (const Edge &e : st.edges)
-                            if (!e.producer.is_image && e.producer.index == n && !e.affine) legal = false;
-                }
-                if (legal) {
-                    const LoopNest &pn = nest_with(n, parent.funcs[n]);
-                    int hidx = pn.stage_at[host][0];
-                    if (hidx >= 0 && pn.stages[hidx].threads > 1 &&
-                        (!(node.reads_vary_with_tile || node.paths_move_apart) ||
-                         extent_fixed_as_tile_moves(dag, pn, n, {hidx}, true)))
-                        candidates.push_back(with(ComputeLocation::Thread, host));
-                }
-            }
-        }
+        add_location_options(dag, parent, n, gpu, root_or_inline_only, nest_with, candidates);
         if (offer_layouts && !root_or_inline_only)
             add_layout_options(dag, parent, n, offer_padding, candidates);
     } else if (parent.funcs[n].location == ComputeLocation::Root &&

@@ -95,7 +95,7 @@ std::vector<FuncDecision> enumerate_options(const FunctionDAG &dag, const Decisi
 // pure or atomic ones), which option i writes into the stage's tiling and
 // leaves its other loops as they were. They depend only on the stage and
 // its Func's region, not on the state, so a search computes them once per
-// stage (core/beam_search.cpp).
+// stage (core/beam_expansion.cpp).
 struct RootTilingOptions {
     std::vector<int> loops;              // the tileable loops' indices
     std::vector<int64_t> serial, thread; // option i's sizes: [i * loops.size() + q]

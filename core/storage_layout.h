@@ -50,7 +50,7 @@ std::vector<int> dimensions_readers_walk(const FunctionDAG &dag, const Decisions
 // they were. A Block option is tiled whole at that step; a Root one is
 // tiled in the steps that follow, and until then its stores are one lane
 // wide, which no layout changes: the beam search offers a Root Func's
-// layouts with the tilings of its last stage instead (core/beam_search.cpp).
+// layouts with the tilings of its last stage instead (core/beam_expansion.cpp).
 void add_layout_options(const FunctionDAG &dag, const Decisions &parent, int n, bool padding,
                         std::vector<FuncDecision> &options);
 
