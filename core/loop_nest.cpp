@@ -188,19 +188,6 @@ void LoopNest::below_root_key(int n, int kernel, bool per_thread, std::vector<in
 
 namespace {
 
-// Loop bounds of a stage when its Func's region is func_region, into out
-// (FunctionDAG::loop_bounds without allocating when out has the capacity).
-void loop_bounds_into(const Stage &s, const Region &func_region, std::vector<Span> &out) {
-    out.resize(s.loops.size());
-    for (size_t i = 0; i < s.loops.size(); i++) {
-        const LoopDim &l = s.loops[i];
-        if (l.is_rvar)
-            out[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
-        else
-            out[i] = func_region[l.func_arg];
-    }
-}
-
 template <typename T> T take(std::vector<T> &spare) {
     if (spare.empty()) return T{};
     T t = std::move(spare.back());
