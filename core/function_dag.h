@@ -298,7 +298,8 @@ public:
     int stage_id(int node, int stage) const; // dense id, nodes order
     const Stage &stage(int node, int stage_index) const { return nodes[node].stages[stage_index]; }
 
-    // Loop bounds of a stage when its Func's region is func_region.
+    // Loop bounds of a stage when its Func's region is func_region (as
+    // loop_bounds_into, below).
     std::vector<Span> loop_bounds(const Stage &s, const Region &func_region) const;
     // Box of edge e's producer required when the stage runs over loops
     // (Edge::estimated in the dimensions it covers). nullopt if some other
@@ -326,6 +327,26 @@ public:
     static std::string loop_max_name(const std::string &var) { return var + ".gs_hi"; }
 
 private:
+    // The constructor's steps that fill more than the nodes, in the order it
+    // takes them (core/function_dag_build.cpp, where its other steps are
+    // free functions over the nodes). Each fills what the next reads.
+    //
+    // Every parameter's estimate, into param_values.
+    void collect_param_estimates(const std::map<std::string, Halide::Internal::Function> &env);
+    // One node per Func, consumers first; returns each Func's node index.
+    std::map<std::string, int> add_nodes(const std::vector<Halide::Internal::Function> &outputs,
+                                         const std::map<std::string, Halide::Internal::Function> &env,
+                                         const std::vector<std::string> &order);
+    // Every node's stages with their loops, call sites and symbolic
+    // footprints (one Edge per producer); the images they read.
+    void add_stages(const std::map<std::string, int> &index_of,
+                    const Halide::Internal::FuncValueBounds &value_bounds, DagBuildMemo *memo);
+    void compile_footprints();
+    // Every node's region, consumers first, with the footprints that need
+    // them bounded again or estimated.
+    void compute_regions(const Halide::Internal::FuncValueBounds &value_bounds);
+    void number_stages(); // stage_offsets_
+
     // Compiles e.box into e.compiled_box, s's loop bounds as slots.
     void compile_box(const Stage &s, Edge &e) const;
     // Halide's bound of a footprint over the loops' symbolic bounds can be
@@ -366,6 +387,10 @@ template <typename T, typename Visit> void drain_in_dag_order(std::map<int, T> &
         visit(node, value);
     }
 }
+
+// Loop bounds of a stage when its Func's region is func_region, into out
+// (FunctionDAG::loop_bounds without allocating when out has the capacity).
+void loop_bounds_into(const Stage &s, const Region &func_region, std::vector<Span> &out);
 
 // Accumulates b into a (union of boxes).
 void merge_region(Region &a, const Region &b);
