@@ -17,19 +17,6 @@
 
 namespace gpusched {
 
-// Loop bounds of a stage when its Func's region is func_region, into out
-// (FunctionDAG::loop_bounds without allocating when out has the capacity).
-inline void loop_bounds_into(const Stage &s, const Region &func_region, std::vector<Span> &out) {
-    out.resize(s.loops.size());
-    for (size_t i = 0; i < s.loops.size(); i++) {
-        const LoopDim &l = s.loops[i];
-        if (l.is_rvar)
-            out[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
-        else
-            out[i] = func_region[l.func_arg];
-    }
-}
-
 class LoopNest::BelowRootRegions {
 public:
     // Clears the nest's per-build part of the shifted regions' keys.

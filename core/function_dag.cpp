@@ -139,17 +139,6 @@ int FunctionDAG::stage_id(int node, int stage) const {
     return stage_offsets_[node] + stage;
 }
 
-void loop_bounds_into(const Stage &s, const Region &func_region, std::vector<Span> &out) {
-    out.resize(s.loops.size());
-    for (size_t i = 0; i < s.loops.size(); i++) {
-        const LoopDim &l = s.loops[i];
-        if (l.is_rvar)
-            out[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
-        else
-            out[i] = func_region[l.func_arg];
-    }
-}
-
 std::vector<Span> FunctionDAG::loop_bounds(const Stage &s, const Region &func_region) const {
     std::vector<Span> b;
     loop_bounds_into(s, func_region, b);

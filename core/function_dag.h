@@ -390,7 +390,17 @@ template <typename T, typename Visit> void drain_in_dag_order(std::map<int, T> &
 
 // Loop bounds of a stage when its Func's region is func_region, into out
 // (FunctionDAG::loop_bounds without allocating when out has the capacity).
-void loop_bounds_into(const Stage &s, const Region &func_region, std::vector<Span> &out);
+// Inline: the loop nest calls it for every stage of every state it builds.
+inline void loop_bounds_into(const Stage &s, const Region &func_region, std::vector<Span> &out) {
+    out.resize(s.loops.size());
+    for (size_t i = 0; i < s.loops.size(); i++) {
+        const LoopDim &l = s.loops[i];
+        if (l.is_rvar)
+            out[i] = Span{l.rvar_min, l.rvar_min + l.rvar_extent - 1};
+        else
+            out[i] = func_region[l.func_arg];
+    }
+}
 
 // Accumulates b into a (union of boxes).
 void merge_region(Region &a, const Region &b);
