@@ -1,374 +1,17 @@
 #include "core/featurize_schedule.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
-#include <unordered_map>
 #include <utility>
 
-#include "core/storage_layout.h"
+#include "core/memory_transactions.h"
 #include "core/thread_scratch.h"
-#include "core/words_hash.h"
 
 namespace gpusched {
 
-namespace detail {
-
-int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes, TransactionBuffers &buffers) {
-    // Global loads and stores are served in 32-byte sectors: count the
-    // distinct ones. A warp's lanes mostly touch them in order, so the sort
-    // is skipped when they already are.
-    std::vector<int64_t> &sectors = buffers.units;
-    sectors.clear();
-    for (int64_t a : addresses) {
-        int64_t first = (a * bytes) >> 5, last = (a * bytes + bytes - 1) >> 5;
-        for (int64_t s = first; s <= last; s++)
-            sectors.push_back(s);
-    }
-    if (!std::is_sorted(sectors.begin(), sectors.end())) std::sort(sectors.begin(), sectors.end());
-    int64_t distinct = 0;
-    for (size_t i = 0; i < sectors.size(); i++)
-        distinct += i == 0 || sectors[i] != sectors[i - 1] ? 1 : 0;
-    return distinct;
-}
-
-int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, int banks,
-                            TransactionBuffers &buffers) {
-    // Shared memory has `banks` 4-byte banks; lanes reading the same word are
-    // served together (broadcast), distinct words in one bank serialize: the
-    // degree is the most distinct words any bank serves.
-    if (addresses.empty()) return 0;
-    std::vector<int64_t> &words = buffers.units;
-    words.clear();
-    for (int64_t a : addresses) {
-        int64_t first = (a * bytes) >> 2, last = (a * bytes + bytes - 1) >> 2;
-        for (int64_t w = first; w <= last; w++)
-            words.push_back(w);
-    }
-    if (!std::is_sorted(words.begin(), words.end())) std::sort(words.begin(), words.end());
-    std::vector<int64_t> &in_bank = buffers.words_in_bank;
-    in_bank.assign(static_cast<size_t>(std::max(1, banks)), 0);
-    int64_t worst = 1;
-    for (size_t i = 0; i < words.size(); i++) {
-        if (i > 0 && words[i] == words[i - 1]) continue;
-        const int64_t bank = ((words[i] % banks) + banks) % banks;
-        worst = std::max(worst, ++in_bank[static_cast<size_t>(bank)]);
-    }
-    return worst;
-}
-
-} // namespace detail
-
 namespace {
-
-// A block's lanes as the transaction analysis sees them: every warp's
-// active lanes are counted, but coordinates are kept only for the two warps
-// the analysis reads (the first active warp, which stands for all regular
-// ones, and a tail warp with a different number of active lanes). Filling
-// every lane's coordinates (up to 1,024 threads x loops, for every stage
-// featurized) was 8% of the pyramid's whole search.
-struct Lanes {
-    size_t loops = 0;
-    int64_t warps = 0, active_warps = 0, active_threads = 0;
-    int regular_warp = -1, tail_warp = -1;
-    // Per kept warp (0: regular, 1: tail): the lanes (in the warp) that run
-    // this stage, and per stage loop the offset of each such lane's first
-    // point, a column per loop ([loop * lanes + j] for the j-th active
-    // lane): a lane's address is a sum of columns scaled by the loops'
-    // strides, and a loop the address does not move with is skipped whole.
-    std::array<std::vector<int64_t>, 2> lanes, columns;
-};
-
-// The next lane's coordinates in a block of shape[0] x shape[1] x any.
-inline void next_lane(int64_t (&c)[3], const std::array<int64_t, 3> &shape) {
-    if (++c[0] < shape[0]) return;
-    c[0] = 0;
-    if (++c[1] < shape[1]) return;
-    c[1] = 0;
-    ++c[2];
-}
-
-// Fills L (its buffers are reused: this runs for every stage featurized).
-void make_lanes(Lanes &L, const LoopNest &nest, const ScheduledStage &ss, const Stage &st, int warp_size) {
-    const Kernel &k = nest.kernels[ss.kernel];
-    L.active_warps = L.active_threads = 0;
-    L.regular_warp = L.tail_warp = -1;
-    const int64_t T = std::max<int64_t>(1, k.threads_per_block);
-    L.warps = (T + warp_size - 1) / warp_size;
-    L.loops = st.loops.size();
-    // For a Thread-level stage every thread of its host runs it; the lane's
-    // point moves with the host's tiling along the same Func argument
-    // (approximation: assumes producer and consumer dimensions line up).
-    const ScheduledStage *host = nullptr;
-    if (ss.location == ComputeLocation::Thread) {
-        int hidx = nest.stage_at[nest.decisions.funcs[ss.node].host][0];
-        host = &nest.stages[hidx];
-    }
-    const ScheduledStage &shape_src = host ? *host : ss;
-    const Stage &shape_stage = host ? nest.dag.nodes[host->node].stages[host->stage] : st;
-    auto is_active = [&](const int64_t(&c)[3]) {
-        return c[0] < shape_src.thread_shape[0] && c[1] < shape_src.thread_shape[1] &&
-               c[2] < shape_src.thread_shape[2];
-    };
-    // Lane i of the block is at (i % x, i / x % y, i / (x * y)); a warp's
-    // active lanes are counted from the block's shape, not lane by lane.
-    const int64_t x = std::max<int64_t>(1, k.block_shape[0]), y = std::max<int64_t>(1, k.block_shape[1]);
-    auto place = [&](int64_t lane, int64_t(&c)[3]) {
-        c[0] = lane % x;
-        c[1] = lane / x % y;
-        c[2] = lane / (x * y);
-    };
-    const int64_t active_in_row = std::min(x, shape_src.thread_shape[0]);
-    const int64_t active_in_plane = active_in_row * std::min(y, shape_src.thread_shape[1]);
-    auto active_before = [&](int64_t lane) { // active lanes among the first `lane`
-        int64_t c[3];
-        place(lane, c);
-        int64_t n = std::min(c[2], shape_src.thread_shape[2]) * active_in_plane;
-        if (c[2] < shape_src.thread_shape[2]) {
-            n += std::min(c[1], shape_src.thread_shape[1]) * active_in_row;
-            if (c[1] < shape_src.thread_shape[1]) n += std::min(c[0], shape_src.thread_shape[0]);
-        }
-        return n;
-    };
-    int64_t regular_count = 0, tail_count = 0;
-    for (int64_t w = 0, before = 0; w < L.warps; w++) {
-        const int64_t after = active_before(std::min(T, (w + 1) * warp_size)), count = after - before;
-        before = after;
-        if (!count) continue;
-        L.active_warps++;
-        L.active_threads += count;
-        if (L.regular_warp < 0) {
-            L.regular_warp = static_cast<int>(w);
-            regular_count = count;
-        }
-        L.tail_warp = static_cast<int>(w);
-        tail_count = count;
-    }
-    // The tail warp is only different if it has a different number of
-    // active lanes than the representative regular warp.
-    if (L.tail_warp == L.regular_warp || tail_count == regular_count) L.tail_warp = -1;
-
-    const int kept_warps[2] = {L.regular_warp, L.tail_warp};
-    for (int kept = 0; kept < 2; kept++) {
-        std::vector<int64_t> &lanes = L.lanes[kept], &columns = L.columns[kept];
-        lanes.clear();
-        if (kept_warps[kept] < 0) {
-            columns.clear();
-            continue;
-        }
-        const int64_t lo = static_cast<int64_t>(kept_warps[kept]) * warp_size;
-        const int64_t n = std::min<int64_t>(warp_size, T - lo);
-        int64_t c[3];
-        place(lo, c);
-        for (int64_t i = 0; i < n; i++, next_lane(c, k.block_shape))
-            if (is_active(c)) lanes.push_back(i);
-        const size_t m = lanes.size();
-        columns.assign(m * L.loops, 0);
-        place(lo, c);
-        for (int64_t i = 0, j = 0; i < n; i++, next_lane(c, k.block_shape)) {
-            if (!is_active(c)) continue;
-            for (size_t l = 0; l < st.loops.size(); l++) {
-                int64_t &coord = columns[l * m + static_cast<size_t>(j)];
-                if (!host) {
-                    int slot = ss.thread_slot[l];
-                    if (slot >= 0) coord = c[slot] * ss.serial[l];
-                } else if (!st.loops[l].is_rvar) {
-                    for (size_t h = 0; h < shape_stage.loops.size(); h++) {
-                        int slot = host->thread_slot[h];
-                        if (slot >= 0 && shape_stage.loops[h].func_arg == st.loops[l].func_arg)
-                            coord = c[slot] * host->serial[h];
-                    }
-                }
-            }
-            j++;
-        }
-    }
-}
-
-// One warp's transactions over an access's serial points, by everything
-// they are counted from: the memory level, element bytes, banks, how many
-// serial points are enumerated, each dependent serial loop's address step
-// and extent, then every active lane's base address. A kernel missing the
-// feature memo (its key changed: a Func placed in it, a producer moved)
-// has every stage featurized again, though most of their access patterns
-// are unchanged; they are found here. The count is a sum of integer
-// counts, exact in a double, so a found one is the one computed. Bounded:
-// emptied when it holds kMaxEntries (keys are plain data, valid for any
-// pipeline, so it is kept across searches).
-class WarpTransactionMemo {
-public:
-    static constexpr size_t kMaxEntries = 1 << 14;
-    std::vector<int64_t> key;
-    const double *find() const {
-        auto it = counts_.find(key);
-        return it == counts_.end() ? nullptr : &it->second;
-    }
-    void insert(double tx) {
-        if (counts_.size() >= kMaxEntries) counts_.clear();
-        counts_.emplace(key, tx);
-    }
-
-private:
-    std::unordered_map<std::vector<int64_t>, double, WordsHash> counts_;
-};
-
-// access_transactions' buffers, kept between calls.
-struct TransactionScratch {
-    std::vector<int64_t> strides, loop_stride, addrs, point;
-    std::vector<int> dep;
-    detail::TransactionBuffers buffers;
-    WarpTransactionMemo memo;
-};
-
-struct MemStats {
-    double transactions = 0;
-    double bytes_used = 0;
-};
-
-// Transactions per block of one access (or store) pattern.
-// scratch: kept between calls (this runs for every access pattern of every
-// stage featurized); the caller looks up its thread's once per stage.
-// innermost: the dimension the allocation stores innermost (LoopNest::
-// storage_innermost); the others follow in their order. padding: the
-// elements it stores beyond its innermost extent (LoopNest::storage_padding).
-MemStats access_transactions(TransactionScratch &scratch, const Lanes &L, const ScheduledStage &ss,
-                             const Stage &st, const Jacobian &jac, const Region &alloc, int innermost,
-                             int64_t padding, int bytes, MemoryLevel level, int warp_size, int banks) {
-    MemStats m;
-    if (level == MemoryLevel::Register || L.regular_warp < 0) return m;
-    std::vector<int64_t> &strides = scratch.strides;
-    storage_strides(alloc, jac.size(), innermost, padding, strides);
-    // Serial loops the address depends on; loads independent of a serial
-    // loop are hoisted out of its unrolled body and issued once.
-    std::vector<int> &dep = scratch.dep;
-    dep.clear();
-    double rvar_repeat = 1;
-    for (size_t l = 0; l < st.loops.size(); l++) {
-        bool depends = false;
-        for (const auto &row : jac) {
-            depends = depends || !row[l] || *row[l] != 0;
-        }
-        if (!depends || ss.serial[l] <= 1) continue;
-        // RVars run long serial loops that are not unrolled; every iteration
-        // looks like the first (translation invariance).
-        if (st.loops[l].is_rvar)
-            rvar_repeat *= static_cast<double>(ss.serial[l]);
-        else
-            dep.push_back(static_cast<int>(l));
-    }
-    int64_t combos = 1;
-    for (int l : dep)
-        combos *= ss.serial[l];
-    // Enumerate at most kMaxCombos serial points and scale the rest (only
-    // Thread-level stages with large regions get there).
-    constexpr int64_t kMaxCombos = 64;
-    int64_t enumerated = std::min(combos, kMaxCombos);
-    double scale = static_cast<double>(combos) / static_cast<double>(enumerated) * rvar_repeat;
-
-    // The address is linear in the lane's point: precompute each active
-    // lane's base address and each loop's address stride, then every serial
-    // point is a translation. Data-dependent indices: assume the worst,
-    // every lane apart (its own sector; the same shared bank).
-    bool known = true;
-    std::vector<int64_t> &loop_stride = scratch.loop_stride;
-    loop_stride.assign(st.loops.size(), 0);
-    for (size_t l = 0; l < st.loops.size(); l++) {
-        for (size_t i = 0; i < jac.size(); i++) {
-            if (!jac[i][l])
-                known = false;
-            else
-                loop_stride[l] += *jac[i][l] * strides[i];
-        }
-    }
-    // Moving every lane's address by whole 32-byte sectors (global) or
-    // 4-byte words (shared) leaves the count unchanged (the sectors move
-    // alike; the banks are a rotation), so a serial point's count depends
-    // only on its offset in bytes modulo that unit: each residue is counted
-    // once per warp.
-    const int64_t unit_mask = level == MemoryLevel::Global ? 31 : 3;
-    auto warp_tx = [&](int kept, double &used) {
-        double tx = 0;
-        std::vector<int64_t> &addrs = scratch.addrs, &point = scratch.point;
-        const std::vector<int64_t> &lanes = L.lanes[kept];
-        const size_t m = lanes.size();
-        // Each serial point adds the warp's active lanes' bytes.
-        used += static_cast<double>(enumerated) * static_cast<double>(m) * bytes;
-        // The memo's key, written in place: the header, then every active
-        // lane's base address (its first point's).
-        std::vector<int64_t> &key = scratch.memo.key;
-        const size_t header = 5 + 2 * dep.size();
-        key.resize(header + m);
-        key[0] = static_cast<int64_t>(level);
-        key[1] = bytes;
-        key[2] = banks;
-        key[3] = enumerated;
-        for (size_t q = 0; q < dep.size(); q++) {
-            key[4 + 2 * q] = known ? loop_stride[dep[q]] : 0;
-            key[5 + 2 * q] = ss.serial[dep[q]];
-        }
-        key[header - 1] = -1;
-        int64_t *base = key.data() + header;
-        if (known) {
-            std::fill(base, base + m, int64_t(0));
-            for (size_t l = 0; l < st.loops.size(); l++) {
-                const int64_t stride = loop_stride[l];
-                if (stride == 0) continue;
-                const int64_t *column = L.columns[kept].data() + l * m;
-                for (size_t j = 0; j < m; j++)
-                    base[j] += stride * column[j];
-            }
-        } else {
-            const int64_t lo = static_cast<int64_t>(kept == 0 ? L.regular_warp : L.tail_warp) * warp_size;
-            for (size_t j = 0; j < m; j++)
-                base[j] = (lo + lanes[j]) * 1024 * warp_size;
-        }
-        if (const double *known_tx = scratch.memo.find()) return *known_tx;
-        std::array<int64_t, 32> by_residue;
-        by_residue.fill(-1);
-        // The serial points in order, the first dependent loop fastest,
-        // counted up with the offset kept along (unknown strides: no offset).
-        point.assign(dep.size(), 0);
-        int64_t offset = 0;
-        for (int64_t c = 0; c < enumerated; c++) {
-            int64_t &count = by_residue[static_cast<size_t>((offset * bytes) & unit_mask)];
-            if (count < 0) {
-                addrs.resize(m);
-                for (size_t q = 0; q < m; q++)
-                    addrs[q] = base[q] + offset;
-                count = level == MemoryLevel::Global
-                            ? detail::global_transactions(addrs, bytes, scratch.buffers)
-                            : detail::shared_transactions(addrs, bytes, banks, scratch.buffers);
-            }
-            tx += static_cast<double>(count);
-            for (size_t q = 0; q < dep.size(); q++) {
-                const int l = dep[q];
-                const int64_t step = known ? loop_stride[l] : 0;
-                if (++point[q] < ss.serial[l]) {
-                    offset += step;
-                    break;
-                }
-                point[q] = 0;
-                offset -= step * (ss.serial[l] - 1);
-            }
-        }
-        scratch.memo.insert(tx);
-        return tx;
-    };
-    double used_regular = 0, used_tail = 0;
-    double regular = warp_tx(0, used_regular);
-    double n_regular = static_cast<double>(L.active_warps - (L.tail_warp >= 0 ? 1 : 0));
-    m.transactions = regular * n_regular;
-    m.bytes_used = used_regular * n_regular;
-    if (L.tail_warp >= 0) {
-        m.transactions += warp_tx(1, used_tail);
-        m.bytes_used += used_tail;
-    }
-    m.transactions *= scale;
-    m.bytes_used *= scale;
-    return m;
-}
 
 double bytes_of(const Region &r, int bytes) {
     return static_cast<double>(region_points(r)) * bytes;
@@ -393,58 +36,13 @@ double points_of(const std::vector<Span> &loops) {
     return p;
 }
 
-} // namespace
-
-ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfile &gpu) {
+// The unique bytes and lines read from each producer (after following
+// inlined Funcs), per realization, per point, per thread and per task, in
+// all and by the memory level each producer is stored at.
+void set_read_footprints(ScheduleFeatures &f, const LoopNest &nest, const Stage &st, const ScheduledStage &ss,
+                         double points_real) {
     using SF = ScheduleFeature;
     const FunctionDAG &dag = nest.dag;
-    const ScheduledStage &ss = nest.stages[index];
-    const Node &node = dag.nodes[ss.node];
-    const Stage &st = node.stages[ss.stage];
-    const Kernel &k = nest.kernels[ss.kernel];
-    const int bpp = node.bytes_per_point;
-    ScheduleFeatures f;
-
-    const double points_real = points_of(ss.loops_realization);
-    const double realizations = static_cast<double>(ss.num_realizations);
-    f[SF::num_realizations] = realizations;
-    f[SF::num_productions] = realizations; // store_at == compute_at here
-    f[SF::points_computed_per_realization] = points_real;
-    f[SF::points_computed_per_production] = points_real;
-    f[SF::points_computed_total] = points_real * realizations;
-    f[SF::points_computed_minimum] = points_of(dag.loop_bounds(st, node.region));
-    f[SF::num_scalars] = f[SF::points_computed_total];
-    int first_pure = -1;
-    for (size_t l = 0; l < st.loops.size(); l++)
-        if (!st.loops[l].is_rvar && first_pure < 0) first_pure = static_cast<int>(l);
-    f[SF::innermost_loop_extent] = st.loops.empty() ? 1.0 : static_cast<double>(ss.serial[0]);
-    f[SF::innermost_pure_loop_extent] = first_pure < 0 ? 1.0 : static_cast<double>(ss.serial[first_pure]);
-    double serial_pure = 1;
-    for (size_t l = 0; l < st.loops.size(); l++)
-        if (st.tileable(l)) serial_pure *= static_cast<double>(ss.serial[l]);
-    // Lowering unrolls serial loops of total extent < 16 (sec. 4.7).
-    f[SF::unrolled_loop_extent] =
-        serial_pure < 16 && ss.location != ComputeLocation::Thread ? serial_pure : 1;
-    f[SF::inner_parallelism] = static_cast<double>(ss.threads);
-    f[SF::outer_parallelism] = static_cast<double>(k.num_blocks);
-    f[SF::num_tasks] = static_cast<double>(k.num_blocks);
-    f[SF::num_blocks] = static_cast<double>(k.num_blocks);
-
-    const Region &own_alloc = nest.realization_region[ss.node];
-    const int own_innermost = nest.storage_innermost(ProducerRef{ss.node, false});
-    f[SF::bytes_at_realization] = bytes_of(own_alloc, bpp);
-    f[SF::bytes_at_production] = f[SF::bytes_at_realization];
-    f[SF::bytes_at_root] = bytes_of(node.region, bpp);
-    f[SF::innermost_bytes_at_realization] = innermost_points(own_alloc, own_innermost) * bpp;
-    f[SF::innermost_bytes_at_production] = f[SF::innermost_bytes_at_realization];
-    f[SF::innermost_bytes_at_root] = innermost_points(node.region, own_innermost) * bpp;
-
-    // Loads: after following inlined Funcs.
-    // (inlined_calls stays 0 here: it belongs to the inlined Func's own row,
-    // see inlined_rows below.)
-    const std::shared_ptr<const EffectiveAccesses> accesses_shared = nest.accesses(st);
-    const EffectiveAccesses &accesses = *accesses_shared;
-
     const auto dm_real = nest.demand(st, ss.loops_realization);
     const auto dm_thread = nest.demand(st, ss.loops_thread);
     const auto dm_block = nest.demand(st, ss.loops_block);
@@ -502,6 +100,81 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
         f[tl_f[q]] = thr_lines[q];
         f[al_f[q]] = lvl_alloc[q];
     }
+}
+
+// Occupancy: blocks resident per SM, limited by threads, warps, blocks and
+// shared memory (registers are unknown before ptxas: not modelled).
+void set_occupancy(ScheduleFeatures &f, const Kernel &k, const GpuProfile &gpu, int ws) {
+    using SF = ScheduleFeature;
+    int64_t warps_per_block = (std::max<int64_t>(1, k.threads_per_block) + ws - 1) / ws;
+    int64_t by_blocks = std::max(1, gpu.max_blocks_per_sm);
+    int64_t by_threads = std::max<int64_t>(1, gpu.max_threads_per_sm / (warps_per_block * ws));
+    int64_t by_warps = std::max<int64_t>(1, gpu.max_warps_per_sm / warps_per_block);
+    int64_t by_shared =
+        k.shared_bytes > 0 ? std::max<int64_t>(0, gpu.shared_mem_per_sm_bytes / k.shared_bytes) : by_blocks;
+    int64_t active_blocks = std::min({by_blocks, by_threads, by_warps, by_shared});
+    f[SF::max_warp_occupancy] =
+        static_cast<double>(active_blocks * warps_per_block) / std::max(1, gpu.max_warps_per_sm);
+    f[SF::max_block_occupancy] = static_cast<double>(active_blocks) / std::max(1, gpu.max_blocks_per_sm);
+    f[SF::shared_mem_occupancy] = static_cast<double>(k.shared_bytes) /
+                                  static_cast<double>(std::max<long>(1, gpu.shared_mem_per_sm_bytes));
+    f[SF::shared_mem_block_limit_factor] =
+        static_cast<double>(std::min(by_shared, by_blocks)) / static_cast<double>(by_blocks);
+}
+
+} // namespace
+
+ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfile &gpu) {
+    using SF = ScheduleFeature;
+    const FunctionDAG &dag = nest.dag;
+    const ScheduledStage &ss = nest.stages[index];
+    const Node &node = dag.nodes[ss.node];
+    const Stage &st = node.stages[ss.stage];
+    const Kernel &k = nest.kernels[ss.kernel];
+    const int bpp = node.bytes_per_point;
+    ScheduleFeatures f;
+
+    const double points_real = points_of(ss.loops_realization);
+    const double realizations = static_cast<double>(ss.num_realizations);
+    f[SF::num_realizations] = realizations;
+    f[SF::num_productions] = realizations; // store_at == compute_at here
+    f[SF::points_computed_per_realization] = points_real;
+    f[SF::points_computed_per_production] = points_real;
+    f[SF::points_computed_total] = points_real * realizations;
+    f[SF::points_computed_minimum] = points_of(dag.loop_bounds(st, node.region));
+    f[SF::num_scalars] = f[SF::points_computed_total];
+    int first_pure = -1;
+    for (size_t l = 0; l < st.loops.size(); l++)
+        if (!st.loops[l].is_rvar && first_pure < 0) first_pure = static_cast<int>(l);
+    f[SF::innermost_loop_extent] = st.loops.empty() ? 1.0 : static_cast<double>(ss.serial[0]);
+    f[SF::innermost_pure_loop_extent] = first_pure < 0 ? 1.0 : static_cast<double>(ss.serial[first_pure]);
+    double serial_pure = 1;
+    for (size_t l = 0; l < st.loops.size(); l++)
+        if (st.tileable(l)) serial_pure *= static_cast<double>(ss.serial[l]);
+    // Lowering unrolls serial loops of total extent < 16 (sec. 4.7).
+    f[SF::unrolled_loop_extent] =
+        serial_pure < 16 && ss.location != ComputeLocation::Thread ? serial_pure : 1;
+    f[SF::inner_parallelism] = static_cast<double>(ss.threads);
+    f[SF::outer_parallelism] = static_cast<double>(k.num_blocks);
+    f[SF::num_tasks] = static_cast<double>(k.num_blocks);
+    f[SF::num_blocks] = static_cast<double>(k.num_blocks);
+
+    const Region &own_alloc = nest.realization_region[ss.node];
+    const int own_innermost = nest.storage_innermost(ProducerRef{ss.node, false});
+    f[SF::bytes_at_realization] = bytes_of(own_alloc, bpp);
+    f[SF::bytes_at_production] = f[SF::bytes_at_realization];
+    f[SF::bytes_at_root] = bytes_of(node.region, bpp);
+    f[SF::innermost_bytes_at_realization] = innermost_points(own_alloc, own_innermost) * bpp;
+    f[SF::innermost_bytes_at_production] = f[SF::innermost_bytes_at_realization];
+    f[SF::innermost_bytes_at_root] = innermost_points(node.region, own_innermost) * bpp;
+
+    // Loads: after following inlined Funcs.
+    // (inlined_calls stays 0 here: it belongs to the inlined Func's own row,
+    // see inlined_rows below.)
+    const std::shared_ptr<const EffectiveAccesses> accesses_shared = nest.accesses(st);
+    const EffectiveAccesses &accesses = *accesses_shared;
+
+    set_read_footprints(f, nest, st, ss, points_real);
 
     // Working sets: the allocations live at each level of this stage's nest.
     double ws_block = static_cast<double>(k.shared_bytes), ws_thread = 0;
@@ -526,7 +199,6 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     // library is a call; once per access pattern it was 2% of camera_pipe's
     // search).
     Lanes &L = thread_scratch<Lanes>();
-    TransactionScratch &tx = thread_scratch<TransactionScratch>();
     make_lanes(L, nest, ss, st, ws);
     f[SF::num_warps_per_block] = static_cast<double>(L.warps);
     f[SF::num_active_warps_per_block] = static_cast<double>(L.active_warps);
@@ -540,40 +212,12 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     f[SF::idle_lane_wastage] = (lanes_available - static_cast<double>(L.active_threads)) / max_tpb;
 
     // Memory transactions per block.
-    MemStats gl, sl, gs, sst;
-    // Stencil taps of one producer share a jacobian (only their offsets
-    // differ, which this analysis ignores): analyse each pattern once.
-    std::vector<std::pair<const EffectiveAccess *, MemStats>> seen;
-    for (const EffectiveAccess &a : accesses) {
-        MemoryLevel lvl = nest.memory_level(a.producer);
-        const MemStats *prev = nullptr;
-        for (const auto &p : seen) {
-            if (p.first->producer == a.producer && p.first->bytes == a.bytes &&
-                p.first->jacobian == a.jacobian)
-                prev = &p.second;
-        }
-        MemStats m =
-            prev ? *prev
-                 : access_transactions(tx, L, ss, st, a.jacobian, nest.allocation(a.producer),
-                                       nest.storage_innermost(a.producer), nest.storage_padding(a.producer),
-                                       a.bytes, lvl, ws, gpu.shared_mem_banks);
-        if (!prev) seen.emplace_back(&a, m);
-        MemStats &acc = lvl == MemoryLevel::Global ? gl : sl;
-        acc.transactions += m.transactions * a.count;
-        acc.bytes_used += m.bytes_used * a.count;
-    }
     MemoryLevel own = ss.location == ComputeLocation::Root    ? MemoryLevel::Global
                       : ss.location == ComputeLocation::Block ? MemoryLevel::Shared
                                                               : MemoryLevel::Register;
-    for (int v = 0; v < static_cast<int>(node.func.values().size()); v++) {
-        int eb = node.func.output_types()[v].bytes();
-        MemStats m = access_transactions(tx, L, ss, st, st.store_jacobian, own_alloc, own_innermost,
-                                         nest.storage_padding(ProducerRef{ss.node, false}), eb, own, ws,
-                                         gpu.shared_mem_banks);
-        MemStats &acc = own == MemoryLevel::Global ? gs : sst;
-        acc.transactions += m.transactions;
-        acc.bytes_used += m.bytes_used;
-    }
+    const BlockTransactions t =
+        block_transactions(nest, ss, L, accesses, own_alloc, own_innermost, own, ws, gpu.shared_mem_banks);
+    const MemStats &gl = t.global_loads, &sl = t.shared_loads, &gs = t.global_stores, &sst = t.shared_stores;
     // Thread-level stages run once per host thread; the transactions above
     // cover one pass of the block's warps, which is one realization each.
     f[SF::num_global_mem_loads_per_block] = gl.transactions;
@@ -602,22 +246,7 @@ ScheduleFeatures featurize_stage(const LoopNest &nest, int index, const GpuProfi
     f[at_task[static_cast<int>(own)]] = wb;
     f[inner_task[static_cast<int>(own)]] = wi;
 
-    // Occupancy: blocks resident per SM, limited by threads, warps, blocks and
-    // shared memory (registers are unknown before ptxas: not modelled).
-    int64_t warps_per_block = (std::max<int64_t>(1, k.threads_per_block) + ws - 1) / ws;
-    int64_t by_blocks = std::max(1, gpu.max_blocks_per_sm);
-    int64_t by_threads = std::max<int64_t>(1, gpu.max_threads_per_sm / (warps_per_block * ws));
-    int64_t by_warps = std::max<int64_t>(1, gpu.max_warps_per_sm / warps_per_block);
-    int64_t by_shared =
-        k.shared_bytes > 0 ? std::max<int64_t>(0, gpu.shared_mem_per_sm_bytes / k.shared_bytes) : by_blocks;
-    int64_t active_blocks = std::min({by_blocks, by_threads, by_warps, by_shared});
-    f[SF::max_warp_occupancy] =
-        static_cast<double>(active_blocks * warps_per_block) / std::max(1, gpu.max_warps_per_sm);
-    f[SF::max_block_occupancy] = static_cast<double>(active_blocks) / std::max(1, gpu.max_blocks_per_sm);
-    f[SF::shared_mem_occupancy] = static_cast<double>(k.shared_bytes) /
-                                  static_cast<double>(std::max<long>(1, gpu.shared_mem_per_sm_bytes));
-    f[SF::shared_mem_block_limit_factor] =
-        static_cast<double>(std::min(by_shared, by_blocks)) / static_cast<double>(by_blocks);
+    set_occupancy(f, k, gpu, ws);
 
     for (double &v : f.values) {
         if (!std::isfinite(v) || v < 0) v = 0;

@@ -82,19 +82,4 @@ StateFeatures featurize(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo
 StateFeatures featurize_retiled(const LoopNest &nest, const GpuProfile &gpu, FeatureMemo *memo,
                                 const StateFeatures &before, int stage);
 
-namespace detail {
-// Buffers the transaction counts below reuse between calls (they run for
-// every warp analysed of every access of every stage featurized).
-struct TransactionBuffers {
-    std::vector<int64_t> units;         // sectors or words touched
-    std::vector<int64_t> words_in_bank; // per shared-memory bank
-};
-// Memory transactions one warp issues for the given element addresses of its
-// active lanes (in elements of `bytes` bytes).
-int64_t global_transactions(const std::vector<int64_t> &addresses, int bytes,
-                            TransactionBuffers &buffers); // 32-byte sectors
-int64_t shared_transactions(const std::vector<int64_t> &addresses, int bytes, int banks,
-                            TransactionBuffers &buffers); // conflict degree
-} // namespace detail
-
 } // namespace gpusched

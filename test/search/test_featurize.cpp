@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/featurize_schedule.h"
+#include "core/memory_transactions.h"
 #include "core/search_space.h"
 #include "test/gpu_profiles.h"
 #include "test/search/pipelines.h"
