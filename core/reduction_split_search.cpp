@@ -268,88 +268,88 @@ ReductionSplitChoice search_reduction_splits(const std::vector<Function> &output
 
 namespace {
 
-SplitPlan plan_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
-                      const std::vector<SplittableReduction> &reductions, CostModel &model,
-                      const GpuProfile &gpu, const SearchConfig &config, bool atomic_combining,
-                      bool in_block_combining, double tie_tolerance, double unsplit_greedy_cost,
-                      VariantMemo &memo, ReductionSplitChoice &choice) {
-    const SearchConfig greedy = greedy_config(config);
-    std::vector<ReductionSplit> chosen;
-    // Whether some reduction's pick combines in block: only then can the
-    // choices differ from those of the search without the option.
-    bool picked_in_block = false;
-    double chosen_cost = unsplit_greedy_cost;
-    // The two best greedy rankings of a reduction are searched again with a
-    // small beam: a greedy search's tiling of a split pipeline can be far
-    // from its best (a two-level whole-image sum: 0.09 greedy, 0.07 at
-    // beam 32, while a one-level split it lost to by greedy is 0.51 either
-    // way under the analytic model), and which split wins decides how much
-    // of the GPU the schedule fills.
-    const SearchConfig refine = refine_config(config);
-    for (const SplittableReduction &r : reductions) {
-        struct Ranked {
-            double cost = 0;                    // greedy
-            double fill = 1;                    // fill_of_funcs of the greedy schedule
-            std::vector<ReductionSplit> splits; // this reduction's split(s)
-        };
-        std::vector<Ranked> ranked;
-        // The Funcs whose kernels a variant's fill is taken from.
-        auto split_funcs = [&](const std::vector<ReductionSplit> &splits) {
-            std::vector<std::string> funcs = {r.func};
-            for (const ReductionSplit &split : splits)
-                funcs.push_back(split.intermediate());
-            return funcs;
-        };
-        auto rank = [&](const std::vector<ReductionSplit> &splits) {
-            std::vector<ReductionSplit> variant = chosen;
-            variant.insert(variant.end(), splits.begin(), splits.end());
-            const auto t0 = std::chrono::steady_clock::now();
-            const VariantSearch *searched = nullptr;
-            try {
-                searched = &search_variant(outputs, variant, model, gpu, greedy, memo);
-            } catch (const UserError &) {
-                // the split pipeline cannot be bounded (FunctionDAG says why)
-            }
-            choice.seconds_ranking += seconds_since(t0);
-            if (!searched) return;
-            ranked.push_back(
-                {searched->result.cost, fill_of_funcs(searched->fill, split_funcs(splits)), splits});
-            choice.variants_ranked++;
-        };
-        // The splits of option's combining loop (a second level) that
-        // `wanted` accepts, each ranked.
-        auto rank_second_levels = [&](const ReductionSplit &option, auto wanted) {
-            std::vector<ReductionSplit> variant = chosen;
-            variant.push_back(option);
-            std::vector<SplittableReduction> combine;
-            try {
-                combine =
-                    reduction_split_options(variant_dag(outputs, variant, memo), gpu, variant,
-                                            atomic_combining, in_block_combining, config.max_split_bytes);
-            } catch (const UserError &) {
-                return;
-            }
-            for (const SplittableReduction &c : combine) {
-                if (c.func != option.func) continue;
-                for (const ReductionSplit &second : c.options)
-                    if (wanted(second)) rank({option, second});
-            }
-        };
-        const auto any = [](const ReductionSplit &) { return true; };
-        const auto in_block = [](const ReductionSplit &s) { return s.in_block(); };
-        const auto not_in_block = [](const ReductionSplit &s) { return !s.in_block(); };
-        // The options reduction_split_options gives in-block second levels.
-        auto fills_quarter = [&](const ReductionSplit &option) {
-            return in_block_combining && !option.atomic &&
-                   worth_combining_in_block(option.partials, r.output_points, gpu);
-        };
+// One of a reduction's split variants, ranked by its greedy search.
+struct RankedSplit {
+    double cost = 0;                    // greedy
+    double fill = 1;                    // fill_of_funcs of the greedy schedule
+    std::vector<ReductionSplit> splits; // this reduction's split(s)
+};
+
+// The Funcs whose kernels a variant's fill is taken from: the reduction's
+// and its splits' intermediates.
+std::vector<std::string> split_funcs(const SplittableReduction &r,
+                                     const std::vector<ReductionSplit> &splits) {
+    std::vector<std::string> funcs = {r.func};
+    for (const ReductionSplit &split : splits)
+        funcs.push_back(split.intermediate());
+    return funcs;
+}
+
+bool combines_in_block(const RankedSplit &entry) {
+    return std::any_of(entry.splits.begin(), entry.splits.end(),
+                       [](const ReductionSplit &s) { return s.in_block(); });
+}
+
+// Which second levels rank_second_levels ranks.
+using SecondLevelFilter = bool (*)(const ReductionSplit &);
+bool any_second_level(const ReductionSplit &) {
+    return true;
+}
+bool in_block_second_level(const ReductionSplit &s) {
+    return s.in_block();
+}
+bool not_in_block_second_level(const ReductionSplit &s) {
+    return !s.in_block();
+}
+
+// plan_splits' work: one reduction at a time, its split options ranked by
+// greedy searches, the best refined, and the pick added to `chosen`.
+class SplitPlanner {
+public:
+    SplitPlanner(const std::vector<Function> &outputs, CostModel &model, const GpuProfile &gpu,
+                 const SearchConfig &config, bool atomic_combining, bool in_block_combining,
+                 double tie_tolerance, VariantMemo &memo, ReductionSplitChoice &choice)
+        : outputs(outputs), model(model), gpu(gpu), config(config), greedy(greedy_config(config)),
+          refine(refine_config(config)), atomic_combining(atomic_combining),
+          in_block_combining(in_block_combining), tie_tolerance(tie_tolerance), memo(memo), choice(choice) {}
+
+    SplitPlan plan(const std::vector<SplittableReduction> &reductions, double unsplit_greedy_cost) {
+        // Whether some reduction's pick combines in block: only then can the
+        // choices differ from those of the search without the option.
+        bool picked_in_block = false;
+        double chosen_cost = unsplit_greedy_cost;
+        for (const SplittableReduction &r : reductions) {
+            std::vector<RankedSplit> ranked = rank_options(r);
+            for (const RankedSplit &entry : ranked)
+                choice.ranking.push_back({{"func", r.func},
+                                          {"splits", reduction_splits_to_json(entry.splits)},
+                                          {"greedy_cost", entry.cost},
+                                          {"fill", entry.fill}});
+            std::stable_sort(ranked.begin(), ranked.end(),
+                             [](const RankedSplit &a, const RankedSplit &b) { return a.cost < b.cost; });
+            while (!ranked.empty() && !(ranked.back().cost < chosen_cost))
+                ranked.pop_back();
+            if (ranked.empty()) continue; // no split of this reduction beats the choice so far
+            const size_t pick = pick_ranked(r, ranked);
+            picked_in_block = picked_in_block || combines_in_block(ranked[pick]);
+            chosen_cost = ranked[pick].cost;
+            chosen.insert(chosen.end(), ranked[pick].splits.begin(), ranked[pick].splits.end());
+        }
+        return {chosen, picked_in_block};
+    }
+
+private:
+    // Every split option of r (and the second levels worth trying) ranked
+    // by a greedy search on top of the splits chosen so far.
+    std::vector<RankedSplit> rank_options(const SplittableReduction &r) {
+        std::vector<RankedSplit> ranked;
         for (const ReductionSplit &option : r.options) {
             // Too many partials for one thread: only with its combining loop split too.
             if (option.atomic || option.partials <= kMaxSerialPartials) {
-                rank({option});
-                if (fills_quarter(option)) rank_second_levels(option, in_block);
+                rank(r, {option}, ranked);
+                if (fills_quarter(r, option)) rank_second_levels(r, option, in_block_second_level, ranked);
             } else {
-                rank_second_levels(option, any);
+                rank_second_levels(r, option, any_second_level, ranked);
             }
         }
         // Fewer, but still a long serial chain in the combining thread: the
@@ -357,8 +357,8 @@ SplitPlan plan_splits(const std::vector<Function> &outputs, const FunctionDAG &d
         // split (the best only: every one of them costs a greedy search per
         // second-level option, and the random pipelines' search took 2.5x
         // as long when all were tried).
-        const Ranked *best_long = nullptr;
-        for (const Ranked &entry : ranked) {
+        const RankedSplit *best_long = nullptr;
+        for (const RankedSplit &entry : ranked) {
             if (entry.splits.size() != 1 || entry.splits[0].atomic ||
                 entry.splits[0].partials < kSecondLevelFrom)
                 continue;
@@ -366,83 +366,159 @@ SplitPlan plan_splits(const std::vector<Function> &outputs, const FunctionDAG &d
         }
         if (best_long) {
             const ReductionSplit option = best_long->splits[0]; // a copy: rank() grows `ranked`
-            if (fills_quarter(option))
-                rank_second_levels(option, not_in_block); // its in-block levels are ranked above
+            // Its in-block second levels are ranked above.
+            if (fills_quarter(r, option))
+                rank_second_levels(r, option, not_in_block_second_level, ranked);
             else
-                rank_second_levels(option, any);
+                rank_second_levels(r, option, any_second_level, ranked);
         }
-        for (const Ranked &entry : ranked)
-            choice.ranking.push_back({{"func", r.func},
-                                      {"splits", reduction_splits_to_json(entry.splits)},
-                                      {"greedy_cost", entry.cost},
-                                      {"fill", entry.fill}});
-        std::stable_sort(ranked.begin(), ranked.end(),
-                         [](const Ranked &a, const Ranked &b) { return a.cost < b.cost; });
-        while (!ranked.empty() && !(ranked.back().cost < chosen_cost))
-            ranked.pop_back();
-        if (ranked.empty()) continue; // no split of this reduction beats the choice so far
-        size_t pick = 0;
-        const auto combines_in_block = [&](size_t i) {
-            return std::any_of(ranked[i].splits.begin(), ranked[i].splits.end(),
-                               [](const ReductionSplit &s) { return s.in_block(); });
-        };
-        if (ranked.size() >= 2 && refine.beam_size > 1) {
-            // The two best without in-block combining (the variants the
-            // search without the option compares), and any in-block one
-            // among the two best: where none of those wins, the pick is the
-            // one the search without the option makes.
-            std::vector<size_t> candidates;
-            for (size_t i = 0; i < ranked.size() && candidates.size() < 2; i++)
-                if (!combines_in_block(i)) candidates.push_back(i);
-            for (size_t i = 0; i < 2; i++)
-                if (combines_in_block(i)) candidates.push_back(i);
-            // And the one filling the GPU best among those whose greedy cost
-            // ties the best (tie_tolerance): the tie pick_refined breaks
-            // may be with a variant ranked third or lower.
-            std::optional<size_t> fullest;
-            for (size_t i = 0; i < ranked.size(); i++)
-                if (!combines_in_block(i) && ranked[i].cost <= ranked[0].cost * (1 + tie_tolerance) &&
-                    (!fullest || std::min(1.0, ranked[i].fill) > std::min(1.0, ranked[*fullest].fill)))
-                    fullest = i;
-            if (fullest && std::find(candidates.begin(), candidates.end(), *fullest) == candidates.end())
-                candidates.push_back(*fullest);
-            nlohmann::json greedy_costs = nlohmann::json::array(), refined_costs = nlohmann::json::array(),
-                           fills = nlohmann::json::array();
-            std::vector<std::pair<double, double>> refined; // cost, fill_of_funcs; per candidate
-            for (size_t c = 0; c < candidates.size(); c++) {
-                const size_t i = candidates[c];
-                std::vector<ReductionSplit> variant = chosen;
-                variant.insert(variant.end(), ranked[i].splits.begin(), ranked[i].splits.end());
-                const auto t0 = std::chrono::steady_clock::now();
-                const VariantSearch &v = search_variant(outputs, variant, model, gpu, refine, memo);
-                choice.seconds_refining += seconds_since(t0);
-                choice.variants_refined++;
-                const double fill = fill_of_funcs(v.fill, split_funcs(ranked[i].splits));
-                greedy_costs.push_back(ranked[i].cost);
-                refined_costs.push_back(v.result.cost);
-                fills.push_back(fill);
-                refined.emplace_back(v.result.cost, fill);
-            }
-            const size_t picked = pick_refined(refined, tie_tolerance);
-            pick = candidates[picked];
-            choice.refinements.push_back({{"func", r.func},
-                                          {"greedy_costs", greedy_costs},
-                                          {"refined_costs", refined_costs},
-                                          {"fills", fills},
-                                          {"picked", picked}});
-        } else if (ranked.size() >= 2) {
+        return ranked;
+    }
+
+    // The greedy search of `splits` on top of the splits chosen so far,
+    // added to `ranked` where the split pipeline can be bounded.
+    void rank(const SplittableReduction &r, const std::vector<ReductionSplit> &splits,
+              std::vector<RankedSplit> &ranked) {
+        std::vector<ReductionSplit> variant = chosen;
+        variant.insert(variant.end(), splits.begin(), splits.end());
+        const auto t0 = std::chrono::steady_clock::now();
+        const VariantSearch *searched = nullptr;
+        try {
+            searched = &search_variant(outputs, variant, model, gpu, greedy, memo);
+        } catch (const UserError &) {
+            // the split pipeline cannot be bounded (FunctionDAG says why)
+        }
+        choice.seconds_ranking += seconds_since(t0);
+        if (!searched) return;
+        ranked.push_back(
+            {searched->result.cost, fill_of_funcs(searched->fill, split_funcs(r, splits)), splits});
+        choice.variants_ranked++;
+    }
+
+    // The splits of option's combining loop (a second level) that
+    // `wanted` accepts, each ranked.
+    void rank_second_levels(const SplittableReduction &r, const ReductionSplit &option,
+                            SecondLevelFilter wanted, std::vector<RankedSplit> &ranked) {
+        std::vector<ReductionSplit> variant = chosen;
+        variant.push_back(option);
+        std::vector<SplittableReduction> combine;
+        try {
+            combine = reduction_split_options(variant_dag(outputs, variant, memo), gpu, variant,
+                                              atomic_combining, in_block_combining, config.max_split_bytes);
+        } catch (const UserError &) {
+            return;
+        }
+        for (const SplittableReduction &c : combine) {
+            if (c.func != option.func) continue;
+            for (const ReductionSplit &second : c.options)
+                if (wanted(second)) rank(r, {option, second}, ranked);
+        }
+    }
+
+    // The options reduction_split_options gives in-block second levels.
+    bool fills_quarter(const SplittableReduction &r, const ReductionSplit &option) const {
+        return in_block_combining && !option.atomic &&
+               worth_combining_in_block(option.partials, r.output_points, gpu);
+    }
+
+    // Which of `ranked` (sorted by greedy cost, all cheaper than the choice
+    // so far) is picked: by refinement where the search's beam allows one,
+    // else by the greedy costs' tie-break.
+    size_t pick_ranked(const SplittableReduction &r, const std::vector<RankedSplit> &ranked) {
+        if (ranked.size() >= 2 && refine.beam_size > 1) return pick_by_refinement(r, ranked);
+        if (ranked.size() >= 2) {
             // A greedy search (a sample's): no refinement, so the greedy
             // costs themselves are what a tie is broken on.
             std::vector<std::pair<double, double>> greedy_ranked;
-            for (const Ranked &entry : ranked)
+            for (const RankedSplit &entry : ranked)
                 greedy_ranked.emplace_back(entry.cost, entry.fill);
-            pick = pick_refined(greedy_ranked, tie_tolerance);
+            return pick_refined(greedy_ranked, tie_tolerance);
         }
-        picked_in_block = picked_in_block || combines_in_block(pick);
-        chosen_cost = ranked[pick].cost;
-        chosen.insert(chosen.end(), ranked[pick].splits.begin(), ranked[pick].splits.end());
+        return 0;
     }
-    return {chosen, picked_in_block};
+
+    // The indices in `ranked` that the refinement searches again.
+    std::vector<size_t> refinement_candidates(const std::vector<RankedSplit> &ranked) const {
+        // The two best without in-block combining (the variants the
+        // search without the option compares), and any in-block one
+        // among the two best: where none of those wins, the pick is the
+        // one the search without the option makes.
+        std::vector<size_t> candidates;
+        for (size_t i = 0; i < ranked.size() && candidates.size() < 2; i++)
+            if (!combines_in_block(ranked[i])) candidates.push_back(i);
+        for (size_t i = 0; i < 2; i++)
+            if (combines_in_block(ranked[i])) candidates.push_back(i);
+        // And the one filling the GPU best among those whose greedy cost
+        // ties the best (tie_tolerance): the tie pick_refined breaks
+        // may be with a variant ranked third or lower.
+        std::optional<size_t> fullest;
+        for (size_t i = 0; i < ranked.size(); i++)
+            if (!combines_in_block(ranked[i]) && ranked[i].cost <= ranked[0].cost * (1 + tie_tolerance) &&
+                (!fullest || std::min(1.0, ranked[i].fill) > std::min(1.0, ranked[*fullest].fill)))
+                fullest = i;
+        if (fullest && std::find(candidates.begin(), candidates.end(), *fullest) == candidates.end())
+            candidates.push_back(*fullest);
+        return candidates;
+    }
+
+    // The refinement's pick: the candidates searched again at the small
+    // beam, the tie broken by fill (pick_refined); recorded in choice.
+    size_t pick_by_refinement(const SplittableReduction &r, const std::vector<RankedSplit> &ranked) {
+        const std::vector<size_t> candidates = refinement_candidates(ranked);
+        nlohmann::json greedy_costs = nlohmann::json::array(), refined_costs = nlohmann::json::array(),
+                       fills = nlohmann::json::array();
+        std::vector<std::pair<double, double>> refined; // cost, fill_of_funcs; per candidate
+        for (size_t c = 0; c < candidates.size(); c++) {
+            const size_t i = candidates[c];
+            std::vector<ReductionSplit> variant = chosen;
+            variant.insert(variant.end(), ranked[i].splits.begin(), ranked[i].splits.end());
+            const auto t0 = std::chrono::steady_clock::now();
+            const VariantSearch &v = search_variant(outputs, variant, model, gpu, refine, memo);
+            choice.seconds_refining += seconds_since(t0);
+            choice.variants_refined++;
+            const double fill = fill_of_funcs(v.fill, split_funcs(r, ranked[i].splits));
+            greedy_costs.push_back(ranked[i].cost);
+            refined_costs.push_back(v.result.cost);
+            fills.push_back(fill);
+            refined.emplace_back(v.result.cost, fill);
+        }
+        const size_t picked = pick_refined(refined, tie_tolerance);
+        choice.refinements.push_back({{"func", r.func},
+                                      {"greedy_costs", greedy_costs},
+                                      {"refined_costs", refined_costs},
+                                      {"fills", fills},
+                                      {"picked", picked}});
+        return candidates[picked];
+    }
+
+    const std::vector<Function> &outputs;
+    CostModel &model;
+    const GpuProfile &gpu;
+    const SearchConfig &config;
+    const SearchConfig greedy;
+    // The two best greedy rankings of a reduction are searched again with a
+    // small beam: a greedy search's tiling of a split pipeline can be far
+    // from its best (a two-level whole-image sum: 0.09 greedy, 0.07 at
+    // beam 32, while a one-level split it lost to by greedy is 0.51 either
+    // way under the analytic model), and which split wins decides how much
+    // of the GPU the schedule fills.
+    const SearchConfig refine;
+    const bool atomic_combining;
+    const bool in_block_combining;
+    const double tie_tolerance;
+    VariantMemo &memo;
+    ReductionSplitChoice &choice;
+    std::vector<ReductionSplit> chosen; // the picks so far, reduction by reduction
+};
+
+SplitPlan plan_splits(const std::vector<Function> &outputs, const FunctionDAG &dag,
+                      const std::vector<SplittableReduction> &reductions, CostModel &model,
+                      const GpuProfile &gpu, const SearchConfig &config, bool atomic_combining,
+                      bool in_block_combining, double tie_tolerance, double unsplit_greedy_cost,
+                      VariantMemo &memo, ReductionSplitChoice &choice) {
+    SplitPlanner planner(outputs, model, gpu, config, atomic_combining, in_block_combining, tie_tolerance,
+                         memo, choice);
+    return planner.plan(reductions, unsplit_greedy_cost);
 }
 
 } // namespace

@@ -392,6 +392,200 @@ void write_report(const std::string &path, const std::vector<std::pair<std::stri
         o << "\nMean, " << models[m].first << ": " << summary(results[m]) << "\n";
 }
 
+// Rows of synthetic states (tools/synthetic_states), runtimes NaN; saved to
+// --rows-out where given.
+std::vector<PipelineSamples> synthesize_rows(const Args &a, const GpuProfile &gpu, std::string &rows_origin) {
+    std::vector<PipelineSamples> data;
+    std::mt19937_64 rng(a.seed);
+    std::vector<FeatureRowsRecord> records;
+    for (int p = 0; p < a.synthesize; ++p) {
+        const SyntheticPipeline sp = random_synthetic_pipeline(rng);
+        for (int s = 0; s < a.states_per_pipeline; ++s) {
+            FeatureRowsRecord r;
+            r.pipeline_key = static_cast<std::uint32_t>(p);
+            r.runtime_ms = NAN;
+            r.pipeline = sp.stages;
+            r.state = random_synthetic_state(sp, gpu, rng);
+            records.push_back(std::move(r));
+        }
+    }
+    if (!a.rows_out.empty()) write_feature_rows(a.rows_out, records);
+    rows_origin = "synthetic rows from costmodel/tools/synthetic_states (2-D stencil chains; seed " +
+                  std::to_string(a.seed) + ", " + std::to_string(a.synthesize) + " pipelines x " +
+                  std::to_string(a.states_per_pipeline) + " states)";
+    // Round-trip through the file format so both paths train on identical data.
+    if (!a.rows_out.empty())
+        data = read_feature_rows(a.rows_out);
+    else {
+        for (const auto &r : records) {
+            if (data.size() <= r.pipeline_key)
+                data.push_back({"pipeline " + std::to_string(r.pipeline_key), r.pipeline, {}, {}});
+            data[r.pipeline_key].states.push_back(r.state);
+            data[r.pipeline_key].runtimes_ms.push_back(r.runtime_ms);
+        }
+    }
+    return data;
+}
+
+// The rows to fit: synthesized or read from --rows; rows_origin says which.
+std::vector<PipelineSamples> load_rows(const Args &a, const GpuProfile &gpu, std::string &rows_origin) {
+    if (a.synthesize > 0) return synthesize_rows(a, gpu, rows_origin);
+    std::vector<PipelineSamples> data = read_feature_rows(a.rows);
+    rows_origin = "rows file " + a.rows;
+    return data;
+}
+
+// Teacher runtimes for every pipeline, held-out ones included.
+void set_analytic_runtimes(std::vector<PipelineSamples> &data, const GpuProfile &gpu) {
+    for (auto &p : data) {
+        AnalyticGpuCostModel teacher(gpu);
+        teacher.set_pipeline(p.stages);
+        std::vector<const StateFeatures *> ptrs;
+        for (const auto &s : p.states)
+            ptrs.push_back(&s);
+        teacher.evaluate(ptrs, p.runtimes_ms);
+    }
+}
+
+// The pipelines trained on (batched as --batch-within says) and those held
+// out whole.
+struct TrainingSets {
+    std::vector<PipelineSamples> train, held_out;
+    std::size_t training_pipelines = 0; // before any split by step
+    std::vector<std::vector<std::size_t>> comparable_sets;
+};
+
+// Moves data's pipelines into the training and held-out sets.
+TrainingSets split_training_sets(const Args &a, std::vector<PipelineSamples> &data) {
+    TrainingSets sets;
+    std::vector<std::string> groups(data.size(), ".");
+    if (!a.pipeline_names.empty()) name_pipelines(a.pipeline_names, data, groups);
+
+    // Whole pipelines held out; the rest trained on (possibly subsampled).
+    std::vector<std::string> names;
+    for (const auto &p : data)
+        names.push_back(p.name);
+    const std::vector<bool> held = choose_held_out(groups, a.holdout_fraction, a.seed, names);
+    std::vector<PipelineSamples> &train = sets.train, &held_out = sets.held_out;
+    std::mt19937_64 subsample_rng(a.seed);
+    for (std::size_t i = 0; i < data.size(); ++i) {
+        if (held[i])
+            held_out.push_back(std::move(data[i]));
+        else
+            train.push_back(subsample(std::move(data[i]), a.max_states_per_pipeline, subsample_rng));
+    }
+    data.clear();
+    sets.training_pipelines = train.size();
+    if (a.batch_within == "step") {
+        std::vector<std::string> train_names;
+        for (const auto &p : train)
+            train_names.push_back(p.name);
+        std::vector<long> final_group_of;
+        train = split_by_step(std::move(train), 4, final_group_of);
+        if (a.variant_ranking_weight > 0) sets.comparable_sets = variant_sets(train_names, final_group_of);
+    }
+    return sets;
+}
+
+struct SetSizes {
+    std::size_t states = 0, rows = 0; // trained on
+    std::size_t held_states = 0;
+};
+
+// The sets' sizes, also printed to stderr.
+SetSizes report_set_sizes(const Args &a, const TrainingSets &sets) {
+    SetSizes n;
+    for (const auto &p : sets.train) {
+        n.states += p.states.size();
+        for (const auto &s : p.states)
+            n.rows += s.schedule.size();
+    }
+    for (const auto &p : sets.held_out)
+        n.held_states += p.states.size();
+    std::fprintf(stderr,
+                 "training on %zu pipelines (%zu states, %zu stage rows, batches within %s: %zu sets); "
+                 "%zu pipelines (%zu states) held out\n",
+                 sets.training_pipelines, n.states, n.rows, a.batch_within.c_str(), sets.train.size(),
+                 sets.held_out.size(), n.held_states);
+    if (!sets.comparable_sets.empty())
+        std::fprintf(stderr, "ranking across the complete schedules of %zu pipelines' split variants\n",
+                     sets.comparable_sets.size());
+    return n;
+}
+
+TrainingOptions training_options(const Args &a, const WeightsFile &start, const TrainingSets &sets,
+                                 const GpuProfile &gpu) {
+    TrainingOptions opt;
+    opt.initial_formula_version = start.formula_version;
+    opt.epochs = a.epochs;
+    opt.learning_rate = a.learning_rate;
+    opt.batch_size = a.batch_size;
+    opt.seed = a.seed;
+    opt.throughput_weight = a.throughput_weight;
+    opt.ranking_weight = a.ranking_weight;
+    opt.scale_weight = a.scale_weight;
+    opt.comparable_sets = sets.comparable_sets;
+    opt.comparable_ranking_weight = a.variant_ranking_weight;
+    opt.formula = formula_context_for(gpu);
+    opt.progress = progress;
+    return opt;
+}
+
+// The weights file's provenance: how the network was fitted, to what, on
+// which rows, and its validation before and after.
+std::string fit_provenance(const Args &a, const GpuProfile &gpu, const std::string &rows_origin,
+                           const TrainingSets &sets, const SetSizes &n, const TrainingReport &rep) {
+    const std::size_t training_pipelines = sets.training_pipelines, states = n.states, rows = n.rows;
+    return "gpusched_fit_default_weights: network fitted by Adam (lr " + std::to_string(a.learning_rate) +
+           ", batch " + std::to_string(a.batch_size) + ", " + std::to_string(a.epochs) + " epochs, seed " +
+           std::to_string(a.seed) + (a.init.empty() ? ", from NetworkWeights::initial" : ", from " + a.init) +
+           ", loss " + std::to_string(a.throughput_weight) + " x relative throughput + " +
+           std::to_string(a.ranking_weight) + " x pairwise ranking + " + std::to_string(a.scale_weight) +
+           " x mean log ratio squared" +
+           (a.variant_ranking_weight > 0
+                ? ", + " + std::to_string(a.variant_ranking_weight) +
+                      " x pairwise ranking across the complete schedules of " +
+                      std::to_string(sets.comparable_sets.size()) + " pipelines' reduction-split variants"
+                : std::string()) +
+           ") to " +
+           (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu.name
+                                    : std::string("measured runtimes")) +
+           " on " + rows_origin + "; " + std::to_string(training_pipelines) + " pipelines, " +
+           std::to_string(states) + " states, " + std::to_string(rows) + " stage rows" +
+           (a.batch_within == "step"
+                ? ", batches within " + std::to_string(sets.train.size()) + " same-step groups of >= 4 states"
+                : std::string()) +
+           "; validation (20% of each " + (a.batch_within == "step" ? "group" : "pipeline") +
+           "'s states) before: " + describe(rep.validation_before) +
+           "; after: " + describe(rep.validation_after);
+}
+
+// The held-out pipelines ranked by the new weights and those --compare
+// names: printed, added to the provenance, and written to --report.
+void evaluate_held_out(const Args &a, const GpuProfile &gpu, const NetworkWeights &w,
+                       const TrainingSets &sets, std::size_t held_states, std::string &prov) {
+    const std::vector<PipelineSamples> &held_out = sets.held_out;
+    std::vector<std::pair<std::string, WeightsFile>> models = {{"new", WeightsFile{w, ""}}};
+    for (const std::string &c : a.compare)
+        models.emplace_back(c, c == "default" ? default_weights() : read_weights_file(c));
+    std::vector<std::vector<HeldOutRanking>> results;
+    for (const auto &m : models)
+        results.push_back(rank_pipelines(m.second, gpu, held_out));
+    std::string names;
+    std::set<std::string> named; // a pipeline's split variants share its name
+    for (const auto &p : held_out)
+        if (named.insert(p.name).second) names += (names.empty() ? "" : ", ") + p.name;
+    prov += "; held out whole (never trained on): " + std::to_string(held_out.size()) + " pipelines (" +
+            names + "), " + std::to_string(held_states) + " states";
+    for (std::size_t m = 0; m < models.size(); ++m) {
+        const std::string line =
+            summary(results[m]) + "; " + variant_choice_text(variant_choice(models[m].second, gpu, held_out));
+        std::printf("held out, %s: %s\n", models[m].first.c_str(), line.c_str());
+        prov += "; held out, " + (m == 0 ? std::string("these weights") : models[m].first) + ": " + line;
+    }
+    if (!a.report.empty()) write_report(a.report, models, results, held_out);
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -400,170 +594,24 @@ int main(int argc, char **argv) {
         const auto gpu = find_builtin_gpu_profile(a.gpu);
         if (!gpu) usage("unknown --gpu " + a.gpu + " (known: " + builtin_gpu_profile_names() + ")");
 
-        std::vector<PipelineSamples> data;
         std::string rows_origin;
-        if (a.synthesize > 0) {
-            std::mt19937_64 rng(a.seed);
-            std::vector<FeatureRowsRecord> records;
-            for (int p = 0; p < a.synthesize; ++p) {
-                const SyntheticPipeline sp = random_synthetic_pipeline(rng);
-                for (int s = 0; s < a.states_per_pipeline; ++s) {
-                    FeatureRowsRecord r;
-                    r.pipeline_key = static_cast<std::uint32_t>(p);
-                    r.runtime_ms = NAN;
-                    r.pipeline = sp.stages;
-                    r.state = random_synthetic_state(sp, *gpu, rng);
-                    records.push_back(std::move(r));
-                }
-            }
-            if (!a.rows_out.empty()) write_feature_rows(a.rows_out, records);
-            rows_origin = "synthetic rows from costmodel/tools/synthetic_states (2-D stencil chains; seed " +
-                          std::to_string(a.seed) + ", " + std::to_string(a.synthesize) + " pipelines x " +
-                          std::to_string(a.states_per_pipeline) + " states)";
-            // Round-trip through the file format so both paths train on identical data.
-            if (!a.rows_out.empty())
-                data = read_feature_rows(a.rows_out);
-            else {
-                for (const auto &r : records) {
-                    if (data.size() <= r.pipeline_key)
-                        data.push_back({"pipeline " + std::to_string(r.pipeline_key), r.pipeline, {}, {}});
-                    data[r.pipeline_key].states.push_back(r.state);
-                    data[r.pipeline_key].runtimes_ms.push_back(r.runtime_ms);
-                }
-            }
-        } else {
-            data = read_feature_rows(a.rows);
-            rows_origin = "rows file " + a.rows;
-        }
-
-        // Teacher runtimes for every pipeline, held-out ones included.
-        if (a.targets == "analytic") {
-            for (auto &p : data) {
-                AnalyticGpuCostModel teacher(*gpu);
-                teacher.set_pipeline(p.stages);
-                std::vector<const StateFeatures *> ptrs;
-                for (const auto &s : p.states)
-                    ptrs.push_back(&s);
-                teacher.evaluate(ptrs, p.runtimes_ms);
-            }
-        }
-
-        std::vector<std::string> groups(data.size(), ".");
-        if (!a.pipeline_names.empty()) name_pipelines(a.pipeline_names, data, groups);
-
-        // Whole pipelines held out; the rest trained on (possibly subsampled).
-        std::vector<std::string> names;
-        for (const auto &p : data)
-            names.push_back(p.name);
-        const std::vector<bool> held = choose_held_out(groups, a.holdout_fraction, a.seed, names);
-        std::vector<PipelineSamples> train, held_out;
-        std::mt19937_64 subsample_rng(a.seed);
-        for (std::size_t i = 0; i < data.size(); ++i) {
-            if (held[i])
-                held_out.push_back(std::move(data[i]));
-            else
-                train.push_back(subsample(std::move(data[i]), a.max_states_per_pipeline, subsample_rng));
-        }
-        data.clear();
-        std::size_t training_pipelines = train.size();
-        std::vector<std::vector<std::size_t>> comparable_sets;
-        if (a.batch_within == "step") {
-            std::vector<std::string> train_names;
-            for (const auto &p : train)
-                train_names.push_back(p.name);
-            std::vector<long> final_group_of;
-            train = split_by_step(std::move(train), 4, final_group_of);
-            if (a.variant_ranking_weight > 0) comparable_sets = variant_sets(train_names, final_group_of);
-        }
-
-        std::size_t states = 0, rows = 0;
-        for (const auto &p : train) {
-            states += p.states.size();
-            for (const auto &s : p.states)
-                rows += s.schedule.size();
-        }
-        std::size_t held_states = 0;
-        for (const auto &p : held_out)
-            held_states += p.states.size();
-        std::fprintf(stderr,
-                     "training on %zu pipelines (%zu states, %zu stage rows, batches within %s: %zu sets); "
-                     "%zu pipelines (%zu states) held out\n",
-                     training_pipelines, states, rows, a.batch_within.c_str(), train.size(), held_out.size(),
-                     held_states);
-        if (!comparable_sets.empty())
-            std::fprintf(stderr, "ranking across the complete schedules of %zu pipelines' split variants\n",
-                         comparable_sets.size());
+        std::vector<PipelineSamples> data = load_rows(a, *gpu, rows_origin);
+        if (a.targets == "analytic") set_analytic_runtimes(data, *gpu);
+        const TrainingSets sets = split_training_sets(a, data);
+        const SetSizes n = report_set_sizes(a, sets);
 
         const WeightsFile start =
             a.init.empty() ? WeightsFile{NetworkWeights::initial(a.seed), ""} : read_weights_file(a.init);
         NetworkWeights w = start.weights;
-        TrainingOptions opt;
-        opt.initial_formula_version = start.formula_version;
-        opt.epochs = a.epochs;
-        opt.learning_rate = a.learning_rate;
-        opt.batch_size = a.batch_size;
-        opt.seed = a.seed;
-        opt.throughput_weight = a.throughput_weight;
-        opt.ranking_weight = a.ranking_weight;
-        opt.scale_weight = a.scale_weight;
-        opt.comparable_sets = comparable_sets;
-        opt.comparable_ranking_weight = a.variant_ranking_weight;
-        opt.formula = formula_context_for(*gpu);
-        opt.progress = progress;
-        const TrainingReport rep = train_network(w, train, opt);
+        const TrainingReport rep = train_network(w, sets.train, training_options(a, start, sets, *gpu));
 
-        std::string prov =
-            "gpusched_fit_default_weights: network fitted by Adam (lr " + std::to_string(a.learning_rate) +
-            ", batch " + std::to_string(a.batch_size) + ", " + std::to_string(a.epochs) + " epochs, seed " +
-            std::to_string(a.seed) +
-            (a.init.empty() ? ", from NetworkWeights::initial" : ", from " + a.init) + ", loss " +
-            std::to_string(a.throughput_weight) + " x relative throughput + " +
-            std::to_string(a.ranking_weight) + " x pairwise ranking + " + std::to_string(a.scale_weight) +
-            " x mean log ratio squared" +
-            (a.variant_ranking_weight > 0
-                 ? ", + " + std::to_string(a.variant_ranking_weight) +
-                       " x pairwise ranking across the complete schedules of " +
-                       std::to_string(comparable_sets.size()) + " pipelines' reduction-split variants"
-                 : std::string()) +
-            ") to " +
-            (a.targets == "analytic" ? "the analytic GPU model's predictions for GPU profile " + gpu->name
-                                     : std::string("measured runtimes")) +
-            " on " + rows_origin + "; " + std::to_string(training_pipelines) + " pipelines, " +
-            std::to_string(states) + " states, " + std::to_string(rows) + " stage rows" +
-            (a.batch_within == "step"
-                 ? ", batches within " + std::to_string(train.size()) + " same-step groups of >= 4 states"
-                 : std::string()) +
-            "; validation (20% of each " + (a.batch_within == "step" ? "group" : "pipeline") +
-            "'s states) before: " + describe(rep.validation_before) +
-            "; after: " + describe(rep.validation_after);
+        std::string prov = fit_provenance(a, *gpu, rows_origin, sets, n, rep);
         std::printf(
             "train before:      %s\ntrain after:       %s\nvalidation before: %s\nvalidation after:  %s\n",
             describe(rep.train_before).c_str(), describe(rep.train_after).c_str(),
             describe(rep.validation_before).c_str(), describe(rep.validation_after).c_str());
 
-        if (!held_out.empty()) {
-            std::vector<std::pair<std::string, WeightsFile>> models = {{"new", WeightsFile{w, ""}}};
-            for (const std::string &c : a.compare)
-                models.emplace_back(c, c == "default" ? default_weights() : read_weights_file(c));
-            std::vector<std::vector<HeldOutRanking>> results;
-            for (const auto &m : models)
-                results.push_back(rank_pipelines(m.second, *gpu, held_out));
-            std::string names;
-            std::set<std::string> named; // a pipeline's split variants share its name
-            for (const auto &p : held_out)
-                if (named.insert(p.name).second) names += (names.empty() ? "" : ", ") + p.name;
-            prov += "; held out whole (never trained on): " + std::to_string(held_out.size()) +
-                    " pipelines (" + names + "), " + std::to_string(held_states) + " states";
-            for (std::size_t m = 0; m < models.size(); ++m) {
-                const std::string line =
-                    summary(results[m]) + "; " +
-                    variant_choice_text(variant_choice(models[m].second, *gpu, held_out));
-                std::printf("held out, %s: %s\n", models[m].first.c_str(), line.c_str());
-                prov +=
-                    "; held out, " + (m == 0 ? std::string("these weights") : models[m].first) + ": " + line;
-            }
-            if (!a.report.empty()) write_report(a.report, models, results, held_out);
-        }
+        if (!sets.held_out.empty()) evaluate_held_out(a, *gpu, w, sets, n.held_states, prov);
         write_weights_file(a.out, WeightsFile{w, prov});
         std::printf("wrote %s\n", a.out.c_str());
         return 0;
