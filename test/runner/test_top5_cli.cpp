@@ -45,6 +45,15 @@ std::vector<db::SampleRow> samples_of(const std::string &db_path, int64_t run) {
     return store.samples_of_run(run);
 }
 
+// A run's stored config, as a resume reads it back.
+nlohmann::json run_config_of(const std::string &db_path, int64_t run) {
+    db::Database database = db::Database::open_existing(db_path);
+    auto q = database.prepare("SELECT config FROM runs WHERE id = ?1");
+    q.bind(1, run);
+    REQUIRE(q.step());
+    return nlohmann::json::parse(q.column_text(0));
+}
+
 std::string run_status(const std::string &db_path, int64_t run) {
     db::Database database = db::Database::open_existing(db_path);
     auto q = database.prepare("SELECT status || ':' || coalesce(error, '') FROM runs WHERE id = ?1");
@@ -294,11 +303,7 @@ TEST_CASE("top5 --no-flush times without the cache flush and its run keeps that"
     }
     CHECK(measured == 2);
     // The run's timing, as a resume would read it back.
-    db::Database database = db::Database::open_existing(dir / "db.sqlite");
-    auto q = database.prepare("SELECT config FROM runs WHERE id = ?1");
-    q.bind(1, run);
-    REQUIRE(q.step());
-    const auto config = nlohmann::json::parse(q.column_text(0));
+    const auto config = run_config_of(dir / "db.sqlite", run);
     INFO(config.dump());
     CHECK(config["timing"]["flush_bytes"] == 0);
 }
@@ -318,11 +323,7 @@ TEST_CASE("top5 --host-clock --no-flush --precision 0 times as before issue 56 a
         CHECK(detail["timer"] == "host-clock");
         CHECK(detail["flush_bytes"] == 0);
     }
-    db::Database database = db::Database::open_existing(dir / "db.sqlite");
-    auto q = database.prepare("SELECT config FROM runs WHERE id = ?1");
-    q.bind(1, run);
-    REQUIRE(q.step());
-    const auto config = nlohmann::json::parse(q.column_text(0));
+    const auto config = run_config_of(dir / "db.sqlite", run);
     INFO(config.dump());
     CHECK(config["timing"]["host_clock"] == true);
     CHECK(config["timing"]["precision"] == 0);
