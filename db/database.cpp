@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <thread>
 
 #include <sqlite3.h>
@@ -95,16 +97,79 @@ void check_is_sqlite_file(const std::string &path) {
     }
 }
 
-int query_int(sqlite3 *db, const char *sql, const std::string &path) {
-    sqlite3_stmt *st = nullptr;
-    if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK)
+// --- Result columns by name ----------------------------------------------------
+
+// Marks a name that two result columns share: reading it would have to
+// guess which one is meant.
+constexpr int kAmbiguousColumn = -1;
+
+std::vector<std::string> result_column_names(sqlite3_stmt *st) {
+    std::vector<std::string> names;
+    for (int col = 0; col < sqlite3_column_count(st); ++col) {
+        const char *name = sqlite3_column_name(st, col); // null only when out of memory
+        names.emplace_back(name ? name : "");
+    }
+    return names;
+}
+
+std::unordered_map<std::string, int> result_column_positions(sqlite3_stmt *st) {
+    std::unordered_map<std::string, int> positions;
+    const std::vector<std::string> names = result_column_names(st);
+    for (int col = 0; col < static_cast<int>(names.size()); ++col) {
+        const auto [it, first] = positions.emplace(names[col], col);
+        if (!first) it->second = kAmbiguousColumn;
+    }
+    return positions;
+}
+
+// The SQL on one line, for an error message.
+std::string one_line(const std::string &sql) {
+    std::string out;
+    bool in_space = false;
+    for (char c : sql) {
+        const bool space = std::isspace(static_cast<unsigned char>(c)) != 0;
+        if (space && !in_space && !out.empty()) out += ' ';
+        if (!space) out += c;
+        in_space = space;
+    }
+    if (!out.empty() && out.back() == ' ') out.pop_back();
+    return out;
+}
+
+std::string joined(const std::vector<std::string> &names) {
+    std::string out;
+    for (const auto &n : names)
+        out += (out.empty() ? "" : ", ") + n;
+    return out;
+}
+
+// The position of result column `name` in `positions` (built from `st`);
+// a name the query does not return, or returns twice, is a programming
+// error in the query or its reader, and names both.
+int position_of(const std::unordered_map<std::string, int> &positions, const std::string &name,
+                sqlite3_stmt *st, const std::string &sql) {
+    const auto it = positions.find(name);
+    if (it != positions.end() && it->second != kAmbiguousColumn) return it->second;
+    const std::string problem =
+        it == positions.end() ? "is not a result column of" : "names more than one result column of";
+    throw DbError("column '" + name + "' " + problem +
+                  " the query (its columns: " + joined(result_column_names(st)) + "): " + one_line(sql));
+}
+
+using StatementHandle = std::unique_ptr<sqlite3_stmt, int (*)(sqlite3_stmt *)>;
+
+// The integer in result column `column` of the first row of `sql` (0 if
+// there is no row).
+int query_int(sqlite3 *db, const std::string &sql, const std::string &column, const std::string &path) {
+    sqlite3_stmt *raw = nullptr;
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK)
         fail(db, "cannot read database '" + path + "'");
-    int v = 0;
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) v = sqlite3_column_int(st, 0);
-    sqlite3_finalize(st);
-    if (rc != SQLITE_ROW && rc != SQLITE_DONE) fail(db, "cannot read database '" + path + "'");
-    return v;
+    const StatementHandle st(raw, sqlite3_finalize);
+    const int col = position_of(result_column_positions(raw), column, raw, sql);
+    const int rc = sqlite3_step(raw);
+    if (rc == SQLITE_ROW) return sqlite3_column_int(raw, col);
+    if (rc != SQLITE_DONE) fail(db, "cannot read database '" + path + "'");
+    return 0;
 }
 
 } // namespace
@@ -167,23 +232,45 @@ std::string Statement::column_text(int col) const {
     return t ? std::string(reinterpret_cast<const char *>(t), sqlite3_column_bytes(stmt_, col))
              : std::string();
 }
-std::vector<uint8_t> Statement::column_blob(int col) const {
+
+int Statement::column_index(const std::string &name) const {
+    if (!column_positions_) column_positions_ = result_column_positions(stmt_);
+    return position_of(*column_positions_, name, stmt_, sql_);
+}
+std::vector<std::string> Statement::column_names() const {
+    return result_column_names(stmt_);
+}
+bool Statement::is_null(const std::string &name) const {
+    return is_null(column_index(name));
+}
+int64_t Statement::integer(const std::string &name) const {
+    return column_int(column_index(name));
+}
+double Statement::real(const std::string &name) const {
+    return column_double(column_index(name));
+}
+std::string Statement::text(const std::string &name) const {
+    return column_text(column_index(name));
+}
+std::vector<uint8_t> Statement::blob(const std::string &name) const {
+    const int col = column_index(name);
     const auto *p = static_cast<const uint8_t *>(sqlite3_column_blob(stmt_, col));
     return p ? std::vector<uint8_t>(p, p + sqlite3_column_bytes(stmt_, col)) : std::vector<uint8_t>();
 }
-std::optional<double> Statement::column_optional_double(int col) const {
-    if (is_null(col)) return std::nullopt;
-    return column_double(col);
-}
-std::optional<int64_t> Statement::column_optional_int(int col) const {
+std::optional<int64_t> Statement::optional_integer(const std::string &name) const {
+    const int col = column_index(name);
     if (is_null(col)) return std::nullopt;
     return column_int(col);
 }
-int Statement::column_count() const {
-    return sqlite3_column_count(stmt_);
+std::optional<double> Statement::optional_real(const std::string &name) const {
+    const int col = column_index(name);
+    if (is_null(col)) return std::nullopt;
+    return column_double(col);
 }
-std::string Statement::column_name(int col) const {
-    return sqlite3_column_name(stmt_, col);
+std::optional<std::string> Statement::optional_text(const std::string &name) const {
+    const int col = column_index(name);
+    if (is_null(col)) return std::nullopt;
+    return column_text(col);
 }
 
 // --- Database ----------------------------------------------------------------
@@ -257,9 +344,9 @@ Database Database::open(const std::string &path) {
     int app_id = 0, version = 0, tables = 0;
     db.transaction(
         [&] {
-            app_id = query_int(db.db_, "PRAGMA application_id", path);
-            version = query_int(db.db_, "PRAGMA user_version", path);
-            tables = query_int(db.db_, "SELECT count(*) FROM sqlite_master", path);
+            app_id = query_int(db.db_, "PRAGMA application_id", "application_id", path);
+            version = query_int(db.db_, "PRAGMA user_version", "user_version", path);
+            tables = query_int(db.db_, "SELECT count(*) AS tables FROM sqlite_master", "tables", path);
         },
         Access::Read);
     if (app_id != kApplicationId && (app_id != 0 || tables > 0)) {
@@ -285,7 +372,7 @@ Database Database::open(const std::string &path) {
         // together on a new file (nightly jobs) would otherwise all see
         // version 0 above and the later ones fail creating the tables.
         db.transaction([&] {
-            const int locked_version = query_int(db.db_, "PRAGMA user_version", path);
+            const int locked_version = query_int(db.db_, "PRAGMA user_version", "user_version", path);
             refuse_newer_schema(path, locked_version);
             for (const auto &m : migrations()) {
                 if (m.version <= locked_version) continue;
@@ -305,8 +392,8 @@ Database Database::open_existing(const std::string &path) {
     // not even the WAL index, so SQLite reads it as immutable.
     Database db = open_file(file_uri(path) + "?immutable=1", SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
     db.path_ = path;
-    const int app_id = query_int(db.db_, "PRAGMA application_id", path);
-    const int version = query_int(db.db_, "PRAGMA user_version", path);
+    const int app_id = query_int(db.db_, "PRAGMA application_id", "application_id", path);
+    const int version = query_int(db.db_, "PRAGMA user_version", "user_version", path);
     if (app_id != kApplicationId)
         throw DbError("'" + path + "' is not a gpusched database (or an empty one)");
     refuse_newer_schema(path, version);
@@ -321,7 +408,7 @@ Database Database::open_existing(const std::string &path) {
 }
 
 int Database::schema_version() const {
-    return query_int(db_, "PRAGMA user_version", path_);
+    return query_int(db_, "PRAGMA user_version", "user_version", path_);
 }
 
 void Database::exec(const std::string &sql) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 struct sqlite3;
@@ -30,6 +31,14 @@ public:
 inline constexpr int32_t kApplicationId = 0x47505553;
 
 // A prepared statement; bind with 1-based indices like SQLite.
+//
+// Read a row's values by column name (integer("id"), optional_real("best_ms")):
+// the name is looked up, exactly as the query spells it, among the query's
+// result columns, so a column that moves in the SELECT list is still read
+// right, and one that is not there (or appears twice) is a DbError naming it
+// and the query, never a silent misread of its neighbour. A plain column is
+// named as in its table, without the table's alias; an expression needs a
+// name: give it one with AS.
 class Statement {
 public:
     Statement(sqlite3 *db, const std::string &sql);
@@ -53,20 +62,36 @@ public:
     // Runs a statement that returns no rows.
     void run();
 
+    // Reads by result column name; see above.
+    bool is_null(const std::string &name) const;
+    int64_t integer(const std::string &name) const;
+    double real(const std::string &name) const;
+    std::string text(const std::string &name) const;
+    std::vector<uint8_t> blob(const std::string &name) const;
+    std::optional<int64_t> optional_integer(const std::string &name) const;
+    std::optional<double> optional_real(const std::string &name) const;
+    std::optional<std::string> optional_text(const std::string &name) const;
+    // The result columns' names, in the order the query returns them.
+    std::vector<std::string> column_names() const;
+
+    // Reads by 0-based position, kept for tests' ad-hoc queries; gpusched's
+    // own queries read by name.
     bool is_null(int col) const;
     int64_t column_int(int col) const;
     double column_double(int col) const;
     std::string column_text(int col) const;
-    std::vector<uint8_t> column_blob(int col) const;
-    std::optional<double> column_optional_double(int col) const;
-    std::optional<int64_t> column_optional_int(int col) const;
-    int column_count() const;
-    std::string column_name(int col) const;
 
 private:
+    // The position of result column `name`; throws DbError if the query
+    // returns no column, or more than one, of that name.
+    int column_index(const std::string &name) const;
+
     sqlite3 *db_;
     sqlite3_stmt *stmt_ = nullptr;
     std::string sql_;
+    // Result column name -> position, built on the first read by name; a
+    // name that occurs twice maps to kAmbiguousColumn.
+    mutable std::optional<std::unordered_map<std::string, int>> column_positions_;
 };
 
 class Database {

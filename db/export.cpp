@@ -1,6 +1,9 @@
 #include "db/export.h"
 
+#include <optional>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -39,28 +42,29 @@ std::string export_samples(Database &db, ExportFormat format, std::optional<int6
     std::ostringstream out;
     nlohmann::json rows = nlohmann::json::array();
     bool header_done = false;
+    // Every column the query returns, in its order, under its own name.
+    const std::vector<std::string> columns = q.column_names();
     while (q.step()) {
-        const int n = q.column_count();
         if (format == ExportFormat::Csv) {
             if (!header_done) {
-                for (int c = 0; c < n; ++c)
-                    out << (c ? "," : "") << q.column_name(c);
+                for (std::size_t c = 0; c < columns.size(); ++c)
+                    out << (c ? "," : "") << columns[c];
                 out << "\n";
                 header_done = true;
             }
-            for (int c = 0; c < n; ++c)
-                out << (c ? "," : "") << (q.is_null(c) ? "" : csv_escape(q.column_text(c)));
+            for (std::size_t c = 0; c < columns.size(); ++c)
+                out << (c ? "," : "") << csv_escape(q.optional_text(columns[c]).value_or(""));
             out << "\n";
         } else {
             nlohmann::json row;
-            for (int c = 0; c < n; ++c) {
-                const std::string name = q.column_name(c);
-                if (q.is_null(c))
+            for (const std::string &name : columns) {
+                const std::optional<std::string> value = q.optional_text(name);
+                if (!value)
                     row[name] = nullptr;
                 else if (name == "params")
-                    row[name] = nlohmann::json::parse(q.column_text(c), nullptr, false);
+                    row[name] = nlohmann::json::parse(*value, nullptr, false);
                 else
-                    row[name] = q.column_text(c);
+                    row[name] = *value;
             }
             for (const char *numeric : {"sample_id", "run_id", "batch", "idx", "seed", "max_registers",
                                         "spill_bytes", "kernels", "featurization_bytes", "runtime_reps"}) {

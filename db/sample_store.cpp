@@ -17,7 +17,7 @@ int64_t SampleStore::upsert_pipeline(const PipelineIdentity &p) {
         .bind(3, p.params)
         .bind(4, p.target)
         .bind(5, p.gpu);
-    if (find.step()) return find.column_int(0);
+    if (find.step()) return find.integer("id");
     auto ins =
         db_.prepare("INSERT INTO pipelines (generator_path, generator_hash, generator_name, params, target, "
                     "gpu) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
@@ -117,34 +117,34 @@ std::vector<RunSummary> SampleStore::list_runs(int limit) {
     auto q = db_.prepare(R"sql(
         SELECT r.id, p.generator_name, p.params, p.target, p.gpu, r.mode, r.autoscheduler, r.status,
                r.started_at, r.finished_at,
-               (SELECT count(*) FROM samples s WHERE s.run_id = r.id),
-               (SELECT count(*) FROM samples s WHERE s.run_id = r.id AND s.status != 'ok'),
+               (SELECT count(*) FROM samples s WHERE s.run_id = r.id) AS samples,
+               (SELECT count(*) FROM samples s WHERE s.run_id = r.id AND s.status != 'ok') AS failed_samples,
                r.best_sample_id,
-               (SELECT predicted_cost FROM samples s WHERE s.id = r.best_sample_id),
-               (SELECT runtime_median_ms FROM samples s WHERE s.id = r.best_sample_id),
-               (SELECT device FROM samples s WHERE s.run_id = r.id AND s.device IS NOT NULL LIMIT 1)
+               (SELECT predicted_cost FROM samples s WHERE s.id = r.best_sample_id) AS best_predicted_cost,
+               (SELECT runtime_median_ms FROM samples s WHERE s.id = r.best_sample_id) AS best_runtime_ms,
+               (SELECT device FROM samples s WHERE s.run_id = r.id AND s.device IS NOT NULL LIMIT 1) AS device
         FROM runs r JOIN pipelines p ON p.id = r.pipeline_id
         ORDER BY r.id DESC LIMIT ?1)sql");
     q.bind(1, limit);
     std::vector<RunSummary> out;
     while (q.step()) {
         RunSummary r;
-        r.id = q.column_int(0);
-        r.generator_name = q.column_text(1);
-        r.params = q.column_text(2);
-        r.target = q.column_text(3);
-        r.gpu = q.column_text(4);
-        r.mode = q.column_text(5);
-        r.autoscheduler = q.column_text(6);
-        r.status = q.column_text(7);
-        r.started_at = q.column_text(8);
-        if (!q.is_null(9)) r.finished_at = q.column_text(9);
-        r.samples = q.column_int(10);
-        r.failed_samples = q.column_int(11);
-        r.best_sample_id = q.column_optional_int(12);
-        r.best_predicted_cost = q.column_optional_double(13);
-        r.best_runtime_ms = q.column_optional_double(14);
-        if (!q.is_null(15)) r.device = q.column_text(15);
+        r.id = q.integer("id");
+        r.generator_name = q.text("generator_name");
+        r.params = q.text("params");
+        r.target = q.text("target");
+        r.gpu = q.text("gpu");
+        r.mode = q.text("mode");
+        r.autoscheduler = q.text("autoscheduler");
+        r.status = q.text("status");
+        r.started_at = q.text("started_at");
+        r.finished_at = q.optional_text("finished_at");
+        r.samples = q.integer("samples");
+        r.failed_samples = q.integer("failed_samples");
+        r.best_sample_id = q.optional_integer("best_sample_id");
+        r.best_predicted_cost = q.optional_real("best_predicted_cost");
+        r.best_runtime_ms = q.optional_real("best_runtime_ms");
+        r.device = q.optional_text("device");
         out.push_back(std::move(r));
     }
     return out;
@@ -168,9 +168,10 @@ std::vector<BestResult> SampleStore::best_per_pipeline() {
                    ROW_NUMBER() OVER (PARTITION BY r.pipeline_id ORDER BY r.id DESC) AS rank
             FROM runs r WHERE r.status = 'finished' AND r.best_sample_id IS NOT NULL),
         best AS (
-            SELECT * FROM measured WHERE rank = 1
+            SELECT sample_id, run_id, pipeline_id, device, runtime, predicted_cost FROM measured WHERE rank = 1
             UNION ALL
-            SELECT * FROM chosen c WHERE c.rank = 1
+            SELECT c.sample_id, c.run_id, c.pipeline_id, c.device, c.runtime, c.predicted_cost
+            FROM chosen c WHERE c.rank = 1
                 AND NOT EXISTS (SELECT 1 FROM measured m WHERE m.pipeline_id = c.pipeline_id))
         SELECT p.generator_name, p.params, p.target, p.gpu, b.sample_id, b.run_id, r.mode, r.autoscheduler,
                b.runtime, b.predicted_cost, b.device
@@ -179,17 +180,17 @@ std::vector<BestResult> SampleStore::best_per_pipeline() {
     std::vector<BestResult> out;
     while (q.step()) {
         BestResult b;
-        b.generator_name = q.column_text(0);
-        b.params = q.column_text(1);
-        b.target = q.column_text(2);
-        b.gpu = q.column_text(3);
-        b.sample_id = q.column_int(4);
-        b.run_id = q.column_int(5);
-        b.mode = q.column_text(6);
-        b.autoscheduler = q.column_text(7);
-        b.runtime_ms = q.column_optional_double(8);
-        b.predicted_cost = q.column_optional_double(9);
-        if (!q.is_null(10)) b.device = q.column_text(10);
+        b.generator_name = q.text("generator_name");
+        b.params = q.text("params");
+        b.target = q.text("target");
+        b.gpu = q.text("gpu");
+        b.sample_id = q.integer("sample_id");
+        b.run_id = q.integer("run_id");
+        b.mode = q.text("mode");
+        b.autoscheduler = q.text("autoscheduler");
+        b.runtime_ms = q.optional_real("runtime");
+        b.predicted_cost = q.optional_real("predicted_cost");
+        b.device = q.optional_text("device");
         out.push_back(std::move(b));
     }
     return out;
@@ -207,44 +208,44 @@ std::vector<SampleRow> SampleStore::samples_of_run(int64_t run_id) {
     std::vector<SampleRow> out;
     while (q.step()) {
         SampleRow s;
-        const int64_t id = q.column_int(0);
-        s.batch = static_cast<int>(q.column_int(1));
-        s.idx = static_cast<int>(q.column_int(2));
-        s.seed = q.column_optional_int(3);
-        s.search_config = q.column_text(4);
-        s.decisions = q.column_text(5);
-        s.schedule_source = q.column_text(6);
-        s.featurization = q.column_blob(7);
-        s.predicted_cost = q.column_optional_double(8);
-        s.autoschedule_s = q.column_optional_double(9);
-        s.compile_s = q.column_optional_double(10);
-        s.ptxas_status = q.column_text(11);
-        s.ptxas_detail = q.column_text(12);
-        s.runtime_min_ms = q.column_optional_double(13);
-        s.runtime_median_ms = q.column_optional_double(14);
-        s.runtime_reps = q.column_optional_int(15);
-        s.validation = q.column_text(16);
-        s.status = q.column_text(17);
-        s.error = q.column_text(18);
-        s.validation_detail = q.column_text(19);
-        if (!q.is_null(20)) s.device = q.column_text(20);
-        s.benchmark = q.column_text(21);
-        s.benchmark_detail = q.column_text(22);
-        s.gpu_fill = q.column_optional_double(23);
-        s.gpu_fill_least = q.column_optional_double(24);
+        const int64_t id = q.integer("id");
+        s.batch = static_cast<int>(q.integer("batch"));
+        s.idx = static_cast<int>(q.integer("idx"));
+        s.seed = q.optional_integer("seed");
+        s.search_config = q.text("search_config");
+        s.decisions = q.text("decisions");
+        s.schedule_source = q.text("schedule_source");
+        s.featurization = q.blob("featurization");
+        s.predicted_cost = q.optional_real("predicted_cost");
+        s.autoschedule_s = q.optional_real("autoschedule_s");
+        s.compile_s = q.optional_real("compile_s");
+        s.ptxas_status = q.text("ptxas_status");
+        s.ptxas_detail = q.text("ptxas_detail");
+        s.runtime_min_ms = q.optional_real("runtime_min_ms");
+        s.runtime_median_ms = q.optional_real("runtime_median_ms");
+        s.runtime_reps = q.optional_integer("runtime_reps");
+        s.validation = q.text("validation");
+        s.status = q.text("status");
+        s.error = q.text("error");
+        s.validation_detail = q.text("validation_detail");
+        s.device = q.optional_text("device");
+        s.benchmark = q.text("benchmark");
+        s.benchmark_detail = q.text("benchmark_detail");
+        s.gpu_fill = q.optional_real("gpu_fill");
+        s.gpu_fill_least = q.optional_real("gpu_fill_least");
         auto k =
             db_.prepare("SELECT name, registers, spill_store_bytes, spill_load_bytes, stack_frame_bytes, "
                         "static_shared_bytes, barriers FROM kernels WHERE sample_id = ?1 ORDER BY name");
         k.bind(1, id);
         while (k.step()) {
             KernelRow kr;
-            kr.name = k.column_text(0);
-            kr.registers = static_cast<int>(k.column_int(1));
-            kr.spill_store_bytes = k.column_int(2);
-            kr.spill_load_bytes = k.column_int(3);
-            kr.stack_frame_bytes = k.column_int(4);
-            kr.static_shared_bytes = k.column_int(5);
-            kr.barriers = static_cast<int>(k.column_int(6));
+            kr.name = k.text("name");
+            kr.registers = static_cast<int>(k.integer("registers"));
+            kr.spill_store_bytes = k.integer("spill_store_bytes");
+            kr.spill_load_bytes = k.integer("spill_load_bytes");
+            kr.stack_frame_bytes = k.integer("stack_frame_bytes");
+            kr.static_shared_bytes = k.integer("static_shared_bytes");
+            kr.barriers = static_cast<int>(k.integer("barriers"));
             s.kernels.push_back(kr);
         }
         out.push_back(std::move(s));
@@ -257,7 +258,7 @@ std::vector<std::pair<int, int>> SampleStore::stored_sample_keys(int64_t run_id)
     q.bind(1, run_id);
     std::vector<std::pair<int, int>> out;
     while (q.step())
-        out.emplace_back(static_cast<int>(q.column_int(0)), static_cast<int>(q.column_int(1)));
+        out.emplace_back(static_cast<int>(q.integer("batch")), static_cast<int>(q.integer("idx")));
     return out;
 }
 
@@ -272,8 +273,8 @@ std::vector<MeasuredSample> SampleStore::measured_samples(const std::string &gen
 std::vector<MeasuredSample> SampleStore::measured_samples(const TrainingFilter &filter) {
     // Measured, with a time a logarithm can take.
     auto q = db_.prepare(std::string(R"sql(
-        SELECT s.id, p.id, p.generator_name, p.params, p.gpu, s.featurization, s.runtime_median_ms,
-               coalesce(s.device, ''), r.id, s.batch
+        SELECT s.id AS sample_id, p.id AS pipeline_id, p.generator_name, p.params, p.gpu, s.featurization,
+               s.runtime_median_ms, coalesce(s.device, '') AS device, r.id AS run_id, s.batch
         FROM samples s JOIN runs r ON r.id = s.run_id JOIN pipelines p ON p.id = r.pipeline_id
         WHERE )sql") + kMeasuredSample +
                          R"sql( AND s.runtime_median_ms > 0
@@ -293,16 +294,16 @@ std::vector<MeasuredSample> SampleStore::measured_samples(const TrainingFilter &
     std::vector<MeasuredSample> out;
     while (q.step()) {
         MeasuredSample m;
-        m.sample_id = q.column_int(0);
-        m.pipeline_id = q.column_int(1);
-        m.generator_name = q.column_text(2);
-        m.params = q.column_text(3);
-        m.gpu = q.column_text(4);
-        m.featurization = q.column_blob(5);
-        m.runtime_ms = q.column_double(6);
-        m.device = q.column_text(7);
-        m.run_id = q.column_int(8);
-        m.batch = static_cast<int>(q.column_int(9));
+        m.sample_id = q.integer("sample_id");
+        m.pipeline_id = q.integer("pipeline_id");
+        m.generator_name = q.text("generator_name");
+        m.params = q.text("params");
+        m.gpu = q.text("gpu");
+        m.featurization = q.blob("featurization");
+        m.runtime_ms = q.real("runtime_median_ms");
+        m.device = q.text("device");
+        m.run_id = q.integer("run_id");
+        m.batch = static_cast<int>(q.integer("batch"));
         out.push_back(std::move(m));
     }
     return out;
@@ -346,33 +347,33 @@ std::vector<DeviceStats> SampleStore::stats() {
         pairs.clear();
     };
     while (q.step()) {
-        const int64_t pipeline_id = q.column_int(0);
-        std::optional<std::string> device;
-        if (!q.is_null(4)) device = q.column_text(4);
+        const int64_t pipeline_id = q.integer("pipeline_id");
+        const std::optional<std::string> device = q.optional_text("device");
         if (out.empty() || out.back().pipeline_id != pipeline_id || out.back().device != device) {
             close_group();
             DeviceStats g;
             g.pipeline_id = pipeline_id;
-            g.generator_name = q.column_text(1);
-            g.params = q.column_text(2);
-            g.gpu = q.column_text(3);
+            g.generator_name = q.text("generator_name");
+            g.params = q.text("params");
+            g.gpu = q.text("gpu");
             g.device = device;
             out.push_back(std::move(g));
         }
         DeviceStats &g = out.back();
-        const int64_t run_id = q.column_int(5);
+        const int64_t run_id = q.integer("run_id");
         if (g.runs.empty() || g.runs.back().run_id != run_id) {
             RunRankCorrelation rc;
             rc.run_id = run_id;
-            rc.mode = q.column_text(6);
-            rc.autoscheduler = q.column_text(7);
+            rc.mode = q.text("mode");
+            rc.autoscheduler = q.text("autoscheduler");
             g.runs.push_back(rc);
         }
-        const std::string status = q.column_text(8), benchmark = q.column_text(9);
-        const auto predicted = q.column_optional_double(10), runtime = q.column_optional_double(11);
+        const std::string status = q.text("status"), benchmark = q.text("benchmark");
+        const auto predicted = q.optional_real("predicted_cost"),
+                   runtime = q.optional_real("runtime_median_ms");
         ++g.samples;
-        if (q.column_int(13)) ++g.spilled;
-        const bool measured = is_measured(status, q.column_text(12), runtime);
+        if (q.integer("spills")) ++g.spilled;
+        const bool measured = is_measured(status, q.text("validation"), runtime);
         if (measured) {
             ++g.measured;
             times.push_back(*runtime);
@@ -398,7 +399,7 @@ int64_t SampleStore::record_weights(const WeightsRecord &w) {
 std::string SampleStore::weights_path(int64_t weights_id) {
     auto q = db_.prepare("SELECT path FROM weights WHERE id = ?1");
     q.bind(1, weights_id);
-    return q.step() ? q.column_text(0) : std::string();
+    return q.step() ? q.text("path") : std::string();
 }
 
 std::optional<StoredRun> SampleStore::find_run(int64_t run_id) {
@@ -409,18 +410,18 @@ std::optional<StoredRun> SampleStore::find_run(int64_t run_id) {
     q.bind(1, run_id);
     if (!q.step()) return std::nullopt;
     StoredRun r;
-    r.id = q.column_int(0);
-    r.pipeline_id = q.column_int(1);
-    r.mode = q.column_text(2);
-    r.status = q.column_text(3);
-    r.config = q.column_text(4);
-    if (!q.is_null(5)) r.stopped_by = q.column_text(5);
-    r.pipeline.generator_path = q.column_text(6);
-    r.pipeline.generator_hash = q.column_text(7);
-    r.pipeline.generator_name = q.column_text(8);
-    r.pipeline.params = q.column_text(9);
-    r.pipeline.target = q.column_text(10);
-    r.pipeline.gpu = q.column_text(11);
+    r.id = q.integer("id");
+    r.pipeline_id = q.integer("pipeline_id");
+    r.mode = q.text("mode");
+    r.status = q.text("status");
+    r.config = q.text("config");
+    r.stopped_by = q.optional_text("stopped_by");
+    r.pipeline.generator_path = q.text("generator_path");
+    r.pipeline.generator_hash = q.text("generator_hash");
+    r.pipeline.generator_name = q.text("generator_name");
+    r.pipeline.params = q.text("params");
+    r.pipeline.target = q.text("target");
+    r.pipeline.gpu = q.text("gpu");
     return r;
 }
 
@@ -456,29 +457,29 @@ void SampleStore::update_batch(const AutotuneBatchRow &b) {
 }
 
 std::vector<AutotuneBatchRow> SampleStore::autotune_batches(int64_t run_id) {
-    auto q = db_.prepare(
-        "SELECT b.run_id, b.batch, b.weights_id, coalesce(w.path, ''), b.status, b.samples, b.measured, "
-        "b.failed, "
-        "b.spilled, b.best_ms, b.spearman, b.kendall, b.regret, b.retrain_s FROM autotune_batches b "
-        "LEFT JOIN weights w ON w.id = b.weights_id WHERE b.run_id = ?1 ORDER BY b.batch");
+    auto q =
+        db_.prepare("SELECT b.run_id, b.batch, b.weights_id, coalesce(w.path, '') AS weights_path, b.status, "
+                    "b.samples, b.measured, b.failed, b.spilled, b.best_ms, b.spearman, b.kendall, b.regret, "
+                    "b.retrain_s FROM autotune_batches b "
+                    "LEFT JOIN weights w ON w.id = b.weights_id WHERE b.run_id = ?1 ORDER BY b.batch");
     q.bind(1, run_id);
     std::vector<AutotuneBatchRow> out;
     while (q.step()) {
         AutotuneBatchRow b;
-        b.run_id = q.column_int(0);
-        b.batch = static_cast<int>(q.column_int(1));
-        b.weights_id = q.column_optional_int(2);
-        b.weights_path = q.column_text(3);
-        b.status = q.column_text(4);
-        b.samples = q.column_int(5);
-        b.measured = q.column_int(6);
-        b.failed = q.column_int(7);
-        b.spilled = q.column_int(8);
-        b.best_ms = q.column_optional_double(9);
-        b.spearman = q.column_optional_double(10);
-        b.kendall = q.column_optional_double(11);
-        b.regret = q.column_optional_double(12);
-        b.retrain_s = q.column_optional_double(13);
+        b.run_id = q.integer("run_id");
+        b.batch = static_cast<int>(q.integer("batch"));
+        b.weights_id = q.optional_integer("weights_id");
+        b.weights_path = q.text("weights_path");
+        b.status = q.text("status");
+        b.samples = q.integer("samples");
+        b.measured = q.integer("measured");
+        b.failed = q.integer("failed");
+        b.spilled = q.integer("spilled");
+        b.best_ms = q.optional_real("best_ms");
+        b.spearman = q.optional_real("spearman");
+        b.kendall = q.optional_real("kendall");
+        b.regret = q.optional_real("regret");
+        b.retrain_s = q.optional_real("retrain_s");
         out.push_back(std::move(b));
     }
     return out;
@@ -486,25 +487,25 @@ std::vector<AutotuneBatchRow> SampleStore::autotune_batches(int64_t run_id) {
 
 std::vector<SampleStore::StoredSampleState> SampleStore::batch_samples(int64_t run_id, int batch) {
     auto q = db_.prepare(R"sql(
-        SELECT s.idx, s.id, s.status != 'ok' OR s.benchmark IS NOT NULL, s.status, s.benchmark IS NOT NULL,
-               s.validation, s.predicted_cost, s.runtime_median_ms,
+        SELECT s.idx, s.id, (s.status != 'ok' OR s.benchmark IS NOT NULL) AS complete, s.status,
+               (s.benchmark IS NOT NULL) AS benchmarked, s.validation, s.predicted_cost, s.runtime_median_ms,
                EXISTS (SELECT 1 FROM kernels k WHERE k.sample_id = s.id
-                       AND k.spill_store_bytes + k.spill_load_bytes > 0)
+                       AND k.spill_store_bytes + k.spill_load_bytes > 0) AS spills
         FROM samples s WHERE s.run_id = ?1 AND s.batch = ?2 ORDER BY s.idx)sql");
     q.bind(1, run_id).bind(2, batch);
     std::vector<StoredSampleState> out;
     while (q.step()) {
         StoredSampleState s;
-        s.idx = static_cast<int>(q.column_int(0));
-        s.id = q.column_int(1);
-        s.complete = q.column_int(2) != 0;
-        const std::string status = q.column_text(3);
+        s.idx = static_cast<int>(q.integer("idx"));
+        s.id = q.integer("id");
+        s.complete = q.integer("complete") != 0;
+        const std::string status = q.text("status");
         s.failed = status != "ok";
-        s.predicted_cost = q.column_optional_double(6);
-        s.runtime_ms = q.column_optional_double(7);
-        s.measured = is_measured(status, q.column_text(5), s.runtime_ms);
-        s.compiled = !s.failed || q.column_int(4) != 0;
-        s.spilled = q.column_int(8) != 0;
+        s.predicted_cost = q.optional_real("predicted_cost");
+        s.runtime_ms = q.optional_real("runtime_median_ms");
+        s.measured = is_measured(status, q.text("validation"), s.runtime_ms);
+        s.compiled = !s.failed || q.integer("benchmarked") != 0;
+        s.spilled = q.integer("spills") != 0;
         out.push_back(s);
     }
     return out;

@@ -1,4 +1,6 @@
 #include <fstream>
+#include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -60,6 +62,63 @@ TEST_CASE("a new database is created at the newest schema version with WAL", "[d
     auto q = db.prepare("PRAGMA journal_mode");
     REQUIRE(q.step());
     CHECK(q.column_text(0) == "wal");
+}
+
+TEST_CASE("a column read by a name the query does not return throws, naming the column and the query",
+          "[db]") {
+    test::TempDir dir;
+    Database db = Database::open(dir / "samples.sqlite");
+    SampleStore store(db);
+    new_run(store);
+
+    auto q = db.prepare("SELECT id, status FROM runs");
+    REQUIRE(q.step());
+    CHECK(q.text("status") == "running");
+    CHECK_THROWS_AS(q.text("stauts"), DbError);
+    CHECK_THROWS_WITH(q.text("stauts"), Catch::Contains("'stauts'"));
+    CHECK_THROWS_WITH(q.integer("mode"), Catch::Contains("SELECT id, status FROM runs"));
+    CHECK_THROWS_WITH(q.optional_real("mode"), Catch::Contains("its columns: id, status"));
+
+    // An expression has no name to guess: it needs AS.
+    auto unnamed = db.prepare("SELECT count(*) FROM runs");
+    REQUIRE(unnamed.step());
+    CHECK_THROWS_WITH(unnamed.integer("count"), Catch::Contains("'count'"));
+
+    // Two columns of one name: neither is read in the other's place.
+    auto twice = db.prepare("SELECT r.id, p.id FROM runs r JOIN pipelines p ON p.id = r.pipeline_id");
+    REQUIRE(twice.step());
+    CHECK_THROWS_WITH(twice.integer("id"), Catch::Contains("more than one result column"));
+}
+
+TEST_CASE("a column read by name gives the value of the column it names, NULL included", "[db]") {
+    test::TempDir dir;
+    Database db = Database::open(dir / "samples.sqlite");
+    auto q = db.prepare("SELECT NULL AS absent, x'01ff' AS bytes, 2.5 AS real_value, 'text' AS text_value, "
+                        "42 AS integer_value");
+    REQUIRE(q.step());
+
+    CHECK(q.integer("integer_value") == q.column_int(4));
+    CHECK(q.integer("integer_value") == 42);
+    CHECK(q.real("real_value") == q.column_double(2));
+    CHECK(q.text("text_value") == q.column_text(3));
+    CHECK(q.text("text_value") == "text");
+    CHECK(q.blob("bytes") == std::vector<uint8_t>{0x01, 0xff});
+
+    CHECK(q.is_null("absent"));
+    CHECK_FALSE(q.is_null("integer_value"));
+    CHECK(q.optional_integer("integer_value") == std::optional<int64_t>(42));
+    CHECK(q.optional_real("real_value") == std::optional<double>(2.5));
+    CHECK(q.optional_text("text_value") == std::optional<std::string>("text"));
+    CHECK_FALSE(q.optional_integer("absent"));
+    CHECK_FALSE(q.optional_real("absent"));
+    CHECK_FALSE(q.optional_text("absent"));
+    // NULL read as a plain value reads as SQLite converts it, as by position.
+    CHECK(q.integer("absent") == q.column_int(0));
+    CHECK(q.text("absent") == q.column_text(0));
+    CHECK(q.blob("absent").empty());
+
+    CHECK(q.column_names() ==
+          std::vector<std::string>{"absent", "bytes", "real_value", "text_value", "integer_value"});
 }
 
 TEST_CASE("a sample and its kernels round-trip through the database", "[db]") {
