@@ -48,11 +48,15 @@ def spearman(xs, ys):
 
 
 def top5(paths):
+    """Prints each app's table and the table across apps; returns the reports
+    that parsed, for yardsticks()."""
     print("## Top 5\n")
     summary = []
+    reports = []
     for path in paths:
         try:
             j = json.load(open(path))
+            reports.append(j)
         except ValueError:
             # tune failed and printed no JSON: its log's last line says why.
             log = path[: -len(".json")] + ".log"
@@ -94,6 +98,7 @@ def top5(paths):
             cells += [fmt(b), f"{b / best:.2f}x" if b and best else "-"]
         print(f"| {app} | {fmt(best)} | " + " | ".join(cells) + f" | {fmt(rho, 3)}, {n} |")
     print()
+    return reports
 
 
 # The yardsticks' order in the table (issue 56); a source a run did not
@@ -101,17 +106,13 @@ def top5(paths):
 YARDSTICKS = ["naive", "li2018", "mullapudi2016", "anderson2021", "anderson2021-paper", "manual"]
 
 
-def yardsticks(paths):
+def yardsticks(reports):
     """One row per app: the GPU profile's roofline, gpusched's One Shot pick
     (predicted rank 1) and Top 5 pick (the fastest of its measured samples),
     and every baseline, each median with its multiple of the roofline where
     the times are a GPU's."""
     rows = []
-    for path in paths:
-        try:
-            j = json.load(open(path))
-        except ValueError:
-            continue
+    for j in reports:
         gpu = j.get("roofline_ms") is not None
         bound = j.get("profile_roofline_ms")
 
@@ -192,8 +193,7 @@ def main(work):
     if os.path.exists(machine):
         print("Machine:\n\n```\n" + "".join(l for l in open(machine) if not l.startswith("cost model")) + "```\n")
     if t:
-        top5(t)
-        yardsticks(t)
+        yardsticks(top5(t))
     if a:
         autotune(a, db)
 
